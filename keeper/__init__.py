@@ -1,0 +1,5 @@
+"""Keeper: local, automatic per-project memory for Claude Code."""
+
+from __future__ import annotations
+
+__version__ = "0.1.0"

@@ -1,0 +1,188 @@
+"""Configuration: built-in defaults, then the global file, the project file, then ``KEEPER_*``.
+
+Hooks load this on every call, so it stats before it imports: with no config file nothing but
+the standard library runs, and a parsed file is cached as JSON keyed by ``(mtime_ns, size)`` so
+pyyaml (~15 ms) loads only when a file has changed. A bad file or value never raises: it yields a
+warning that names the file, the key and the default used instead.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+
+from keeper import paths
+
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    from typing import Any
+
+# key: (default, kind, help). ``kind`` drives validation; the README documents every key.
+KEYS: dict[str, tuple[Any, str, str]] = {
+    "save_every": (15, "posint", "tool uses between prompts asking Claude to save"),
+    "final_save_min": (3, "nonneg", "unsaved tool uses at which Stop asks once for a final save (0: never)"),
+    "recent_sessions": (3, "posint", "session summaries kept in memory.md's Recent Context"),
+    "context_chars": (
+        6000,
+        "context",
+        "most characters of memory put into Claude's context at session start",
+    ),
+    "recall_limit": (5, "posint", "results `keeper recall` and /keeper:recall show by default"),
+    "clear_older_than": (30, "posint", "days after which `keeper clear old` removes session files"),
+    "trash_days": (14, "posint", "days cleared files stay restorable with `keeper restore`"),
+    "enabled": (True, "bool", "false turns every hook into a no-op (the CLI still works)"),
+    "redact_patterns": (
+        [],
+        "patterns",
+        "extra regular expressions whose matches are redacted before writing",
+    ),
+    "project": (
+        None,
+        "pin",
+        "project file only: pin this project's memory folder name (share it between clones)",
+    ),
+}
+DEFAULTS: dict[str, Any] = {key: spec[0] for key, spec in KEYS.items()}
+_TRUE = {"1", "true", "yes", "on"}
+_FALSE = {"0", "false", "no", "off", ""}
+
+
+class Config(dict):  # type: ignore[type-arg]
+    """The merged settings, plus the warnings met while reading them."""
+
+    def __init__(self, values: dict[str, Any], warnings: list[str]) -> None:
+        super().__init__(values)
+        self.warnings = warnings
+
+
+def _check(key: str, value: Any, where: str) -> tuple[Any, str | None]:
+    """Return ``(value, None)`` if valid, else ``(default, warning)``."""
+    default, kind, _ = KEYS[key]
+    ok = False
+    if kind in ("posint", "nonneg", "context"):
+        if isinstance(value, str) and value.strip().lstrip("-").isdigit():
+            value = int(value)
+        if isinstance(value, int) and not isinstance(value, bool):
+            low = {"posint": 1, "nonneg": 0, "context": 500}[kind]
+            high = 9500 if kind == "context" else 1_000_000
+            ok = low <= value <= high
+        need = {
+            "posint": "a positive whole number",
+            "nonneg": "a whole number, 0 or more",
+            "context": "a whole number from 500 to 9500",
+        }[kind]
+    elif kind == "bool":
+        if isinstance(value, str) and value.strip().lower() in _TRUE | _FALSE:
+            value = value.strip().lower() in _TRUE
+        ok = isinstance(value, bool)
+        need = "true or false"
+    elif kind == "patterns":
+        if isinstance(value, str):
+            value = json.loads(value) if value.strip().startswith("[") else [value]
+        ok = isinstance(value, list) and all(isinstance(p, str) for p in value)
+        if ok:
+            import re
+
+            try:
+                for pattern in value:
+                    re.compile(pattern)
+            except re.error as exc:
+                return default, f"{where}: redact_patterns: {exc}; ignoring these patterns"
+        need = "a list of regular expressions"
+    else:  # pin
+        ok = value is None or isinstance(value, str)
+        need = "a folder name"
+    if ok:
+        return value, None
+    return default, f"{where}: {key} must be {need} (got {value!r}); using {default!r}"
+
+
+def _parse_yaml_file(path: str) -> tuple[dict[str, Any], list[str]]:
+    import yaml
+
+    try:
+        with open(path, encoding="utf-8-sig") as fh:
+            data = yaml.safe_load(fh)
+    except (OSError, UnicodeDecodeError, yaml.YAMLError) as exc:
+        reason = " ".join(str(exc).split())
+        return {}, [f"{path}: cannot read it ({reason}); using the defaults for its keys"]
+    if data is None:
+        return {}, []
+    if not isinstance(data, dict):
+        return {}, [f"{path}: expected key: value lines, got {type(data).__name__}; ignoring the file"]
+    values: dict[str, Any] = {}
+    warnings: list[str] = []
+    for key, raw in data.items():
+        if key not in KEYS:
+            known = ", ".join(KEYS)
+            warnings.append(f"{path}: unknown key {key!r} ignored (known keys: {known})")
+            continue
+        value, warning = _check(key, raw, path)
+        if warning:
+            warnings.append(warning)
+        else:
+            values[key] = value
+    return values, warnings
+
+
+def _cache_file(path: str) -> str:
+    return os.path.join(paths.data_root(), "cache", f"config-{paths.project_id(path)}.json")
+
+
+def read_file(path: str) -> tuple[dict[str, Any], list[str]] | None:
+    """A config file's valid values and warnings, or None when it does not exist."""
+    try:
+        st = os.stat(path)
+    except OSError:
+        return None
+    stamp = [st.st_mtime_ns, st.st_size]
+    cache = _cache_file(path)
+    try:
+        with open(cache, encoding="utf-8") as fh:
+            cached = json.load(fh)
+        if cached.get("stamp") == stamp:
+            return dict(cached["values"]), list(cached["warnings"])
+    except (OSError, ValueError, KeyError, TypeError, AttributeError):
+        pass
+    values, warnings = _parse_yaml_file(path)
+    try:
+        from keeper.fsutil import atomic_write
+
+        atomic_write(cache, json.dumps({"stamp": stamp, "values": values, "warnings": warnings}))
+    except OSError:
+        pass  # the cache is an optimisation; a read-only store still works
+    return values, warnings
+
+
+def load(project_root: str | None) -> Config:
+    """Merge the layers for a project (``None``: global file and environment only)."""
+    values = dict(DEFAULTS)
+    warnings: list[str] = []
+    layers = [paths.global_config_file()]
+    if project_root is not None:
+        layers.append(os.path.join(project_root, paths.PROJECT_CONFIG))
+    for index, path in enumerate(layers):
+        found = read_file(path)
+        if found is None:
+            continue
+        file_values, file_warnings = found
+        if index == 0 and file_values.get("project") is not None:
+            file_warnings.append(
+                f"{path}: project: belongs in a project's .claude/keeper.yaml, not the global file; ignored"
+            )
+            file_values.pop("project")
+        values.update(file_values)
+        warnings.extend(file_warnings)
+    for key in KEYS:
+        raw = os.environ.get("KEEPER_" + key.upper())
+        if raw is None or key == "project":
+            continue
+        try:
+            value, warning = _check(key, raw, "environment variable KEEPER_" + key.upper())
+        except ValueError:
+            value, warning = KEYS[key][0], f"KEEPER_{key.upper()}: not valid JSON; using the default"
+        if warning:
+            warnings.append(warning)
+        else:
+            values[key] = value
+    return Config(values, warnings)

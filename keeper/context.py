@@ -1,0 +1,181 @@
+"""What Keeper puts in front of Claude: memory at session start, save requests, recall results.
+
+Everything here is worded as plain facts (Claude Code's docs warn that text framed as system
+orders can trip prompt-injection defences) and bounded: Claude Code cuts hook output at 10,000
+characters and hands the model only a preview beyond that.
+"""
+
+from __future__ import annotations
+
+import os
+import time
+
+from keeper import memory, paths, sessions
+from keeper.fsutil import read_text
+from keeper.markdown import Document, Section
+
+HARD_CAP = 9500  # stays under Claude Code's 10,000-character hook output limit
+SESSION_SO_FAR = 1500
+
+# Most recent and most durable first: what the next session needs to pick up the work.
+_PRIORITY = ("state", "recent", "decisions", "issues")
+
+
+def save_command(windows: bool = False) -> str:
+    """The exact command a model should run to save; a quoted heredoc so nothing is expanded."""
+    body = (
+        "keeper save <<'KEEPER'\n"
+        "summary: One or two sentences on what this session did and why.\n"
+        "decisions:\n"
+        "  - A durable choice and its reason (omit if none)\n"
+        "state:\n"
+        "  - Where the work stands now; what is next\n"
+        "issues:\n"
+        "  - An open problem worth remembering (omit if none)\n"
+        "resolved:\n"
+        "  - A known issue that is now fixed (omit if none)\n"
+        "KEEPER"
+    )
+    if windows:
+        body += "\n\nIn PowerShell, pipe the same lines instead: @'\n...the lines above...\n'@ | keeper save"
+    return body
+
+
+def save_request(unsaved: int) -> str:
+    """PostToolUse's periodic request, exact enough to get right on the first try."""
+    return (
+        f"Keeper memory: {unsaved} tool uses since this session's memory was last saved. Saving now keeps "
+        "this session's decisions and progress for future sessions. The save is one Bash command "
+        "(replace the example values; quote nothing; drop keys that do not apply):\n\n"
+        f"{save_command(os.name == 'nt')}\n\n"
+        "After it prints what changed, carry on with the task."
+    )
+
+
+def final_save_request(unsaved: int) -> str:
+    """Stop's one-time request before the session may end with unsaved work."""
+    return (
+        f"Keeper memory: {unsaved} tool uses in this session are not yet in memory. Before finishing, "
+        "save what future sessions should know with one Bash command (replace the example values; drop "
+        "keys that do not apply), then finish your reply as you intended:\n\n"
+        f"{save_command(os.name == 'nt')}"
+    )
+
+
+def _age(seconds: float) -> str:
+    if seconds < 90:
+        return "just now"
+    for unit, size in (("d", 86400), ("h", 3600), ("min", 60)):
+        if seconds >= size:
+            return f"{int(seconds // size)} {unit} ago"
+    return "just now"
+
+
+def _section_name(section: Section) -> str | None:
+    for name, (_, keys) in memory.SECTIONS.items():
+        if section.level == 2 and section.key() in keys:
+            return name
+    return None
+
+
+def fit(text: str, limit: int) -> tuple[str, list[str]]:
+    """memory.md cut to ``limit`` characters: whole sections by priority, then as many lines as fit.
+
+    Returns the text (in the file's own order) and what was left out, so the model can be told.
+    """
+    if len(text) <= limit:
+        return text, []
+    doc = Document.parse(text)
+
+    def rank(i: int) -> tuple[bool, int, int]:
+        section = doc.sections[i]
+        name = _section_name(section)
+        is_title = section.level == 1 or section.heading is None
+        return (not is_title, _PRIORITY.index(name) if name else len(_PRIORITY), i)
+
+    order = sorted(range(len(doc.sections)), key=rank)
+    kept: dict[int, list[str]] = {}
+    left: list[str] = []
+    budget = limit
+    for i in order:
+        section = doc.sections[i]
+        head = section.heading or ""
+        body = section.lines
+        size = len(head) + sum(len(line) for line in body)
+        if size <= budget:
+            kept[i] = [head, *body]
+            budget -= size
+            continue
+        take: list[str] = []
+        used = len(head)
+        for line in body:
+            if used + len(line) > budget:
+                break
+            take.append(line)
+            used += len(line)
+        dropped = [ln for ln in body[len(take) :] if ln.strip()]
+        if take and used <= budget:
+            kept[i] = [head, *take]
+            budget -= used
+        label = section.title or "the opening text"
+        if dropped:
+            left.append(f"{len(dropped)} line(s) of '{label}'" if i in kept else f"section '{label}'")
+    out = "".join("".join(kept[i]) for i in sorted(kept))
+    return out, left
+
+
+def session_start(project: paths.Project, limit: int, source: str, session: str) -> tuple[str, str]:
+    """The context for a new (or resumed, cleared, compacted) session and the user's status line."""
+    text = read_text(project.memory)
+    files = sessions.list_files(project)
+    if not text or not text.strip():
+        context = (
+            f"Keeper memory for project '{project.name}' is empty so far. Keeper asks for a save every "
+            "few tool uses; a save is a `keeper save` Bash command that reads YAML on stdin."
+        )
+        return context, f"Keeper: no memory yet for {project.name}; it saves as you work"
+    limit = min(limit, HARD_CAP)
+    so_far = ""
+    if source == "compact":
+        own = sessions.existing_file(project, session)
+        own_text = read_text(own) if own else None
+        if own_text:
+            so_far, _ = fit(own_text, SESSION_SO_FAR)
+            so_far = f"\n\nThis session so far ({os.path.basename(own or '')}):\n{so_far.strip()}"
+    body, left = fit(text.lstrip("\ufeff"), limit - len(so_far) - 600)
+    try:
+        saved = _age(time.time() - os.stat(project.memory).st_mtime)
+    except OSError:
+        saved = "unknown"
+    notes = [f"Keeper memory for project '{project.name}' (from {project.memory}, saved {saved})."]
+    if left:
+        notes.append("Left out for size: " + "; ".join(left) + ".")
+    if files:
+        notes.append(
+            f"{len(files)} session file(s) hold the full history; `keeper recall <words>` searches them and memory.md."
+        )
+    context = notes[0] + "\n\n" + body.strip() + so_far + "\n\n" + " ".join(notes[1:])
+    view = memory.overview(text)
+    parts = [f"{view.decisions} decision{'s' if view.decisions != 1 else ''}"]
+    if view.issues:
+        parts.append(f"{view.issues} open issue{'s' if view.issues != 1 else ''}")
+    status = f"Keeper: {', '.join(parts)}, last saved {saved}"
+    return context.strip()[:HARD_CAP], status
+
+
+def recall_block(query: str, results: list[dict[str, object]], limit_chars: int = 6000) -> str:
+    """Recall results grouped by file, dated, best first; bounded for the hook channel."""
+    if not results:
+        return (
+            f"Keeper recall for {query!r}: no match in this project's memory.md or session files. "
+            "Different words (or fewer) may find it; `keeper status` shows where the files are."
+        )
+    lines = [f"Keeper recall for {query!r}: {len(results)} match(es), best first."]
+    for rank, item in enumerate(results, 1):
+        dated = f" ({item['date']})" if item.get("date") else ""
+        lines.append(f"\n{rank}. {item['heading']}{dated} [score {float(str(item['score'])):.2f}]")
+        lines.append(f"   {item['path']}:{item['line']}")
+        lines.extend("   > " + ln for ln in str(item["snippet"]).splitlines())
+    lines.append("\nThe full section is in the file at the line shown.")
+    out = "\n".join(lines)
+    return out if len(out) <= limit_chars else out[: limit_chars - 1] + "…"

@@ -1,0 +1,92 @@
+"""The one way Keeper writes files: atomically, under a lock, never leaving half a file.
+
+``atomic_write`` writes a uniquely named temp file beside the target, fsyncs it and replaces the
+target, so a crash, a kill or a full disk leaves either the old file or the new one, never a mix.
+Read-modify-write of shared files happens inside ``project_lock``.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import os
+from collections.abc import Iterator
+
+from keeper.errors import KeeperError
+
+# Hooks wait briefly and fail open; the CLI waits longer and then says what to do.
+HOOK_LOCK_TIMEOUT = 2.0
+CLI_LOCK_TIMEOUT = 15.0
+
+
+def ensure_dir(path: str) -> None:
+    """Create a folder (and parents) private to the user on POSIX."""
+    os.makedirs(path, mode=0o700, exist_ok=True)
+
+
+def read_text(path: str) -> str | None:
+    """The file's text (UTF-8, BOM kept, undecodable bytes replaced), or None when missing."""
+    try:
+        with open(path, "rb") as fh:
+            data = fh.read()
+    except FileNotFoundError:
+        return None
+    return data.decode("utf-8", errors="replace")
+
+
+def atomic_write(path: str, text: str | bytes) -> None:
+    """Replace ``path`` with ``text`` so that readers see the old or the new file, never part of one."""
+    import tempfile
+
+    folder = os.path.dirname(path) or "."
+    ensure_dir(folder)
+    data = text.encode("utf-8") if isinstance(text, str) else text
+    fd, tmp = tempfile.mkstemp(dir=folder, prefix="." + os.path.basename(path) + ".", suffix=".tmp")
+    try:
+        with os.fdopen(fd, "wb") as fh:
+            fh.write(data)
+            fh.flush()
+            os.fsync(fh.fileno())
+        os.replace(tmp, path)
+    except BaseException:
+        with contextlib.suppress(OSError):
+            os.unlink(tmp)
+        raise
+
+
+def sweep_temp_files(folder: str, max_age_seconds: float = 3600.0) -> int:
+    """Remove temp files a killed writer left behind (older than an hour, so never a live one)."""
+    import time
+
+    removed = 0
+    try:
+        entries = list(os.scandir(folder))
+    except OSError:
+        return 0
+    cutoff = time.time() - max_age_seconds
+    for entry in entries:
+        if entry.name.startswith(".") and entry.name.endswith(".tmp"):
+            with contextlib.suppress(OSError):
+                if entry.stat().st_mtime < cutoff:
+                    os.unlink(entry.path)
+                    removed += 1
+    return removed
+
+
+@contextlib.contextmanager
+def project_lock(lock_path: str, timeout: float = CLI_LOCK_TIMEOUT) -> Iterator[None]:
+    """Hold the project's lock; say how to recover if another Keeper process keeps it too long."""
+    from filelock import FileLock, Timeout
+
+    ensure_dir(os.path.dirname(lock_path))
+    lock = FileLock(lock_path, timeout=timeout)
+    try:
+        lock.acquire()
+    except Timeout:
+        raise KeeperError(
+            f"another Keeper process has held {lock_path} for over {timeout:.0f} s. "
+            "Wait a moment and try again; if no Keeper or Claude Code process is running, delete that file."
+        ) from None
+    try:
+        yield
+    finally:
+        lock.release()

@@ -1,0 +1,170 @@
+"""Lossless markdown sections: split at ``#``/``##`` headings, edit bodies, render byte for byte.
+
+Memory files are edited by people in any editor, so the parser keeps every raw line with its own
+line ending (and the BOM), ignores headings inside fenced code, and renders the untouched parts
+exactly as they were read. Keeper edits only the lines it owns.
+"""
+
+from __future__ import annotations
+
+import re
+
+_HEADING = re.compile(r"^ {0,3}(#{1,6})(?:[ \t]+(.*?))?[ \t]*#*[ \t]*\r?\n?$")
+_FENCE = re.compile(r"^ {0,3}(`{3,}|~{3,})")
+_BULLET = re.compile(r"^[-*+][ \t]+(.*?)\s*$")
+BOM = "\ufeff"
+
+
+class Section:
+    """A heading line (None for the text before the first heading) and the raw lines below it."""
+
+    __slots__ = ("heading", "level", "lines", "title")
+
+    def __init__(self, heading: str | None, level: int, title: str, lines: list[str]) -> None:
+        self.heading, self.level, self.title, self.lines = heading, level, title, lines
+
+    def key(self) -> str:
+        """The title folded for matching: lower case letters and digits, single spaces."""
+        return " ".join(re.sub(r"[^0-9a-z]+", " ", self.title.lower()).split())
+
+    def bullets(self) -> list[tuple[int, str]]:
+        """Top-level bullet items as ``(line index, text)``."""
+        found = []
+        for index, line in enumerate(self.lines):
+            match = _BULLET.match(line)
+            if match:
+                found.append((index, match.group(1)))
+        return found
+
+    def item_span(self, index: int) -> int:
+        """End (exclusive) of the bullet at ``index`` including its indented continuation lines."""
+        end = index + 1
+        while end < len(self.lines) and self.lines[end][:1] in (" ", "\t") and self.lines[end].strip():
+            end += 1
+        return end
+
+
+class Document:
+    """A parsed markdown file that renders back to exactly the text it came from."""
+
+    def __init__(self, sections: list[Section], newline: str, bom: bool) -> None:
+        self.sections, self.newline, self.bom = sections, newline, bom
+
+    @classmethod
+    def parse(cls, text: str, split_level: int = 2) -> Document:
+        bom = text.startswith(BOM)
+        if bom:
+            text = text[1:]
+        lines = text.splitlines(keepends=True)
+        crlf = sum(1 for line in lines if line.endswith("\r\n"))
+        newline = "\r\n" if crlf * 2 > len(lines) else "\n"
+        sections = [Section(None, 0, "", [])]
+        fence: str | None = None
+        for line in lines:
+            fence_match = _FENCE.match(line)
+            if fence_match:
+                marker = fence_match.group(1)
+                if fence is None:
+                    fence = marker[0] * 3
+                elif marker.startswith(fence):
+                    fence = None
+            elif fence is None:
+                match = _HEADING.match(line)
+                if match and len(match.group(1)) <= split_level:
+                    sections.append(Section(line, len(match.group(1)), (match.group(2) or "").strip(), []))
+                    continue
+            sections[-1].lines.append(line)
+        return cls(sections, newline, bom)
+
+    def render(self) -> str:
+        parts = [BOM] if self.bom else []
+        for section in self.sections:
+            if section.heading is not None:
+                parts.append(section.heading)
+            parts.extend(section.lines)
+        return "".join(parts)
+
+    def find(self, keys: tuple[str, ...], level: int = 2) -> Section | None:
+        for section in self.sections:
+            if section.level == level and section.key() in keys:
+                return section
+        return None
+
+    def title(self) -> Section | None:
+        for section in self.sections:
+            if section.level == 1:
+                return section
+        return None
+
+    def add_section(self, title: str, level: int = 2) -> Section:
+        """Append a new section at the end, separated from what precedes it by a blank line."""
+        last = self.sections[-1]
+        tail = last.lines if last.lines or last.heading is None else None
+        if tail is not None and tail:
+            if not tail[-1].endswith("\n"):
+                tail[-1] += self.newline
+            if tail[-1].strip():
+                tail.append(self.newline)
+        elif last.heading is not None and not last.heading.endswith("\n"):
+            last.heading += self.newline
+            last.lines.append(self.newline)
+        section = Section("#" * level + " " + title + self.newline, level, title, [])
+        self.sections.append(section)
+        return section
+
+    def insert(self, section: Section, index: int, texts: list[str]) -> None:
+        """Insert lines (given without endings) at ``index`` of a section's body.
+
+        An empty section gets a blank line after its heading and before the next heading;
+        otherwise the lines go in as they are, ending any unterminated line they follow.
+        """
+        if not texts:
+            return
+        nl = self.newline
+        if section.heading is not None and not section.heading.endswith("\n"):
+            section.heading += nl
+        new = [text + nl for text in texts]
+        is_last = section is self.sections[-1]
+        if section.level > 0 and content_start(section) == len(section.lines):
+            section.lines[:] = [nl, *new] + ([] if is_last else [nl])
+            return
+        if index > 0 and not section.lines[index - 1].endswith("\n"):
+            section.lines[index - 1] += nl
+        if index == len(section.lines) and not is_last:
+            new.append(nl)
+        section.lines[index:index] = new
+
+    def remove(self, section: Section, start: int, end: int) -> list[str]:
+        """Remove body lines ``start:end`` and return them."""
+        removed = section.lines[start:end]
+        del section.lines[start:end]
+        return removed
+
+
+def content_start(section: Section) -> int:
+    """Index of the first non-blank body line (or the end of the body)."""
+    for index, line in enumerate(section.lines):
+        if line.strip():
+            return index
+    return len(section.lines)
+
+
+def content_end(section: Section) -> int:
+    """Index just past the last non-blank body line."""
+    end = len(section.lines)
+    while end > 0 and not section.lines[end - 1].strip():
+        end -= 1
+    return end
+
+
+def after_last_bullet(section: Section) -> int:
+    """Where a new bullet goes: after the last bullet item, else after the section's text."""
+    bullets = section.bullets()
+    if bullets:
+        return section.item_span(bullets[-1][0])
+    return content_end(section)
+
+
+def bare(line: str) -> str:
+    """A line without its line ending, for comparing lines Keeper wrote."""
+    return line.rstrip("\r\n")

@@ -1,0 +1,244 @@
+"""memory.md: the rolling project summary, merged section by section by the contract's rules.
+
+- Core Decisions: added, deduplicated (case, spacing, punctuation, near-duplicates), never dropped.
+- Current State: Keeper's lines replaced by each save that has a state, with a date.
+- Recent Context: one line per session, newest first, Keeper's lines capped at ``recent_sessions``.
+- Known Issues: added (deduplicated) and removed when a save resolves them.
+
+Which lines Keeper wrote is remembered in a provenance record (``state/memory.json``); any other
+line, and any section Keeper does not know, is a person's and is left byte for byte. When that
+record is lost, every line counts as a person's: stale lines may linger, but nothing is dropped.
+"""
+
+from __future__ import annotations
+
+import re
+
+from keeper.markdown import Document, Section, after_last_bullet, bare, content_start
+
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    from datetime import datetime
+    from typing import Any
+
+SECTIONS: dict[str, tuple[str, tuple[str, ...]]] = {
+    "decisions": ("Core Decisions", ("core decisions", "decisions", "key decisions")),
+    "state": ("Current State", ("current state", "state", "status")),
+    "recent": ("Recent Context", ("recent context", "recent sessions", "recent")),
+    "issues": ("Known Issues", ("known issues", "issues", "open issues")),
+}
+_DATE_SUFFIX = re.compile(r"\s*\(\d{4}-\d{2}-\d{2}\)\s*$")
+_NEGATIONS = frozenset({"not", "no", "never", "dont", "don", "avoid", "without", "stop", "nor"})
+LAST_UPDATED = "Last updated:"
+
+
+class SaveInput:
+    """What one save asks to record (already redacted)."""
+
+    def __init__(
+        self,
+        summary: str = "",
+        decisions: list[str] | None = None,
+        state: list[str] | None = None,
+        issues: list[str] | None = None,
+        resolved: list[str] | None = None,
+    ) -> None:
+        self.summary = summary
+        self.decisions = decisions or []
+        self.state = state or []
+        self.issues = issues or []
+        self.resolved = resolved or []
+
+    def is_empty(self) -> bool:
+        return not (self.summary or self.decisions or self.state or self.issues or self.resolved)
+
+
+class MergeReport:
+    """What a save changed, for the message ``keeper save`` prints."""
+
+    def __init__(self) -> None:
+        self.added_decisions: list[str] = []
+        self.known_decisions: list[str] = []
+        self.state_lines = 0
+        self.recent = False
+        self.added_issues: list[str] = []
+        self.known_issues: list[str] = []
+        self.resolved: list[str] = []
+        self.unmatched: list[str] = []
+
+
+def template(project_name: str, newline: str = "\n") -> str:
+    lines = [f"# Project Memory: {project_name}", ""]
+    for title, _ in SECTIONS.values():
+        lines += [f"## {title}", ""]
+    return newline.join(lines)
+
+
+def one_line(text: str, limit: int = 400) -> str:
+    """Collapse whitespace; cut long text at a word boundary with an ellipsis."""
+    flat = " ".join(text.split())
+    if len(flat) <= limit:
+        return flat
+    return flat[:limit].rsplit(" ", 1)[0].rstrip(",;:") + " …"
+
+
+def normalize(text: str) -> str:
+    """Fold case, spacing, punctuation and a trailing date, for duplicate checks."""
+    text = _DATE_SUFFIX.sub("", text).lower().replace("'", "")
+    return " ".join(re.sub(r"[^\w\s]", " ", text).split())
+
+
+def same_item(a: str, b: str) -> bool:
+    """Whether two normalised items say the same thing (numbers and negations must agree)."""
+    if a == b:
+        return True
+    if re.findall(r"\d+", a) != re.findall(r"\d+", b):
+        return False
+    if bool(_NEGATIONS & set(a.split())) != bool(_NEGATIONS & set(b.split())):
+        return False
+    from rapidfuzz import fuzz
+
+    return bool(fuzz.token_sort_ratio(a, b) >= 92)
+
+
+def _section(doc: Document, name: str) -> Section:
+    title, keys = SECTIONS[name]
+    return doc.find(keys) or doc.add_section(title)
+
+
+def _remove_owned(doc: Document, section: Section, owned: list[str]) -> int | None:
+    """Remove each line Keeper owns (once per record); return where the first one stood."""
+    remaining = list(owned)
+    first: int | None = None
+    index = 0
+    while index < len(section.lines):
+        text = bare(section.lines[index])
+        if text in remaining:
+            remaining.remove(text)
+            doc.remove(section, index, index + 1)
+            first = index if first is None else first
+            continue
+        index += 1
+    return first
+
+
+def _add_items(doc: Document, section: Section, items: list[str], stamp: str) -> tuple[list[str], list[str]]:
+    added: list[str] = []
+    known: list[str] = []
+    seen = [normalize(text) for _, text in section.bullets()]
+    for item in items:
+        norm = normalize(item)
+        if not norm:
+            continue
+        if any(same_item(norm, other) for other in seen):
+            known.append(item)
+            continue
+        seen.append(norm)
+        added.append(item)
+    doc.insert(section, after_last_bullet(section), [f"- {item} ({stamp})" for item in added])
+    return added, known
+
+
+def _resolve(doc: Document, section: Section, resolved: list[str]) -> tuple[list[str], list[str]]:
+    from rapidfuzz import fuzz
+
+    removed: list[str] = []
+    unmatched: list[str] = []
+    for item in resolved:
+        target = normalize(item)
+        best: tuple[float, int] | None = None
+        for index, text in section.bullets():
+            candidate = normalize(text)
+            if not target or not candidate:
+                continue
+            score = 100.0 if same_item(target, candidate) else float(fuzz.token_set_ratio(target, candidate))
+            if score >= 85 and (best is None or score > best[0]):
+                best = (score, index)
+        if best is None:
+            unmatched.append(item)
+            continue
+        gone = doc.remove(section, best[1], section.item_span(best[1]))
+        removed.append(" ".join(bare(line).strip() for line in gone).lstrip("-*+ "))
+    return removed, unmatched
+
+
+def merge(
+    text: str | None,
+    provenance: dict[str, Any],
+    data: SaveInput,
+    *,
+    project_name: str,
+    session_id: str,
+    now: datetime,
+    recent_sessions: int,
+) -> tuple[str, dict[str, Any], MergeReport]:
+    """Merge one save into memory.md's text; return the new text, provenance and a report."""
+    doc = Document.parse(text if text and text.strip() else template(project_name))
+    report = MergeReport()
+    day = now.strftime("%Y-%m-%d")
+    state_owned = [s for s in provenance.get("state", []) if isinstance(s, str)]
+    recent_owned = [r for r in provenance.get("recent", []) if isinstance(r, dict) and isinstance(r.get("line"), str)]
+
+    if data.decisions:
+        section = _section(doc, "decisions")
+        report.added_decisions, report.known_decisions = _add_items(doc, section, data.decisions, day)
+
+    if data.state:
+        section = _section(doc, "state")
+        first = _remove_owned(doc, section, state_owned)
+        lines = [f"- {LAST_UPDATED} {now.strftime('%Y-%m-%d %H:%M')}"] + [f"- {s}" for s in data.state]
+        doc.insert(section, content_start(section) if first is None else first, lines)
+        state_owned = lines
+        report.state_lines = len(data.state)
+
+    if data.summary:
+        section = _section(doc, "recent")
+        mine = [r for r in recent_owned if r.get("session") == session_id]
+        first = _remove_owned(doc, section, [r["line"] for r in mine])
+        others = [r for r in recent_owned if r.get("session") != session_id]
+        owned_at = [i for i, line in enumerate(section.lines) if bare(line) in {r["line"] for r in others}]
+        line = f"- {day}: {one_line(data.summary)}"
+        where = min([*owned_at, first] if first is not None else owned_at, default=content_start(section))
+        doc.insert(section, where, [line])
+        recent_owned = [{"session": session_id, "line": line}, *others]
+        _remove_owned(doc, section, [r["line"] for r in recent_owned[recent_sessions:]])
+        recent_owned = recent_owned[:recent_sessions]
+        report.recent = True
+
+    if data.resolved:
+        section = _section(doc, "issues")
+        report.resolved, report.unmatched = _resolve(doc, section, data.resolved)
+
+    if data.issues:
+        section = _section(doc, "issues")
+        report.added_issues, report.known_issues = _add_items(doc, section, data.issues, day)
+
+    return doc.render(), {"state": state_owned, "recent": recent_owned}, report
+
+
+class Overview:
+    """The counts ``keeper status`` and the session-start line show."""
+
+    def __init__(self) -> None:
+        self.decisions = 0
+        self.issues = 0
+        self.recent = 0
+        self.last_updated: str | None = None
+
+
+def overview(text: str | None) -> Overview:
+    if not text:
+        return Overview()
+    doc = Document.parse(text)
+    found = Overview()
+    for name, attr in (("decisions", "decisions"), ("issues", "issues"), ("recent", "recent")):
+        section = doc.find(SECTIONS[name][1])
+        if section is not None:
+            setattr(found, attr, len(section.bullets()))
+    state = doc.find(SECTIONS["state"][1])
+    if state is not None:
+        for _, item in state.bullets():
+            if item.startswith(LAST_UPDATED):
+                found.last_updated = item[len(LAST_UPDATED) :].strip()
+                break
+    return found

@@ -1,0 +1,175 @@
+"""Where Keeper keeps things, and which project a folder belongs to.
+
+Every hook runs this module, so it uses ``os.path`` strings and the standard library only:
+``pathlib`` costs ~5 ms and ``platformdirs`` ~15 ms at import, more than a whole PostToolUse
+hook may take. The folders follow the platform conventions platformdirs documents
+(``keeper status`` cross-checks against platformdirs itself).
+"""
+
+from __future__ import annotations
+
+import os
+import posixpath
+import re
+import sys
+from types import ModuleType
+
+from keeper.errors import KeeperError
+
+APP = "keeper"
+MEMORY_FILE = "memory.md"
+SESSIONS_DIR = "sessions"
+STATE_DIR = "state"
+PROJECT_CONFIG = os.path.join(".claude", "keeper.yaml")
+
+_WINDOWS_RESERVED = frozenset(
+    ["con", "prn", "aux", "nul"] + [f"com{i}" for i in range(1, 10)] + [f"lpt{i}" for i in range(1, 10)]
+)
+_PIN_RE = re.compile(r"[A-Za-z0-9][A-Za-z0-9._-]{0,63}\Z")
+
+
+def _xdg(var: str) -> str | None:
+    value = os.environ.get(var, "")
+    return value if posixpath.isabs(value) else None
+
+
+def _platform_dir(xdg_var: str, linux_default: str) -> str:
+    if sys.platform == "win32":
+        base = os.environ.get("LOCALAPPDATA") or os.path.expanduser(r"~\AppData\Local")
+        return os.path.join(os.path.normpath(base), APP)
+    if sys.platform == "darwin":
+        base = _xdg(xdg_var) or os.path.expanduser("~/Library/Application Support")
+    else:
+        base = _xdg(xdg_var) or os.path.expanduser(linux_default)
+    return os.path.join(base, APP)
+
+
+def data_root() -> str:
+    """``$KEEPER_HOME``, else the user data folder (``~/.local/share/keeper`` and kin)."""
+    home = os.environ.get("KEEPER_HOME", "").strip()
+    return os.path.abspath(os.path.expanduser(home)) if home else _platform_dir("XDG_DATA_HOME", "~/.local/share")
+
+
+def global_config_file() -> str:
+    """``$KEEPER_HOME/config.yaml``, else ``config.yaml`` in the user config folder."""
+    if os.environ.get("KEEPER_HOME", "").strip():
+        return os.path.join(data_root(), "config.yaml")
+    return os.path.join(_platform_dir("XDG_CONFIG_HOME", "~/.config"), "config.yaml")
+
+
+def find_project_root(start: str) -> str:
+    """The git top level above ``start`` (a ``.git`` folder or file), else ``start`` itself.
+
+    Walks up with ``os.stat`` rather than running git: spawning a process and importing
+    subprocess cost more than the whole hook budget.
+    """
+    here = os.path.realpath(os.path.abspath(start))
+    probe = here
+    while True:
+        if os.path.exists(os.path.join(probe, ".git")):
+            return probe
+        parent = os.path.dirname(probe)
+        if parent == probe:
+            return here
+        probe = parent
+
+
+def canonical_key(path: str, flavour: ModuleType = os.path) -> str:
+    """The spelling-independent form of a resolved project path, used for hashing.
+
+    ``flavour`` is ``posixpath`` or ``ntpath``; on Windows case, separators, drive-letter case
+    and trailing separators all fold to one key.
+    """
+    norm: str = flavour.normpath(path)
+    if flavour.__name__ == "ntpath":
+        norm = flavour.normcase(norm).replace("\\", "/")
+        if len(norm) > 3 and norm.endswith("/"):
+            norm = norm.rstrip("/")
+    return norm
+
+
+def _sha256_hex(data: bytes) -> str:
+    # The builtin module gives hashlib's digest without loading OpenSSL (~3 ms per hook).
+    try:
+        from _sha256 import sha256  # type: ignore[import-not-found]  # Python <= 3.11
+    except ImportError:
+        try:
+            from _sha2 import sha256  # type: ignore[import-not-found]  # Python >= 3.12
+        except ImportError:
+            from hashlib import sha256
+    digest: str = sha256(data).hexdigest()
+    return digest
+
+
+def slugify(name: str) -> str:
+    """A readable, safe folder-name fragment: lower case ``[a-z0-9._-]``, at most 40 characters."""
+    slug = re.sub(r"[^a-z0-9._-]+", "-", name.lower()).strip("-._")[:40].strip("-._")
+    return slug or "project"
+
+
+def project_id(root: str, flavour: ModuleType = os.path) -> str:
+    """``<slug>-<hash>``: two folders named ``api`` never collide; one folder always maps alike."""
+    key = canonical_key(root, flavour)
+    name = flavour.basename(key.rstrip("/")) or "root"
+    return f"{slugify(name)}-{_sha256_hex(key.encode('utf-8', 'surrogatepass'))[:10]}"
+
+
+def check_pinned_name(name: object, source: str) -> str:
+    """Validate a ``project:`` pin; refuse names that are not safe folder names on every OS."""
+    if not isinstance(name, str) or not _PIN_RE.match(name) or name.endswith("."):
+        raise KeeperError(
+            f"{source}: project: {name!r} is not a safe folder name. Use 1-64 letters, digits, '.', '_' "
+            "or '-', starting with a letter or digit (for example: project: my-api)."
+        )
+    if name.split(".")[0].lower() in _WINDOWS_RESERVED:
+        raise KeeperError(f"{source}: project: {name!r} is a reserved device name on Windows; pick another.")
+    return name
+
+
+class Project:
+    """One project's identity and the files Keeper keeps for it (a plain class: no typing import)."""
+
+    __slots__ = ("dir", "id", "root")
+
+    def __init__(self, root: str, id: str, dir: str) -> None:
+        self.root, self.id, self.dir = root, id, dir
+
+    def __repr__(self) -> str:
+        return f"Project(root={self.root!r}, id={self.id!r})"
+
+    @property
+    def name(self) -> str:
+        return os.path.basename(self.root.rstrip("/\\")) or self.root
+
+    @property
+    def memory(self) -> str:
+        return os.path.join(self.dir, MEMORY_FILE)
+
+    @property
+    def sessions(self) -> str:
+        return os.path.join(self.dir, SESSIONS_DIR)
+
+    @property
+    def state(self) -> str:
+        return os.path.join(self.dir, STATE_DIR)
+
+    @property
+    def lock(self) -> str:
+        return os.path.join(self.dir, ".lock")
+
+
+def default_project_dir() -> str:
+    """``$CLAUDE_PROJECT_DIR``, else the working directory (the contract's default)."""
+    return os.environ.get("CLAUDE_PROJECT_DIR") or os.getcwd()
+
+
+def make_project(root: str, pinned: str | None = None) -> Project:
+    pid = pinned or project_id(root)
+    return Project(root=root, id=pid, dir=os.path.join(data_root(), "projects", pid))
+
+
+def safe_session_id(session_id: object) -> str:
+    """A session id fit for a file name; hostile or missing ids fold to something harmless."""
+    text = session_id if isinstance(session_id, str) else ""
+    cleaned = re.sub(r"[^A-Za-z0-9_-]", "", text)[:64]
+    return cleaned or "unknown"

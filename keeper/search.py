@@ -1,0 +1,193 @@
+"""Keyword recall over memory.md and the session files, best first, tolerant of typos.
+
+Each heading-delimited section is one unit. Tokens split code identifiers (``order_service``,
+``getUserById``, ``src/api/cache.py``) and fold case and accents; a light stemmer joins plurals
+and verb forms. Ranking is BM25; a query word found nowhere is corrected against the corpus
+vocabulary with rapidfuzz, and an exact phrase or a recent date adds a light boost.
+"""
+
+from __future__ import annotations
+
+import math
+import os
+import re
+import unicodedata
+from datetime import date
+
+from keeper import paths, sessions
+from keeper.fsutil import read_text
+from keeper.markdown import Document
+
+_WORD = re.compile(r"[^\W_]+|_", re.UNICODE)
+_CAMEL = re.compile(r"(?<=[a-z0-9])(?=[A-Z])|(?<=[A-Z])(?=[A-Z][a-z])")
+_IDENT = re.compile(r"[A-Za-z0-9_./\\-]*[A-Za-z0-9]")
+_STOP = frozenset(
+    (  # noqa: SIM905 - a word list reads best as text
+        "a an and are as at be but by for from has have how i if in into is it its of on or our so that the "
+        "their then there these this to was we were what when where which who why will with you your did do does"
+    ).split()
+)
+K1, B = 1.2, 0.75
+
+
+def _fold(text: str) -> str:
+    decomposed = unicodedata.normalize("NFKD", text)
+    return "".join(c for c in decomposed if not unicodedata.combining(c)).casefold()
+
+
+def stem(word: str) -> str:
+    """A deliberately light English stemmer: enough to join 'caches'/'caching'/'cached'."""
+    for suffix, keep in (("ies", "y"), ("ing", ""), ("ed", ""), ("es", ""), ("s", "")):
+        if word.endswith(suffix) and len(word) - len(suffix) >= 3 and not word.endswith("ss"):
+            return word[: len(word) - len(suffix)] + keep
+    return word
+
+
+def tokenize(text: str) -> list[str]:
+    """Search terms: whole identifiers plus their parts, folded and stemmed, stop words out."""
+    terms: list[str] = []
+    for ident in _IDENT.findall(text):
+        parts = [p for p in re.split(r"[_./\\-]+", ident) for p in _CAMEL.split(p) if p]
+        folded = [_fold(p) for p in parts]
+        if len(parts) > 1:
+            terms.append(_fold(ident))
+        terms.extend(stem(p) for p in folded if p not in _STOP)
+    # non-ASCII words, which the identifier pattern does not cover
+    terms.extend(stem(_fold(word)) for word in _WORD.findall(text) if not word.isascii())
+    return [t for t in terms if t and t != "_"]
+
+
+class Chunk:
+    """One searchable section of a memory file."""
+
+    __slots__ = ("date", "heading", "line", "path", "terms", "text")
+
+    def __init__(self, path: str, heading: str, line: int, text: str, day: str | None) -> None:
+        self.path, self.heading, self.line, self.text, self.date = path, heading, line, text, day
+        self.terms = tokenize(heading + "\n" + text)
+
+
+def chunks_of(path: str, text: str) -> list[Chunk]:
+    """Split a file at ``#``-``###`` headings; the title becomes part of each heading."""
+    doc = Document.parse(text, split_level=3)
+    title = next((s.title for s in doc.sections if s.level == 1), os.path.basename(path))
+    day = sessions.date_of(path)
+    out: list[Chunk] = []
+    line = 1
+    for section in doc.sections:
+        start = line
+        line += len(section.lines) + (1 if section.heading is not None else 0)
+        body = "".join(section.lines).strip()
+        if not body and section.level != 1:
+            continue
+        heading = title if section.level <= 1 else f"{title} > {section.title}"
+        out.append(Chunk(path, heading, start, body or section.title, day))
+    return out
+
+
+def corpus(project: paths.Project) -> list[Chunk]:
+    files = [project.memory, *sessions.list_files(project)]
+    chunks: list[Chunk] = []
+    for path in files:
+        text = read_text(path)
+        if text:
+            chunks.extend(chunks_of(path, text))
+    return chunks
+
+
+class Result:
+    """A ranked match, as ``keeper recall`` prints it and ``--json`` returns it."""
+
+    __slots__ = ("chunk", "id", "score", "snippet")
+
+    def __init__(self, chunk: Chunk, score: float, snippet: str, root: str) -> None:
+        self.chunk, self.score, self.snippet = chunk, score, snippet
+        self.id = f"{os.path.relpath(chunk.path, root).replace(os.sep, '/')}:{chunk.line}"
+
+    def as_dict(self) -> dict[str, object]:
+        return {
+            "id": self.id,
+            "path": os.path.abspath(self.chunk.path),
+            "heading": self.chunk.heading,
+            "date": self.chunk.date,
+            "line": self.chunk.line,
+            "score": round(self.score, 4),
+            "snippet": self.snippet,
+        }
+
+
+def _corrections(terms: list[str], vocabulary: set[str]) -> dict[str, list[tuple[str, float]]]:
+    """Query terms with their stand-ins: themselves when known, else close vocabulary words."""
+    out: dict[str, list[tuple[str, float]]] = {}
+    unknown = [t for t in terms if t not in vocabulary]
+    for term in terms:
+        if term in vocabulary:
+            out[term] = [(term, 1.0)]
+    if unknown and vocabulary:
+        from rapidfuzz import fuzz, process
+
+        choices = sorted(vocabulary)
+        for term in unknown:
+            if len(term) < 3:
+                out[term] = []
+                continue
+            cutoff = 75 if len(term) >= 5 else 80
+            found = process.extract(term, choices, scorer=fuzz.ratio, limit=3, score_cutoff=cutoff)
+            out[term] = [(match, score / 100.0 * 0.9) for match, score, _ in found]
+    return out
+
+
+def _snippet(chunk: Chunk, matched: set[str], limit: int = 3) -> str:
+    lines = [ln.strip() for ln in chunk.text.splitlines() if ln.strip()]
+    hits = [ln for ln in lines if matched & set(tokenize(ln))]
+    chosen = (hits or lines)[:limit]
+    return "\n".join(ln if len(ln) <= 240 else ln[:237] + "…" for ln in chosen)
+
+
+def search(project: paths.Project, query: str, limit: int = 5, today: date | None = None) -> list[Result]:
+    """Rank the project's memory sections for ``query``; an empty list when nothing matches."""
+    terms = list(dict.fromkeys(tokenize(query)))
+    if not terms:
+        return []
+    chunks = corpus(project)
+    if not chunks:
+        return []
+    df: dict[str, int] = {}
+    for chunk in chunks:
+        for term in set(chunk.terms):
+            df[term] = df.get(term, 0) + 1
+    stand_ins = _corrections(terms, set(df))
+    n = len(chunks)
+    avg = sum(len(c.terms) for c in chunks) / n or 1.0
+    phrase = " ".join(_fold(query).split())
+    today = today or date.today()
+    results = []
+    for chunk in chunks:
+        counts: dict[str, int] = {}
+        for term in chunk.terms:
+            counts[term] = counts.get(term, 0) + 1
+        score = 0.0
+        matched: set[str] = set()
+        for term in terms:
+            best = 0.0
+            for word, weight in stand_ins.get(term, []):
+                tf = counts.get(word, 0)
+                if not tf:
+                    continue
+                idf = math.log(1 + (n - df[word] + 0.5) / (df[word] + 0.5))
+                best = max(best, weight * idf * tf * (K1 + 1) / (tf + K1 * (1 - B + B * len(chunk.terms) / avg)))
+                matched.add(word)
+            score += best
+        if score <= 0:
+            continue
+        if len(terms) > 1 and phrase in " ".join(_fold(chunk.text).split()):
+            score *= 1.25
+        if chunk.date:
+            try:
+                age = (today - date.fromisoformat(chunk.date)).days
+                score *= 1 + 0.1 * math.exp(-max(age, 0) / 60)
+            except ValueError:
+                pass
+        results.append(Result(chunk, score, _snippet(chunk, matched), project.dir))
+    results.sort(key=lambda r: (-r.score, r.chunk.path, r.chunk.line))
+    return results[:limit]

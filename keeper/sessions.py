@@ -1,0 +1,172 @@
+"""One markdown file per Claude Code session: ``sessions/YYYY-MM-DD_HHMM.md``.
+
+The file is named from the session's start in local time (a clash gets ``-2``, ``-3`` …). Its
+header holds facts Keeper keeps current (``- Tool uses: …``), updated in place so that the same
+Stop twice leaves the same bytes; each save is appended under ``## Saves``. Lines a person adds
+stay. Which file belongs to which session id is recorded in ``state/<session>.json``.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import json
+import os
+from datetime import datetime
+
+from keeper import paths
+from keeper.fsutil import atomic_write, ensure_dir, read_text
+from keeper.markdown import Document, after_last_bullet, content_end
+from keeper.memory import MergeReport, SaveInput
+
+SAVES = "Saves"
+HEADER_ORDER = ("Session id", "Started", "Tool uses", "Last reply", "Compacted", "Ended")
+
+
+def _state_file(project: paths.Project, session: str) -> str:
+    return os.path.join(project.state, session + ".json")
+
+
+def mark_start(project: paths.Project, session: str, now: datetime) -> None:
+    """Remember when a session started (first SessionStart wins; cheap enough for the hook)."""
+    path = os.path.join(project.state, session + ".start")
+    try:
+        fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600)
+    except FileExistsError:
+        return
+    except FileNotFoundError:
+        ensure_dir(project.state)
+        return mark_start(project, session, now)
+    with os.fdopen(fd, "w", encoding="utf-8") as fh:
+        fh.write(now.isoformat(timespec="seconds"))
+    return
+
+
+def started_at(project: paths.Project, session: str) -> datetime | None:
+    text = read_text(os.path.join(project.state, session + ".start"))
+    if text:
+        with contextlib.suppress(ValueError):
+            return datetime.fromisoformat(text.strip())
+    return None
+
+
+def read_state(project: paths.Project, session: str) -> dict[str, object]:
+    text = read_text(_state_file(project, session))
+    try:
+        data = json.loads(text) if text else {}
+    except ValueError:
+        return {}
+    return data if isinstance(data, dict) else {}
+
+
+def write_state(project: paths.Project, session: str, state: dict[str, object]) -> None:
+    atomic_write(_state_file(project, session), json.dumps(state, sort_keys=True))
+
+
+def existing_file(project: paths.Project, session: str) -> str | None:
+    """The session's file if it was created and still exists (a person may delete it)."""
+    name = read_state(project, session).get("file")
+    if isinstance(name, str) and os.path.basename(name) == name:
+        path = os.path.join(project.sessions, name)
+        if os.path.exists(path):
+            return path
+    return None
+
+
+def ensure_file(project: paths.Project, session: str, now: datetime) -> str:
+    """The session's file, created on first need. Call under the project lock."""
+    found = existing_file(project, session)
+    if found:
+        return found
+    start = started_at(project, session) or now
+    ensure_dir(project.sessions)
+    base = start.strftime("%Y-%m-%d_%H%M")
+    suffix = 1
+    while True:
+        name = f"{base}.md" if suffix == 1 else f"{base}-{suffix}.md"
+        path = os.path.join(project.sessions, name)
+        try:
+            fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600)
+        except FileExistsError:
+            suffix += 1
+            continue
+        with os.fdopen(fd, "wb") as fh:
+            fh.write(_template(project, session, start).encode("utf-8"))
+            fh.flush()
+            os.fsync(fh.fileno())
+        break
+    state = read_state(project, session)
+    state["file"] = name
+    write_state(project, session, state)
+    return path
+
+
+def _template(project: paths.Project, session: str, start: datetime) -> str:
+    return (
+        f"# Session {start.strftime('%Y-%m-%d %H:%M')} · {project.name}\n\n"
+        f"- Session id: {session}\n"
+        f"- Started: {start.strftime('%Y-%m-%d %H:%M')}\n"
+    )
+
+
+def set_facts(text: str, facts: dict[str, str]) -> str:
+    """Set ``- Label: value`` lines in the header, in place; other lines are left alone."""
+    doc = Document.parse(text)
+    header = doc.title() or doc.sections[0]
+    for label in HEADER_ORDER:
+        if label not in facts:
+            continue
+        line = f"- {label}: {facts[label]}"
+        for index, item in header.bullets():
+            if item.startswith(label + ":"):
+                ending = header.lines[index][len(header.lines[index].rstrip("\r\n")) :] or doc.newline
+                header.lines[index] = line + ending
+                break
+        else:
+            doc.insert(header, after_last_bullet(header), [line])
+    return doc.render()
+
+
+def render_save(now: datetime, data: SaveInput, report: MergeReport) -> list[str]:
+    """One save as markdown lines (the full summary; memory.md keeps only a one-line form)."""
+    lines = [f"### {now.strftime('%H:%M')} save", ""]
+    if data.summary:
+        lines += [*data.summary.strip().splitlines(), ""]
+    items = (
+        [f"- Decision: {d}" for d in data.decisions]
+        + [f"- State: {s}" for s in data.state]
+        + [f"- Issue: {i}" for i in data.issues]
+        + [f"- Resolved: {r}" for r in report.resolved]
+        + [f"- Resolved (no matching issue): {r}" for r in report.unmatched]
+    )
+    if items:
+        lines += [*items, ""]
+    return lines
+
+
+def append_save(path: str, lines: list[str]) -> None:
+    """Append a rendered save under ``## Saves``. Call under the project lock."""
+    doc = Document.parse(read_text(path) or "")
+    section = doc.find((SAVES.lower(),)) or doc.add_section(SAVES)
+    end = content_end(section)
+    block = ([""] if end and section.lines[end - 1].strip() else []) + lines
+    while block and not block[-1]:
+        block.pop()
+    doc.insert(section, end, block)
+    atomic_write(path, doc.render())
+
+
+def list_files(project: paths.Project) -> list[str]:
+    """Session files, oldest first by name (names sort by start time)."""
+    try:
+        names = sorted(n for n in os.listdir(project.sessions) if n.endswith(".md"))
+    except OSError:
+        return []
+    return [os.path.join(project.sessions, n) for n in names]
+
+
+def date_of(path: str) -> str | None:
+    """``YYYY-MM-DD`` from a session file's name, if it follows the naming scheme."""
+    name = os.path.basename(path)
+    if len(name) >= 10 and name[4] == "-" and name[7] == "-" and name[:4].isdigit():
+        return name[:10]
+    return None
