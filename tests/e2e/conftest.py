@@ -1,0 +1,130 @@
+"""Run the real Claude Code CLI (pinned) against the local fake Messages API, with this plugin loaded."""
+
+from __future__ import annotations
+
+import json
+import os
+import shutil
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from tests.conftest import REPO
+
+CLAUDE_VERSION = "2.1.330"
+CACHE = REPO / ".cache" / "claude-code"
+
+
+def _version(binary: str) -> str:
+    done = subprocess.run([binary, "--version"], capture_output=True, text=True, timeout=60, check=False)
+    return done.stdout.strip()
+
+
+@pytest.fixture(scope="session")
+def claude_bin() -> str:
+    """The pinned ``claude`` binary: $KEEPER_TEST_CLAUDE, the repo's cache, or installed there from npm."""
+    explicit = os.environ.get("KEEPER_TEST_CLAUDE")
+    if explicit:
+        return explicit
+    bin_dir = CACHE / "node_modules" / ".bin"
+    found = shutil.which("claude", path=str(bin_dir))
+    if found and _version(found).startswith(CLAUDE_VERSION):
+        return found
+    npm = shutil.which("npm")
+    if npm is None:
+        pytest.fail(
+            "the end-to-end tests need Claude Code and npm is not on PATH: install Node.js/npm, or point "
+            "KEEPER_TEST_CLAUDE at a claude binary, or deselect them with -m 'not e2e'"
+        )
+    subprocess.run(
+        [npm, "install", "--prefix", str(CACHE), "--no-audit", "--no-fund", f"@anthropic-ai/claude-code@{CLAUDE_VERSION}"],
+        check=True,
+        timeout=600,
+        stdout=subprocess.DEVNULL,
+    )
+    found = shutil.which("claude", path=str(bin_dir))
+    assert found, f"npm installed Claude Code but no claude binary is in {bin_dir}"
+    return found
+
+
+@pytest.fixture(scope="session")
+def keeper_bin_dir() -> str:
+    """The folder holding the installed ``keeper`` console script, which the hooks run."""
+    folder = os.path.dirname(sys.executable)
+    if not shutil.which("keeper", path=folder):
+        pytest.fail(f"no `keeper` console script next to {sys.executable}: run `pip install -e .` first")
+    return folder
+
+
+class Claude:
+    """Runs ``claude -p`` sessions in one throwaway HOME and store, like one user's machine."""
+
+    def __init__(self, binary: str, keeper_dir: str, base: Path) -> None:
+        self.binary, self.keeper_dir, self.base = binary, keeper_dir, base
+        self.home = base / "home"
+        self.store = base / "store"
+        self.home.mkdir(parents=True, exist_ok=True)
+        self.runs = 0
+
+    def env(self, api_url: str, extra: dict[str, str] | None = None) -> dict[str, str]:
+        env = {k: v for k, v in os.environ.items() if not k.startswith(("CLAUDE", "ANTHROPIC", "KEEPER_"))}
+        env.update(
+            HOME=str(self.home),
+            USERPROFILE=str(self.home),
+            ANTHROPIC_BASE_URL=api_url,
+            ANTHROPIC_API_KEY="sk-ant-test-key",
+            CLAUDE_CODE_DISABLE_NONESSENTIAL_TRAFFIC="1",
+            DISABLE_AUTOUPDATER="1",
+            CLAUDE_CODE_MAX_RETRIES="0",
+            CLAUDE_CODE_DISABLE_AUTO_MEMORY="1",
+            KEEPER_HOME=str(self.store),
+            PATH=self.keeper_dir + os.pathsep + env.get("PATH", ""),
+        )
+        env.update(extra or {})
+        return env
+
+    def run(
+        self, prompt: str, cwd: Path, api_url: str, extra_env: dict[str, str] | None = None
+    ) -> subprocess.CompletedProcess[str]:
+        self.runs += 1
+        debug = self.base / f"debug-{self.runs}.log"
+        return subprocess.run(
+            [self.binary, "-p", prompt, "--plugin-dir", str(REPO), "--allowedTools", "Bash", "--debug-file", str(debug)],
+            cwd=cwd,
+            env=self.env(api_url, extra_env),
+            capture_output=True,
+            text=True,
+            timeout=180,
+            stdin=subprocess.DEVNULL,
+            check=False,
+        )
+
+    def keeper(self, args: list[str], cwd: Path, stdin: str = "") -> subprocess.CompletedProcess[str]:
+        return subprocess.run(
+            [shutil.which("keeper", path=self.keeper_dir) or "keeper", *args],
+            cwd=cwd,
+            env=self.env("http://127.0.0.1:9"),
+            input=stdin,
+            capture_output=True,
+            text=True,
+            timeout=60,
+            check=False,
+        )
+
+    def memory_of(self, cwd: Path) -> str:
+        status = json.loads(self.keeper(["status", "--json"], cwd).stdout)
+        path = Path(status["memory"]["path"])
+        return path.read_text(encoding="utf-8") if path.exists() else ""
+
+
+@pytest.fixture
+def claude(claude_bin: str, keeper_bin_dir: str, tmp_path: Path) -> Claude:
+    return Claude(claude_bin, keeper_bin_dir, tmp_path / "machine")
+
+
+def git_project(base: Path, *parts: str) -> Path:
+    folder = base.joinpath(*parts)
+    (folder / ".git").mkdir(parents=True)
+    return folder

@@ -1,0 +1,163 @@
+"""A stand-in for the Anthropic Messages API on 127.0.0.1, answering with scripted turns.
+
+Each ``POST /v1/messages`` takes the next scripted reply (a list of content blocks) and streams it
+as server-sent events the way the real API does; every request body is recorded so tests can
+assert what the model was shown. When the script runs out it answers with a short text reply.
+"""
+
+from __future__ import annotations
+
+import itertools
+import json
+import threading
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from typing import Any
+
+Block = dict[str, Any]
+
+
+def text(message: str) -> list[Block]:
+    return [{"type": "text", "text": message}]
+
+
+def bash(command: str, description: str = "run a command") -> list[Block]:
+    return [{"type": "tool_use", "name": "Bash", "input": {"command": command, "description": description}}]
+
+
+class FakeAPI:
+    """Serve scripted replies; ``requests`` holds the JSON body of every inference request."""
+
+    def __init__(self, script: list[list[Block]] | None = None) -> None:
+        self.script = list(script or [])
+        self.requests: list[dict[str, Any]] = []
+        self._ids = itertools.count(1)
+        self._lock = threading.Lock()
+        api = self
+
+        class Handler(BaseHTTPRequestHandler):
+            protocol_version = "HTTP/1.1"
+
+            def log_message(self, *args: Any) -> None:  # keep test output quiet
+                pass
+
+            def _send(self, status: int, body: bytes, content_type: str = "application/json") -> None:
+                self.send_response(status)
+                self.send_header("Content-Type", content_type)
+                self.send_header("Content-Length", str(len(body)))
+                self.end_headers()
+                self.wfile.write(body)
+
+            def do_HEAD(self) -> None:
+                self._send(200, b"")
+
+            def do_GET(self) -> None:
+                self._send(200, b"{}")
+
+            def do_POST(self) -> None:
+                length = int(self.headers.get("Content-Length") or 0)
+                body = json.loads(self.rfile.read(length) or b"{}")
+                path = self.path.split("?")[0]
+                if path.endswith("/count_tokens"):
+                    self._send(200, b'{"input_tokens": 100}')
+                    return
+                if not path.endswith("/v1/messages"):
+                    self._send(404, b'{"type":"error","error":{"type":"not_found_error","message":"no"}}')
+                    return
+                blocks = api._next(body)
+                if body.get("stream"):
+                    self._send(200, api._sse(body, blocks), "text/event-stream")
+                else:
+                    self._send(200, json.dumps(api._message(body, blocks)).encode())
+
+        self.server = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
+        self.thread = threading.Thread(target=self.server.serve_forever, daemon=True)
+
+    @property
+    def url(self) -> str:
+        return f"http://127.0.0.1:{self.server.server_address[1]}"
+
+    def __enter__(self) -> FakeAPI:
+        self.thread.start()
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.server.shutdown()
+        self.server.server_close()
+
+    def _next(self, body: dict[str, Any]) -> list[Block]:
+        with self._lock:
+            self.requests.append(body)
+            blocks = self.script.pop(0) if self.script else text("Done.")
+        out = []
+        for block in blocks:
+            block = dict(block)
+            if block["type"] == "tool_use":
+                block.setdefault("id", f"toolu_{next(self._ids):06d}")
+            out.append(block)
+        return out
+
+    @staticmethod
+    def _stop_reason(blocks: list[Block]) -> str:
+        return "tool_use" if any(b["type"] == "tool_use" for b in blocks) else "end_turn"
+
+    def _message(self, body: dict[str, Any], blocks: list[Block]) -> dict[str, Any]:
+        return {
+            "id": f"msg_{next(self._ids):06d}",
+            "type": "message",
+            "role": "assistant",
+            "model": body.get("model", "claude-test"),
+            "content": blocks,
+            "stop_reason": self._stop_reason(blocks),
+            "stop_sequence": None,
+            "usage": {"input_tokens": 10, "output_tokens": 5},
+        }
+
+    def _sse(self, body: dict[str, Any], blocks: list[Block]) -> bytes:
+        def event(kind: str, data: dict[str, Any]) -> str:
+            return f"event: {kind}\ndata: {json.dumps(data)}\n\n"
+
+        message = self._message(body, [])
+        message["stop_reason"] = None
+        out = [event("message_start", {"type": "message_start", "message": message})]
+        for index, block in enumerate(blocks):
+            if block["type"] == "text":
+                start = {"type": "text", "text": ""}
+                delta = {"type": "text_delta", "text": block["text"]}
+            else:
+                start = {"type": "tool_use", "id": block["id"], "name": block["name"], "input": {}}
+                delta = {"type": "input_json_delta", "partial_json": json.dumps(block["input"])}
+            out.append(event("content_block_start", {"type": "content_block_start", "index": index, "content_block": start}))
+            out.append(event("content_block_delta", {"type": "content_block_delta", "index": index, "delta": delta}))
+            out.append(event("content_block_stop", {"type": "content_block_stop", "index": index}))
+        out.append(
+            event(
+                "message_delta",
+                {
+                    "type": "message_delta",
+                    "delta": {"stop_reason": self._stop_reason(blocks), "stop_sequence": None},
+                    "usage": {"output_tokens": 5},
+                },
+            )
+        )
+        out.append(event("message_stop", {"type": "message_stop"}))
+        return "".join(out).encode()
+
+
+def texts_of(request: dict[str, Any]) -> str:
+    """Every piece of text in a request (system blocks and all messages), for 'the model saw X' checks."""
+    parts: list[str] = []
+
+    def walk(node: Any) -> None:
+        if isinstance(node, str):
+            parts.append(node)
+        elif isinstance(node, list):
+            for item in node:
+                walk(item)
+        elif isinstance(node, dict):
+            for key in ("text", "content", "system", "messages"):
+                if key in node:
+                    walk(node[key])
+
+    walk(request.get("system"))
+    walk(request.get("messages"))
+    return "\n".join(parts)

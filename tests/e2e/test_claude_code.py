@@ -1,0 +1,128 @@
+"""Keeper inside the real Claude Code CLI: what the model is shown, and what lands on disk.
+
+Each test drives ``claude -p`` (version pinned in conftest) with this repository loaded as a
+plugin, against a local fake Messages API that plays the model's part from a script and records
+every request, so the assertions are about what Claude Code really sent to the model.
+"""
+
+from __future__ import annotations
+
+import os
+import subprocess
+from pathlib import Path
+
+import pytest
+
+from tests.conftest import REPO
+from tests.e2e.conftest import Claude, git_project
+from tests.e2e.fakeapi import FakeAPI, bash, text, texts_of
+
+pytestmark = pytest.mark.e2e
+
+SAVE = """keeper save <<'KEEPER'
+summary: Wired the checkout widget to the pricing service.
+decisions:
+  - Use the blue widget for checkout because it handles currency rounding
+state:
+  - Checkout widget done; refunds next
+KEEPER"""
+REMINDER = "PostToolUse:Bash hook additional context: Keeper memory: 2 tool uses since"
+FINAL = "Stop hook additional context: Keeper memory:"
+
+
+def test_save_request_save_and_next_session_memory(claude: Claude, tmp_path: Path) -> None:
+    project = git_project(tmp_path, "a", "shop")
+    env = {"KEEPER_SAVE_EVERY": "2", "KEEPER_FINAL_SAVE_MIN": "3"}
+    with FakeAPI([bash("echo one"), bash("echo two"), bash(SAVE), text("All done.")]) as api:
+        done = claude.run("wire up the checkout widget", project, api.url, env)
+    assert done.returncode == 0, done.stderr
+    seen = [texts_of(r) for r in api.requests]
+    assert len(seen) == 4
+    assert REMINDER not in seen[0] and REMINDER not in seen[1]  # not before save_every tool uses
+    assert REMINDER in seen[2] and "keeper save <<'KEEPER'" in seen[2]
+    assert "Saved to" in seen[3] and "+ 1 decision(s)" in seen[3]  # the model sees what the save did
+    assert FINAL not in seen[3]  # everything is saved: Stop asks for nothing
+    memory = claude.memory_of(project)
+    assert "- Use the blue widget for checkout because it handles currency rounding" in memory
+    assert "Wired the checkout widget to the pricing service." in memory
+
+    with FakeAPI([text("Hello again.")]) as api:
+        done = claude.run("what did we decide about checkout?", project, api.url)
+    assert done.returncode == 0, done.stderr
+    first = texts_of(api.requests[0])
+    assert "SessionStart hook additional context: Keeper memory for project 'shop'" in first
+    assert "Use the blue widget for checkout because it handles currency rounding" in first
+
+
+def test_recall_puts_the_match_in_front_of_the_model(claude: Claude, tmp_path: Path) -> None:
+    project = git_project(tmp_path, "svc")
+    saved = claude.keeper(
+        ["save", "--summary", "Moved cache invalidation to Redis pub/sub channels", "--decision", "Cache invalidation goes through Redis pub/sub"],
+        project,
+    )
+    assert saved.returncode == 0, saved.stderr
+    with FakeAPI([text("Here is what Keeper found.")]) as api:
+        done = claude.run("/keeper:recall redis invalidaton", project, api.url)  # typo on purpose
+    assert done.returncode == 0, done.stderr
+    first = texts_of(api.requests[0])
+    assert "Keeper recall for 'redis invalidaton'" in first
+    assert "Cache invalidation goes through Redis pub/sub" in first
+
+
+def test_hostile_recall_arguments_execute_nothing(claude: Claude, tmp_path: Path) -> None:
+    project = git_project(tmp_path, "svc")
+    markers = [tmp_path / f"pwned{i}" for i in range(4)]
+    query = (
+        f"don't \"quote\" $(touch {markers[0]}) `touch {markers[1]}`; touch {markers[2]} && "
+        f"touch {markers[3]} | cat"
+    )
+    with FakeAPI([text("Nothing relevant.")]) as api:
+        done = claude.run(f"/keeper:recall {query}", project, api.url)
+    assert done.returncode == 0, done.stderr
+    assert api.requests, "the command was refused before reaching the model"
+    assert not [m for m in markers if m.exists()]
+    first = texts_of(api.requests[0])
+    assert f"$(touch {markers[0]})" in first  # searched literally and shown as text
+
+
+def test_stop_asks_for_the_final_save_once_and_never_loops(claude: Claude, tmp_path: Path) -> None:
+    project = git_project(tmp_path, "tool")
+    env = {"KEEPER_SAVE_EVERY": "50", "KEEPER_FINAL_SAVE_MIN": "1"}
+    script = [bash("echo work"), text("Finished."), text("Finished; not saving this time."), text("Unexpected.")]
+    with FakeAPI(script) as api:
+        done = claude.run("do one thing", project, api.url, env)
+    assert done.returncode == 0, done.stderr
+    seen = [texts_of(r) for r in api.requests]
+    assert len(seen) == 3, "Stop should continue the turn exactly once"
+    assert FINAL not in seen[1]
+    assert seen[2].count(FINAL) == 1 and "1 tool uses in this session are not yet in memory" in seen[2]
+    assert "Unexpected." not in done.stdout
+
+
+def test_a_folder_of_the_same_name_elsewhere_gets_none_of_this_memory(claude: Claude, tmp_path: Path) -> None:
+    mine = git_project(tmp_path, "team-a", "api")
+    other = git_project(tmp_path, "team-b", "api")
+    assert claude.keeper(["save", "--decision", "Team A pins Postgres 16"], mine).returncode == 0
+    with FakeAPI([text("Hi.")]) as api:
+        done = claude.run("hello", other, api.url)
+    assert done.returncode == 0, done.stderr
+    first = texts_of(api.requests[0])
+    assert "Team A pins Postgres 16" not in first
+    assert "Keeper memory for project 'api' is empty so far" in first
+    with FakeAPI([text("Hi.")]) as api:
+        claude.run("hello", mine, api.url)
+    assert "Team A pins Postgres 16" in texts_of(api.requests[0])
+
+
+def test_plugin_passes_strict_validation(claude_bin: str, tmp_path: Path) -> None:
+    done = subprocess.run(
+        [claude_bin, "plugin", "validate", "--strict", str(REPO)],
+        env={**os.environ, "HOME": str(tmp_path), "USERPROFILE": str(tmp_path), "CLAUDE_CODE_DISABLE_NONESSENTIAL_TRAFFIC": "1"},
+        capture_output=True,
+        text=True,
+        timeout=120,
+        check=False,
+    )
+    assert done.returncode == 0, done.stdout + done.stderr
+    assert "Validation passed" in done.stdout
+    assert "⚠" not in done.stdout and "✘" not in done.stdout
