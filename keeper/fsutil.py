@@ -19,8 +19,19 @@ CLI_LOCK_TIMEOUT = 15.0
 
 
 def ensure_dir(path: str) -> None:
-    """Create a folder (and parents) private to the user on POSIX."""
-    os.makedirs(path, mode=0o700, exist_ok=True)
+    """Create a folder and any missing parents, each private to the user on POSIX (0700).
+
+    ``os.makedirs(mode=…)`` would apply the mode to the last folder only.
+    """
+    if os.path.isdir(path):
+        return
+    parent = os.path.dirname(path)
+    if parent and parent != path:
+        ensure_dir(parent)
+    try:
+        os.mkdir(path, 0o700)
+    except FileExistsError:
+        pass
 
 
 def read_text(path: str) -> str | None:
@@ -78,7 +89,7 @@ def project_lock(lock_path: str, timeout: float = CLI_LOCK_TIMEOUT) -> Iterator[
     from filelock import FileLock, Timeout
 
     ensure_dir(os.path.dirname(lock_path))
-    lock = FileLock(lock_path, timeout=timeout)
+    lock = FileLock(lock_path, timeout=timeout, mode=0o600)
     try:
         lock.acquire()
     except Timeout:

@@ -22,7 +22,10 @@ def write(event: str, level: str, message: str) -> None:
     """Append one line; never raise (a full disk must not break a hook)."""
     try:
         path = log_file()
-        os.makedirs(os.path.dirname(path), mode=0o700, exist_ok=True)
+        if not os.path.isdir(os.path.dirname(path)):
+            from keeper.fsutil import ensure_dir
+
+            ensure_dir(os.path.dirname(path))
         try:
             if os.stat(path).st_size > MAX_BYTES:
                 os.replace(path, path + ".1")

@@ -39,7 +39,7 @@ _RULES: list[tuple[str, re.Pattern[str], int]] = [
             r"(?i)(?<![A-Za-z0-9])(?:export\s+)?[A-Za-z0-9_.-]*"
             r"(?:password|passwd|pwd|passphrase|secret|token|api[_-]?key|access[_-]?key|private[_-]?key"
             r"|credentials?|auth[_-]?key|client[_-]?secret)[A-Za-z0-9_.-]*"
-            r"[\"']?\s*(?:=|:)\s*[\"']?((?![\[$<{(]|\[REDACTED)[^\s\"',;)}\]]{4,})"
+            r"[\"']?\s*(?:=|:)\s*[\"']?((?![\[$<{(]|\[REDACTED)[^\s\"',;(){}\[\]&]{4,})(?=[\s\"',;)}\]&]|$)"
         ),
         1,
     ),

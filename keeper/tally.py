@@ -24,7 +24,9 @@ def append(path: str, marks: bytes) -> bytes:
     try:
         fd = os.open(path, os.O_RDWR | os.O_APPEND | os.O_CREAT | getattr(os, "O_BINARY", 0), 0o600)
     except FileNotFoundError:
-        os.makedirs(os.path.dirname(path), mode=0o700, exist_ok=True)
+        from keeper.fsutil import ensure_dir
+
+        ensure_dir(os.path.dirname(path))
         fd = os.open(path, os.O_RDWR | os.O_APPEND | os.O_CREAT | getattr(os, "O_BINARY", 0), 0o600)
     try:
         if sys.platform == "win32":  # pragma: no cover - exercised by the Windows CI job

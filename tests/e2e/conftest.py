@@ -39,7 +39,15 @@ def claude_bin() -> str:
             "KEEPER_TEST_CLAUDE at a claude binary, or deselect them with -m 'not e2e'"
         )
     subprocess.run(
-        [npm, "install", "--prefix", str(CACHE), "--no-audit", "--no-fund", f"@anthropic-ai/claude-code@{CLAUDE_VERSION}"],
+        [
+            npm,
+            "install",
+            "--prefix",
+            str(CACHE),
+            "--no-audit",
+            "--no-fund",
+            f"@anthropic-ai/claude-code@{CLAUDE_VERSION}",
+        ],
         check=True,
         timeout=600,
         stdout=subprocess.DEVNULL,
@@ -91,7 +99,17 @@ class Claude:
         self.runs += 1
         debug = self.base / f"debug-{self.runs}.log"
         return subprocess.run(
-            [self.binary, "-p", prompt, "--plugin-dir", str(REPO), "--allowedTools", "Bash", "--debug-file", str(debug)],
+            [
+                self.binary,
+                "-p",
+                prompt,
+                "--plugin-dir",
+                str(REPO),
+                "--allowedTools",
+                "Bash",
+                "--debug-file",
+                str(debug),
+            ],
             cwd=cwd,
             env=self.env(api_url, extra_env),
             capture_output=True,

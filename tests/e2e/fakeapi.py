@@ -126,7 +126,9 @@ class FakeAPI:
             else:
                 start = {"type": "tool_use", "id": block["id"], "name": block["name"], "input": {}}
                 delta = {"type": "input_json_delta", "partial_json": json.dumps(block["input"])}
-            out.append(event("content_block_start", {"type": "content_block_start", "index": index, "content_block": start}))
+            out.append(
+                event("content_block_start", {"type": "content_block_start", "index": index, "content_block": start})
+            )
             out.append(event("content_block_delta", {"type": "content_block_delta", "index": index, "delta": delta}))
             out.append(event("content_block_stop", {"type": "content_block_stop", "index": index}))
         out.append(

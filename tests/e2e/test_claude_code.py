@@ -57,7 +57,13 @@ def test_save_request_save_and_next_session_memory(claude: Claude, tmp_path: Pat
 def test_recall_puts_the_match_in_front_of_the_model(claude: Claude, tmp_path: Path) -> None:
     project = git_project(tmp_path, "svc")
     saved = claude.keeper(
-        ["save", "--summary", "Moved cache invalidation to Redis pub/sub channels", "--decision", "Cache invalidation goes through Redis pub/sub"],
+        [
+            "save",
+            "--summary",
+            "Moved cache invalidation to Redis pub/sub channels",
+            "--decision",
+            "Cache invalidation goes through Redis pub/sub",
+        ],
         project,
     )
     assert saved.returncode == 0, saved.stderr
@@ -72,10 +78,7 @@ def test_recall_puts_the_match_in_front_of_the_model(claude: Claude, tmp_path: P
 def test_hostile_recall_arguments_execute_nothing(claude: Claude, tmp_path: Path) -> None:
     project = git_project(tmp_path, "svc")
     markers = [tmp_path / f"pwned{i}" for i in range(4)]
-    query = (
-        f"don't \"quote\" $(touch {markers[0]}) `touch {markers[1]}`; touch {markers[2]} && "
-        f"touch {markers[3]} | cat"
-    )
+    query = f'don\'t "quote" $(touch {markers[0]}) `touch {markers[1]}`; touch {markers[2]} && touch {markers[3]} | cat'
     with FakeAPI([text("Nothing relevant.")]) as api:
         done = claude.run(f"/keeper:recall {query}", project, api.url)
     assert done.returncode == 0, done.stderr
@@ -117,7 +120,12 @@ def test_a_folder_of_the_same_name_elsewhere_gets_none_of_this_memory(claude: Cl
 def test_plugin_passes_strict_validation(claude_bin: str, tmp_path: Path) -> None:
     done = subprocess.run(
         [claude_bin, "plugin", "validate", "--strict", str(REPO)],
-        env={**os.environ, "HOME": str(tmp_path), "USERPROFILE": str(tmp_path), "CLAUDE_CODE_DISABLE_NONESSENTIAL_TRAFFIC": "1"},
+        env={
+            **os.environ,
+            "HOME": str(tmp_path),
+            "USERPROFILE": str(tmp_path),
+            "CLAUDE_CODE_DISABLE_NONESSENTIAL_TRAFFIC": "1",
+        },
         capture_output=True,
         text=True,
         timeout=120,

@@ -1,0 +1,154 @@
+"""Hook latency, whole process, as Claude Code runs it: ``keeper hook <event>`` against ``python -c pass``.
+
+Every variant is run as a fresh process with its JSON on stdin, interleaved round by round with the
+baseline (the same interpreter the ``keeper`` script runs on), so machine noise hits all alike.
+Reports the median and p90 per variant and the ratio of medians to the baseline.
+
+    python benchmarks/hooks.py [--rounds 30] [--json results.json]
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import random
+import shutil
+import statistics
+import subprocess
+import sys
+import tempfile
+import time
+
+# (target ratio, must-not-exceed ratio) from the issues; None where no bound was set.
+TARGETS = {
+    "post-tool-use": (1.3, 2.0),
+    "session-start (full memory)": (2.0, 4.0),
+    "user-prompt-submit": (None, 4.0),
+}
+
+
+def keeper_command() -> tuple[str, str]:
+    """The installed ``keeper`` script and the interpreter its shebang names."""
+    script = shutil.which("keeper")
+    if not script:
+        sys.exit("benchmarks/hooks.py: `keeper` is not on PATH; install it first: python -m pip install .")
+    python = sys.executable
+    try:
+        with open(script, "rb") as fh:
+            first = fh.readline().decode("utf-8", "replace").strip()
+        if first.startswith("#!") and os.path.exists(first[2:].split()[0]):
+            python = first[2:].split()[0]
+    except OSError:
+        pass
+    return script, python
+
+
+def full_memory(project: str, env: dict[str, str]) -> None:
+    """Fill memory.md past the default context bound (~9 KB), as a long-lived project would."""
+    save = {
+        "summary": "Reworked the pricing engine and the checkout flow.",
+        "decisions": [f"Decision {i}: module_{i} keeps its own retry budget and logs to audit_{i}" for i in range(90)],
+        "state": ["Pricing engine rewritten; checkout wired; refunds next", "CI green on all three OSes"],
+        "issues": [f"Issue {i}: flaky test in tests/test_area_{i}.py under load" for i in range(12)],
+    }
+    subprocess.run(
+        [sys.executable, "-m", "keeper", "save", "--project-dir", project],
+        input=json.dumps(save).encode(),
+        env=env,
+        check=True,
+        capture_output=True,
+    )
+
+
+def main() -> int:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("--rounds", type=int, default=30, help="rounds of every variant (default 30; use >= 20)")
+    parser.add_argument("--json", help="also write the results to this file")
+    args = parser.parse_args()
+    script, python = keeper_command()
+    base = tempfile.mkdtemp(prefix="keeper-bench-")
+    project = os.path.join(base, "shop-api")
+    os.makedirs(os.path.join(project, ".git"))
+    env = {k: v for k, v in os.environ.items() if not k.startswith(("KEEPER_", "CLAUDE_"))}
+    env.update(KEEPER_HOME=os.path.join(base, "store"), CLAUDE_PROJECT_DIR=project)
+    full_memory(project, env)
+    memory_bytes = sum(
+        os.path.getsize(os.path.join(d, f)) for d, _, fs in os.walk(env["KEEPER_HOME"]) for f in fs if f == "memory.md"
+    )
+
+    def payload(**fields: object) -> bytes:
+        return json.dumps({"session_id": "bench-session", "transcript_path": "", "cwd": project, **fields}).encode()
+
+    counter = iter(range(10**9))
+    variants: dict[str, tuple[list[str], object, dict[str, str]]] = {
+        "python -c pass": ([python, "-c", "pass"], b"", {}),
+        "post-tool-use": (
+            [script, "hook", "post-tool-use"],
+            payload(tool_name="Bash", tool_input={"command": "pytest -q"}, tool_response={"stdout": "ok"}),
+            {"KEEPER_SAVE_EVERY": "1000000000"},
+        ),
+        "post-tool-use (save due)": (
+            [script, "hook", "post-tool-use"],
+            payload(tool_name="Edit", tool_input={"file_path": "a.py"}),
+            {"KEEPER_SAVE_EVERY": "1"},
+        ),
+        "session-start (full memory)": ([script, "hook", "session-start"], payload(source="startup"), {}),
+        "user-prompt-submit": (
+            [script, "hook", "user-prompt-submit"],
+            payload(prompt="fix the flaky checkout test"),
+            {},
+        ),
+        "user-prompt-submit (/keeper:recall)": (
+            [script, "hook", "user-prompt-submit"],
+            payload(prompt="/keeper:recall retry budgt module_42"),
+            {},
+        ),
+        "stop (session file updated)": (
+            [script, "hook", "stop"],
+            lambda: payload(stop_hook_active=True, last_assistant_message=f"Reply {next(counter)} done."),
+            {},
+        ),
+        "pre-compact": ([script, "hook", "pre-compact"], payload(trigger="auto"), {}),
+        "session-end": ([script, "hook", "session-end"], payload(reason="other"), {}),
+    }
+    times: dict[str, list[float]] = {name: [] for name in variants}
+    names = list(variants)
+    for _ in range(args.rounds):
+        random.shuffle(names)
+        for name in names:
+            cmd, stdin, extra = variants[name]
+            data = stdin() if callable(stdin) else stdin
+            start = time.perf_counter()
+            done = subprocess.run(cmd, input=data, capture_output=True, env={**env, **extra}, check=False)
+            times[name].append((time.perf_counter() - start) * 1000)
+            if done.returncode != 0 or (name != "python -c pass" and not done.stdout.startswith(b"{")):
+                sys.exit(f"{name} failed: rc={done.returncode} {done.stderr[-400:]!r}")
+    base_median = statistics.median(times["python -c pass"])
+    results = []
+    print(f"keeper hook latency: {args.rounds} interleaved rounds, memory.md {memory_bytes} bytes, {python}")
+    print(f"{'variant':38} {'median ms':>9} {'p90 ms':>8} {'ratio':>6}  target")
+    for name in variants:
+        values = sorted(times[name])
+        median = statistics.median(values)
+        p90 = values[int(0.9 * (len(values) - 1))]
+        ratio = median / base_median
+        target, bound = TARGETS.get(name, (None, None))
+        verdict = ""
+        if bound is not None:
+            verdict = f"<= {target}x (must <= {bound}x): " if target else f"must <= {bound}x: "
+            verdict += "met" if ratio <= (target or bound) else ("within bound" if ratio <= bound else "MISSED")
+        print(f"{name:38} {median:9.1f} {p90:8.1f} {ratio:6.2f}  {verdict}")
+        results.append(
+            {"variant": name, "median_ms": round(median, 2), "p90_ms": round(p90, 2), "ratio": round(ratio, 3)}
+        )
+    if args.json:
+        with open(args.json, "w", encoding="utf-8") as fh:
+            json.dump({"rounds": args.rounds, "memory_bytes": memory_bytes, "results": results}, fh, indent=1)
+    shutil.rmtree(base, ignore_errors=True)
+    missed = [r for r in results if (b := TARGETS.get(r["variant"], (None, None))[1]) is not None and r["ratio"] > b]
+    return 1 if missed else 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())

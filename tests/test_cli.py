@@ -1,0 +1,184 @@
+"""The command line, in-process through ``main([...])`` and, where it matters, as a real process."""
+
+from __future__ import annotations
+
+import io
+import json
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from keeper import __version__, paths
+from keeper.cli import main
+
+
+def cli(
+    args: list[str],
+    capsys: pytest.CaptureFixture[str],
+    stdin: str | None = None,
+    monkeypatch: pytest.MonkeyPatch | None = None,
+) -> tuple[int, str, str]:
+    if stdin is not None:
+        assert monkeypatch is not None
+        fake = io.TextIOWrapper(io.BytesIO(stdin.encode("utf-8")), encoding="utf-8")
+        monkeypatch.setattr(sys, "stdin", fake)
+    code = main(args)
+    out, err = capsys.readouterr()
+    return code, out, err
+
+
+def memory_file(project: Path) -> Path:
+    return Path(paths.make_project(paths.find_project_root(str(project))).memory)
+
+
+def test_save_from_yaml_on_stdin_says_what_changed(
+    project_dir: Path, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    yaml_text = "summary: Added retries\ndecisions:\n  - Retry HTTP calls 3 times with jitter\nissues:\n  - Timeouts on /export\n"
+    code, out, _ = cli(["save"], capsys, yaml_text, monkeypatch)
+    assert code == 0
+    assert "+ 1 decision(s): Retry HTTP calls 3 times with jitter" in out and "+ 1 issue(s): Timeouts on /export" in out
+    assert "- Retry HTTP calls 3 times with jitter (" in memory_file(project_dir).read_text()
+
+
+def test_save_from_json_and_from_flags(
+    project_dir: Path, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    code, _, _ = cli(
+        ["save"], capsys, json.dumps({"decisions": ["From JSON"], "state": "line one\nline two"}), monkeypatch
+    )
+    assert code == 0
+    code, out, _ = cli(["save", "--decision", "From flags", "--resolved", "nothing", "--json"], capsys)
+    result = json.loads(out)
+    assert result["added_decisions"] == ["From flags"] and result["unmatched"] == ["nothing"]
+    text = memory_file(project_dir).read_text()
+    assert "- From JSON (" in text and "- line one\n- line two\n" in text and "- From flags (" in text
+
+
+def test_save_with_nothing_to_save_explains_what_to_give(
+    project_dir: Path, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    code, _, err = cli(["save"], capsys, "", monkeypatch)
+    assert code == 1 and err.startswith("keeper: error: nothing to save") and "--summary" in err
+
+
+def test_save_redacts_secrets_before_they_reach_disk(
+    project_dir: Path, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    secret = "ghp_" + "a1B2" * 9
+    cli(
+        ["save"],
+        capsys,
+        f"summary: rotated the deploy token {secret}\ndecisions:\n  - DB url is postgres://app:hunter2pass@db/prod\n",
+        monkeypatch,
+    )
+    store_text = "".join(p.read_text() for p in Path(os.environ["KEEPER_HOME"]).rglob("*.md"))
+    assert secret not in store_text and "hunter2pass" not in store_text
+    assert "[REDACTED:github-token]" in store_text and "postgres://app:[REDACTED:url-password]@db/prod" in store_text
+
+
+def test_recall_json_has_the_contract_fields(project_dir: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    cli(["save", "--decision", "Invoices are rendered with WeasyPrint"], capsys)
+    code, out, _ = cli(["recall", "weasyprnt", "invoices", "--json"], capsys)
+    results = json.loads(out)
+    assert code == 0 and results
+    first = results[0]
+    assert {"path", "heading", "date", "score", "snippet", "id"} <= set(first)
+    assert os.path.isabs(first["path"]) and "WeasyPrint" in first["snippet"]
+    code, out, _ = cli(["recall", "kubernetes", "--json"], capsys)
+    assert json.loads(out) == []
+
+
+def test_status_reports_counter_files_and_locations(project_dir: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    cli(["save", "--decision", "One", "--issue", "Two"], capsys)
+    code, out, _ = cli(["status", "--json"], capsys)
+    data = json.loads(out)
+    assert code == 0
+    assert data["memory"]["decisions"] == 1 and data["memory"]["issues"] == 1
+    assert data["sessions"]["count"] == 1 and data["counter"]["save_every"] == 15
+    assert data["last_save"] and data["project"]["name"] == "api"
+    code, out, _ = cli(["status"], capsys)
+    assert "memory.md" in out and "1 decisions, 1 open issues" in out
+
+
+def test_clear_refuses_without_yes_when_not_on_a_terminal(
+    project_dir: Path, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    cli(["save", "--decision", "Precious"], capsys)
+    code, _, err = cli(["clear", "all"], capsys, "", monkeypatch)
+    assert code == 1 and "add --yes" in err and "nothing was removed" in err
+    assert memory_file(project_dir).exists()
+
+
+def test_clear_all_then_restore_brings_everything_back(project_dir: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    cli(["save", "--decision", "Precious", "--summary", "session one"], capsys)
+    before = memory_file(project_dir).read_bytes()
+    code, out, _ = cli(["clear", "all", "--yes"], capsys)
+    assert code == 0 and "Undo with: keeper restore" in out and not memory_file(project_dir).exists()
+    code, out, _ = cli(["restore", "--list"], capsys)
+    assert out.strip()
+    code, out, _ = cli(["restore"], capsys)
+    assert code == 0 and memory_file(project_dir).read_bytes() == before
+
+
+def test_clear_old_moves_only_old_session_files(project_dir: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    cli(["save", "--summary", "today"], capsys)
+    project = paths.make_project(paths.find_project_root(str(project_dir)))
+    old = Path(project.sessions) / "2020-01-02_0304.md"
+    old.write_text("# Session 2020-01-02 03:04\n\nancient\n")
+    code, out, _ = cli(["clear", "old", "--older-than", "30", "--yes"], capsys)
+    assert "Moved 1 file(s)" in out
+    assert code == 0 and not old.exists()
+    assert len(list(Path(project.sessions).glob("*.md"))) == 1 and memory_file(project_dir).exists()
+
+
+def test_project_dir_and_pins(project_dir: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    other = tmp_path / "elsewhere" / "svc"
+    other.mkdir(parents=True)
+    (other / ".claude").mkdir()
+    (other / ".claude" / "keeper.yaml").write_text("project: shared-svc\n")
+    cli(["save", "--project-dir", str(other), "--decision", "Pinned"], capsys)
+    assert (Path(os.environ["KEEPER_HOME"]) / "projects" / "shared-svc" / "memory.md").exists()
+    (other / ".claude" / "keeper.yaml").write_text("project: ../escape\n")
+    code, _, err = cli(["status", "--project-dir", str(other)], capsys)
+    assert code == 1 and "is not a safe folder name" in err
+    code, _, err = cli(["status", "--project-dir", str(tmp_path / "missing")], capsys)
+    assert code == 1 and "does not exist" in err
+
+
+def test_every_command_has_help(capsys: pytest.CaptureFixture[str]) -> None:
+    from keeper.cli import build_parser
+
+    parser = build_parser()
+    sub = next(a for a in parser._actions if a.dest == "command")
+    for name, action in sub.choices.items():  # type: ignore[union-attr]
+        assert action.format_help().strip(), name
+        assert "--project-dir" in action.format_help(), name
+    help_text = {a.dest: a.help for a in sub._choices_actions}  # type: ignore[union-attr]
+    assert all(help_text.values())
+
+
+def test_python_dash_m_and_version(project_dir: Path) -> None:
+    done = subprocess.run([sys.executable, "-m", "keeper", "--version"], capture_output=True, text=True, check=False)
+    assert done.returncode == 0 and done.stdout.strip() == f"keeper {__version__}"
+
+
+def test_console_script_save_reads_utf8_stdin(project_dir: Path) -> None:
+    done = subprocess.run(
+        [sys.executable, "-m", "keeper", "save"],
+        input="summary: Gérer les échéances – 期限\n".encode(),
+        capture_output=True,
+        check=False,
+        env={**os.environ, "PYTHONIOENCODING": "ascii:backslashreplace"},
+    )
+    assert done.returncode == 0, done.stderr
+    assert "Gérer les échéances – 期限" in memory_file(project_dir).read_text(encoding="utf-8")
+
+
+def test_usage_errors_exit_2(capsys: pytest.CaptureFixture[str]) -> None:
+    with pytest.raises(SystemExit) as exc:
+        main(["clear", "everything"])
+    assert exc.value.code == 2

@@ -1,0 +1,88 @@
+"""The README is the manual, and the plugin files agree with the CLI: checked, so they cannot drift."""
+
+from __future__ import annotations
+
+import json
+import re
+import subprocess
+import sys
+from pathlib import Path
+
+from keeper import __version__, config, hooks
+from keeper.cli import build_parser
+from tests.conftest import REPO
+
+README = (REPO / "README.md").read_text(encoding="utf-8")
+
+
+def commands() -> list[str]:
+    sub = next(a for a in build_parser()._actions if a.dest == "command")
+    return sorted(sub.choices)  # type: ignore[arg-type]
+
+
+def test_every_command_and_hook_event_is_documented() -> None:
+    for name in commands():
+        assert f"`keeper {name}" in README, name
+    for event in hooks.HANDLERS:
+        assert f"`{event}`" in README, event
+
+
+def test_every_config_key_is_documented_with_its_default() -> None:
+    for key, (default, _, _) in config.KEYS.items():
+        row = next((line for line in README.splitlines() if line.startswith(f"| `{key}` |")), None)
+        assert row is not None, key
+        if default not in (None, [], True):
+            assert f"| {default} |" in row, key
+
+
+def test_hooks_json_runs_known_events_in_exec_form() -> None:
+    data = json.loads((REPO / "hooks" / "hooks.json").read_text())
+    seen = set()
+    for groups in data["hooks"].values():
+        for group in groups:
+            for handler in group["hooks"]:
+                assert handler["type"] == "command" and handler["command"] == "keeper"
+                assert handler["args"][0] == "hook" and handler["args"][1] in hooks.HANDLERS
+                assert isinstance(handler["timeout"], int) and handler["timeout"] > 0
+                seen.add(handler["args"][1])
+    assert seen == set(hooks.HANDLERS)
+
+
+def test_commands_have_descriptions_and_keep_arguments_out_of_the_shell() -> None:
+    files = sorted((REPO / "commands").glob("*.md"))
+    assert [f.stem for f in files] == ["clear", "recall", "save", "status"]
+    for path in files:
+        text = path.read_text(encoding="utf-8")
+        front = text.split("---")[1]
+        assert re.search(r"^description: \S", front, re.M), path.name
+        for line in text.splitlines():
+            if line.lstrip().startswith("!`") or "```!" in line:
+                assert "$ARGUMENTS" not in line and not re.search(r"\$\d", line), path.name
+                assert re.search(r"!`keeper (status)`", line), path.name
+    assert "disable-model-invocation: true" in (REPO / "commands" / "clear.md").read_text()
+
+
+def test_manifest_versions_agree() -> None:
+    plugin = json.loads((REPO / ".claude-plugin" / "plugin.json").read_text())
+    assert plugin["version"] == __version__
+    marketplace = json.loads((REPO / ".claude-plugin" / "marketplace.json").read_text())
+    assert all("version" not in entry for entry in marketplace["plugins"])
+
+
+def test_ci_runs_the_readme_commands() -> None:
+    blocks = re.findall(r"```bash\n(.*?)```", README.split("## Set-up")[1].split("## ")[0], re.S)
+    setup, tests = (b.strip() for b in blocks[:2])
+    ci = (REPO / ".ci" / "run").read_text()
+    assert setup in ci and tests in ci
+
+
+def test_demo_runs_offline_and_shows_the_whole_loop(tmp_path: Path) -> None:
+    done = subprocess.run(
+        [sys.executable, "-m", "keeper", "demo"], capture_output=True, text=True, timeout=120, check=False
+    )
+    assert done.returncode == 0, done.stderr
+    out = done.stdout
+    assert "Keeper asks Claude to save" in out and "tool uses since this session's memory was last saved" in out
+    assert "+ 2 decision(s)" in out
+    assert "Keeper: 2 decisions, 1 open issue" in out
+    assert "Refunds still use the old rounding" in out.split("7. Recall")[1]

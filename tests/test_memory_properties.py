@@ -1,0 +1,111 @@
+"""Properties of parse, render and merge over generated documents and save sequences."""
+
+from __future__ import annotations
+
+from datetime import datetime, timedelta
+
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+
+from keeper import memory
+from keeper.markdown import Document, bare
+
+SETTINGS = settings(max_examples=150, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+line_text = st.text(
+    st.characters(blacklist_categories=("Cs", "Nd"), blacklist_characters="\r\n\x0b\x0c\x1c\x1d\x1e\x85\u2028\u2029"),
+    max_size=40,
+)
+newline = st.sampled_from(["\n", "\r\n"])
+word = st.text("abcdefghijklmnopqrstuvwxyz", min_size=3, max_size=8)
+item = st.lists(word, min_size=2, max_size=5).map(" ".join)
+# Resolutions are digits only: a resolution may rightly remove a hand-written issue, so the
+# generated ones must never resemble the (digit-free) hand-written lines.
+resolution = st.lists(st.text("0123456789", min_size=3, max_size=5), min_size=2, max_size=3).map(" ".join)
+
+
+@SETTINGS
+@given(st.text(max_size=400))
+def test_any_text_renders_back_exactly(text: str) -> None:
+    assert Document.parse(text).render() == text
+
+
+@st.composite
+def hand_edited_memory(draw: st.DrawFn) -> tuple[str, list[str]]:
+    """A memory.md with hand-written lines in known and unknown sections, in any order."""
+    nl = draw(newline)
+    titles = draw(
+        st.permutations(["Core Decisions", "Current State", "Recent Context", "Known Issues", "Team Notes", "Links"])
+    )
+    keep = draw(st.lists(st.sampled_from(titles), min_size=0, max_size=6, unique=True))
+    lines = ["# Project Memory: api", ""]
+    hand: list[str] = []
+    for title in keep:
+        lines += [f"## {title}", ""]
+        for text in draw(st.lists(line_text, max_size=3)):
+            written = f"- HAND {text}".rstrip() if draw(st.booleans()) else f"HAND {text}".rstrip()
+            lines.append(written)
+            hand.append(written)
+        lines.append("")
+    return nl.join(lines) + (nl if draw(st.booleans()) else ""), hand
+
+
+saves = st.lists(
+    st.fixed_dictionaries(
+        {
+            "summary": st.one_of(st.just(""), item),
+            "decisions": st.lists(item, max_size=3),
+            "state": st.lists(item, max_size=3),
+            "issues": st.lists(item, max_size=2),
+            "resolved": st.lists(resolution, max_size=2),
+        }
+    ),
+    min_size=1,
+    max_size=6,
+)
+
+
+def run_saves(text: str | None, batch: list[dict], cap: int) -> tuple[str, dict, list[memory.MergeReport]]:
+    prov: dict = {}
+    reports = []
+    for number, data in enumerate(batch):
+        text, prov, report = memory.merge(
+            text,
+            prov,
+            memory.SaveInput(**data),
+            project_name="api",
+            session_id=f"s{number % 4}",
+            now=datetime(2026, 1, 1) + timedelta(days=number),
+            recent_sessions=cap,
+        )
+        reports.append(report)
+    assert text is not None
+    return text, prov, reports
+
+
+@SETTINGS
+@given(hand_edited_memory(), saves, st.integers(1, 4))
+def test_hand_written_lines_survive_every_save_in_order(
+    doc: tuple[str, list[str]], batch: list[dict], cap: int
+) -> None:
+    text, hand = doc
+    after, _, _ = run_saves(text, batch, cap)
+    remaining = [bare(line) for line in after.splitlines(keepends=True)]
+    position = 0
+    for line in hand:  # each hand line is still there, in the same relative order
+        position = remaining.index(line, position) + 1
+    assert Document.parse(after).render() == after
+
+
+@SETTINGS
+@given(saves, st.integers(1, 4))
+def test_recent_context_respects_the_cap_and_decisions_are_kept(batch: list[dict], cap: int) -> None:
+    text, prov, reports = run_saves(None, batch, cap)
+    assert len(prov["recent"]) <= cap
+    recent = Document.parse(text).find(("recent context",))
+    assert recent is not None and len(recent.bullets()) <= cap
+    decisions = Document.parse(text).find(("core decisions",))
+    kept = [memory.normalize(t) for _, t in decisions.bullets()] if decisions else []
+    for report in reports:
+        for added in report.added_decisions:
+            assert memory.normalize(added) in kept
+    assert len(set(kept)) == len(kept)

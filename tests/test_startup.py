@@ -1,0 +1,96 @@
+"""The hot path stays on the standard library: checked by what a real hook process imported."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+HEAVY = {"yaml", "platformdirs", "rapidfuzz", "filelock"}
+SLOW_STDLIB = {
+    "argparse",
+    "typing",
+    "dataclasses",
+    "inspect",
+    "logging",
+    "subprocess",
+    "pathlib",
+    "tempfile",
+    "hashlib",
+}
+PROBE = (
+    "import json, sys\n"
+    "from keeper.cli import main\n"
+    "code = main(sys.argv[1:])\n"
+    "sys.stderr.write('\\nMODULES ' + json.dumps(sorted(sys.modules)))\n"
+    "sys.exit(code)\n"
+)
+
+
+def _bare_interpreter_modules() -> set[str]:
+    """What Python itself loads here (site, .pth files of editable installs…), which Keeper cannot avoid."""
+    code = "import sys, json; sys.stdout.write(json.dumps(sorted(sys.modules)))"
+    done = subprocess.run([sys.executable, "-c", code], capture_output=True, check=True)
+    return {m.split(".")[0] for m in json.loads(done.stdout)} - {"json"}
+
+
+BASELINE = _bare_interpreter_modules()
+
+
+def loaded_by(args: list[str], stdin: dict, cwd: Path) -> tuple[set[str], dict]:
+    """Top-level modules a real ``keeper`` process loaded beyond a bare interpreter, and its reply."""
+    done = subprocess.run(
+        [sys.executable, "-c", PROBE, *args], input=json.dumps(stdin).encode(), capture_output=True, cwd=cwd, check=True
+    )
+    modules = json.loads(done.stderr.decode().rsplit("MODULES ", 1)[1])
+    return {m.split(".")[0] for m in modules} - BASELINE, json.loads(done.stdout)
+
+
+@pytest.mark.parametrize(
+    ("event", "fields"),
+    [
+        ("post-tool-use", {"tool_name": "Bash", "tool_input": {"command": "ls"}}),
+        ("user-prompt-submit", {"prompt": "please fix the flaky test"}),
+    ],
+)
+def test_per_call_hooks_import_no_dependency_when_no_save_is_due(project_dir: Path, event: str, fields: dict) -> None:
+    loaded, reply = loaded_by(["hook", event], {"session_id": "s1", "cwd": str(project_dir), **fields}, project_dir)
+    assert reply == {}
+    assert not loaded & HEAVY
+    assert not loaded & SLOW_STDLIB
+
+
+def test_a_config_file_is_parsed_once_then_read_from_cache(project_dir: Path) -> None:
+    (project_dir / ".claude").mkdir()
+    (project_dir / ".claude" / "keeper.yaml").write_text("save_every: 40\n")
+    payload = {"session_id": "s1", "cwd": str(project_dir), "tool_name": "Read", "tool_input": {}}
+    first, _ = loaded_by(["hook", "post-tool-use"], payload, project_dir)
+    second, _ = loaded_by(["hook", "post-tool-use"], payload, project_dir)
+    assert "yaml" in first
+    assert not second & HEAVY
+
+
+def test_session_start_with_memory_needs_no_dependency(project_dir: Path) -> None:
+    subprocess.run(
+        [sys.executable, "-m", "keeper", "save", "--decision", "Use FTS5"],
+        cwd=project_dir,
+        check=True,
+        capture_output=True,
+    )
+    loaded, reply = loaded_by(
+        ["hook", "session-start"], {"session_id": "s1", "cwd": str(project_dir), "source": "startup"}, project_dir
+    )
+    assert "Use FTS5" in reply["hookSpecificOutput"]["additionalContext"]
+    assert not loaded & HEAVY
+
+
+def test_the_save_due_path_may_load_what_it_needs(project_dir: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("KEEPER_SAVE_EVERY", "1")
+    loaded, reply = loaded_by(
+        ["hook", "post-tool-use"], {"session_id": "s1", "cwd": str(project_dir), "tool_name": "Read"}, project_dir
+    )
+    assert "keeper save" in reply["hookSpecificOutput"]["additionalContext"]
+    assert not loaded & {"rapidfuzz", "filelock"}
