@@ -8,10 +8,9 @@ warning that names the file, the key and the default used instead.
 
 from __future__ import annotations
 
-import json
 import os
 
-from keeper import paths
+from keeper import jsonio, paths
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
@@ -78,7 +77,7 @@ def _check(key: str, value: Any, where: str) -> tuple[Any, str | None]:
         need = "true or false"
     elif kind == "patterns":
         if isinstance(value, str):
-            value = json.loads(value) if value.strip().startswith("[") else [value]
+            value = jsonio.loads(value) if value.strip().startswith("[") else [value]
         ok = isinstance(value, list) and all(isinstance(p, str) for p in value)
         if ok:
             import re
@@ -139,16 +138,16 @@ def read_file(path: str) -> tuple[dict[str, Any], list[str]] | None:
     cache = _cache_file(path)
     try:
         with open(cache, encoding="utf-8") as fh:
-            cached = json.load(fh)
+            cached = jsonio.loads(fh.read())
         if cached.get("stamp") == stamp:
             return dict(cached["values"]), list(cached["warnings"])
-    except (OSError, ValueError, KeyError, TypeError, AttributeError):
+    except (OSError, ValueError, KeyError, TypeError, AttributeError, RecursionError):
         pass
     values, warnings = _parse_yaml_file(path)
     try:
         from keeper.fsutil import atomic_write
 
-        atomic_write(cache, json.dumps({"stamp": stamp, "values": values, "warnings": warnings}))
+        atomic_write(cache, jsonio.dumps({"stamp": stamp, "values": values, "warnings": warnings}))
     except OSError:
         pass  # the cache is an optimisation; a read-only store still works
     return values, warnings

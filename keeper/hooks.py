@@ -8,12 +8,10 @@ any error is logged in one line while the hook still prints ``{}`` and exits 0.
 
 from __future__ import annotations
 
-import json
 import os
-import re
 import sys
 
-from keeper import config, log, paths, tally
+from keeper import config, jsonio, log, paths, tally
 from keeper.errors import KeeperError
 
 TYPE_CHECKING = False
@@ -24,8 +22,8 @@ if TYPE_CHECKING:
     Reply = dict[str, Any]  # one JSON object
 
 MAX_STDIN = 32 << 20
-_SAVE_CMD = re.compile(r"(?:^|[\s;&|(`$])(?:keeper|python3?\s+-m\s+keeper)(?:\.exe)?\s+save\b")
-_SLASH = re.compile(r"\s*/(keeper:recall|recall|keeper:clear)(?:\s+(.*))?\s*\Z", re.S)
+_SEPARATORS = ";&|()`<>"
+_SLASH_COMMANDS = ("keeper:recall", "recall", "keeper:clear")
 
 
 class Call:
@@ -62,6 +60,29 @@ class Call:
         return tally.path_for(self.project.state, self.session)
 
 
+def is_save_command(command: str) -> bool:
+    """Whether a shell command runs ``keeper save`` (also ``python -m keeper save``, ``keeper.exe save``).
+
+    Plain string work, not a regex: importing ``re`` costs more than this whole hook.
+    """
+    for mark in _SEPARATORS:
+        command = command.replace(mark, f" {mark} ")  # a separator stays a word of its own
+    words = command.split()
+    for word, following in zip(words, words[1:]):
+        name = word.replace("\\", "/").rsplit("/", 1)[-1]
+        if name in ("keeper", "keeper.exe") and following == "save":
+            return True
+    return False
+
+
+def slash_command(prompt: str) -> tuple[str, str] | None:
+    """``("keeper:recall", "the query")`` for a prompt that invokes one of Keeper's commands."""
+    parts = prompt.strip().split(None, 1)
+    if not parts or not parts[0].startswith("/") or parts[0][1:] not in _SLASH_COMMANDS:
+        return None
+    return parts[0][1:], parts[1].strip() if len(parts) > 1 else ""
+
+
 def parse_payload(raw: bytes) -> tuple[dict[str, Any], str | None]:
     """The hook JSON as a dict, or ``{}`` and the reason it could not be read."""
     if len(raw) > MAX_STDIN:
@@ -71,7 +92,7 @@ def parse_payload(raw: bytes) -> tuple[dict[str, Any], str | None]:
     if not text.strip():
         return {}, "stdin is empty"
     try:
-        data = json.loads(text)
+        data = jsonio.loads(text)
     except (ValueError, RecursionError) as exc:
         return {}, f"stdin is not JSON ({type(exc).__name__}: {str(exc)[:120]})"
     if not isinstance(data, dict):
@@ -99,7 +120,7 @@ def session_start(call: Call) -> Reply:
 def post_tool_use(call: Call) -> Reply:
     tool_input = call.payload.get("tool_input")
     command = tool_input.get("command") if isinstance(tool_input, dict) else None
-    is_save = call.text("tool_name") == "Bash" and isinstance(command, str) and bool(_SAVE_CMD.search(command))
+    is_save = call.text("tool_name") == "Bash" and isinstance(command, str) and is_save_command(command)
     seen = tally.append(call.tally_path, tally.USE + tally.SAVE if is_save else tally.USE)
     if is_save or call.payload.get("agent_id"):
         return {}  # a subagent's work counts, but the request goes to the main agent
@@ -162,10 +183,10 @@ def session_end(call: Call) -> Reply:
 
 
 def user_prompt_submit(call: Call) -> Reply:
-    match = _SLASH.match(call.text("prompt"))
-    if not match:
+    found = slash_command(call.text("prompt"))
+    if found is None:
         return {}
-    command, args = match.group(1), (match.group(2) or "").strip()
+    command, args = found
     from keeper import slash
 
     if command.endswith("recall"):
@@ -224,7 +245,7 @@ def run(argv: list[str]) -> int:
         log.write(event or "-", "ERROR", f"{type(exc).__name__}: {exc}{where}")
         reply = {}
     try:
-        sys.stdout.write(json.dumps(reply))
+        sys.stdout.write(jsonio.dumps(reply))
         sys.stdout.flush()
     except (OSError, ValueError):
         pass

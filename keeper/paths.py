@@ -10,7 +10,6 @@ from __future__ import annotations
 
 import os
 import posixpath
-import re
 import sys
 from types import ModuleType
 
@@ -25,7 +24,8 @@ PROJECT_CONFIG = os.path.join(".claude", "keeper.yaml")
 _WINDOWS_RESERVED = frozenset(
     ["con", "prn", "aux", "nul"] + [f"com{i}" for i in range(1, 10)] + [f"lpt{i}" for i in range(1, 10)]
 )
-_PIN_RE = re.compile(r"[A-Za-z0-9][A-Za-z0-9._-]{0,63}\Z")
+_SLUG_CHARS = frozenset("abcdefghijklmnopqrstuvwxyz0123456789._-")
+_SESSION_CHARS = frozenset("ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789_-")
 
 
 def _xdg(var: str) -> str | None:
@@ -103,7 +103,13 @@ def _sha256_hex(data: bytes) -> str:
 
 def slugify(name: str) -> str:
     """A readable, safe folder-name fragment: lower case ``[a-z0-9._-]``, at most 40 characters."""
-    slug = re.sub(r"[^a-z0-9._-]+", "-", name.lower()).strip("-._")[:40].strip("-._")
+    chars: list[str] = []
+    for ch in name.lower():
+        if ch in _SLUG_CHARS:
+            chars.append(ch)
+        elif not chars or chars[-1] != "\0":
+            chars.append("\0")  # a run of other characters becomes one '-'
+    slug = "".join(chars).replace("\0", "-").strip("-._")[:40].strip("-._")
     return slug or "project"
 
 
@@ -116,7 +122,9 @@ def project_id(root: str, flavour: ModuleType = os.path) -> str:
 
 def check_pinned_name(name: object, source: str) -> str:
     """Validate a ``project:`` pin; refuse names that are not safe folder names on every OS."""
-    if not isinstance(name, str) or not _PIN_RE.match(name) or name.endswith("."):
+    import re
+
+    if not isinstance(name, str) or not re.fullmatch(r"[A-Za-z0-9][A-Za-z0-9._-]{0,63}", name) or name.endswith("."):
         raise KeeperError(
             f"{source}: project: {name!r} is not a safe folder name. Use 1-64 letters, digits, '.', '_' "
             "or '-', starting with a letter or digit (for example: project: my-api)."
@@ -171,5 +179,5 @@ def make_project(root: str, pinned: str | None = None) -> Project:
 def safe_session_id(session_id: object) -> str:
     """A session id fit for a file name; hostile or missing ids fold to something harmless."""
     text = session_id if isinstance(session_id, str) else ""
-    cleaned = re.sub(r"[^A-Za-z0-9_-]", "", text)[:64]
+    cleaned = "".join(ch for ch in text if ch in _SESSION_CHARS)[:64]
     return cleaned or "unknown"

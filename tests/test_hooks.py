@@ -198,10 +198,14 @@ def test_a_save_restarts_the_count(
         ("keeper status", False),
         ("echo saving the keeper file", False),
         ("grep -r keepersave .", False),
+        ("$(keeper save<<'K'\nsummary: x\nK\n)", True),
+        ("/home/ann/.local/bin/keeper save --summary x", True),
+        ("C:\\Users\\ann\\Scripts\\keeper.exe save --summary x", True),
+        ("echo keeper; save", False),
     ],
 )
 def test_save_commands_are_recognised(command: str, is_save: bool) -> None:
-    assert bool(hooks._SAVE_CMD.search(command)) is is_save
+    assert hooks.is_save_command(command) is is_save
 
 
 def test_subagent_tool_uses_count_but_never_ask(
@@ -346,6 +350,21 @@ def test_config_problems_reach_the_user(
 
 def prompt(project: Path, text: str) -> dict[str, Any]:
     return payload(project, hook_event_name="UserPromptSubmit", prompt=text)
+
+
+@pytest.mark.parametrize(
+    ("prompt", "parsed"),
+    [
+        ("/keeper:recall redis  ttl ", ("keeper:recall", "redis  ttl")),
+        ("  /recall\n multi\nline", ("recall", "multi\nline")),
+        ("/keeper:clear", ("keeper:clear", "")),
+        ("/clear", None),
+        ("please /keeper:recall x", None),
+        ("", None),
+    ],
+)
+def test_slash_commands_are_recognised(prompt: str, parsed: tuple[str, str] | None) -> None:
+    assert hooks.slash_command(prompt) == parsed
 
 
 def test_ordinary_prompts_and_builtin_commands_get_nothing(

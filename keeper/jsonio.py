@@ -1,0 +1,77 @@
+"""Hook JSON without the ``json`` package, whose import pulls in ``re`` and ``enum`` (~5 ms a call).
+
+CPython's C accelerator ``_json`` holds the real scanner and string encoder; this wraps them with
+the standard defaults, so ``loads`` and ``dumps`` give what ``json.loads`` and ``json.dumps`` give
+(same separators, ASCII output). Without ``_json`` it falls back to the ``json`` package.
+"""
+
+from __future__ import annotations
+
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    from collections.abc import Callable
+
+try:
+    from _json import encode_basestring_ascii as _quote
+    from _json import make_scanner as _make_scanner
+except ImportError:  # pragma: no cover - not CPython
+    _make_scanner = None
+
+_WHITESPACE = " \t\n\r"
+_CONSTANTS = {"-Infinity": float("-inf"), "Infinity": float("inf"), "NaN": float("nan")}
+
+
+class _Context:
+    """The attributes the C scanner reads from a decoder: json's defaults."""
+
+    strict = True
+    object_hook = None
+    object_pairs_hook = None
+    parse_float = float
+    parse_int = int
+    parse_constant = _CONSTANTS.__getitem__
+    memo: dict[str, str] = {}
+
+
+_scan: Callable[[str, int], tuple[object, int]] | None = _make_scanner(_Context()) if _make_scanner else None
+
+
+def loads(text: str) -> object:
+    """Parse one JSON document; raise ValueError (or RecursionError when nested too deep) if invalid."""
+    if _scan is None:  # pragma: no cover - not CPython
+        import json
+
+        return json.loads(text)
+    start = len(text) - len(text.lstrip(_WHITESPACE))
+    try:
+        value, end = _scan(text, start)
+    except StopIteration as exc:
+        raise ValueError(f"Expecting value: char {exc.value}") from None
+    if text[end:].strip(_WHITESPACE):
+        raise ValueError(f"Extra data: char {end}")
+    return value
+
+
+def dumps(value: object) -> str:
+    """Serialise dicts, lists, strings, numbers, booleans and None exactly as ``json.dumps`` does."""
+    if isinstance(value, str):
+        return str(_quote(value))
+    if value is None:
+        return "null"
+    if value is True:
+        return "true"
+    if value is False:
+        return "false"
+    if isinstance(value, int):
+        return int.__repr__(value)
+    if isinstance(value, float):
+        if value != value:
+            return "NaN"
+        if value in (float("inf"), float("-inf")):
+            return "Infinity" if value > 0 else "-Infinity"
+        return float.__repr__(value)
+    if isinstance(value, dict):
+        return "{" + ", ".join(f"{dumps(str(k))}: {dumps(v)}" for k, v in value.items()) + "}"
+    if isinstance(value, (list, tuple)):
+        return "[" + ", ".join(dumps(v) for v in value) + "]"
+    raise TypeError(f"Object of type {type(value).__name__} is not JSON serializable")
