@@ -1,21 +1,18 @@
 """Hook JSON without the ``json`` package, whose import pulls in ``re`` and ``enum`` (~5 ms a call).
 
-CPython's C accelerator ``_json`` holds the real scanner and string encoder; this wraps them with
-the standard defaults, so ``loads`` and ``dumps`` give what ``json.loads`` and ``json.dumps`` give
-(same separators, ASCII output). Without ``_json`` it falls back to the ``json`` package.
+CPython's C accelerator ``_json`` (always built; Keeper supports CPython only) holds the real
+scanner and string encoder; this wraps them with the standard defaults, so ``loads`` and ``dumps``
+give what ``json.loads`` and ``json.dumps`` give (same separators, ASCII output).
 """
 
 from __future__ import annotations
 
+from _json import encode_basestring_ascii as _quote
+from _json import make_scanner
+
 TYPE_CHECKING = False
 if TYPE_CHECKING:
-    from collections.abc import Callable
-
-try:
-    from _json import encode_basestring_ascii as _quote
-    from _json import make_scanner as _make_scanner
-except ImportError:  # pragma: no cover - not CPython
-    _make_scanner = None
+    from typing import Any
 
 _WHITESPACE = " \t\n\r"
 _CONSTANTS = {"-Infinity": float("-inf"), "Infinity": float("inf"), "NaN": float("nan")}
@@ -30,18 +27,13 @@ class _Context:
     parse_float = float
     parse_int = int
     parse_constant = _CONSTANTS.__getitem__
-    memo: dict[str, str] = {}
 
 
-_scan: Callable[[str, int], tuple[object, int]] | None = _make_scanner(_Context()) if _make_scanner else None
+_scan = make_scanner(_Context())  # type: ignore[arg-type]  # duck-typed, as json.JSONDecoder is
 
 
-def loads(text: str) -> object:
+def loads(text: str) -> Any:
     """Parse one JSON document; raise ValueError (or RecursionError when nested too deep) if invalid."""
-    if _scan is None:  # pragma: no cover - not CPython
-        import json
-
-        return json.loads(text)
     start = len(text) - len(text.lstrip(_WHITESPACE))
     try:
         value, end = _scan(text, start)
