@@ -105,11 +105,9 @@ def _specific(event_name: str, text: str) -> Reply:
 
 
 def session_start(call: Call) -> Reply:
-    from datetime import datetime
-
     from keeper import context, sessions
 
-    sessions.mark_start(call.project, call.session, datetime.now())
+    sessions.mark_start(call.project, call.session)
     source = call.text("source") or "startup"
     text, status = context.session_start(call.project, int(call.cfg["context_chars"]), source, call.session)
     if call.cfg.warnings:

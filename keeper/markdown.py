@@ -7,12 +7,44 @@ exactly as they were read. Keeper edits only the lines it owns.
 
 from __future__ import annotations
 
-import re
-
-_HEADING = re.compile(r"^ {0,3}(#{1,6})(?:[ \t]+(.*?))?[ \t]*#*[ \t]*\r?\n?$")
-_FENCE = re.compile(r"^ {0,3}(`{3,}|~{3,})")
-_BULLET = re.compile(r"^[-*+][ \t]+(.*?)\s*$")
 BOM = "\ufeff"
+
+
+def heading(line: str) -> tuple[int, str] | None:
+    """``(level, title)`` for an ATX heading line (``## Title ##``), else None.
+
+    String work rather than a regex: SessionStart parses memory.md, and importing ``re`` costs
+    about as much as the rest of that hook.
+    """
+    text = line.rstrip("\r\n")
+    stripped = text.lstrip(" ")
+    if len(text) - len(stripped) > 3 or not stripped.startswith("#"):
+        return None
+    level = len(stripped) - len(stripped.lstrip("#"))
+    rest = stripped[level:]
+    if level > 6 or (rest and rest[0] not in " \t"):
+        return None
+    title = rest.strip(" \t")
+    closing = title.rstrip("#")
+    if closing != title and (not closing or closing[-1] in " \t"):
+        title = closing.rstrip(" \t")
+    return level, title
+
+
+def fence(line: str) -> str | None:
+    """The fence marker (a run of 3+ backticks or tildes) that opens or closes a code block."""
+    stripped = line.lstrip(" ")
+    if len(line) - len(stripped) > 3 or stripped[:1] not in ("`", "~"):
+        return None
+    run = len(stripped) - len(stripped.lstrip(stripped[0]))
+    return stripped[:run] if run >= 3 else None
+
+
+def bullet(line: str) -> str | None:
+    """The text of a top-level ``-``/``*``/``+`` list item, else None."""
+    if len(line) > 1 and line[0] in "-*+" and line[1] in " \t":
+        return line[2:].strip()
+    return None
 
 
 class Section:
@@ -25,15 +57,15 @@ class Section:
 
     def key(self) -> str:
         """The title folded for matching: lower case letters and digits, single spaces."""
-        return " ".join(re.sub(r"[^0-9a-z]+", " ", self.title.lower()).split())
+        return " ".join("".join(c if c.isascii() and c.isalnum() else " " for c in self.title.lower()).split())
 
     def bullets(self) -> list[tuple[int, str]]:
         """Top-level bullet items as ``(line index, text)``."""
         found = []
         for index, line in enumerate(self.lines):
-            match = _BULLET.match(line)
-            if match:
-                found.append((index, match.group(1)))
+            text = bullet(line)
+            if text is not None:
+                found.append((index, text))
         return found
 
     def item_span(self, index: int) -> int:
@@ -59,19 +91,18 @@ class Document:
         crlf = sum(1 for line in lines if line.endswith("\r\n"))
         newline = "\r\n" if crlf * 2 > len(lines) else "\n"
         sections = [Section(None, 0, "", [])]
-        fence: str | None = None
+        open_fence: str | None = None
         for line in lines:
-            fence_match = _FENCE.match(line)
-            if fence_match:
-                marker = fence_match.group(1)
-                if fence is None:
-                    fence = marker[0] * 3
-                elif marker.startswith(fence):
-                    fence = None
-            elif fence is None:
-                match = _HEADING.match(line)
-                if match and len(match.group(1)) <= split_level:
-                    sections.append(Section(line, len(match.group(1)), (match.group(2) or "").strip(), []))
+            marker = fence(line)
+            if marker:
+                if open_fence is None:
+                    open_fence = marker[0] * 3
+                elif marker.startswith(open_fence):
+                    open_fence = None
+            elif open_fence is None:
+                found = heading(line)
+                if found and found[0] <= split_level:
+                    sections.append(Section(line, found[0], found[1], []))
                     continue
             sections[-1].lines.append(line)
         return cls(sections, newline, bom)

@@ -12,8 +12,6 @@ record is lost, every line counts as a person's: stale lines may linger, but not
 
 from __future__ import annotations
 
-import re
-
 from keeper.markdown import Document, Section, after_last_bullet, bare, content_start
 
 TYPE_CHECKING = False
@@ -27,7 +25,7 @@ SECTIONS: dict[str, tuple[str, tuple[str, ...]]] = {
     "recent": ("Recent Context", ("recent context", "recent sessions", "recent")),
     "issues": ("Known Issues", ("known issues", "issues", "open issues")),
 }
-_DATE_SUFFIX = re.compile(r"\s*\(\d{4}-\d{2}-\d{2}\)\s*$")
+_DATE_SUFFIX = r"\s*\(\d{4}-\d{2}-\d{2}\)\s*$"
 _NEGATIONS = frozenset({"not", "no", "never", "dont", "don", "avoid", "without", "stop", "nor"})
 LAST_UPDATED = "Last updated:"
 
@@ -84,12 +82,16 @@ def one_line(text: str, limit: int = 400) -> str:
 
 def normalize(text: str) -> str:
     """Fold case, spacing, punctuation and a trailing date, for duplicate checks."""
-    text = _DATE_SUFFIX.sub("", text).lower().replace("'", "")
+    import re  # merging only: SessionStart reads memory.md through this module and skips it
+
+    text = re.sub(_DATE_SUFFIX, "", text).lower().replace("'", "")
     return " ".join(re.sub(r"[^\w\s]", " ", text).split())
 
 
 def same_item(a: str, b: str) -> bool:
     """Whether two normalised items say the same thing (numbers and negations must agree)."""
+    import re
+
     if a == b:
         return True
     if re.findall(r"\d+", a) != re.findall(r"\d+", b):

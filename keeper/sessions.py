@@ -8,15 +8,18 @@ stay. Which file belongs to which session id is recorded in ``state/<session>.js
 
 from __future__ import annotations
 
-import contextlib
-import json
 import os
-from datetime import datetime
+import time
 
-from keeper import paths
+from keeper import jsonio, paths
 from keeper.fsutil import atomic_write, ensure_dir, read_text
 from keeper.markdown import Document, after_last_bullet, content_end
-from keeper.memory import MergeReport, SaveInput
+
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    from datetime import datetime
+
+    from keeper.memory import MergeReport, SaveInput
 
 SAVES = "Saves"
 HEADER_ORDER = ("Session id", "Started", "Tool uses", "Last reply", "Compacted", "Ended")
@@ -26,7 +29,7 @@ def _state_file(project: paths.Project, session: str) -> str:
     return os.path.join(project.state, session + ".json")
 
 
-def mark_start(project: paths.Project, session: str, now: datetime) -> None:
+def mark_start(project: paths.Project, session: str) -> None:
     """Remember when a session started (first SessionStart wins; cheap enough for the hook)."""
     path = os.path.join(project.state, session + ".start")
     try:
@@ -35,31 +38,35 @@ def mark_start(project: paths.Project, session: str, now: datetime) -> None:
         return
     except FileNotFoundError:
         ensure_dir(project.state)
-        return mark_start(project, session, now)
+        return mark_start(project, session)
     with os.fdopen(fd, "w", encoding="utf-8") as fh:
-        fh.write(now.isoformat(timespec="seconds"))
+        fh.write(time.strftime("%Y-%m-%dT%H:%M:%S"))
     return
 
 
 def started_at(project: paths.Project, session: str) -> datetime | None:
+    from datetime import datetime
+
     text = read_text(os.path.join(project.state, session + ".start"))
     if text:
-        with contextlib.suppress(ValueError):
+        try:
             return datetime.fromisoformat(text.strip())
+        except ValueError:
+            pass
     return None
 
 
 def read_state(project: paths.Project, session: str) -> dict[str, object]:
     text = read_text(_state_file(project, session))
     try:
-        data = json.loads(text) if text else {}
-    except ValueError:
+        data = jsonio.loads(text) if text else {}
+    except (ValueError, RecursionError):
         return {}
     return data if isinstance(data, dict) else {}
 
 
 def write_state(project: paths.Project, session: str, state: dict[str, object]) -> None:
-    atomic_write(_state_file(project, session), json.dumps(state, sort_keys=True))
+    atomic_write(_state_file(project, session), jsonio.dumps(dict(sorted(state.items()))))
 
 
 def existing_file(project: paths.Project, session: str) -> str | None:

@@ -109,3 +109,25 @@ def test_recent_context_respects_the_cap_and_decisions_are_kept(batch: list[dict
         for added in report.added_decisions:
             assert memory.normalize(added) in kept
     assert len(set(kept)) == len(kept)
+
+
+def _reference_heading(line: str) -> tuple[int, str] | None:
+    import re
+
+    match = re.match(r"^ {0,3}(#{1,6})(?:[ \t]+(.*?))?[ \t]*#*[ \t]*\r?\n?$", line)
+    if not match:
+        return None
+    title = (match.group(2) or "").strip()
+    return len(match.group(1)), title
+
+
+@SETTINGS
+@given(st.text(alphabet=" #\tab#c`~-*+", max_size=16).map(lambda s: s + "\n"))
+def test_heading_recognition_matches_the_commonmark_style_rule(line: str) -> None:
+    from keeper.markdown import heading
+
+    found, expected = heading(line), _reference_heading(line)
+    assert (found is None) == (expected is None), line
+    if found and expected:
+        assert found[0] == expected[0]
+        assert found[1].rstrip("# \t") == expected[1].rstrip("# \t")
