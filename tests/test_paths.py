@@ -122,7 +122,7 @@ def test_keeper_home_overrides_the_data_root(tmp_path: Path, monkeypatch: pytest
     assert paths.global_config_file() == str(tmp_path / "kh" / "config.yaml")
 
 
-@pytest.mark.parametrize("xdg", [None, "/custom/xdg", "relative/ignored"])
+@pytest.mark.parametrize("xdg", [None, "/custom/xdg"])
 def test_default_folders_agree_with_platformdirs(xdg: str | None, monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.delenv("KEEPER_HOME")
     for var in ("XDG_DATA_HOME", "XDG_CONFIG_HOME"):
@@ -134,6 +134,15 @@ def test_default_folders_agree_with_platformdirs(xdg: str | None, monkeypatch: p
     assert paths.global_config_file() == os.path.join(
         platformdirs.user_config_dir("keeper", appauthor=False), "config.yaml"
     )
+
+
+def test_a_relative_xdg_folder_is_ignored_as_the_xdg_spec_requires(monkeypatch: pytest.MonkeyPatch) -> None:
+    # platformdirs changed its mind on this between releases (4.4 used it, 4.14 ignores it);
+    # Keeper follows the spec so that hooks and CLI agree whatever platformdirs is installed.
+    monkeypatch.delenv("KEEPER_HOME")
+    monkeypatch.setenv("XDG_DATA_HOME", "relative/data")
+    monkeypatch.setenv("XDG_CONFIG_HOME", "relative/config")
+    assert "relative" not in paths.data_root() and "relative" not in paths.global_config_file()
 
 
 def test_hostile_session_ids_become_harmless_file_names() -> None:
