@@ -30,13 +30,22 @@ REMINDER = "PostToolUse:Bash hook additional context: Keeper memory: 2 tool uses
 FINAL = "Stop hook additional context: Keeper memory:"
 
 
+def session(
+    claude: Claude, prompt: str, project: Path, script: list, env: dict[str, str] | None = None
+) -> tuple[list[str], subprocess.CompletedProcess[str]]:
+    """One ``claude -p`` session against a scripted model: the text of every request, and the run."""
+    with FakeAPI(script) as api:
+        done = claude.run(prompt, project, api.url, env)
+    assert done.returncode == 0, done.stderr
+    assert api.requests, "Claude Code sent no request to the model"
+    return [texts_of(r) for r in api.requests], done
+
+
 def test_save_request_save_and_next_session_memory(claude: Claude, tmp_path: Path) -> None:
     project = git_project(tmp_path, "a", "shop")
     env = {"KEEPER_SAVE_EVERY": "2", "KEEPER_FINAL_SAVE_MIN": "3"}
-    with FakeAPI([bash("echo one"), bash("echo two"), bash(SAVE), text("All done.")]) as api:
-        done = claude.run("wire up the checkout widget", project, api.url, env)
-    assert done.returncode == 0, done.stderr
-    seen = [texts_of(r) for r in api.requests]
+    script = [bash("echo one"), bash("echo two"), bash(SAVE), text("All done.")]
+    seen, _ = session(claude, "wire up the checkout widget", project, script, env)
     assert len(seen) == 4
     assert REMINDER not in seen[0] and REMINDER not in seen[1]  # not before save_every tool uses
     assert REMINDER in seen[2] and "keeper save <<'KEEPER'" in seen[2]
@@ -46,10 +55,7 @@ def test_save_request_save_and_next_session_memory(claude: Claude, tmp_path: Pat
     assert "- Use the blue widget for checkout because it handles currency rounding" in memory
     assert "Wired the checkout widget to the pricing service." in memory
 
-    with FakeAPI([text("Hello again.")]) as api:
-        done = claude.run("what did we decide about checkout?", project, api.url)
-    assert done.returncode == 0, done.stderr
-    first = texts_of(api.requests[0])
+    first = session(claude, "what did we decide about checkout?", project, [text("Hello again.")])[0][0]
     assert "SessionStart hook additional context: Keeper memory for project 'shop'" in first
     assert "Use the blue widget for checkout because it handles currency rounding" in first
 
@@ -67,10 +73,7 @@ def test_recall_puts_the_match_in_front_of_the_model(claude: Claude, tmp_path: P
         project,
     )
     assert saved.returncode == 0, saved.stderr
-    with FakeAPI([text("Here is what Keeper found.")]) as api:
-        done = claude.run("/keeper:recall redis invalidaton", project, api.url)  # typo on purpose
-    assert done.returncode == 0, done.stderr
-    first = texts_of(api.requests[0])
+    first = session(claude, "/keeper:recall redis invalidaton", project, [text("Found it.")])[0][0]  # typo on purpose
     assert "Keeper recall for 'redis invalidaton'" in first
     assert "Cache invalidation goes through Redis pub/sub" in first
 
@@ -79,12 +82,8 @@ def test_hostile_recall_arguments_execute_nothing(claude: Claude, tmp_path: Path
     project = git_project(tmp_path, "svc")
     markers = [tmp_path / f"pwned{i}" for i in range(4)]
     query = f'don\'t "quote" $(touch {markers[0]}) `touch {markers[1]}`; touch {markers[2]} && touch {markers[3]} | cat'
-    with FakeAPI([text("Nothing relevant.")]) as api:
-        done = claude.run(f"/keeper:recall {query}", project, api.url)
-    assert done.returncode == 0, done.stderr
-    assert api.requests, "the command was refused before reaching the model"
+    first = session(claude, f"/keeper:recall {query}", project, [text("Nothing relevant.")])[0][0]
     assert not [m for m in markers if m.exists()]
-    first = texts_of(api.requests[0])
     assert f"$(touch {markers[0]})" in first  # searched literally and shown as text
 
 
@@ -92,10 +91,7 @@ def test_stop_asks_for_the_final_save_once_and_never_loops(claude: Claude, tmp_p
     project = git_project(tmp_path, "tool")
     env = {"KEEPER_SAVE_EVERY": "50", "KEEPER_FINAL_SAVE_MIN": "1"}
     script = [bash("echo work"), text("Finished."), text("Finished; not saving this time."), text("Unexpected.")]
-    with FakeAPI(script) as api:
-        done = claude.run("do one thing", project, api.url, env)
-    assert done.returncode == 0, done.stderr
-    seen = [texts_of(r) for r in api.requests]
+    seen, done = session(claude, "do one thing", project, script, env)
     assert len(seen) == 3, "Stop should continue the turn exactly once"
     assert FINAL not in seen[1]
     assert seen[2].count(FINAL) == 1 and "1 tool uses in this session are not yet in memory" in seen[2]
@@ -106,15 +102,10 @@ def test_a_folder_of_the_same_name_elsewhere_gets_none_of_this_memory(claude: Cl
     mine = git_project(tmp_path, "team-a", "api")
     other = git_project(tmp_path, "team-b", "api")
     assert claude.keeper(["save", "--decision", "Team A pins Postgres 16"], mine).returncode == 0
-    with FakeAPI([text("Hi.")]) as api:
-        done = claude.run("hello", other, api.url)
-    assert done.returncode == 0, done.stderr
-    first = texts_of(api.requests[0])
+    first = session(claude, "hello", other, [text("Hi.")])[0][0]
     assert "Team A pins Postgres 16" not in first
     assert "Keeper memory for project 'api' is empty so far" in first
-    with FakeAPI([text("Hi.")]) as api:
-        claude.run("hello", mine, api.url)
-    assert "Team A pins Postgres 16" in texts_of(api.requests[0])
+    assert "Team A pins Postgres 16" in session(claude, "hello", mine, [text("Hi.")])[0][0]
 
 
 def test_plugin_passes_strict_validation(claude_bin: str, tmp_path: Path) -> None:
