@@ -104,15 +104,53 @@ def _specific(event_name: str, text: str) -> Reply:
     return {"hookSpecificOutput": {"hookEventName": event_name, "additionalContext": text}}
 
 
+IDLE_BEFORE_RECOVERY = 600  # seconds without transcript activity before a session counts as gone
+
+
 def session_start(call: Call) -> Reply:
     from keeper import context, sessions
 
-    sessions.mark_start(call.project, call.session)
+    transcript = call.text("transcript_path")
+    sessions.mark_start(call.project, call.session, transcript if "\n" not in transcript else "")
+    _complete_missed_endings(call)
     source = call.text("source") or "startup"
     text, status = context.session_start(call.project, int(call.cfg["context_chars"]), source, call.session)
     if call.cfg.warnings:
         status += f" · config problem: {call.cfg.warnings[0]}"
     return {"systemMessage": status, **_specific("SessionStart", text)}
+
+
+def _complete_missed_endings(call: Call, limit: int = 5) -> None:
+    """Finish the records of earlier sessions that were killed before SessionEnd ran.
+
+    A session counts as gone once its transcript has been idle for ten minutes; should it come
+    back after all, its next Stop removes the end stamp again.
+    """
+    import time
+
+    from keeper import sessions
+
+    for session in [s for s in sessions.unended(call.project) if s != call.session][:limit]:
+        state = sessions.read_state(call.project, session)
+        transcript = str(state.get("transcript") or "") or sessions.start_marker(call.project, session)[1]
+        marker = os.path.join(call.project.state, session + ".start")
+        try:
+            last = os.path.getmtime(transcript) if transcript else os.path.getmtime(marker)
+        except (OSError, ValueError):
+            last = os.path.getmtime(marker) if os.path.exists(marker) else 0.0
+        if time.time() - last < IDLE_BEFORE_RECOVERY:
+            continue
+        from keeper import store
+
+        ended = time.strftime("%Y-%m-%d %H:%M", time.localtime(last))
+        facts: dict[str, str | None] = {"Ended": f"{ended} (last activity; the session ended without SessionEnd)"}
+        try:
+            store.update_record(call.project, call.cfg, session, facts, transcript)
+        except KeeperError as exc:
+            log.write(call.event, "WARN", f"could not complete session {session}: {exc}")
+            continue
+        sessions.mark_ended(call.project, session)
+        log.write(call.event, "INFO", f"completed session {session} from its transcript (its end never ran)")
 
 
 def post_tool_use(call: Call) -> Reply:
@@ -130,28 +168,31 @@ def post_tool_use(call: Call) -> Reply:
     return _specific("PostToolUse", context.save_request(tally.uses_since(seen, tally.SAVE)))
 
 
-def _facts(call: Call, log_bytes: bytes) -> dict[str, str]:
+def _facts(call: Call, log_bytes: bytes) -> dict[str, str | None]:
     from keeper import memory, redact
 
-    facts = {"Tool uses": f"{tally.total_uses(log_bytes)} ({tally.saves(log_bytes)} saves)"}
+    facts: dict[str, str | None] = {"Tool uses": f"{tally.total_uses(log_bytes)} ({tally.saves(log_bytes)} saves)"}
     reply = call.text("last_assistant_message")
     if reply.strip():
         facts["Last reply"] = memory.one_line(redact.redact(reply, call.cfg["redact_patterns"]), 300)
     return facts
 
 
-def _record(call: Call, facts: dict[str, str]) -> None:
+def _record(call: Call, facts: dict[str, str | None]) -> None:
     from keeper import store
 
     try:
-        store.record_facts(call.project, call.session, facts)
+        store.update_record(call.project, call.cfg, call.session, facts, call.text("transcript_path"))
     except KeeperError as exc:  # the lock is busy: the next Stop catches up
         log.write(call.event, "WARN", f"session file not updated: {exc}")
 
 
 def stop(call: Call) -> Reply:
+    from keeper import sessions
+
     seen = tally.read(call.tally_path)
-    _record(call, _facts(call, seen))
+    sessions.mark_ended(call.project, call.session, ended=False)  # alive after all, if it was thought gone
+    _record(call, {**_facts(call, seen), "Ended": None})
     if call.payload.get("stop_hook_active") is True:
         return {}  # this Stop follows our own request (or another hook's): never loop
     minimum = int(call.cfg["final_save_min"])
@@ -164,20 +205,25 @@ def stop(call: Call) -> Reply:
 
 
 def _stamped(call: Call, label: str, detail: str) -> Reply:
-    from datetime import datetime
+    import time
 
     facts = _facts(call, tally.read(call.tally_path))
-    facts[label] = f"{datetime.now().strftime('%Y-%m-%d %H:%M')}" + (f" ({detail})" if detail else "")
+    facts[label] = time.strftime("%Y-%m-%d %H:%M") + (f" ({detail})" if detail else "")
     _record(call, facts)
     return {}
 
 
 def pre_compact(call: Call) -> Reply:
+    """Before compaction drops context, the record takes in everything the transcript shows so far."""
     return _stamped(call, "Compacted", call.text("trigger"))
 
 
 def session_end(call: Call) -> Reply:
-    return _stamped(call, "Ended", call.text("reason"))
+    from keeper import sessions
+
+    reply = _stamped(call, "Ended", call.text("reason"))
+    sessions.mark_ended(call.project, call.session)
+    return reply
 
 
 def user_prompt_submit(call: Call) -> Reply:

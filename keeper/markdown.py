@@ -127,20 +127,20 @@ class Document:
                 return section
         return None
 
-    def add_section(self, title: str, level: int = 2) -> Section:
-        """Append a new section at the end, separated from what precedes it by a blank line."""
-        last = self.sections[-1]
-        tail = last.lines if last.lines or last.heading is None else None
-        if tail is not None and tail:
-            if not tail[-1].endswith("\n"):
-                tail[-1] += self.newline
-            if tail[-1].strip():
-                tail.append(self.newline)
-        elif last.heading is not None and not last.heading.endswith("\n"):
-            last.heading += self.newline
-            last.lines.append(self.newline)
-        section = Section("#" * level + " " + title + self.newline, level, title, [])
-        self.sections.append(section)
+    def add_section(self, title: str, level: int = 2, before: Section | None = None) -> Section:
+        """Add a section at the end (or just before ``before``), set off by blank lines."""
+        index = self.sections.index(before) if before is not None else len(self.sections)
+        previous = self.sections[index - 1]
+        tail = previous.lines
+        if previous.heading is not None and not previous.heading.endswith("\n"):
+            previous.heading += self.newline
+        if tail and not tail[-1].endswith("\n"):
+            tail[-1] += self.newline
+        if (tail and tail[-1].strip()) or (not tail and previous.heading is not None):
+            tail.append(self.newline)
+        lines = [self.newline] if before is not None else []
+        section = Section("#" * level + " " + title + self.newline, level, title, lines)
+        self.sections.insert(index, section)
         return section
 
     def insert(self, section: Section, index: int, texts: list[str]) -> None:

@@ -22,15 +22,30 @@ if TYPE_CHECKING:
     from keeper.memory import MergeReport, SaveInput
 
 SAVES = "Saves"
-HEADER_ORDER = ("Session id", "Started", "Tool uses", "Last reply", "Compacted", "Ended")
+ACTIVITY = "Activity"
+HEADER_ORDER = (
+    "Session id",
+    "Started",
+    "Branch",
+    "Transcript",
+    "Tool uses",
+    "Last activity",
+    "Last reply",
+    "Compacted",
+    "Ended",
+)
 
 
 def _state_file(project: paths.Project, session: str) -> str:
     return os.path.join(project.state, session + ".json")
 
 
-def mark_start(project: paths.Project, session: str) -> None:
-    """Remember when a session started (first SessionStart wins; cheap enough for the hook)."""
+def mark_start(project: paths.Project, session: str, transcript: str = "") -> None:
+    """Remember when a session started and where its transcript is (first SessionStart wins).
+
+    Cheap enough for the hook: one exclusive create, no lock. The marker also lets a later
+    SessionStart find sessions whose end never ran.
+    """
     path = os.path.join(project.state, session + ".start")
     try:
         fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600)
@@ -38,22 +53,52 @@ def mark_start(project: paths.Project, session: str) -> None:
         return
     except FileNotFoundError:
         ensure_dir(project.state)
-        return mark_start(project, session)
+        return mark_start(project, session, transcript)
     with os.fdopen(fd, "w", encoding="utf-8") as fh:
-        fh.write(time.strftime("%Y-%m-%dT%H:%M:%S"))
+        fh.write(time.strftime("%Y-%m-%dT%H:%M:%S") + "\n" + transcript.replace("\n", " "))
     return
+
+
+def start_marker(project: paths.Project, session: str) -> tuple[str, str]:
+    """``(started ISO time, transcript path)`` from the start marker; empty strings when unknown."""
+    text = read_text(os.path.join(project.state, session + ".start")) or ""
+    first, _, second = text.partition("\n")
+    return first.strip(), second.strip()
+
+
+def mark_ended(project: paths.Project, session: str, ended: bool = True) -> None:
+    """Set (or clear, if a session thought over turns out alive) the session's end marker."""
+    path = os.path.join(project.state, session + ".end")
+    try:
+        if ended:
+            ensure_dir(project.state)
+            with open(path, "w", encoding="utf-8"):
+                pass
+        else:
+            os.unlink(path)
+    except OSError:
+        pass
+
+
+def unended(project: paths.Project) -> list[str]:
+    """Sessions that started but whose end was never recorded (one directory listing)."""
+    try:
+        names = os.listdir(project.state)
+    except OSError:
+        return []
+    started = {n[: -len(".start")] for n in names if n.endswith(".start")}
+    ended = {n[: -len(".end")] for n in names if n.endswith(".end")}
+    return sorted(started - ended)
 
 
 def started_at(project: paths.Project, session: str) -> datetime | None:
     from datetime import datetime
 
-    text = read_text(os.path.join(project.state, session + ".start"))
-    if text:
-        try:
-            return datetime.fromisoformat(text.strip())
-        except ValueError:
-            pass
-    return None
+    stamp, _ = start_marker(project, session)
+    try:
+        return datetime.fromisoformat(stamp) if stamp else None
+    except ValueError:
+        return None
 
 
 def read_state(project: paths.Project, session: str) -> dict[str, object]:
@@ -115,21 +160,43 @@ def _template(project: paths.Project, session: str, start: datetime) -> str:
     )
 
 
-def set_facts(text: str, facts: dict[str, str]) -> str:
-    """Set ``- Label: value`` lines in the header, in place; other lines are left alone."""
+def set_facts(text: str, facts: dict[str, str | None]) -> str:
+    """Set ``- Label: value`` lines in the header in place (``None`` removes one); others stay."""
     doc = Document.parse(text)
     header = doc.title() or doc.sections[0]
     for label in HEADER_ORDER:
         if label not in facts:
             continue
-        line = f"- {label}: {facts[label]}"
-        for index, item in header.bullets():
-            if item.startswith(label + ":"):
-                ending = header.lines[index][len(header.lines[index].rstrip("\r\n")) :] or doc.newline
-                header.lines[index] = line + ending
-                break
-        else:
-            doc.insert(header, after_last_bullet(header), [line])
+        value = facts[label]
+        found = next((i for i, item in header.bullets() if item.startswith(label + ":")), None)
+        if value is None:
+            if found is not None:
+                doc.remove(header, found, found + 1)
+            continue
+        line = f"- {label}: {value}"
+        if found is not None:
+            ending = header.lines[found][len(header.lines[found].rstrip("\r\n")) :] or doc.newline
+            header.lines[found] = line + ending
+            continue
+        earlier = HEADER_ORDER[: HEADER_ORDER.index(label)]
+        anchors = [i for i, item in header.bullets() if item.split(":", 1)[0] in earlier]
+        doc.insert(header, header.item_span(anchors[-1]) if anchors else after_last_bullet(header), [line])
+    return doc.render()
+
+
+def set_activity(text: str, lines: list[str]) -> str:
+    """Replace the body of ``## Activity`` (Keeper's own section) with ``lines``."""
+    doc = Document.parse(text)
+    section = doc.find((ACTIVITY.lower(),))
+    if section is None:
+        if not lines:
+            return text
+        section = doc.add_section(ACTIVITY)
+    is_last = section is doc.sections[-1]
+    body = [doc.newline, *(line + doc.newline for line in lines)] if lines else [doc.newline]
+    section.lines = body if is_last else [*body, doc.newline]
+    if section.heading is not None and not section.heading.endswith("\n"):
+        section.heading += doc.newline
     return doc.render()
 
 
@@ -153,7 +220,7 @@ def render_save(now: datetime, data: SaveInput, report: MergeReport) -> list[str
 def append_save(path: str, lines: list[str]) -> None:
     """Append a rendered save under ``## Saves``. Call under the project lock."""
     doc = Document.parse(read_text(path) or "")
-    section = doc.find((SAVES.lower(),)) or doc.add_section(SAVES)
+    section = doc.find((SAVES.lower(),)) or doc.add_section(SAVES, before=doc.find((ACTIVITY.lower(),)))
     end = content_end(section)
     block = ([""] if end and section.lines[end - 1].strip() else []) + lines
     while block and not block[-1]:

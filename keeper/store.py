@@ -172,22 +172,76 @@ def save(
     return report, session_file
 
 
-def record_facts(project: paths.Project, session: str, facts: dict[str, str], now: datetime | None = None) -> bool:
-    """Bring the session file's header up to date; a no-op (no lock, no write) when nothing changed.
+def readable_transcript(path: object) -> bool:
+    """Only regular ``.jsonl`` files are read: a hostile path such as /dev/zero must not hang a hook."""
+    import stat
 
-    Used by Stop, PreCompact and SessionEnd, so it takes the lock briefly and gives up rather
-    than keep Claude Code waiting; the next event catches up.
+    if not isinstance(path, str) or not path.endswith(".jsonl") or "\x00" in path:
+        return False
+    try:
+        return stat.S_ISREG(os.stat(path).st_mode)
+    except OSError:
+        return False
+
+
+def _local_time(stamp: str) -> datetime | None:
+    """A transcript timestamp (UTC, ``…Z``) as naive local time."""
+    try:
+        return datetime.fromisoformat(stamp.replace("Z", "+00:00")).astimezone().replace(tzinfo=None)
+    except ValueError:
+        return None
+
+
+def update_record(
+    project: paths.Project,
+    cfg: Config,
+    session: str,
+    facts: dict[str, str | None],
+    transcript_path: str = "",
+    now: datetime | None = None,
+) -> bool:
+    """Bring the session file up to date from its transcript and ``facts`` (``None`` removes one).
+
+    Deterministic and idempotent: only what is new in the transcript is read, and when neither the
+    digest nor the facts changed nothing is locked or written, so the same Stop twice leaves the
+    same bytes. Hooks call this, so the lock is held briefly and given up rather than waited for.
     """
+    from keeper import transcript
+
     state = sessions.read_state(project, session)
-    if state.get("facts") == facts and sessions.existing_file(project, session):
+    path = transcript_path if readable_transcript(transcript_path) else str(state.get("transcript") or "")
+    if not readable_transcript(path):
+        path = sessions.start_marker(project, session)[1]
+    saved = state.get("activity")
+    patterns = cfg["redact_patterns"]
+    activity = transcript.Activity(
+        saved if isinstance(saved, dict) else None, clean=lambda text: redact.redact(text, patterns)
+    )
+    stored_offset = state.get("offset")
+    offset = stored_offset if isinstance(stored_offset, int) else 0
+    start_fallback = now or datetime.now()
+    if readable_transcript(path):
+        offset = transcript.update(activity, path, offset)
+        facts = {"Transcript": path, **facts}
+        if activity.branch:
+            facts["Branch"] = activity.branch
+        last = _local_time(activity.last_ts) if activity.last_ts else None
+        if last:
+            facts["Last activity"] = last.strftime("%Y-%m-%d %H:%M")
+        first = _local_time(activity.first_ts) if activity.first_ts else None
+        start_fallback = first or start_fallback
+    old_facts = state.get("facts")
+    merged = {**(old_facts if isinstance(old_facts, dict) else {}), **facts}
+    changes = {"facts": merged, "activity": activity.as_dict(), "offset": offset, "transcript": path}
+    if all(state.get(k) == v for k, v in changes.items()) and sessions.existing_file(project, session):
         return False
     with project_lock(project.lock, timeout=HOOK_LOCK_TIMEOUT):
-        path = sessions.ensure_file(project, session, now or datetime.now())
-        text = read_text(path) or ""
-        updated = sessions.set_facts(text, facts)
+        record = sessions.ensure_file(project, session, start_fallback)
+        text = read_text(record) or ""
+        updated = sessions.set_activity(sessions.set_facts(text, merged), transcript.render(activity, project.root))
         if updated != text:
-            atomic_write(path, updated)
-        state = sessions.read_state(project, session)
-        state["facts"] = facts
-        sessions.write_state(project, session, state)
+            atomic_write(record, updated)
+        fresh = sessions.read_state(project, session)  # keeps what a concurrent save recorded
+        fresh.update(changes)
+        sessions.write_state(project, session, fresh)
     return True

@@ -94,28 +94,27 @@ class Claude:
         return env
 
     def run(
-        self, prompt: str, cwd: Path, api_url: str, extra_env: dict[str, str] | None = None
+        self, prompt: str | list[str], cwd: Path, api_url: str, extra_env: dict[str, str] | None = None
     ) -> subprocess.CompletedProcess[str]:
+        """One ``claude -p`` process; a list of prompts is sent as successive user turns (stream-json)."""
         self.runs += 1
         debug = self.base / f"debug-{self.runs}.log"
+        args = [self.binary, "-p", "--plugin-dir", str(REPO), "--allowedTools", "Bash", "--debug-file", str(debug)]
+        stdin = None
+        if isinstance(prompt, str):
+            args.insert(2, prompt)
+        else:
+            args += ["--input-format", "stream-json", "--output-format", "stream-json", "--verbose"]
+            turns = [{"type": "user", "message": {"role": "user", "content": text}} for text in prompt]
+            stdin = "".join(json.dumps(turn) + "\n" for turn in turns)
         return subprocess.run(
-            [
-                self.binary,
-                "-p",
-                prompt,
-                "--plugin-dir",
-                str(REPO),
-                "--allowedTools",
-                "Bash",
-                "--debug-file",
-                str(debug),
-            ],
+            args,
             cwd=cwd,
             env=self.env(api_url, extra_env),
             capture_output=True,
             text=True,
             timeout=180,
-            stdin=subprocess.DEVNULL,
+            input=stdin if stdin is not None else "",
             check=False,
         )
 

@@ -31,7 +31,7 @@ FINAL = "Stop hook additional context: Keeper memory:"
 
 
 def session(
-    claude: Claude, prompt: str, project: Path, script: list, env: dict[str, str] | None = None
+    claude: Claude, prompt: str | list[str], project: Path, script: list, env: dict[str, str] | None = None
 ) -> tuple[list[str], subprocess.CompletedProcess[str]]:
     """One ``claude -p`` session against a scripted model: the text of every request, and the run."""
     with FakeAPI(script) as api:
@@ -106,6 +106,21 @@ def test_a_folder_of_the_same_name_elsewhere_gets_none_of_this_memory(claude: Cl
     assert "Team A pins Postgres 16" not in first
     assert "Keeper memory for project 'api' is empty so far" in first
     assert "Team A pins Postgres 16" in session(claude, "hello", mine, [text("Hi.")])[0][0]
+
+
+def test_after_compaction_the_next_request_carries_memory_and_the_session_so_far(
+    claude: Claude, tmp_path: Path
+) -> None:
+    project = git_project(tmp_path, "shop")
+    assert claude.keeper(["save", "--decision", "Refunds round half to even"], project).returncode == 0
+    turns = ["Look at the refund rounding", "/compact keep decisions", "what is next?"]
+    script = [text("Looked."), text("<summary>SUMMARY-OF-THE-CONVERSATION</summary>"), text("Next: tests.")]
+    seen, _ = session(claude, turns, project, script)
+    after = [t for t in seen if "SUMMARY-OF-THE-CONVERSATION" in t]
+    assert after, "no request followed the compaction"
+    assert "SessionStart hook additional context: Keeper memory for project 'shop'" in after[0]
+    assert "Refunds round half to even" in after[0]
+    assert "This session so far" in after[0] and "Look at the refund rounding" in after[0]
 
 
 def test_plugin_passes_strict_validation(claude_bin: str, tmp_path: Path) -> None:

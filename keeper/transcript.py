@@ -1,0 +1,273 @@
+"""Claude Code transcripts (JSONL): what a session did, read without a model and in bounded memory.
+
+The format is internal to Claude Code and changes between versions, so the reader is defensive:
+unknown record types are skipped, malformed or truncated lines are counted and skipped, and a
+line longer than ``MAX_LINE`` (a pasted image, a huge tool result) is passed over without being
+held in memory. Reading resumes from a byte offset, so each Stop reads only what is new, and a
+very long unread transcript is read from its end (plus its first prompt) rather than whole.
+
+``Activity`` is the deterministic digest a session record shows: the user's real prompts (turn
+boundaries; tool results, meta and compaction-summary messages are not prompts), files written
+and edited, commands run, tool counts, errors met, branch, compactions and time span.
+"""
+
+from __future__ import annotations
+
+import os
+
+from keeper import jsonio
+
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    from collections.abc import Callable, Iterator
+    from typing import Any
+
+MAX_LINE = 1 << 20  # a longer line is skipped, never held whole
+CHUNK = 1 << 16  # how much of an over-long line is read at a time
+TAIL_BUDGET = 8 << 20  # unread bytes beyond this: read the head's first prompt and the last 8 MiB
+KEEP_PROMPTS, KEEP_COMMANDS, KEEP_FILES, KEEP_ERRORS = 40, 30, 60, 10
+_WRITE_TOOLS = {"Write": "written", "Edit": "edited", "MultiEdit": "edited", "NotebookEdit": "edited"}
+
+
+def read_lines(path: str, start: int = 0, stop: int | None = None) -> Iterator[tuple[bytes | None, int]]:
+    """Complete lines from byte ``start`` as ``(line, offset after it)``; ``None`` for an over-long line.
+
+    An over-long line is read past in chunks, never held whole. A last line without a newline is
+    not yielded: Claude Code may still be writing it.
+    """
+    with open(path, "rb") as fh:
+        fh.seek(start)
+        offset = start
+        while stop is None or offset < stop:
+            line = fh.readline(MAX_LINE + 1)
+            if not line.endswith(b"\n"):
+                if len(line) <= MAX_LINE:
+                    return
+                skipped = len(line)
+                while True:
+                    more = fh.readline(CHUNK)
+                    if not more:
+                        return
+                    skipped += len(more)
+                    if more.endswith(b"\n"):
+                        break
+                offset += skipped
+                yield None, offset
+                continue
+            offset += len(line)
+            yield line, offset
+
+
+def first_prompt_offset(path: str, limit: int = 2 << 20) -> int:
+    """Byte offset just past the first real prompt (within the first ``limit`` bytes), else 0."""
+    probe = Activity()
+    for line, end in read_lines(path, 0, limit):
+        if line is not None:
+            probe.add_line(line)
+            if probe.prompt_count:
+                return end
+    return 0
+
+
+def _text_of(content: Any) -> str:
+    if isinstance(content, str):
+        return content
+    if isinstance(content, list):
+        return "\n".join(b.get("text", "") for b in content if isinstance(b, dict) and b.get("type") == "text")
+    return ""
+
+
+def _slash_prompt(text: str) -> str:
+    """``/keeper:recall redis`` from Claude Code's ``<command-name>…<command-args>…`` markup."""
+
+    def tag(name: str) -> str:
+        start = text.find(f"<{name}>")
+        end = text.find(f"</{name}>")
+        return text[start + len(name) + 2 : end].strip() if 0 <= start < end else ""
+
+    name = tag("command-name")
+    return f"{name} {tag('command-args')}".strip() if name else text
+
+
+def _short(text: str, limit: int) -> str:
+    flat = " ".join(text.split())
+    return flat if len(flat) <= limit else flat[: limit - 1].rstrip() + "…"
+
+
+class Activity:
+    """What a transcript shows a session did; persisted between hooks as plain JSON."""
+
+    def __init__(self, data: dict[str, Any] | None = None, clean: Callable[[str], str] = str) -> None:
+        """``clean`` is applied to every text kept (Keeper passes its redactor), so no secret is stored."""
+        data = data or {}
+        self._clean = clean
+        self.first_ts: str = data.get("first_ts", "")
+        self.last_ts: str = data.get("last_ts", "")
+        self.branch: str = data.get("branch", "")
+        self.prompts: list[str] = list(data.get("prompts", []))
+        self.prompt_count: int = int(data.get("prompt_count", 0))
+        self.files: dict[str, str] = dict(data.get("files", {}))
+        self.commands: list[str] = list(data.get("commands", []))
+        self.tools: dict[str, int] = dict(data.get("tools", {}))
+        self.errors: list[str] = list(data.get("errors", []))
+        self.error_count: int = int(data.get("error_count", 0))
+        self.compactions: int = int(data.get("compactions", 0))
+        self.skipped: int = int(data.get("skipped", 0))
+        self.gap: bool = bool(data.get("gap", False))
+        self._tool_names: dict[str, str] = {}
+        self._seen_tool_ids: set[str] = set()
+
+    def as_dict(self) -> dict[str, Any]:
+        return {k: v for k, v in vars(self).items() if not k.startswith("_")}
+
+    def add_line(self, line: bytes | None) -> None:
+        """Fold one JSONL line into the digest; anything unreadable is counted and skipped."""
+        if line is None:
+            self.skipped += 1
+            return
+        try:
+            entry = jsonio.loads(line.decode("utf-8", "replace"))
+        except (ValueError, RecursionError):
+            self.skipped += 1
+            return
+        if isinstance(entry, dict):
+            self.add(entry)
+        elif line.strip():
+            self.skipped += 1
+
+    def add(self, entry: dict[str, Any]) -> None:
+        kind = entry.get("type")
+        stamp = entry.get("timestamp")
+        if isinstance(stamp, str) and stamp:
+            self.first_ts = self.first_ts or stamp
+            self.last_ts = max(self.last_ts, stamp)
+        branch = entry.get("gitBranch")
+        if isinstance(branch, str) and branch and branch != "HEAD":
+            self.branch = branch
+        raw_message = entry.get("message")
+        message: dict[str, Any] = raw_message if isinstance(raw_message, dict) else {}
+        if kind == "user":
+            self._user(entry, message.get("content"))
+        elif kind == "assistant":
+            self._assistant(message.get("content"))
+        elif kind == "system" and entry.get("subtype") == "compact_boundary":
+            self.compactions += 1
+
+    def _user(self, entry: dict[str, Any], content: Any) -> None:
+        if isinstance(content, list):
+            for block in content:
+                if isinstance(block, dict) and block.get("type") == "tool_result" and block.get("is_error"):
+                    name = self._tool_names.get(str(block.get("tool_use_id")), "tool")
+                    self.error_count += 1
+                    first = _text_of(block.get("content")).strip().splitlines()
+                    error = self._clean(f"{name}: {_short(first[0] if first else 'error', 160)}")
+                    self.errors = [*self.errors, error][-KEEP_ERRORS:]
+        if entry.get("isMeta") or entry.get("isCompactSummary") or entry.get("isSidechain"):
+            return
+        if entry.get("isVisibleInTranscriptOnly"):
+            return
+        text = _text_of(content).strip()
+        if not text or text.startswith(("<local-command", "<command-stdout", "<bash-")):
+            return
+        self.prompt_count += 1
+        prompt = self._clean(_short(_slash_prompt(text), 240))
+        if len(self.prompts) < KEEP_PROMPTS:
+            self.prompts.append(prompt)
+        else:  # keep the first half and the most recent ones
+            half = KEEP_PROMPTS // 2
+            self.prompts = [*self.prompts[:half], *self.prompts[half + 1 :], prompt]
+
+    def _assistant(self, content: Any) -> None:
+        if not isinstance(content, list):
+            return
+        for block in content:
+            if not isinstance(block, dict) or block.get("type") != "tool_use":
+                continue
+            block_id = str(block.get("id", ""))
+            if block_id and block_id in self._seen_tool_ids:
+                continue  # older versions repeat a message's blocks across entries
+            self._seen_tool_ids.add(block_id)
+            name = str(block.get("name") or "tool")
+            self._tool_names[block_id] = name
+            self.tools[name] = self.tools.get(name, 0) + 1
+            raw_input = block.get("input")
+            tool_input: dict[str, Any] = raw_input if isinstance(raw_input, dict) else {}
+            command = tool_input.get("command")
+            if name == "Bash" and isinstance(command, str) and command.strip():
+                short = self._clean(_short(command.strip().splitlines()[0], 160))
+                self.commands = [*self.commands, short][-KEEP_COMMANDS:]
+            path = tool_input.get("file_path") or tool_input.get("notebook_path")
+            room = len(self.files) < KEEP_FILES or path in self.files
+            if name in _WRITE_TOOLS and isinstance(path, str) and path and room:
+                path = self._clean(path)
+                previous = self.files.get(path)
+                self.files[path] = "written" if "written" in (previous, _WRITE_TOOLS[name]) else "edited"
+
+
+def update(activity: Activity, path: str, offset: int) -> int:
+    """Fold the transcript's new lines (from ``offset``) into ``activity``; return the new offset.
+
+    A transcript that shrank was rewritten: it is read again from the start. More than
+    ``TAIL_BUDGET`` unread bytes are read as head (first prompt) plus tail, marking the gap.
+    """
+    try:
+        size = os.path.getsize(path)
+    except OSError:
+        return offset
+    if size < offset:
+        offset = 0
+    if size - offset > TAIL_BUDGET:
+        if offset == 0:
+            head_end = first_prompt_offset(path)
+            for line, _ in read_lines(path, 0, head_end):
+                activity.add_line(line)
+        activity.gap = True
+        offset = max(offset, size - TAIL_BUDGET)
+        with open(path, "rb") as fh:  # start at the first line boundary inside the tail, read in chunks
+            fh.seek(offset)
+            while True:
+                piece = fh.readline(CHUNK)
+                offset += len(piece)
+                if not piece or piece.endswith(b"\n"):
+                    break
+    for line, end in read_lines(path, offset):
+        activity.add_line(line)
+        offset = end
+    return offset
+
+
+def render(activity: Activity, project_root: str) -> list[str]:
+    """The ``## Activity`` section body: what happened, deterministically, from the transcript."""
+
+    def rel(path: str) -> str:
+        try:
+            inside = os.path.commonpath([os.path.abspath(path), project_root]) == project_root
+        except ValueError:
+            inside = False
+        return os.path.relpath(path, project_root) if inside else path
+
+    lines: list[str] = []
+    if activity.prompt_count:
+        lines.append(f"- Prompts ({activity.prompt_count}):")
+        lines += [f"  {i}. {p}" for i, p in enumerate(activity.prompts, 1)]
+        if activity.prompt_count > len(activity.prompts):
+            lines.append(f"  (and {activity.prompt_count - len(activity.prompts)} more in the transcript)")
+    if activity.files:
+        lines.append(f"- Files changed ({len(activity.files)}):")
+        lines += [f"  - {rel(p)} ({how})" for p, how in sorted(activity.files.items())]
+    if activity.commands:
+        lines.append(f"- Commands ({len(activity.commands)} most recent):")
+        lines += [f"  - `{c.replace('`', chr(39))}`" for c in activity.commands]
+    if activity.tools:
+        counts = ", ".join(f"{name} {n}" for name, n in sorted(activity.tools.items(), key=lambda kv: (-kv[1], kv[0])))
+        lines.append(f"- Tools: {counts}")
+    if activity.error_count:
+        lines.append(f"- Errors ({activity.error_count}):")
+        lines += [f"  - {e}" for e in activity.errors]
+    if activity.compactions:
+        lines.append(f"- Compactions: {activity.compactions}")
+    if activity.gap:
+        lines.append("- Note: the transcript was long; its middle was not read")
+    if activity.skipped:
+        lines.append(f"- Unreadable transcript lines skipped: {activity.skipped}")
+    return lines

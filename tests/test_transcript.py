@@ -1,0 +1,218 @@
+"""Reading Claude Code transcripts: every record kind, bad lines, big files, and the session record."""
+
+from __future__ import annotations
+
+import io
+import json
+import os
+import sys
+import time
+import tracemalloc
+from pathlib import Path
+
+import pytest
+
+from keeper import config, hooks, paths, redact, sessions, store, transcript
+from keeper.memory import SaveInput
+from tests.transcripts import SESSION, Transcript, realistic
+
+
+def digest(path: Path) -> transcript.Activity:
+    activity = transcript.Activity(clean=redact.redact)
+    transcript.update(activity, str(path), 0)
+    return activity
+
+
+def test_every_record_kind_is_read_or_skipped_safely(tmp_path: Path) -> None:
+    activity = digest(realistic(tmp_path / "t.jsonl").path)
+    assert activity.prompts == [
+        "Fix the discount stacking bug in checkout",
+        "Now add a changelog entry and bump the version",
+        "/keeper:recall discount rounding",
+        "Deploy key is [REDACTED:anthropic-key] do not commit it",
+    ]
+    assert activity.prompt_count == 4  # tool results, meta, sidechain and compaction summaries are not prompts
+    assert activity.files == {
+        "/work/shop/src/checkout/discounts.py": "edited",
+        "/work/shop/tests/test_stacking.py": "written",
+    }
+    assert activity.commands == ["pytest -q tests/test_cart.py", "git diff --stat"]
+    assert activity.tools == {"Read": 1, "Edit": 2, "Bash": 2, "Write": 1}
+    assert activity.error_count == 1 and activity.errors == ["Bash: 1 failed"]
+    assert activity.compactions == 1 and activity.branch == "feature/checkout"
+    assert activity.skipped == 2
+    assert activity.first_ts.startswith("2026-11-20T10:00") and activity.last_ts > activity.first_ts
+
+
+def test_reading_in_pieces_equals_reading_at_once(tmp_path: Path) -> None:
+    path = realistic(tmp_path / "t.jsonl").path
+    whole = digest(path).as_dict()
+    data = path.read_bytes()
+    half = data.index(b"\n", len(data) // 2) + 1
+    partial = tmp_path / "growing.jsonl"
+    partial.write_bytes(data[:half] + data[half : half + 25])  # the writer is mid-line
+    activity = transcript.Activity(clean=redact.redact)
+    offset = transcript.update(activity, str(partial), 0)
+    assert offset == half  # the unfinished line waits
+    partial.write_bytes(data)
+    resumed = transcript.Activity(activity.as_dict(), clean=redact.redact)  # as the next hook would, from state
+    assert transcript.update(resumed, str(partial), offset) == len(data)
+    assert resumed.as_dict() == whole
+
+
+def test_old_style_split_messages_count_each_tool_once(tmp_path: Path) -> None:
+    t = Transcript(tmp_path / "t.jsonl")
+    t.prompt("go")
+    t.tool("Bash", {"command": "ls"}, tool_id="toolu_same")
+    t.tool("Bash", {"command": "ls"}, tool_id="toolu_same")  # the same block written twice
+    assert digest(t.path).tools == {"Bash": 1}
+
+
+def test_over_long_lines_are_skipped_without_being_held(tmp_path: Path) -> None:
+    t = Transcript(tmp_path / "t.jsonl")
+    t.prompt("before the image")
+    image = {"type": "image", "source": {"type": "base64", "media_type": "image/png", "data": "A" * (5 << 20)}}
+    t.add(t._base("user", message={"role": "user", "content": [image]}))
+    t.prompt("after the image")
+    tracemalloc.start()
+    activity = digest(t.path)
+    peak = tracemalloc.get_traced_memory()[1]
+    tracemalloc.stop()
+    assert activity.prompts == ["before the image", "after the image"] and activity.skipped == 1
+    assert peak < 4 << 20, peak
+
+
+@pytest.mark.parametrize("filler", ["tools", "one huge line"])
+def test_a_long_unread_transcript_is_read_from_its_end(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, filler: str
+) -> None:
+    monkeypatch.setattr(transcript, "TAIL_BUDGET", 4000 if filler == "tools" else 1 << 20)
+    t = Transcript(tmp_path / "t.jsonl")
+    t.prompt("the very first prompt")
+    if filler == "tools":
+        for i in range(60):
+            t.tool("Bash", {"command": f"echo step {i}"})
+    else:  # the tail starts inside a 6 MiB line: finding the next line must not load it
+        t.add(t._base("user", message={"role": "user", "content": "B" * (6 << 20)}))
+        t.tool("Bash", {"command": "echo step 59"})
+    t.prompt("the latest prompt")
+    tracemalloc.start()
+    activity = digest(t.path)
+    peak = tracemalloc.get_traced_memory()[1]
+    tracemalloc.stop()
+    assert activity.prompts == ["the very first prompt", "the latest prompt"]
+    assert activity.gap and "echo step 59" in activity.commands and "echo step 0" not in activity.commands
+    assert peak < 4 << 20, peak
+
+
+def test_missing_or_hostile_transcripts_are_ignored(tmp_path: Path) -> None:
+    assert not store.readable_transcript("/dev/zero")
+    assert not store.readable_transcript(str(tmp_path))
+    assert not store.readable_transcript(str(tmp_path / "missing.jsonl"))
+    assert not store.readable_transcript("/etc/passwd")
+    assert transcript.update(transcript.Activity(), str(tmp_path / "missing.jsonl"), 7) == 7
+
+
+# -- the session record, through the hooks ------------------------------------------------------
+
+
+class Stdin:
+    def __init__(self, data: bytes) -> None:
+        self.buffer = io.BytesIO(data)
+
+
+def hook(event: str, payload: dict, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]) -> dict:
+    monkeypatch.setattr(sys, "stdin", Stdin(json.dumps(payload).encode()))
+    assert hooks.run([event]) == 0
+    return json.loads(capsys.readouterr().out)
+
+
+def project_of(project_dir: Path) -> paths.Project:
+    return paths.make_project(paths.find_project_root(str(project_dir)))
+
+
+def record_text(project_dir: Path, session: str = SESSION) -> str:
+    found = sessions.existing_file(project_of(project_dir), session)
+    assert found, "no session file"
+    return Path(found).read_text(encoding="utf-8")
+
+
+def test_a_session_that_never_saved_still_has_its_record(
+    project_dir: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    t = realistic(tmp_path / "t.jsonl")
+    base = {"session_id": SESSION, "cwd": str(project_dir), "transcript_path": str(t.path)}
+    hook("session-start", {**base, "source": "startup"}, monkeypatch, capsys)
+    hook("stop", {**base, "stop_hook_active": False, "last_assistant_message": "Done."}, monkeypatch, capsys)
+    first = record_text(project_dir)
+    hook("stop", {**base, "stop_hook_active": False, "last_assistant_message": "Done."}, monkeypatch, capsys)
+    assert record_text(project_dir) == first  # the same Stop twice: byte-identical
+    for expected in (
+        "- Branch: feature/checkout",
+        f"- Transcript: {t.path}",
+        "## Activity",
+        "  1. Fix the discount stacking bug in checkout",
+        "  - /work/shop/tests/test_stacking.py (written)",
+        "  - `pytest -q tests/test_cart.py`",
+        "- Tools: Bash 2, Edit 2, Read 1, Write 1",
+        "- Errors (1):",
+        "- Compactions: 1",
+    ):
+        assert expected in first, expected
+    assert "sk-ant-api03" not in first
+
+
+def test_saves_come_before_the_activity_in_one_record(
+    project_dir: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    t = realistic(tmp_path / "t.jsonl")
+    base = {"session_id": SESSION, "cwd": str(project_dir), "transcript_path": str(t.path)}
+    hook("stop", {**base, "stop_hook_active": False}, monkeypatch, capsys)
+    store.save(project_of(project_dir), config.load(None), SaveInput(summary="Fixed stacking; tests pass."), SESSION)
+    t.prompt("one more thing")
+    hook("stop", {**base, "stop_hook_active": False}, monkeypatch, capsys)
+    text = record_text(project_dir)
+    assert text.index("## Saves") < text.index("Fixed stacking; tests pass.") < text.index("## Activity")
+    assert "  5. one more thing" in text and text.count("## Activity") == 1
+
+
+def test_a_killed_session_is_completed_at_the_next_session_start(
+    project_dir: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    t = realistic(tmp_path / "killed.jsonl")
+    base = {"session_id": SESSION, "cwd": str(project_dir), "transcript_path": str(t.path)}
+    hook("session-start", {**base, "source": "startup"}, monkeypatch, capsys)  # then the terminal was killed
+    project = project_of(project_dir)
+    assert sessions.existing_file(project, SESSION) is None
+    hour_ago = time.time() - 3600
+    os.utime(t.path, (hour_ago, hour_ago))
+    other = {"session_id": "next-session", "cwd": str(project_dir), "transcript_path": str(tmp_path / "next.jsonl")}
+    hook("session-start", {**other, "source": "startup"}, monkeypatch, capsys)
+    text = record_text(project_dir)
+    assert "(last activity; the session ended without SessionEnd)" in text
+    assert "  1. Fix the discount stacking bug in checkout" in text
+    assert SESSION not in sessions.unended(project)
+
+
+def test_a_live_session_is_not_taken_for_a_killed_one(
+    project_dir: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    t = realistic(tmp_path / "live.jsonl")
+    base = {"session_id": SESSION, "cwd": str(project_dir), "transcript_path": str(t.path)}
+    hook("session-start", {**base, "source": "startup"}, monkeypatch, capsys)
+    hook("session-start", {"session_id": "other", "cwd": str(project_dir), "source": "startup"}, monkeypatch, capsys)
+    assert SESSION in sessions.unended(project_of(project_dir))  # its transcript is fresh: left alone
+
+
+def test_compaction_keeps_the_record_and_brings_it_back(
+    project_dir: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    t = realistic(tmp_path / "t.jsonl")
+    store.save(project_of(project_dir), config.load(None), SaveInput(decisions=["Money is integer cents"]), "earlier")
+    base = {"session_id": SESSION, "cwd": str(project_dir), "transcript_path": str(t.path)}
+    hook("pre-compact", {**base, "trigger": "auto", "custom_instructions": None}, monkeypatch, capsys)
+    assert "- Compacted: " in record_text(project_dir) and "(auto)" in record_text(project_dir)
+    reply = hook("session-start", {**base, "source": "compact"}, monkeypatch, capsys)
+    context = reply["hookSpecificOutput"]["additionalContext"]
+    assert "Money is integer cents" in context
+    assert "This session so far" in context and "Fix the discount stacking bug" in context
