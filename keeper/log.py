@@ -31,10 +31,12 @@ def write(event: str, level: str, message: str) -> None:
                 os.replace(path, path + ".1")
         except OSError:
             pass
-        line = " ".join(message.split())[:2000]
-        stamp = time.strftime("%Y-%m-%dT%H:%M:%S")
+        from keeper.redact import redact  # only when something is logged: it compiles regexes
+
+        event = "".join(event.split())[:80] or "-"
+        line = redact(f"{time.strftime('%Y-%m-%dT%H:%M:%S')} {os.getpid()} {event} {level} {' '.join(message.split())}")
         with open(path, "a", encoding="utf-8", errors="replace") as fh:
-            fh.write(f"{stamp} {os.getpid()} {event} {level} {line}\n")
+            fh.write(line[:2200] + "\n")
     except Exception:
         pass
 

@@ -14,7 +14,7 @@ from datetime import datetime
 from keeper import memory, paths, redact, sessions, tally
 from keeper.config import Config
 from keeper.errors import KeeperError
-from keeper.fsutil import HOOK_LOCK_TIMEOUT, atomic_write, project_lock, read_text
+from keeper.fsutil import HOOK_LOCK_TIMEOUT, atomic_write, project_lock, read_text, sweep_temp_files
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
@@ -150,6 +150,8 @@ def save(
         )
     now = now or datetime.now()
     with project_lock(project.lock):
+        for folder in (project.dir, project.sessions, project.state):
+            sweep_temp_files(folder)  # what writers killed mid-write left behind
         text = read_text(project.memory)
         merged, provenance, report = memory.merge(
             text,

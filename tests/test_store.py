@@ -89,3 +89,15 @@ def test_everything_keeper_creates_is_private(project_dir: Path) -> None:
     created = [home, *home.rglob("*")]
     loose = [p for p in created if p.stat().st_mode & 0o077]
     assert not loose, [f"{p}: {oct(p.stat().st_mode)}" for p in loose]
+
+
+def test_saves_sweep_temp_files_left_by_killed_writers(project_dir: Path) -> None:
+    project = paths.make_project(str(project_dir))
+    store.save(project, config.load(None), SaveInput(summary="first"), "s1")
+    stale = Path(project.dir) / ".memory.md.abc123.tmp"
+    fresh = Path(project.dir) / ".memory.md.def456.tmp"
+    stale.write_text("half a file")
+    fresh.write_text("a writer at work right now")
+    os.utime(stale, (1, 1))
+    store.save(project, config.load(None), SaveInput(summary="second"), "s1")
+    assert not stale.exists() and fresh.exists()
