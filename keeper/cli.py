@@ -168,7 +168,7 @@ def status_data(project: paths.Project, cfg: Config) -> dict[str, Any]:
     import json
     import shutil
 
-    from keeper import __version__, log, memory, paths, sessions, tally
+    from keeper import __version__, log, memory, paths, sessions, stats, tally
     from keeper.fsutil import read_text
 
     text = read_text(project.memory)
@@ -222,6 +222,7 @@ def status_data(project: paths.Project, cfg: Config) -> dict[str, Any]:
             "final_save_min": cfg["final_save_min"],
         },
         "last_save": last_save,
+        "hooks": stats.summary(project.state),
         "config": {"global": paths.global_config_file(), "warnings": cfg.warnings},
         "last_error": log.last_error(),
         "log": log.log_file(),
@@ -262,6 +263,12 @@ def cmd_status(args: argparse.Namespace) -> int:
         f"save prompt every {cnt['save_every']}, final save at {cnt['final_save_min']}"
     )
     print(f"  last save     {data['last_save'] or 'never'}")
+    if data["hooks"]:
+        calls = ", ".join(f"{event} {v['calls']}" for event, v in sorted(data["hooks"].items()))
+        injected = sum(v["injected_bytes"] for v in data["hooks"].values())
+        start = data["hooks"].get("session-start", {}).get("last_injected", 0)
+        print(f"  hooks         {calls}")
+        print(f"  injected      {_size(injected)} in all; the last session start put {_size(start)} into context")
     print(f"  config        {data['config']['global']} (+ .claude/keeper.yaml, KEEPER_* variables)")
     for warning in data["config"]["warnings"]:
         print(f"  config issue  {warning}")
@@ -274,6 +281,31 @@ def cmd_status(args: argparse.Namespace) -> int:
     if not data["platform_data_dir_agrees"]:
         print("  note          platformdirs suggests another data folder; set KEEPER_HOME to choose one explicitly.")
     return 0
+
+
+def _add_doctor(sub: Any) -> None:
+    p = sub.add_parser("doctor", help="check the install, PATH, store, config and plugin; say how to fix problems")
+    p.add_argument("--json", action="store_true", help="print the findings as JSON")
+    p.set_defaults(func=cmd_doctor)
+
+
+def cmd_doctor(args: argparse.Namespace) -> int:
+    """Exit 1 when a problem was found, so scripts can tell."""
+    from keeper import doctor
+
+    project, _ = _resolve(args)
+    checks = doctor.run_checks(project)
+    if args.json:
+        _print_json([c.as_dict() for c in checks])
+    else:
+        for check in checks:
+            mark = {True: "ok  ", False: "FAIL", None: "note"}[check.ok]
+            print(f"  {mark}  {check.name:8} {check.detail}")
+            if check.fix and check.ok is not True:
+                print(f"        {'':8} fix: {check.fix}")
+        problems = sum(1 for c in checks if c.ok is False)
+        print(f"{problems} problem(s) found." if problems else "No problems found.")
+    return 1 if any(c.ok is False for c in checks) else 0
 
 
 # -- clear / restore ---------------------------------------------------------------------------
@@ -392,7 +424,7 @@ def build_parser() -> argparse.ArgumentParser:
         return real_add(name, parents=[common], **kwargs)
 
     sub.add_parser = add_parser  # type: ignore[method-assign]
-    for add in (_add_save, _add_recall, _add_status, _add_clear, _add_restore, _add_hook, _add_demo):
+    for add in (_add_save, _add_recall, _add_status, _add_doctor, _add_clear, _add_restore, _add_hook, _add_demo):
         add(sub)
     return parser
 

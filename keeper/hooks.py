@@ -11,7 +11,7 @@ from __future__ import annotations
 import os
 import sys
 
-from keeper import config, jsonio, log, paths, tally
+from keeper import config, jsonio, log, paths, stats, tally
 from keeper.errors import KeeperError
 
 TYPE_CHECKING = False
@@ -263,7 +263,11 @@ def handle(event: str, raw: bytes) -> Reply:
     if not call.has_session and handler is not user_prompt_submit:
         log.write(event, "WARN", "no session_id in the payload or CLAUDE_CODE_SESSION_ID; nothing recorded")
         return {}
-    return handler(call)
+    reply = handler(call)
+    specific = reply.get("hookSpecificOutput")
+    injected = len(specific.get("additionalContext", "")) if isinstance(specific, dict) else 0
+    stats.record(call.project.state, event, injected)
+    return reply
 
 
 def _read_stdin() -> bytes:

@@ -182,3 +182,21 @@ def test_usage_errors_exit_2(capsys: pytest.CaptureFixture[str]) -> None:
     with pytest.raises(SystemExit) as exc:
         main(["clear", "everything"])
     assert exc.value.code == 2
+
+
+def test_status_counts_hooks_and_bytes_injected(
+    project_dir: Path, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from keeper import hooks
+
+    cli(["save", "--decision", "Counted"], capsys)
+    payload = json.dumps({"session_id": "s1", "cwd": str(project_dir), "source": "startup"}).encode()
+    reply = hooks.handle("session-start", payload)
+    hooks.handle(
+        "post-tool-use", json.dumps({"session_id": "s1", "cwd": str(project_dir), "tool_name": "Read"}).encode()
+    )
+    injected = len(reply["hookSpecificOutput"]["additionalContext"])
+    data = json.loads(cli(["status", "--json"], capsys)[1])
+    assert data["hooks"]["session-start"] == {"calls": 1, "injected_bytes": injected, "last_injected": injected}
+    assert data["hooks"]["post-tool-use"]["calls"] == 1
+    assert "injected" in cli(["status"], capsys)[1]

@@ -414,7 +414,9 @@ def test_console_script_reads_utf8_stdin_and_writes_ascii_json(project_dir: Path
     assert "café 日本" in json.loads(done.stdout)["hookSpecificOutput"]["additionalContext"]
 
 
-def test_log_lines_are_redacted(store: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]) -> None:
+def test_log_lines_are_redacted(
+    store: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
     secret = "ghp_" + "Q" * 36
     run_hook(f"no-such-event-{secret}", b"{}", monkeypatch, capsys)
     text = log_text(store)
