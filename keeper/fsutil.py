@@ -68,6 +68,39 @@ def atomic_write(path: str, text: str | bytes) -> None:
         raise
 
 
+def create_new(path: str, text: str) -> bool:
+    """Create ``path`` holding ``text`` in one step, unless it exists; return whether it was created.
+
+    The content is written and fsynced under a temp name, then hard-linked into place, so the
+    file never exists half-written and an existing file is never replaced. Where the file system
+    has no hard links, the caller's lock (all creators hold it) makes check-then-replace safe.
+    """
+    import tempfile
+
+    folder = os.path.dirname(path) or "."
+    ensure_dir(folder)
+    fd, tmp = tempfile.mkstemp(dir=folder, prefix="." + os.path.basename(path) + ".", suffix=".tmp")
+    try:
+        with os.fdopen(fd, "wb") as fh:
+            fh.write(text.encode("utf-8"))
+            fh.flush()
+            os.fsync(fh.fileno())
+        try:
+            os.link(tmp, path)
+        except FileExistsError:
+            return False
+        except OSError:
+            if os.path.exists(path):
+                return False
+            os.replace(tmp, path)
+        return True
+    finally:
+        try:
+            os.unlink(tmp)
+        except OSError:
+            pass
+
+
 def sweep_temp_files(folder: str, max_age_seconds: float = 3600.0) -> int:
     """Remove temp files a killed writer left behind (older than an hour, so never a live one)."""
     import time

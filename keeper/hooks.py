@@ -261,7 +261,8 @@ def handle(event: str, raw: bytes) -> Reply:
     if not call.cfg["enabled"]:
         return {}
     if not call.has_session and handler is not user_prompt_submit:
-        log.write(event, "WARN", "no session_id in the payload or CLAUDE_CODE_SESSION_ID; nothing recorded")
+        if not problem:  # one log line per bad input: an unreadable payload was logged already
+            log.write(event, "WARN", "no session_id in the payload or CLAUDE_CODE_SESSION_ID; nothing recorded")
         return {}
     reply = handler(call)
     specific = reply.get("hookSpecificOutput")

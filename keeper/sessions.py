@@ -12,7 +12,7 @@ import os
 import time
 
 from keeper import jsonio, paths
-from keeper.fsutil import atomic_write, ensure_dir, read_text
+from keeper.fsutil import atomic_write, create_new, ensure_dir, read_text
 from keeper.markdown import Document, after_last_bullet, content_end
 
 TYPE_CHECKING = False
@@ -136,16 +136,9 @@ def ensure_file(project: paths.Project, session: str, now: datetime) -> str:
     while True:
         name = f"{base}.md" if suffix == 1 else f"{base}-{suffix}.md"
         path = os.path.join(project.sessions, name)
-        try:
-            fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600)
-        except FileExistsError:
-            suffix += 1
-            continue
-        with os.fdopen(fd, "wb") as fh:
-            fh.write(_template(project, session, start).encode("utf-8"))
-            fh.flush()
-            os.fsync(fh.fileno())
-        break
+        if create_new(path, _template(project, session, start)):
+            break
+        suffix += 1
     state = read_state(project, session)
     state["file"] = name
     write_state(project, session, state)
