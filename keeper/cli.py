@@ -159,6 +159,71 @@ def cmd_recall(args: argparse.Namespace) -> int:
     return 0
 
 
+def _add_expand(sub: Any) -> None:
+    p = sub.add_parser("expand", help="print the whole section behind a recall result, with its session anchor")
+    p.add_argument("id", help="a result id from keeper recall, e.g. sessions/2026-11-21_1430.md:12")
+    p.set_defaults(func=cmd_expand)
+
+
+def cmd_expand(args: argparse.Namespace) -> int:
+    from keeper import search
+    from keeper.fsutil import read_text
+    from keeper.markdown import Document
+
+    project, _ = _resolve(args)
+    path, heading, text = search.section_for(project, args.id)
+    print(f"{heading}\n{path}\n\n{text}")
+    if os.path.dirname(path) == project.sessions:
+        header = Document.parse(read_text(path) or "").title()
+        facts = dict(item.split(": ", 1) for _, item in header.bullets() if ": " in item) if header else {}
+        if facts.get("Transcript"):
+            session = facts.get("Session id", "?")
+            print(f"\nSession {session}; the whole conversation: keeper transcript {facts['Transcript']}")
+    return 0
+
+
+def _add_transcript(sub: Any) -> None:
+    p = sub.add_parser("transcript", help="print a Claude Code transcript (JSONL) turn by turn, readably")
+    p.add_argument("path", help="the transcript, e.g. from a session file's Transcript line")
+    p.add_argument(
+        "--turn", metavar="UUID", help="show the turn holding this entry uuid (with --context turns around it)"
+    )
+    p.add_argument("--context", type=int, default=1, metavar="N", help="turns before and after --turn (default 1)")
+    p.add_argument("--json", action="store_true", help="print the turns as JSON")
+    p.set_defaults(func=cmd_transcript)
+
+
+def cmd_transcript(args: argparse.Namespace) -> int:
+    from keeper import store, transcript
+    from keeper.errors import KeeperError
+
+    if not store.readable_transcript(args.path):
+        raise KeeperError(
+            f"{args.path} is not a readable .jsonl transcript; session files name theirs on a Transcript line."
+        )
+    found = transcript.turns(args.path)
+    numbered = list(enumerate(found, 1))
+    if args.turn:
+        at = next((i for i, t in numbered if args.turn in t.uuids), None)
+        if at is None:
+            raise KeeperError(
+                f"no turn holds an entry {args.turn!r}; run without --turn to see the turns and their uuids."
+            )
+        numbered = [(i, t) for i, t in numbered if abs(i - at) <= max(args.context, 0)]
+    if args.json:
+        _print_json([{"turn": i, **t.as_dict()} for i, t in numbered])
+        return 0
+    for number, turn in numbered:
+        print(f"-- turn {number} of {len(found)} · {turn.timestamp[:19].replace('T', ' ')} · {turn.uuid}")
+        print(f"User: {turn.prompt}")
+        for item in turn.items:
+            print(item)
+        print()
+    if not found:
+        print("No prompts in this transcript.")
+    return 0
+
+
 # -- status ----------------------------------------------------------------------------------
 
 
@@ -424,7 +489,18 @@ def build_parser() -> argparse.ArgumentParser:
         return real_add(name, parents=[common], **kwargs)
 
     sub.add_parser = add_parser  # type: ignore[method-assign]
-    for add in (_add_save, _add_recall, _add_status, _add_doctor, _add_clear, _add_restore, _add_hook, _add_demo):
+    for add in (
+        _add_save,
+        _add_recall,
+        _add_expand,
+        _add_transcript,
+        _add_status,
+        _add_doctor,
+        _add_clear,
+        _add_restore,
+        _add_hook,
+        _add_demo,
+    ):
         add(sub)
     return parser
 

@@ -27,6 +27,7 @@ KEYS: dict[str, tuple[Any, str, str]] = {
         "most characters of memory put into Claude's context at session start",
     ),
     "recall_limit": (5, "posint", "results `keeper recall` and /keeper:recall show by default"),
+    "auto_recall": (True, "bool", "show Claude relevant past sessions with each prompt (false: only on request)"),
     "clear_older_than": (30, "posint", "days after which `keeper clear old` removes session files"),
     "trash_days": (14, "posint", "days cleared files stay restorable with `keeper restore`"),
     "enabled": (True, "bool", "false turns every hook into a no-op (the CLI still works)"),

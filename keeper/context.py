@@ -163,6 +163,14 @@ def session_start(project: paths.Project, limit: int, source: str, session: str)
     return context.strip()[:HARD_CAP], status
 
 
+def _grouped(results: list[dict[str, object]]) -> list[tuple[str, list[dict[str, object]]]]:
+    """Results grouped by file, files in the order of their best result."""
+    groups: dict[str, list[dict[str, object]]] = {}
+    for item in results:
+        groups.setdefault(str(item["path"]), []).append(item)
+    return list(groups.items())
+
+
 def recall_block(query: str, results: list[dict[str, object]], limit_chars: int = 6000) -> str:
     """Recall results grouped by file, dated, best first; bounded for the hook channel."""
     if not results:
@@ -170,12 +178,29 @@ def recall_block(query: str, results: list[dict[str, object]], limit_chars: int 
             f"Keeper recall for {query!r}: no match in this project's memory.md or session files. "
             "Different words (or fewer) may find it; `keeper status` shows where the files are."
         )
-    lines = [f"Keeper recall for {query!r}: {len(results)} match(es), best first."]
-    for rank, item in enumerate(results, 1):
-        dated = f" ({item['date']})" if item.get("date") else ""
-        lines.append(f"\n{rank}. {item['heading']}{dated} [score {float(str(item['score'])):.2f}]")
-        lines.append(f"   {item['path']}:{item['line']}")
-        lines.extend("   > " + ln for ln in str(item["snippet"]).splitlines())
-    lines.append("\nThe full section is in the file at the line shown.")
+    lines = [f"Keeper recall for {query!r}: {len(results)} match(es) in {len(_grouped(results))} file(s), best first."]
+    for path, items in _grouped(results):
+        dated = items[0].get("date")
+        lines.append(f"\n{os.path.basename(path)}" + (f" ({dated})" if dated else "") + f": {path}")
+        for item in items:
+            heading = str(item["heading"]).split(" > ", 1)[-1]
+            lines.append(f"  - {heading} [score {float(str(item['score'])):.2f}, id {item['id']}]")
+            lines.extend("      " + ln for ln in str(item["snippet"]).splitlines())
+    lines.append(
+        "\nFor the whole section: `keeper expand <id>`. A session file's Transcript line names the full "
+        "conversation: `keeper transcript <path>`."
+    )
+    out = "\n".join(lines)
+    return out if len(out) <= limit_chars else out[: limit_chars - 1] + "…"
+
+
+def auto_recall_block(results: list[dict[str, object]], limit_chars: int) -> str:
+    """What automatic recall adds to a prompt: a few dated, one-line pointers, bounded."""
+    lines = ["Keeper found earlier notes in this project that match this prompt (automatic recall):"]
+    for item in results:
+        dated = f"{item['date']}, " if item.get("date") else ""
+        snippet = " ".join(str(item["snippet"]).split())
+        lines.append(f"- {item['heading']} ({dated}id {item['id']}): {snippet[:300]}")
+    lines.append("The whole section: `keeper expand <id>`; more: `keeper recall <words>`.")
     out = "\n".join(lines)
     return out if len(out) <= limit_chars else out[: limit_chars - 1] + "…"

@@ -226,16 +226,32 @@ def session_end(call: Call) -> Reply:
     return reply
 
 
+AUTO_RECALL_MIN_WORDS = 4
+
+
 def user_prompt_submit(call: Call) -> Reply:
-    found = slash_command(call.text("prompt"))
+    prompt = call.text("prompt")
+    found = slash_command(prompt)
     if found is None:
-        return {}
+        return _auto_recall(call, prompt)
     command, args = found
     from keeper import slash
 
     if command.endswith("recall"):
         return _specific("UserPromptSubmit", slash.recall_for_prompt(call.project, call.cfg, args))
     return _specific("UserPromptSubmit", slash.clear_for_prompt(call.project, call.cfg, args))
+
+
+def _auto_recall(call: Call, prompt: str) -> Reply:
+    """Relevant past sessions, pushed with the prompt: memory Claude must decide to look up goes unused."""
+    if not call.cfg["auto_recall"] or prompt.lstrip().startswith("/") or len(prompt.split()) < AUTO_RECALL_MIN_WORDS:
+        return {}
+    if not os.path.isdir(call.project.sessions):
+        return {}  # nothing beyond memory.md, which SessionStart already gave
+    from keeper import slash
+
+    text = slash.auto_recall(call.project, prompt, call.session)
+    return _specific("UserPromptSubmit", text) if text else {}
 
 
 HANDLERS: dict[str, Callable[[Call], Reply]] = {

@@ -18,6 +18,10 @@ from keeper import paths, sessions
 from keeper.fsutil import read_text
 from keeper.markdown import Document
 
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    from collections.abc import Callable, Iterable
+
 _WORD = re.compile(r"[^\W_]+|_", re.UNICODE)
 _CAMEL = re.compile(r"(?<=[a-z0-9])(?=[A-Z])|(?<=[A-Z])(?=[A-Z][a-z])")
 _IDENT = re.compile(r"[A-Za-z0-9_./\\-]*[A-Za-z0-9]")
@@ -58,13 +62,15 @@ def tokenize(text: str) -> list[str]:
 
 
 class Chunk:
-    """One searchable section of a memory file."""
+    """One searchable section of a memory file (``terms`` come precomputed from the index)."""
 
     __slots__ = ("date", "heading", "line", "path", "terms", "text")
 
-    def __init__(self, path: str, heading: str, line: int, text: str, day: str | None) -> None:
+    def __init__(
+        self, path: str, heading: str, line: int, text: str, day: str | None, terms: list[str] | None = None
+    ) -> None:
         self.path, self.heading, self.line, self.text, self.date = path, heading, line, text, day
-        self.terms = tokenize(heading + "\n" + text)
+        self.terms = terms if terms is not None else tokenize(heading + "\n" + text)
 
 
 def chunks_of(path: str, text: str) -> list[Chunk]:
@@ -98,10 +104,11 @@ def corpus(project: paths.Project) -> list[Chunk]:
 class Result:
     """A ranked match, as ``keeper recall`` prints it and ``--json`` returns it."""
 
-    __slots__ = ("chunk", "id", "score", "snippet")
+    __slots__ = ("chunk", "coverage", "hits", "id", "score", "snippet")
 
-    def __init__(self, chunk: Chunk, score: float, snippet: str, root: str) -> None:
+    def __init__(self, chunk: Chunk, score: float, snippet: str, root: str, coverage: float, hits: int) -> None:
         self.chunk, self.score, self.snippet = chunk, score, snippet
+        self.coverage, self.hits = coverage, hits  # share of the query's idf matched; query terms matched
         self.id = f"{os.path.relpath(chunk.path, root).replace(os.sep, '/')}:{chunk.line}"
 
     def as_dict(self) -> dict[str, object]:
@@ -116,24 +123,29 @@ class Result:
         }
 
 
-def _corrections(terms: list[str], vocabulary: set[str]) -> dict[str, list[tuple[str, float]]]:
-    """Query terms with their stand-ins: themselves when known, else close vocabulary words."""
-    out: dict[str, list[tuple[str, float]]] = {}
-    unknown = [t for t in terms if t not in vocabulary]
-    for term in terms:
-        if term in vocabulary:
-            out[term] = [(term, 1.0)]
-    if unknown and vocabulary:
-        from rapidfuzz import fuzz, process
+def _idf(n: int, df: int) -> float:
+    return math.log(1 + (n - df + 0.5) / (df + 0.5))
 
-        choices = sorted(vocabulary)
-        for term in unknown:
-            if len(term) < 3:
-                out[term] = []
-                continue
+
+def _stand_ins(
+    terms: list[str], known: set[str], vocabulary: Callable[[str], Iterable[str]] | None
+) -> dict[str, list[tuple[str, float]]]:
+    """Query terms with the words that stand for them: themselves when indexed, else close words.
+
+    ``vocabulary(term)`` lists indexed words to correct ``term`` against (None: no correction).
+    """
+    out: dict[str, list[tuple[str, float]]] = {}
+    for term in terms:
+        if term in known:
+            out[term] = [(term, 1.0)]
+        elif vocabulary is not None and len(term) >= 3:
+            from rapidfuzz import fuzz, process
+
             cutoff = 75 if len(term) >= 5 else 80
-            found = process.extract(term, choices, scorer=fuzz.ratio, limit=3, score_cutoff=cutoff)
+            found = process.extract(term, list(vocabulary(term)), scorer=fuzz.ratio, limit=3, score_cutoff=cutoff)
             out[term] = [(match, score / 100.0 * 0.9) for match, score, _ in found]
+        else:
+            out[term] = []
     return out
 
 
@@ -144,40 +156,49 @@ def _snippet(chunk: Chunk, matched: set[str], limit: int = 3) -> str:
     return "\n".join(ln if len(ln) <= 240 else ln[:237] + "…" for ln in chosen)
 
 
-def search(project: paths.Project, query: str, limit: int = 5, today: date | None = None) -> list[Result]:
-    """Rank the project's memory sections for ``query``; an empty list when nothing matches."""
-    terms = list(dict.fromkeys(tokenize(query)))
-    if not terms:
-        return []
-    chunks = corpus(project)
-    if not chunks:
-        return []
-    df: dict[str, int] = {}
-    for chunk in chunks:
-        for term in set(chunk.terms):
-            df[term] = df.get(term, 0) + 1
-    stand_ins = _corrections(terms, set(df))
-    n = len(chunks)
-    avg = sum(len(c.terms) for c in chunks) / n or 1.0
+def rank(
+    chunks: list[Chunk],
+    terms: list[str],
+    stand_ins: dict[str, list[tuple[str, float]]],
+    stats: tuple[dict[str, int], int, float],
+    query: str,
+    root: str,
+    today: date,
+) -> list[Result]:
+    """BM25 over the candidates, with typo stand-ins weighted down, then phrase and recency boosts.
+
+    ``coverage`` is the share of the query's information (idf) a section matches: automatic
+    recall injects only sections that cover enough of the prompt.
+    """
+    df, n, avg = stats
+
+    def strongest(term: str) -> float:
+        return max((_idf(n, df[w]) for w, _ in stand_ins.get(term, []) if w in df), default=0.0)
+
+    total = sum(strongest(t) for t in terms) or 1.0
     phrase = " ".join(_fold(query).split())
-    today = today or date.today()
     results = []
     for chunk in chunks:
         counts: dict[str, int] = {}
         for term in chunk.terms:
             counts[term] = counts.get(term, 0) + 1
-        score = 0.0
+        score = covered = 0.0
+        hits = 0
         matched: set[str] = set()
         for term in terms:
-            best = 0.0
+            best = best_idf = 0.0
             for word, weight in stand_ins.get(term, []):
                 tf = counts.get(word, 0)
-                if not tf:
+                if not tf or word not in df:
                     continue
-                idf = math.log(1 + (n - df[word] + 0.5) / (df[word] + 0.5))
-                best = max(best, weight * idf * tf * (K1 + 1) / (tf + K1 * (1 - B + B * len(chunk.terms) / avg)))
+                idf = _idf(n, df[word])
+                value = weight * idf * tf * (K1 + 1) / (tf + K1 * (1 - B + B * len(chunk.terms) / avg))
+                if value > best:
+                    best, best_idf = value, idf
                 matched.add(word)
             score += best
+            covered += best_idf
+            hits += best > 0
         if score <= 0:
             continue
         if len(terms) > 1 and phrase in " ".join(_fold(chunk.text).split()):
@@ -188,6 +209,96 @@ def search(project: paths.Project, query: str, limit: int = 5, today: date | Non
                 score *= 1 + 0.1 * math.exp(-max(age, 0) / 60)
             except ValueError:
                 pass
-        results.append(Result(chunk, score, _snippet(chunk, matched), project.dir))
+        results.append(Result(chunk, score, _snippet(chunk, matched), root, covered / total, hits))
     results.sort(key=lambda r: (-r.score, r.chunk.path, r.chunk.line))
-    return results[:limit]
+    return results
+
+
+def search(
+    project: paths.Project,
+    query: str,
+    limit: int = 5,
+    today: date | None = None,
+    thorough: bool = True,
+    correct: bool = True,
+) -> list[Result]:
+    """Rank the project's memory sections for ``query``; an empty list when nothing matches.
+
+    Uses the SQLite index (brought up to date first; ``thorough`` stats every file), or scans the
+    files where this Python has no FTS5. ``correct`` turns on typo correction (rapidfuzz).
+    """
+    terms = list(dict.fromkeys(tokenize(query)))
+    if not terms:
+        return []
+    today = today or date.today()
+    import sqlite3
+
+    from keeper import index
+
+    try:
+        con = index.open_index(project)
+    except sqlite3.Error:
+        con = None
+    if con is None:
+        return _scan(project, terms, query, limit, today, correct)
+    try:
+        index.refresh(con, project, thorough=thorough)
+        df, n, avg = index.document_frequencies(con, terms)
+        known = {t for t in terms if t in df}
+
+        def near(term: str) -> list[str]:
+            return index.vocabulary(con, term)
+
+        stand_ins = _stand_ins(terms, known, near if correct else None)
+        words = sorted({w for options in stand_ins.values() for w, _ in options})
+        if not words:
+            return []
+        df, n, avg = index.document_frequencies(con, words)
+        chunks = index.candidates(con, project, words)
+    finally:
+        con.close()
+    return rank(chunks, terms, stand_ins, (df, n, avg), query, project.dir, today)[:limit]
+
+
+def _scan(project: paths.Project, terms: list[str], query: str, limit: int, today: date, correct: bool) -> list[Result]:
+    """Search without an index: read and tokenise every file (Pythons built without FTS5)."""
+    chunks = corpus(project)
+    df: dict[str, int] = {}
+    for chunk in chunks:
+        for term in set(chunk.terms):
+            df[term] = df.get(term, 0) + 1
+    vocabulary = sorted(df)
+    stand_ins = _stand_ins(terms, set(df), (lambda _term: vocabulary) if correct else None)
+    n = len(chunks)
+    avg = sum(len(c.terms) for c in chunks) / n if n else 1.0
+    return rank(chunks, terms, stand_ins, (df, n, avg), query, project.dir, today)[:limit]
+
+
+def section_for(project: paths.Project, ident: str) -> tuple[str, str, str]:
+    """The whole section behind a result id (``sessions/<file>.md:<line>``): path, heading, text.
+
+    Only files inside this project's memory folder can be named. Raises KeeperError otherwise.
+    """
+    from keeper.errors import KeeperError
+
+    name, _, line_text = ident.rpartition(":")
+    parts = name.split("/")
+    valid = name == paths.MEMORY_FILE or (
+        len(parts) == 2 and parts[0] == paths.SESSIONS_DIR and parts[1].endswith(".md") and ".." not in parts[1]
+    )
+    if not valid or not line_text.isdigit():
+        raise KeeperError(
+            f"{ident!r} is not a result id; ids look like sessions/2026-11-21_1430.md:12 (see keeper recall)"
+        )
+    path = os.path.join(project.dir, *parts)
+    text = read_text(path)
+    if text is None:
+        raise KeeperError(f"{path} no longer exists; run keeper recall again for fresh ids")
+    wanted = int(line_text)
+    chunks = chunks_of(path, text)
+    chosen = next((c for c in chunks if c.line == wanted), None) or next(
+        (c for c in reversed(chunks) if c.line <= wanted), None
+    )
+    if chosen is None:
+        raise KeeperError(f"no section at line {wanted} of {path}; run keeper recall again for fresh ids")
+    return path, chosen.heading, chosen.text

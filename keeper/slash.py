@@ -7,7 +7,9 @@ and answers here: the query is only ever data, searched literally, and nothing i
 
 from __future__ import annotations
 
-from keeper import context, paths, search, trash
+import os
+
+from keeper import context, paths, search, sessions, trash
 from keeper.config import Config
 from keeper.errors import KeeperError
 
@@ -43,3 +45,28 @@ def clear_for_prompt(project: paths.Project, cfg: Config, args: str) -> str:
         f"Keeper clear {what}: moved {len(files)} file(s) of project '{project.name}' to {backup}. "
         f"They can be brought back with `keeper restore` for {cfg['trash_days']} days."
     )
+
+
+AUTO_LIMIT, AUTO_CHARS = 3, 1500
+MIN_COVERAGE, MIN_HITS = 0.5, 2
+
+
+def auto_recall(project: paths.Project, prompt: str, session: str) -> str:
+    """Up to three past sections that cover enough of the prompt, or "" when nothing is relevant.
+
+    memory.md (given at session start) and this session's own file (in context already) are left
+    out. The index check is the quick one and typo correction is off: this runs on every prompt.
+    """
+    own = sessions.existing_file(project, session)
+    results = search.search(project, prompt, limit=12, thorough=False, correct=False)
+    relevant = [
+        r
+        for r in results
+        if r.coverage >= MIN_COVERAGE
+        and r.hits >= MIN_HITS
+        and os.path.basename(r.chunk.path) != paths.MEMORY_FILE
+        and r.chunk.path != own
+    ][:AUTO_LIMIT]
+    if not relevant:
+        return ""
+    return context.auto_recall_block([r.as_dict() for r in relevant], AUTO_CHARS)

@@ -89,6 +89,21 @@ def _slash_prompt(text: str) -> str:
     return f"{name} {tag('command-args')}".strip() if name else text
 
 
+def prompt_text(entry: dict[str, Any], content: Any) -> str | None:
+    """The user's words if this entry is a real prompt (a turn boundary), else None.
+
+    Tool results, harness-injected meta messages, compaction summaries, sidechain (subagent)
+    prompts and local command output are not prompts.
+    """
+    flags = ("isMeta", "isCompactSummary", "isSidechain", "isVisibleInTranscriptOnly")
+    if entry.get("type") != "user" or any(entry.get(flag) for flag in flags):
+        return None
+    text = _text_of(content).strip()
+    if not text or text.startswith(("<local-command", "<command-stdout", "<bash-")):
+        return None
+    return _slash_prompt(text)
+
+
 def _short(text: str, limit: int) -> str:
     flat = " ".join(text.split())
     return flat if len(flat) <= limit else flat[: limit - 1].rstrip() + "…"
@@ -162,15 +177,11 @@ class Activity:
                     first = _text_of(block.get("content")).strip().splitlines()
                     error = self._clean(f"{name}: {_short(first[0] if first else 'error', 160)}")
                     self.errors = [*self.errors, error][-KEEP_ERRORS:]
-        if entry.get("isMeta") or entry.get("isCompactSummary") or entry.get("isSidechain"):
-            return
-        if entry.get("isVisibleInTranscriptOnly"):
-            return
-        text = _text_of(content).strip()
-        if not text or text.startswith(("<local-command", "<command-stdout", "<bash-")):
+        text = prompt_text(entry, content)
+        if text is None:
             return
         self.prompt_count += 1
-        prompt = self._clean(_short(_slash_prompt(text), 240))
+        prompt = self._clean(_short(text, 240))
         if len(self.prompts) < KEEP_PROMPTS:
             self.prompts.append(prompt)
         else:  # keep the first half and the most recent ones
@@ -234,6 +245,73 @@ def update(activity: Activity, path: str, offset: int) -> int:
         activity.add_line(line)
         offset = end
     return offset
+
+
+class Turn:
+    """One turn of a conversation: the user's prompt and what followed, summarised line by line."""
+
+    __slots__ = ("items", "prompt", "timestamp", "uuid", "uuids")
+
+    def __init__(self, uuid: str, timestamp: str, prompt: str) -> None:
+        self.uuid, self.timestamp, self.prompt = uuid, timestamp, prompt
+        self.items: list[str] = []
+        self.uuids = {uuid}
+
+    def add(self, item: str) -> None:
+        if len(self.items) < MAX_TURN_ITEMS:
+            self.items.append(item)
+        elif len(self.items) == MAX_TURN_ITEMS:
+            self.items.append("… (more in the transcript)")
+
+    def as_dict(self) -> dict[str, Any]:
+        return {"uuid": self.uuid, "timestamp": self.timestamp, "prompt": self.prompt, "items": self.items}
+
+
+MAX_TURN_ITEMS = 60
+
+
+def turns(path: str, text_limit: int = 600) -> list[Turn]:
+    """The transcript as turns (a turn starts at each real prompt), in bounded memory per turn."""
+    found: list[Turn] = []
+    names: dict[str, str] = {}
+    for line, _ in read_lines(path):
+        try:
+            entry = jsonio.loads(line.decode("utf-8", "replace")) if line is not None else None
+        except (ValueError, RecursionError):
+            continue
+        if not isinstance(entry, dict):
+            continue
+        raw = entry.get("message")
+        content = raw.get("content") if isinstance(raw, dict) else None
+        prompt = prompt_text(entry, content)
+        if prompt is not None:
+            found.append(Turn(str(entry.get("uuid", "")), str(entry.get("timestamp", "")), _short(prompt, 2000)))
+            continue
+        if not found:
+            continue
+        turn = found[-1]
+        if entry.get("uuid"):
+            turn.uuids.add(str(entry["uuid"]))
+        blocks = content if isinstance(content, list) else []
+        for block in blocks:
+            if not isinstance(block, dict):
+                continue
+            kind = block.get("type")
+            if kind == "text" and entry.get("type") == "assistant" and str(block.get("text", "")).strip():
+                turn.add("Claude: " + _short(str(block["text"]), text_limit))
+            elif kind == "tool_use":
+                names[str(block.get("id"))] = str(block.get("name"))
+                raw_input = block.get("input")
+                tool_input: dict[str, Any] = raw_input if isinstance(raw_input, dict) else {}
+                detail = tool_input.get("command") or tool_input.get("file_path") or tool_input.get("pattern") or ""
+                turn.add(f"  -> {block.get('name')}: {_short(str(detail), 200)}")
+            elif kind == "tool_result" and block.get("is_error"):
+                first = _text_of(block.get("content")).strip().splitlines()
+                name = names.get(str(block.get("tool_use_id")), "tool")
+                turn.add(f"  !! {name} failed: {_short(first[0] if first else '', 200)}")
+        if entry.get("type") == "system" and entry.get("subtype") == "compact_boundary":
+            turn.add("(the conversation was compacted here)")
+    return found
 
 
 def render(activity: Activity, project_root: str) -> list[str]:
