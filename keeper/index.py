@@ -28,7 +28,7 @@ if TYPE_CHECKING:
 
     from keeper.search import Chunk
 
-SCHEMA_VERSION = "1"
+SCHEMA_VERSION = "2"
 NEWEST_ALWAYS_CHECKED = 20
 WINDOW = 256
 CANDIDATES = 200
@@ -39,6 +39,7 @@ CREATE TABLE IF NOT EXISTS sections(
     id INTEGER PRIMARY KEY, name TEXT, heading TEXT, line INTEGER, day TEXT, body TEXT, terms TEXT, nterms INTEGER
 );
 CREATE INDEX IF NOT EXISTS sections_by_name ON sections(name);
+CREATE TABLE IF NOT EXISTS surface(word TEXT PRIMARY KEY, term TEXT) WITHOUT ROWID;
 CREATE VIRTUAL TABLE IF NOT EXISTS sections_fts USING fts5(
     terms, content='sections', content_rowid='id', tokenize="unicode61 remove_diacritics 0 tokenchars '_./\\-'"
 );
@@ -134,7 +135,7 @@ def refresh(con: sqlite3.Connection, project: paths.Project, thorough: bool = Tr
     removed = [name for name in known if name not in current]
     if not changed and not removed:
         return 0
-    from keeper.search import chunks_of
+    from keeper.search import chunks_of, words
 
     con.execute("BEGIN IMMEDIATE")
     try:
@@ -144,6 +145,7 @@ def refresh(con: sqlite3.Connection, project: paths.Project, thorough: bool = Tr
         for name, stamp in changed:
             con.execute("DELETE FROM sections WHERE name=?", (name,))
             text = read_text(current[name]) or ""
+            con.executemany("INSERT OR IGNORE INTO surface VALUES (?, ?)", words(text))
             con.executemany(
                 "INSERT INTO sections(name, heading, line, day, body, terms, nterms) VALUES (?,?,?,?,?,?,?)",
                 [
@@ -168,13 +170,14 @@ def document_frequencies(con: sqlite3.Connection, terms: Iterable[str]) -> tuple
     return df, int(count), (total / count if count else 1.0)
 
 
-def vocabulary(con: sqlite3.Connection, near: str) -> list[str]:
-    """Indexed terms sharing the first letter of ``near`` (candidates for typo correction)."""
-    first = near[:1]
-    if not first:
-        return []
-    upper = first[:-1] + chr(ord(first[-1]) + 1)
-    return [t for (t,) in con.execute("SELECT term FROM vocab WHERE term >= ? AND term < ?", (first, upper))]
+def surface_words(con: sqlite3.Connection, raw: str) -> dict[str, str]:
+    """Words as written in the corpus that start like ``raw`` (its first or second letter), with
+    their terms: the candidates for correcting a typo in ``raw``."""
+    found: dict[str, str] = {}
+    for first in dict.fromkeys(raw[:2]):
+        upper = chr(ord(first) + 1)
+        found.update(con.execute("SELECT word, term FROM surface WHERE word >= ? AND word < ?", (first, upper)))
+    return found
 
 
 def candidates(con: sqlite3.Connection, project: paths.Project, terms: list[str]) -> list[Chunk]:

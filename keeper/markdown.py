@@ -157,7 +157,13 @@ class Document:
         new = [text + nl for text in texts]
         is_last = section is self.sections[-1]
         if section.level > 0 and content_start(section) == len(section.lines):
-            section.lines[:] = [nl, *new] + ([] if is_last else [nl])
+            if not section.lines:
+                section.lines[:] = [nl, *new] + ([] if is_last else [nl])
+                return
+            if not section.lines[0].endswith("\n"):
+                section.lines[0] += nl
+            trailing = section.lines[1:]  # every blank line already there stays
+            section.lines[1:] = new + trailing + ([] if is_last or trailing else [nl])
             return
         if index > 0 and not section.lines[index - 1].endswith("\n"):
             section.lines[index - 1] += nl

@@ -20,7 +20,7 @@ from keeper.markdown import Document
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
-    from collections.abc import Callable, Iterable
+    from collections.abc import Callable
 
 _WORD = re.compile(r"[^\W_]+|_", re.UNICODE)
 _CAMEL = re.compile(r"(?<=[a-z0-9])(?=[A-Z])|(?<=[A-Z])(?=[A-Z][a-z])")
@@ -32,6 +32,7 @@ _STOP = frozenset(
     ).split()
 )
 K1, B = 1.2, 0.75
+SIBLING_WEIGHT = 0.5  # how much the other matching sections of a file add to a section's score
 
 
 def _fold(text: str) -> str:
@@ -47,18 +48,26 @@ def stem(word: str) -> str:
     return word
 
 
-def tokenize(text: str) -> list[str]:
-    """Search terms: whole identifiers plus their parts, folded and stemmed, stop words out."""
-    terms: list[str] = []
+def words(text: str) -> list[tuple[str, str]]:
+    """``(surface, term)`` pairs: the folded word as written and its search term (stemmed).
+
+    Whole identifiers count as well as their parts; stop words are left out.
+    """
+    found: list[tuple[str, str]] = []
     for ident in _IDENT.findall(text):
         parts = [p for p in re.split(r"[_./\\-]+", ident) for p in _CAMEL.split(p) if p]
-        folded = [_fold(p) for p in parts]
         if len(parts) > 1:
-            terms.append(_fold(ident))
-        terms.extend(stem(p) for p in folded if p not in _STOP)
+            whole = _fold(ident)
+            found.append((whole, whole))
+        found.extend((p, stem(p)) for p in (_fold(p) for p in parts) if p not in _STOP)
     # non-ASCII words, which the identifier pattern does not cover
-    terms.extend(stem(_fold(word)) for word in _WORD.findall(text) if not word.isascii())
-    return [t for t in terms if t and t != "_"]
+    found.extend((_fold(w), stem(_fold(w))) for w in _WORD.findall(text) if not w.isascii())
+    return [(raw, term) for raw, term in found if term and term != "_"]
+
+
+def tokenize(text: str) -> list[str]:
+    """Search terms: whole identifiers plus their parts, folded and stemmed, stop words out."""
+    return [term for _, term in words(text)]
 
 
 class Chunk:
@@ -128,24 +137,33 @@ def _idf(n: int, df: int) -> float:
 
 
 def _stand_ins(
-    terms: list[str], known: set[str], vocabulary: Callable[[str], Iterable[str]] | None
+    query: list[tuple[str, str]], known: set[str], surface: Callable[[str], dict[str, str]] | None
 ) -> dict[str, list[tuple[str, float]]]:
     """Query terms with the words that stand for them: themselves when indexed, else close words.
 
-    ``vocabulary(term)`` lists indexed words to correct ``term`` against (None: no correction).
+    A term found nowhere is corrected by comparing the word as typed with the corpus's words as
+    written (``surface(word)`` maps nearby written words to their terms; None: no correction):
+    typos are closest before stemming.
     """
     out: dict[str, list[tuple[str, float]]] = {}
-    for term in terms:
+    for raw, term in query:
+        if term in out:
+            continue
         if term in known:
             out[term] = [(term, 1.0)]
-        elif vocabulary is not None and len(term) >= 3:
-            from rapidfuzz import fuzz, process
+            continue
+        out[term] = []
+        if surface is None or len(raw) < 4:
+            continue
+        from rapidfuzz import fuzz, process
 
-            cutoff = 75 if len(term) >= 5 else 80
-            found = process.extract(term, list(vocabulary(term)), scorer=fuzz.ratio, limit=3, score_cutoff=cutoff)
-            out[term] = [(match, score / 100.0 * 0.9) for match, score, _ in found]
-        else:
-            out[term] = []
+        written = surface(raw)
+        cutoff = 75 if len(raw) >= 7 else 78 if len(raw) >= 5 else 80
+        best: dict[str, float] = {}
+        for match, score, _ in process.extract(raw, list(written), scorer=fuzz.ratio, limit=5, score_cutoff=cutoff):
+            stand_in = written[match]
+            best[stand_in] = max(best.get(stand_in, 0.0), score / 100.0 * 0.9)
+        out[term] = sorted(best.items(), key=lambda kv: -kv[1])[:3]
     return out
 
 
@@ -210,6 +228,11 @@ def rank(
             except ValueError:
                 pass
         results.append(Result(chunk, score, _snippet(chunk, matched), root, covered / total, hits))
+    by_file: dict[str, float] = {}
+    for result in results:
+        by_file[result.chunk.path] = by_file.get(result.chunk.path, 0.0) + result.score
+    for result in results:  # sections of one session back each other up
+        result.score += SIBLING_WEIGHT * (by_file[result.chunk.path] - result.score)
     results.sort(key=lambda r: (-r.score, r.chunk.path, r.chunk.line))
     return results
 
@@ -227,7 +250,8 @@ def search(
     Uses the SQLite index (brought up to date first; ``thorough`` stats every file), or scans the
     files where this Python has no FTS5. ``correct`` turns on typo correction (rapidfuzz).
     """
-    terms = list(dict.fromkeys(tokenize(query)))
+    query_words = list(dict.fromkeys(words(query)))
+    terms = list(dict.fromkeys(term for _, term in query_words))
     if not terms:
         return []
     today = today or date.today()
@@ -240,35 +264,43 @@ def search(
     except sqlite3.Error:
         con = None
     if con is None:
-        return _scan(project, terms, query, limit, today, correct)
+        return _scan(project, query_words, terms, query, limit, today, correct)
     try:
         index.refresh(con, project, thorough=thorough)
         df, n, avg = index.document_frequencies(con, terms)
-        known = {t for t in terms if t in df}
 
-        def near(term: str) -> list[str]:
-            return index.vocabulary(con, term)
+        def near(raw: str) -> dict[str, str]:
+            return index.surface_words(con, raw)
 
-        stand_ins = _stand_ins(terms, known, near if correct else None)
-        words = sorted({w for options in stand_ins.values() for w, _ in options})
-        if not words:
+        stand_ins = _stand_ins(query_words, set(df), near if correct else None)
+        found = sorted({w for options in stand_ins.values() for w, _ in options})
+        if not found:
             return []
-        df, n, avg = index.document_frequencies(con, words)
-        chunks = index.candidates(con, project, words)
+        df, n, avg = index.document_frequencies(con, found)
+        chunks = index.candidates(con, project, found)
     finally:
         con.close()
     return rank(chunks, terms, stand_ins, (df, n, avg), query, project.dir, today)[:limit]
 
 
-def _scan(project: paths.Project, terms: list[str], query: str, limit: int, today: date, correct: bool) -> list[Result]:
+def _scan(
+    project: paths.Project,
+    query_words: list[tuple[str, str]],
+    terms: list[str],
+    query: str,
+    limit: int,
+    today: date,
+    correct: bool,
+) -> list[Result]:
     """Search without an index: read and tokenise every file (Pythons built without FTS5)."""
     chunks = corpus(project)
     df: dict[str, int] = {}
+    written: dict[str, str] = {}
     for chunk in chunks:
         for term in set(chunk.terms):
             df[term] = df.get(term, 0) + 1
-    vocabulary = sorted(df)
-    stand_ins = _stand_ins(terms, set(df), (lambda _term: vocabulary) if correct else None)
+        written.update(words(chunk.heading + "\n" + chunk.text))
+    stand_ins = _stand_ins(query_words, set(df), (lambda _raw: written) if correct else None)
     n = len(chunks)
     avg = sum(len(c.terms) for c in chunks) / n if n else 1.0
     return rank(chunks, terms, stand_ins, (df, n, avg), query, project.dir, today)[:limit]
