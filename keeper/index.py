@@ -7,11 +7,13 @@ any time and a corrupt one is rebuilt. SQLite's WAL mode and busy timeout make c
 and writers safe. Where a Python build lacks FTS5, ``open_index`` returns None and search scans
 the files instead.
 
-Freshness has two depths: ``thorough`` (``keeper recall``) stats every file; ``quick``
-(automatic recall on each prompt, which must stay within a hook's budget) trusts the folder
-listing for added and deleted files, stats memory.md and the newest session files (where Keeper
-itself writes), and stats a rotating window of the others, so an in-place hand edit of an old
-session file reaches automatic recall within a few prompts and explicit recall at once.
+Adding, deleting or renaming a file (and every atomic save, Keeper's and most editors') changes
+the sessions folder's mtime, so those are always seen at once, as are edits to memory.md and to
+the newest session files, which are stat'ed on every call. Other files are checked by (mtime,
+size): all of them on each explicit recall up to ``THOROUGH_UP_TO`` files; beyond that, and for
+automatic recall on each prompt (which must stay within a hook's budget), a rotating window of
+them per call. So an in-place edit of an old session file in a very large store reaches search
+within a few calls; stat'ing 10,000 files costs about 40 ms in Python, more than a hook may take.
 """
 
 from __future__ import annotations
@@ -28,13 +30,14 @@ if TYPE_CHECKING:
 
     from keeper.search import Chunk
 
-SCHEMA_VERSION = "2"
+SCHEMA_VERSION = "5"
 NEWEST_ALWAYS_CHECKED = 20
-WINDOW = 256
-CANDIDATES = 200
+WINDOW = 256  # older files stat'ed per quick check (automatic recall on each prompt)
+THOROUGH_UP_TO = 500  # explicit recall stats every file up to this many; beyond, this many per call
+CANDIDATES = 100
 _SCHEMA = """
 CREATE TABLE IF NOT EXISTS meta(key TEXT PRIMARY KEY, value TEXT);
-CREATE TABLE IF NOT EXISTS files(name TEXT PRIMARY KEY, mtime_ns INTEGER, size INTEGER);
+CREATE TABLE IF NOT EXISTS files(name TEXT PRIMARY KEY, mtime_ns INTEGER, size INTEGER) WITHOUT ROWID;
 CREATE TABLE IF NOT EXISTS sections(
     id INTEGER PRIMARY KEY, name TEXT, heading TEXT, line INTEGER, day TEXT, body TEXT, terms TEXT, nterms INTEGER
 );
@@ -89,71 +92,167 @@ def open_index(project: paths.Project) -> sqlite3.Connection | None:
         return _connect(path)
 
 
-def _files(project: paths.Project) -> dict[str, str]:
-    """Every searchable file, by its name relative to the project folder."""
-    found = {paths.MEMORY_FILE: project.memory} if os.path.exists(project.memory) else {}
+def _stamps(project: paths.Project, names: Iterable[str] | None) -> dict[str, tuple[int, int]]:
+    """``{relative name: (mtime_ns, size)}`` of memory.md and the session files (``names``: only those).
+
+    Stats relative to an open folder where the OS allows it (cheaper per file on Linux); on
+    Windows a folder listing carries the stat data already.
+    """
+    found: dict[str, tuple[int, int]] = {}
+    prefix = paths.SESSIONS_DIR + "/"
+    wanted = None if names is None else [n for n in names if n.startswith(prefix) or n == paths.MEMORY_FILE]
+    if wanted is None or paths.MEMORY_FILE in wanted:
+        try:
+            st = os.stat(project.memory)
+            found[paths.MEMORY_FILE] = (st.st_mtime_ns, st.st_size)
+        except OSError:
+            pass
+    if os.stat not in os.supports_dir_fd:
+        try:
+            entries = list(os.scandir(project.sessions))
+        except OSError:
+            return found
+        chosen = None if wanted is None else {n[len(prefix) :] for n in wanted}
+        for entry in entries:
+            if entry.name.endswith(".md") and (chosen is None or entry.name in chosen):
+                try:
+                    st = entry.stat()
+                except OSError:
+                    continue
+                found[prefix + entry.name] = (st.st_mtime_ns, st.st_size)
+        return found
     try:
-        names = os.listdir(project.sessions)
+        fd = os.open(project.sessions, os.O_RDONLY)
     except OSError:
-        names = []
-    for name in names:
-        if name.endswith(".md"):
-            found[f"{paths.SESSIONS_DIR}/{name}"] = os.path.join(project.sessions, name)
+        return found
+    try:
+        listed = (
+            [n for n in os.listdir(fd) if n.endswith(".md")]
+            if wanted is None
+            else [n[len(prefix) :] for n in wanted if n != paths.MEMORY_FILE]
+        )
+        stat = os.stat
+        try:  # the common case in one tight loop; a file that vanishes midway falls back below
+            found.update((prefix + n, (st.st_mtime_ns, st.st_size)) for n in listed for st in (stat(n, dir_fd=fd),))
+        except OSError:
+            for name in listed:
+                try:
+                    st = stat(name, dir_fd=fd)
+                except OSError:
+                    continue
+                found[prefix + name] = (st.st_mtime_ns, st.st_size)
+    finally:
+        os.close(fd)
     return found
 
 
-def _stamp(path: str) -> tuple[int, int] | None:
+def _folder_mtime(project: paths.Project) -> str:
     try:
-        st = os.stat(path)
+        return str(os.stat(project.sessions).st_mtime_ns)
     except OSError:
-        return None
-    return st.st_mtime_ns, st.st_size
+        return "-"
+
+
+def _meta_int(con: sqlite3.Connection, key: str) -> int:
+    row = con.execute("SELECT value FROM meta WHERE key=?", (key,)).fetchone()
+    return int(row[0]) if row and str(row[0]).lstrip("-").isdigit() else 0
+
+
+def _rows(con: sqlite3.Connection, sql: str, args: tuple[object, ...] = ()) -> dict[str, tuple[int, int]]:
+    return {name: (mtime, size) for name, mtime, size in con.execute(sql, args)}
+
+
+def _quick_changes(
+    con: sqlite3.Connection, project: paths.Project, folder: str, window: int
+) -> tuple[list[tuple[str, tuple[int, int]]], list[str]]:
+    """The quick check: it reads only the rows it checks, and stats only those files.
+
+    Adding, deleting or atomically replacing a file changes the folder's mtime: only then is the
+    folder listed. For in-place edits it stats memory.md, the newest sessions and the next
+    ``window`` older ones in name order, wrapping round.
+    """
+    row = con.execute("SELECT value FROM meta WHERE key='folder'").fetchone()
+    added: list[str] = []
+    gone: list[str] = []
+    if not row or row[0] != folder:
+        try:
+            listed = {f"{paths.SESSIONS_DIR}/{n}" for n in os.listdir(project.sessions) if n.endswith(".md")}
+        except OSError:
+            listed = set()
+        indexed = {n for (n,) in con.execute("SELECT name FROM files WHERE name != ?", (paths.MEMORY_FILE,))}
+        added, gone = sorted(listed - indexed), sorted(indexed - listed)
+    cursor = (con.execute("SELECT value FROM meta WHERE key='window'").fetchone() or [""])[0]
+    checked = _rows(con, "SELECT * FROM files WHERE name = ?", (paths.MEMORY_FILE,))
+    checked.update(
+        _rows(
+            con, "SELECT * FROM files WHERE name LIKE 'sessions/%' ORDER BY name DESC LIMIT ?", (NEWEST_ALWAYS_CHECKED,)
+        )
+    )
+    batch = _rows(
+        con,
+        "SELECT * FROM files WHERE name > ? AND name != ? ORDER BY name LIMIT ?",
+        (cursor, paths.MEMORY_FILE, window),
+    )
+    if len(batch) < window:  # wrap round to the start
+        batch.update(
+            _rows(
+                con,
+                "SELECT * FROM files WHERE name != ? ORDER BY name LIMIT ?",
+                (paths.MEMORY_FILE, window - len(batch)),
+            )
+        )
+    checked.update(batch)
+    last = max(batch, default="")
+    con.executemany(  # one write for the window and the folder stamp
+        "INSERT OR REPLACE INTO meta VALUES (?, ?)", [("window", last), ("folder", folder)]
+    )
+    names = [paths.MEMORY_FILE, *(n for n in checked if n not in gone), *added]
+    stamped = _stamps(project, names)
+    changed = [(n, stamped[n]) for n in dict.fromkeys(names) if n in stamped and checked.get(n) != stamped[n]]
+    removed = gone + [n for n in checked if n not in stamped and n not in gone]
+    return changed, removed
 
 
 def refresh(con: sqlite3.Connection, project: paths.Project, thorough: bool = True) -> int:
     """Bring the index up to date with the files; return how many files were (re)indexed."""
-    current = _files(project)
-    known = {name: (mtime, size) for name, mtime, size in con.execute("SELECT name, mtime_ns, size FROM files")}
-    if thorough:
-        to_check = list(current)
+    folder = _folder_mtime(project)
+    count = con.execute("SELECT count(*) FROM files").fetchone()[0]
+    if thorough and count <= THOROUGH_UP_TO:
+        known = _rows(con, "SELECT * FROM files")
+        current = _stamps(project, None)
+        changed = [(name, stamp) for name, stamp in current.items() if known.get(name) != stamp]
+        removed = [name for name in known if name not in current]
     else:
-        sessions_sorted = sorted(n for n in current if n != paths.MEMORY_FILE)
-        older = sessions_sorted[:-NEWEST_ALWAYS_CHECKED]
-        start = int((con.execute("SELECT value FROM meta WHERE key='window'").fetchone() or ["0"])[0] or 0)
-        start = start if start < len(older) else 0
-        window = older[start : start + WINDOW]
-        con.execute("INSERT OR REPLACE INTO meta VALUES ('window', ?)", (str(start + WINDOW),))
-        new = [n for n in current if n not in known]
-        to_check = [paths.MEMORY_FILE, *sessions_sorted[-NEWEST_ALWAYS_CHECKED:], *window, *new]
-    changed = []
-    for name in dict.fromkeys(to_check):
-        if name not in current:
-            continue
-        stamp = _stamp(current[name])
-        if stamp is not None and known.get(name) != stamp:
-            changed.append((name, stamp))
-    removed = [name for name in known if name not in current]
+        changed, removed = _quick_changes(con, project, folder, THOROUGH_UP_TO if thorough else WINDOW)
     if not changed and not removed:
+        con.execute("INSERT OR REPLACE INTO meta VALUES ('folder', ?)", (folder,))
         return 0
     from keeper.search import chunks_of, words
 
     con.execute("BEGIN IMMEDIATE")
     try:
-        for name in removed:
+        sections, terms = _meta_int(con, "sections"), _meta_int(con, "terms")
+        for name in [*removed, *(n for n, _ in changed)]:
+            found, total = con.execute(
+                "SELECT count(*), coalesce(sum(nterms), 0) FROM sections WHERE name=?", (name,)
+            ).fetchone()
+            sections, terms = sections - found, terms - total
             con.execute("DELETE FROM sections WHERE name=?", (name,))
             con.execute("DELETE FROM files WHERE name=?", (name,))
         for name, stamp in changed:
-            con.execute("DELETE FROM sections WHERE name=?", (name,))
-            text = read_text(current[name]) or ""
+            text = read_text(os.path.join(project.dir, *name.split("/"))) or ""
+            chunks = chunks_of(name, text)
             con.executemany("INSERT OR IGNORE INTO surface VALUES (?, ?)", words(text))
             con.executemany(
                 "INSERT INTO sections(name, heading, line, day, body, terms, nterms) VALUES (?,?,?,?,?,?,?)",
-                [
-                    (name, c.heading, c.line, c.date, c.text, " ".join(c.terms), len(c.terms))
-                    for c in chunks_of(name, text)
-                ],
+                [(name, c.heading, c.line, c.date, c.text, " ".join(c.terms), len(c.terms)) for c in chunks],
             )
             con.execute("INSERT OR REPLACE INTO files VALUES (?,?,?)", (name, *stamp))
+            sections, terms = sections + len(chunks), terms + sum(len(c.terms) for c in chunks)
+        con.executemany(
+            "INSERT OR REPLACE INTO meta VALUES (?, ?)",
+            [("sections", str(sections)), ("terms", str(terms)), ("folder", folder)],
+        )
         con.execute("COMMIT")
     except BaseException:
         con.execute("ROLLBACK")
@@ -166,8 +265,8 @@ def document_frequencies(con: sqlite3.Connection, terms: Iterable[str]) -> tuple
     wanted = list(terms)
     marks = ",".join("?" * len(wanted))
     df = dict(con.execute(f"SELECT term, doc FROM vocab WHERE term IN ({marks})", wanted)) if wanted else {}
-    count, total = con.execute("SELECT count(*), coalesce(sum(nterms), 0) FROM sections").fetchone()
-    return df, int(count), (total / count if count else 1.0)
+    count, total = _meta_int(con, "sections"), _meta_int(con, "terms")
+    return df, count, (total / count if count else 1.0)
 
 
 def surface_words(con: sqlite3.Connection, raw: str) -> dict[str, str]:
@@ -180,17 +279,24 @@ def surface_words(con: sqlite3.Connection, raw: str) -> dict[str, str]:
     return found
 
 
-def candidates(con: sqlite3.Connection, project: paths.Project, terms: list[str]) -> list[Chunk]:
-    """Sections containing any of ``terms``, the best ``CANDIDATES`` by FTS5's own BM25 first."""
+def candidates(
+    con: sqlite3.Connection, project: paths.Project, terms: list[str], limit: int = CANDIDATES, min_terms: int = 1
+) -> list[Chunk]:
+    """Sections holding any of ``terms`` (with ``min_terms`` 2: at least two of them), best first
+    by FTS5's own BM25. Pairs make FTS5 intersect short lists instead of ranking every match."""
     from keeper.search import Chunk
 
     if not terms:
         return []
-    match = " OR ".join('"' + t.replace('"', '""') + '"' for t in terms)
+    quoted = ['"' + t.replace('"', '""') + '"' for t in terms]
+    if min_terms >= 2 and len(quoted) >= 2:
+        match = " OR ".join(f"({a} AND {b})" for i, a in enumerate(quoted) for b in quoted[i + 1 :])
+    else:
+        match = " OR ".join(quoted)
     rows = con.execute(
         "SELECT s.name, s.heading, s.line, s.day, s.body, s.terms FROM sections_fts "
         "JOIN sections s ON s.id = sections_fts.rowid WHERE sections_fts MATCH ? ORDER BY rank LIMIT ?",
-        (match, CANDIDATES),
+        (match, limit),
     ).fetchall()
     return [
         Chunk(os.path.join(project.dir, *name.split("/")), heading, line, body, day, terms.split())

@@ -12,7 +12,6 @@ import math
 import os
 import re
 import unicodedata
-from datetime import date
 
 from keeper import paths, sessions
 from keeper.fsutil import read_text
@@ -21,6 +20,7 @@ from keeper.markdown import Document
 TYPE_CHECKING = False
 if TYPE_CHECKING:
     from collections.abc import Callable
+    from datetime import date
 
 _WORD = re.compile(r"[^\W_]+|_", re.UNICODE)
 _CAMEL = re.compile(r"(?<=[a-z0-9])(?=[A-Z])|(?<=[A-Z])(?=[A-Z][a-z])")
@@ -36,6 +36,8 @@ SIBLING_WEIGHT = 0.5  # how much the other matching sections of a file add to a 
 
 
 def _fold(text: str) -> str:
+    if text.isascii():
+        return text.lower()
     decomposed = unicodedata.normalize("NFKD", text)
     return "".join(c for c in decomposed if not unicodedata.combining(c)).casefold()
 
@@ -48,6 +50,29 @@ def stem(word: str) -> str:
     return word
 
 
+_WORD_CACHE: dict[str, tuple[tuple[str, str], ...]] = {}
+
+
+def _plain(ident: str) -> bool:
+    """A word with nothing to split (``cache``, ``Cache``, ``HTTP``, ``v2``): the common case."""
+    return ident.isalnum() and (ident.islower() or ident.isupper() or ident[1:].islower())
+
+
+def _ident_words(ident: str) -> tuple[tuple[str, str], ...]:
+    found = _WORD_CACHE.get(ident)
+    if found is not None:
+        return found
+    parts = [ident] if _plain(ident) else [p for p in re.split(r"[_./\\-]+", ident) for p in _CAMEL.split(p) if p]
+    out: list[tuple[str, str]] = []
+    if len(parts) > 1:
+        whole = _fold(ident)
+        out.append((whole, whole))
+    out.extend((p, stem(p)) for p in (_fold(p) for p in parts) if p not in _STOP)
+    if len(_WORD_CACHE) < 200_000:
+        _WORD_CACHE[ident] = tuple(out)
+    return tuple(out)
+
+
 def words(text: str) -> list[tuple[str, str]]:
     """``(surface, term)`` pairs: the folded word as written and its search term (stemmed).
 
@@ -55,13 +80,9 @@ def words(text: str) -> list[tuple[str, str]]:
     """
     found: list[tuple[str, str]] = []
     for ident in _IDENT.findall(text):
-        parts = [p for p in re.split(r"[_./\\-]+", ident) for p in _CAMEL.split(p) if p]
-        if len(parts) > 1:
-            whole = _fold(ident)
-            found.append((whole, whole))
-        found.extend((p, stem(p)) for p in (_fold(p) for p in parts) if p not in _STOP)
-    # non-ASCII words, which the identifier pattern does not cover
-    found.extend((_fold(w), stem(_fold(w))) for w in _WORD.findall(text) if not w.isascii())
+        found.extend(_ident_words(ident))
+    if not text.isascii():  # non-ASCII words, which the identifier pattern does not cover
+        found.extend((_fold(w), stem(_fold(w))) for w in _WORD.findall(text) if not w.isascii())
     return [(raw, term) for raw, term in found if term and term != "_"]
 
 
@@ -113,12 +134,20 @@ def corpus(project: paths.Project) -> list[Chunk]:
 class Result:
     """A ranked match, as ``keeper recall`` prints it and ``--json`` returns it."""
 
-    __slots__ = ("chunk", "coverage", "hits", "id", "score", "snippet")
+    __slots__ = ("_snippet", "chunk", "coverage", "hits", "id", "matched", "score")
 
-    def __init__(self, chunk: Chunk, score: float, snippet: str, root: str, coverage: float, hits: int) -> None:
-        self.chunk, self.score, self.snippet = chunk, score, snippet
+    def __init__(self, chunk: Chunk, score: float, matched: set[str], root: str, coverage: float, hits: int) -> None:
+        self.chunk, self.score, self.matched = chunk, score, matched
         self.coverage, self.hits = coverage, hits  # share of the query's idf matched; query terms matched
         self.id = f"{os.path.relpath(chunk.path, root).replace(os.sep, '/')}:{chunk.line}"
+        self._snippet: str | None = None
+
+    @property
+    def snippet(self) -> str:
+        """The matching lines (made on demand: only the results shown need one)."""
+        if self._snippet is None:
+            self._snippet = _snippet(self.chunk, self.matched)
+        return self._snippet
 
     def as_dict(self) -> dict[str, object]:
         return {
@@ -130,6 +159,32 @@ class Result:
             "score": round(self.score, 4),
             "snippet": self.snippet,
         }
+
+
+def day_number(iso: object) -> int | None:
+    """A day count for ``YYYY-MM-DD`` (only differences matter), without importing datetime.
+
+    Howard Hinnant's days-from-civil algorithm; the automatic-recall hook saves ~2 ms by it.
+    """
+    if not isinstance(iso, str) or len(iso) < 10 or iso[4] != "-" or iso[7] != "-":
+        return None
+    try:
+        year, month, day = int(iso[:4]), int(iso[5:7]), int(iso[8:10])
+    except ValueError:
+        return None
+    if not (1 <= month <= 12 and 1 <= day <= 31):
+        return None
+    year -= month <= 2
+    era, yoe = divmod(year, 400)
+    doy = (153 * (month + (-3 if month > 2 else 9)) + 2) // 5 + day - 1
+    return era * 146097 + yoe * 365 + yoe // 4 - yoe // 100 + doy
+
+
+def _today() -> int:
+    import time
+
+    now = time.localtime()
+    return day_number(f"{now.tm_year:04d}-{now.tm_mon:02d}-{now.tm_mday:02d}") or 0
 
 
 def _idf(n: int, df: int) -> float:
@@ -181,7 +236,7 @@ def rank(
     stats: tuple[dict[str, int], int, float],
     query: str,
     root: str,
-    today: date,
+    today: int,
 ) -> list[Result]:
     """BM25 over the candidates, with typo stand-ins weighted down, then phrase and recency boosts.
 
@@ -196,10 +251,9 @@ def rank(
     total = sum(strongest(t) for t in terms) or 1.0
     phrase = " ".join(_fold(query).split())
     results = []
+    wanted = {w for options in stand_ins.values() for w, _ in options}
     for chunk in chunks:
-        counts: dict[str, int] = {}
-        for term in chunk.terms:
-            counts[term] = counts.get(term, 0) + 1
+        counts = {w: chunk.terms.count(w) for w in wanted}  # C-speed counts of the few words that matter
         score = covered = 0.0
         hits = 0
         matched: set[str] = set()
@@ -221,13 +275,10 @@ def rank(
             continue
         if len(terms) > 1 and phrase in " ".join(_fold(chunk.text).split()):
             score *= 1.25
-        if chunk.date:
-            try:
-                age = (today - date.fromisoformat(chunk.date)).days
-                score *= 1 + 0.1 * math.exp(-max(age, 0) / 60)
-            except ValueError:
-                pass
-        results.append(Result(chunk, score, _snippet(chunk, matched), root, covered / total, hits))
+        day = day_number(chunk.date)
+        if day is not None:
+            score *= 1 + 0.1 * math.exp(-max(today - day, 0) / 60)
+        results.append(Result(chunk, score, matched, root, covered / total, hits))
     by_file: dict[str, float] = {}
     for result in results:
         by_file[result.chunk.path] = by_file.get(result.chunk.path, 0.0) + result.score
@@ -244,8 +295,12 @@ def search(
     today: date | None = None,
     thorough: bool = True,
     correct: bool = True,
+    min_terms: int = 1,
 ) -> list[Result]:
     """Rank the project's memory sections for ``query``; an empty list when nothing matches.
+
+    ``min_terms`` 2 retrieves only sections holding at least two query words (what automatic
+    recall would inject anyway), which is much cheaper for FTS5 on a large index.
 
     Uses the SQLite index (brought up to date first; ``thorough`` stats every file), or scans the
     files where this Python has no FTS5. ``correct`` turns on typo correction (rapidfuzz).
@@ -254,7 +309,8 @@ def search(
     terms = list(dict.fromkeys(term for _, term in query_words))
     if not terms:
         return []
-    today = today or date.today()
+    day = day_number(today.isoformat()) if today is not None else None
+    today_number = day if day is not None else _today()
     import sqlite3
 
     from keeper import index
@@ -264,7 +320,7 @@ def search(
     except sqlite3.Error:
         con = None
     if con is None:
-        return _scan(project, query_words, terms, query, limit, today, correct)
+        return _scan(project, query_words, terms, query, limit, today_number, correct)
     try:
         index.refresh(con, project, thorough=thorough)
         df, n, avg = index.document_frequencies(con, terms)
@@ -277,10 +333,14 @@ def search(
         if not found:
             return []
         df, n, avg = index.document_frequencies(con, found)
-        chunks = index.candidates(con, project, found)
+        # Retrieve by the rarest words: FTS5 ranks every match, and common words add little.
+        common = n if thorough else max(n * 0.2, 20)
+        rare = sorted((w for w in found if w in df and (df[w] <= common or len(found) == 1)), key=df.__getitem__)
+        depth = index.CANDIDATES if thorough else index.CANDIDATES // 4
+        chunks = index.candidates(con, project, rare[: 8 if min_terms < 2 else 6], depth, min_terms)
     finally:
         con.close()
-    return rank(chunks, terms, stand_ins, (df, n, avg), query, project.dir, today)[:limit]
+    return rank(chunks, terms, stand_ins, (df, n, avg), query, project.dir, today_number)[:limit]
 
 
 def _scan(
@@ -289,7 +349,7 @@ def _scan(
     terms: list[str],
     query: str,
     limit: int,
-    today: date,
+    today: int,
     correct: bool,
 ) -> list[Result]:
     """Search without an index: read and tokenise every file (Pythons built without FTS5)."""

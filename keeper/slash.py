@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import os
 
-from keeper import context, paths, search, sessions, trash
+from keeper import context, paths, search, sessions
 from keeper.config import Config
 from keeper.errors import KeeperError
 
@@ -25,6 +25,8 @@ def recall_for_prompt(project: paths.Project, cfg: Config, query: str) -> str:
 
 
 def clear_for_prompt(project: paths.Project, cfg: Config, args: str) -> str:
+    from keeper import trash
+
     what = args.split()[0].lower() if args.split() else "old"
     if what not in ("old", "all") or len(args.split()) > 1:
         return (
@@ -58,7 +60,7 @@ def auto_recall(project: paths.Project, prompt: str, session: str) -> str:
     out. The index check is the quick one and typo correction is off: this runs on every prompt.
     """
     own = sessions.existing_file(project, session)
-    results = search.search(project, prompt, limit=12, thorough=False, correct=False)
+    results = search.search(project, prompt, limit=12, thorough=False, correct=False, min_terms=MIN_HITS)
     relevant = [
         r
         for r in results

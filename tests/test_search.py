@@ -64,3 +64,17 @@ def test_results_carry_heading_line_and_a_stable_id(tmp_path: Path) -> None:
     again = search.search(project, "integer cents")[0].as_dict()
     assert first["id"] == again["id"] == "memory.md:3"
     assert first["heading"] == "Project Memory: shop > Core Decisions"
+
+
+def test_day_numbers_count_days_like_datetime() -> None:
+    from datetime import date, timedelta
+
+    start = date(1999, 12, 25)
+    for offset in range(0, 4000, 37):
+        day = start + timedelta(days=offset)
+        assert search.day_number(day.isoformat()) - search.day_number(start.isoformat()) == offset
+    assert (
+        search.day_number("2026-13-01") is None
+        and search.day_number("soon") is None
+        and search.day_number(None) is None
+    )
