@@ -63,6 +63,25 @@ def test_per_call_hooks_import_no_dependency_when_no_save_is_due(project_dir: Pa
     assert not loaded & SLOW_STDLIB
 
 
+def test_automatic_recall_loads_no_dependency(project_dir: Path) -> None:
+    subprocess.run(
+        [sys.executable, "-m", "keeper", "save", "--summary", "Flaky checkout test fixed by freezing the clock"],
+        cwd=project_dir,
+        check=True,
+        capture_output=True,
+    )
+    prompt = {
+        "session_id": "s1",
+        "cwd": str(project_dir),
+        "prompt": "the flaky checkout test is back, freezing the clock again?",
+    }
+    loaded, reply = loaded_by(["hook", "user-prompt-submit"], prompt, project_dir)
+    assert "automatic recall" in reply["hookSpecificOutput"]["additionalContext"]
+    assert not loaded & HEAVY
+    # datetime arrives with sqlite3 itself (its default adapters import it)
+    assert not loaded & {"argparse", "typing", "dataclasses", "inspect", "logging", "subprocess", "shutil"}
+
+
 def test_a_config_file_is_parsed_once_then_read_from_cache(project_dir: Path) -> None:
     (project_dir / ".claude").mkdir()
     (project_dir / ".claude" / "keeper.yaml").write_text("save_every: 40\n")
