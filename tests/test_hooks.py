@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import io
 import json
 import os
 import subprocess
@@ -14,25 +13,11 @@ import pytest
 
 from keeper import config, hooks, paths, store, tally
 from keeper.memory import SaveInput
+from tests.helpers import run_hook
 
 FIXTURES = Path(__file__).parent / "fixtures" / "hooks"
 EVENTS = sorted(hooks.HANDLERS)
 SESSION = "e1801971-0299-4ceb-8b30-65fa1eb9e90d"
-
-
-class Stdin:
-    def __init__(self, data: bytes) -> None:
-        self.buffer = io.BytesIO(data)
-
-
-def run_hook(event: str, payload: Any, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]) -> dict:
-    raw = payload if isinstance(payload, bytes) else json.dumps(payload).encode()
-    monkeypatch.setattr(sys, "stdin", Stdin(raw))
-    assert hooks.run([event]) == 0
-    out = capsys.readouterr().out
-    reply = json.loads(out)
-    assert isinstance(reply, dict)
-    return reply
 
 
 def payload(project: Path, **fields: Any) -> dict[str, Any]:

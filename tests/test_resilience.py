@@ -7,7 +7,6 @@ KEEPER_CRASH_ROUNDS kills (default 12); raise them for a longer soak.
 from __future__ import annotations
 
 import errno
-import io
 import json
 import multiprocessing
 import os
@@ -26,6 +25,7 @@ from hypothesis import strategies as st
 from keeper import config, hooks, paths, store, tally
 from keeper.markdown import Document, bare
 from keeper.memory import SaveInput
+from tests.helpers import run_hook
 
 STRESS_SECONDS = float(os.environ.get("KEEPER_STRESS_SECONDS", "10"))
 CRASH_ROUNDS = int(os.environ.get("KEEPER_CRASH_ROUNDS", "12"))
@@ -188,19 +188,6 @@ FIELDS = (
 )
 
 
-class Stdin:
-    def __init__(self, data: bytes) -> None:
-        self.buffer = io.BytesIO(data)
-
-
-def call(event: str, raw: bytes, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]) -> dict:
-    monkeypatch.setattr(sys, "stdin", Stdin(raw))
-    assert hooks.run([event]) == 0
-    reply = json.loads(capsys.readouterr().out)
-    assert isinstance(reply, dict) and "continue" not in reply
-    return reply
-
-
 FUZZ = settings(
     max_examples=60, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture, HealthCheck.too_slow]
 )
@@ -228,7 +215,7 @@ def test_any_json_payload_is_answered_and_memory_stays_intact(
     }
     if isinstance(values.get("prompt"), str) and values["prompt"].lstrip().startswith("/keeper:clear"):
         values["prompt"] = "x"  # a real clear request is not hostile input
-    call(event, json.dumps(values).encode(), monkeypatch, capsys)
+    run_hook(event, json.dumps(values).encode(), monkeypatch, capsys)
     assert Path(project.memory).read_bytes() == before
 
 
@@ -240,7 +227,7 @@ def test_any_bytes_get_exit_0_json_and_one_log_line(
     log = store / "logs" / "keeper.log"
     before = log.read_text(encoding="utf-8").count("\n") if log.exists() else 0
     payload, problem = hooks.parse_payload(raw)
-    call(event, raw, monkeypatch, capsys)
+    run_hook(event, raw, monkeypatch, capsys)
     after = log.read_text(encoding="utf-8").count("\n") if log.exists() else 0
     if problem or not payload.get("session_id"):
         assert after - before == 1
@@ -281,7 +268,7 @@ def test_a_full_or_read_only_store_never_breaks_a_hook(
         "tool_name": "Read",
         "prompt": "/keeper:recall survives",
     }
-    call(event, json.dumps(base).encode(), monkeypatch, capsys)
+    run_hook(event, json.dumps(base).encode(), monkeypatch, capsys)
     monkeypatch.undo()
     assert Path(project.memory).read_bytes() == before
 

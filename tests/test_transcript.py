@@ -2,18 +2,16 @@
 
 from __future__ import annotations
 
-import io
-import json
 import os
-import sys
 import time
 import tracemalloc
 from pathlib import Path
 
 import pytest
 
-from keeper import config, hooks, paths, redact, sessions, store, transcript
+from keeper import config, paths, redact, sessions, store, transcript
 from keeper.memory import SaveInput
+from tests.helpers import run_hook
 from tests.transcripts import SESSION, Transcript, realistic
 
 
@@ -116,17 +114,6 @@ def test_missing_or_hostile_transcripts_are_ignored(tmp_path: Path) -> None:
 # -- the session record, through the hooks ------------------------------------------------------
 
 
-class Stdin:
-    def __init__(self, data: bytes) -> None:
-        self.buffer = io.BytesIO(data)
-
-
-def hook(event: str, payload: dict, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]) -> dict:
-    monkeypatch.setattr(sys, "stdin", Stdin(json.dumps(payload).encode()))
-    assert hooks.run([event]) == 0
-    return json.loads(capsys.readouterr().out)
-
-
 def project_of(project_dir: Path) -> paths.Project:
     return paths.make_project(paths.find_project_root(str(project_dir)))
 
@@ -142,10 +129,10 @@ def test_a_session_that_never_saved_still_has_its_record(
 ) -> None:
     t = realistic(tmp_path / "t.jsonl")
     base = {"session_id": SESSION, "cwd": str(project_dir), "transcript_path": str(t.path)}
-    hook("session-start", {**base, "source": "startup"}, monkeypatch, capsys)
-    hook("stop", {**base, "stop_hook_active": False, "last_assistant_message": "Done."}, monkeypatch, capsys)
+    run_hook("session-start", {**base, "source": "startup"}, monkeypatch, capsys)
+    run_hook("stop", {**base, "stop_hook_active": False, "last_assistant_message": "Done."}, monkeypatch, capsys)
     first = record_text(project_dir)
-    hook("stop", {**base, "stop_hook_active": False, "last_assistant_message": "Done."}, monkeypatch, capsys)
+    run_hook("stop", {**base, "stop_hook_active": False, "last_assistant_message": "Done."}, monkeypatch, capsys)
     assert record_text(project_dir) == first  # the same Stop twice: byte-identical
     for expected in (
         "- Branch: feature/checkout",
@@ -167,10 +154,10 @@ def test_saves_come_before_the_activity_in_one_record(
 ) -> None:
     t = realistic(tmp_path / "t.jsonl")
     base = {"session_id": SESSION, "cwd": str(project_dir), "transcript_path": str(t.path)}
-    hook("stop", {**base, "stop_hook_active": False}, monkeypatch, capsys)
+    run_hook("stop", {**base, "stop_hook_active": False}, monkeypatch, capsys)
     store.save(project_of(project_dir), config.load(None), SaveInput(summary="Fixed stacking; tests pass."), SESSION)
     t.prompt("one more thing")
-    hook("stop", {**base, "stop_hook_active": False}, monkeypatch, capsys)
+    run_hook("stop", {**base, "stop_hook_active": False}, monkeypatch, capsys)
     text = record_text(project_dir)
     assert text.index("## Saves") < text.index("Fixed stacking; tests pass.") < text.index("## Activity")
     assert "  5. one more thing" in text and text.count("## Activity") == 1
@@ -181,13 +168,13 @@ def test_a_killed_session_is_completed_at_the_next_session_start(
 ) -> None:
     t = realistic(tmp_path / "killed.jsonl")
     base = {"session_id": SESSION, "cwd": str(project_dir), "transcript_path": str(t.path)}
-    hook("session-start", {**base, "source": "startup"}, monkeypatch, capsys)  # then the terminal was killed
+    run_hook("session-start", {**base, "source": "startup"}, monkeypatch, capsys)  # then the terminal was killed
     project = project_of(project_dir)
     assert sessions.existing_file(project, SESSION) is None
     hour_ago = time.time() - 3600
     os.utime(t.path, (hour_ago, hour_ago))
     other = {"session_id": "next-session", "cwd": str(project_dir), "transcript_path": str(tmp_path / "next.jsonl")}
-    hook("session-start", {**other, "source": "startup"}, monkeypatch, capsys)
+    run_hook("session-start", {**other, "source": "startup"}, monkeypatch, capsys)
     text = record_text(project_dir)
     assert "(last activity; the session ended without SessionEnd)" in text
     assert "  1. Fix the discount stacking bug in checkout" in text
@@ -199,8 +186,10 @@ def test_a_live_session_is_not_taken_for_a_killed_one(
 ) -> None:
     t = realistic(tmp_path / "live.jsonl")
     base = {"session_id": SESSION, "cwd": str(project_dir), "transcript_path": str(t.path)}
-    hook("session-start", {**base, "source": "startup"}, monkeypatch, capsys)
-    hook("session-start", {"session_id": "other", "cwd": str(project_dir), "source": "startup"}, monkeypatch, capsys)
+    run_hook("session-start", {**base, "source": "startup"}, monkeypatch, capsys)
+    run_hook(
+        "session-start", {"session_id": "other", "cwd": str(project_dir), "source": "startup"}, monkeypatch, capsys
+    )
     assert SESSION in sessions.unended(project_of(project_dir))  # its transcript is fresh: left alone
 
 
@@ -210,9 +199,9 @@ def test_compaction_keeps_the_record_and_brings_it_back(
     t = realistic(tmp_path / "t.jsonl")
     store.save(project_of(project_dir), config.load(None), SaveInput(decisions=["Money is integer cents"]), "earlier")
     base = {"session_id": SESSION, "cwd": str(project_dir), "transcript_path": str(t.path)}
-    hook("pre-compact", {**base, "trigger": "auto", "custom_instructions": None}, monkeypatch, capsys)
+    run_hook("pre-compact", {**base, "trigger": "auto", "custom_instructions": None}, monkeypatch, capsys)
     assert "- Compacted: " in record_text(project_dir) and "(auto)" in record_text(project_dir)
-    reply = hook("session-start", {**base, "source": "compact"}, monkeypatch, capsys)
+    reply = run_hook("session-start", {**base, "source": "compact"}, monkeypatch, capsys)
     context = reply["hookSpecificOutput"]["additionalContext"]
     assert "Money is integer cents" in context
     assert "This session so far" in context and "Fix the discount stacking bug" in context

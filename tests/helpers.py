@@ -1,0 +1,29 @@
+"""Shared test helpers: run a hook the way Claude Code does, through ``keeper.hooks.run``."""
+
+from __future__ import annotations
+
+import io
+import json
+import sys
+from typing import Any
+
+import pytest
+
+from keeper import hooks
+
+
+class Stdin:
+    """Stands in for ``sys.stdin``: the hook reads raw bytes from ``.buffer``."""
+
+    def __init__(self, data: bytes) -> None:
+        self.buffer = io.BytesIO(data)
+
+
+def run_hook(event: str, payload: Any, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]) -> dict:
+    """Feed ``payload`` (bytes, or anything JSON) to ``keeper hook EVENT``; return its one reply object."""
+    raw = payload if isinstance(payload, bytes) else json.dumps(payload).encode()
+    monkeypatch.setattr(sys, "stdin", Stdin(raw))
+    assert hooks.run([event]) == 0
+    reply = json.loads(capsys.readouterr().out)
+    assert isinstance(reply, dict) and "continue" not in reply
+    return reply
