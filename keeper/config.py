@@ -137,17 +137,17 @@ def read_file(path: str) -> tuple[dict[str, Any], list[str]] | None:
         return None
     stamp = [st.st_mtime_ns, st.st_size]
     cache = _cache_file(path)
-    try:
-        with open(cache, encoding="utf-8") as fh:
-            cached = jsonio.loads(fh.read())
-        if cached.get("stamp") == stamp:
-            return dict(cached["values"]), list(cached["warnings"])
-    except (OSError, ValueError, KeyError, TypeError, AttributeError, RecursionError):
-        pass
+    from keeper.fsutil import atomic_write, read_json
+
+    cached = read_json(cache)
+    if (
+        cached.get("stamp") == stamp
+        and isinstance(cached.get("values"), dict)
+        and isinstance(cached.get("warnings"), list)
+    ):
+        return dict(cached["values"]), list(cached["warnings"])
     values, warnings = _parse_yaml_file(path)
     try:
-        from keeper.fsutil import atomic_write
-
         atomic_write(cache, jsonio.dumps({"stamp": stamp, "values": values, "warnings": warnings}))
     except OSError:
         pass  # the cache is an optimisation; a read-only store still works

@@ -14,6 +14,7 @@ from keeper.errors import KeeperError
 TYPE_CHECKING = False
 if TYPE_CHECKING:
     from types import TracebackType
+    from typing import Any
 
 # Hooks wait briefly and fail open; the CLI waits longer and then says what to do.
 HOOK_LOCK_TIMEOUT = 2.0
@@ -44,6 +45,21 @@ def read_text(path: str) -> str | None:
     except FileNotFoundError:
         return None
     return data.decode("utf-8", errors="replace")
+
+
+def read_json(path: str) -> dict[str, Any]:
+    """The JSON object in ``path``; ``{}`` when it is missing, unreadable or not an object.
+
+    Keeper's state and cache files are derived, so a damaged one reads as empty and is rebuilt.
+    """
+    from keeper import jsonio
+
+    text = read_text(path)
+    try:
+        data = jsonio.loads(text) if text else {}
+    except (ValueError, RecursionError):
+        return {}
+    return data if isinstance(data, dict) else {}
 
 
 def atomic_write(path: str, text: str | bytes) -> None:

@@ -110,8 +110,7 @@ IDLE_BEFORE_RECOVERY = 600  # seconds without transcript activity before a sessi
 def session_start(call: Call) -> Reply:
     from keeper import context, sessions
 
-    transcript = call.text("transcript_path")
-    sessions.mark_start(call.project, call.session, transcript if "\n" not in transcript else "")
+    sessions.mark_start(call.project, call.session, call.text("transcript_path"))
     _complete_missed_endings(call)
     source = call.text("source") or "startup"
     text, status = context.session_start(call.project, int(call.cfg["context_chars"]), source, call.session)

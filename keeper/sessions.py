@@ -12,7 +12,7 @@ import os
 import time
 
 from keeper import jsonio, paths
-from keeper.fsutil import atomic_write, create_new, ensure_dir, read_text
+from keeper.fsutil import atomic_write, create_new, ensure_dir, read_json, read_text
 from keeper.markdown import Document, after_last_bullet, content_end
 
 TYPE_CHECKING = False
@@ -102,12 +102,7 @@ def started_at(project: paths.Project, session: str) -> datetime | None:
 
 
 def read_state(project: paths.Project, session: str) -> dict[str, object]:
-    text = read_text(_state_file(project, session))
-    try:
-        data = jsonio.loads(text) if text else {}
-    except (ValueError, RecursionError):
-        return {}
-    return data if isinstance(data, dict) else {}
+    return read_json(_state_file(project, session))
 
 
 def write_state(project: paths.Project, session: str, state: dict[str, object]) -> None:

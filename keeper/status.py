@@ -3,13 +3,12 @@
 from __future__ import annotations
 
 import glob
-import json
 import os
 import shutil
 
 from keeper import __version__, log, memory, paths, sessions, stats, tally
 from keeper.config import Config
-from keeper.fsutil import read_text
+from keeper.fsutil import read_json, read_text
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
@@ -18,25 +17,18 @@ if TYPE_CHECKING:
 
 def collect(project: paths.Project, cfg: Config) -> dict[str, Any]:
     """Everything ``keeper status`` reports, as plain data."""
-
     text = read_text(project.memory)
     view = memory.overview(text)
     files = sessions.list_files(project)
     session = os.environ.get("CLAUDE_CODE_SESSION_ID")
-    tallies = sorted(glob.glob(os.path.join(project.state, "*.tally")), key=os.path.getmtime)
-    tally_file = tally.path_for(project.state, paths.safe_session_id(session)) if session else None
-    if not tally_file and tallies:
-        tally_file = tallies[-1]
+    if session:  # inside Claude Code: this session's counter; else the most recent one
+        tally_file: str | None = tally.path_for(project.state, paths.safe_session_id(session))
+    else:
+        tallies = glob.glob(os.path.join(project.state, "*.tally"))
+        tally_file = max(tallies, key=os.path.getmtime) if tallies else None
     seen = tally.read(tally_file) if tally_file else b""
-    last_save = None
-    for state_file in glob.glob(os.path.join(project.state, "*.json")):
-        try:
-            with open(state_file, encoding="utf-8") as fh:
-                value = json.load(fh).get("last_save")
-        except (OSError, ValueError, AttributeError):
-            continue
-        if isinstance(value, str) and (last_save is None or value > last_save):
-            last_save = value
+    saves = [read_json(f).get("last_save") for f in glob.glob(os.path.join(project.state, "*.json"))]
+    last_save = max((s for s in saves if isinstance(s, str)), default=None)
     data_root = paths.data_root()
     try:
         import platformdirs

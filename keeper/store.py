@@ -14,7 +14,7 @@ from datetime import datetime
 from keeper import memory, paths, redact, sessions, tally
 from keeper.config import Config
 from keeper.errors import KeeperError
-from keeper.fsutil import HOOK_LOCK_TIMEOUT, atomic_write, project_lock, read_text, sweep_temp_files
+from keeper.fsutil import HOOK_LOCK_TIMEOUT, atomic_write, project_lock, read_json, read_text, sweep_temp_files
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
@@ -126,15 +126,6 @@ def _provenance_file(project: paths.Project) -> str:
     return os.path.join(project.state, "memory.json")
 
 
-def _read_json(path: str) -> dict[str, Any]:
-    text = read_text(path)
-    try:
-        data = json.loads(text) if text else {}
-    except ValueError:
-        return {}
-    return data if isinstance(data, dict) else {}
-
-
 def save(
     project: paths.Project,
     cfg: Config,
@@ -155,7 +146,7 @@ def save(
         text = read_text(project.memory)
         merged, provenance, report = memory.merge(
             text,
-            _read_json(_provenance_file(project)),
+            read_json(_provenance_file(project)),
             data,
             project_name=project.name,
             session_id=session,
@@ -211,9 +202,8 @@ def update_record(
     from keeper import transcript
 
     state = sessions.read_state(project, session)
-    path = transcript_path if readable_transcript(transcript_path) else str(state.get("transcript") or "")
-    if not readable_transcript(path):
-        path = sessions.start_marker(project, session)[1]
+    candidates = (transcript_path, state.get("transcript"), sessions.start_marker(project, session)[1])
+    path = next((p for p in candidates if isinstance(p, str) and readable_transcript(p)), "")
     saved = state.get("activity")
     patterns = cfg["redact_patterns"]
     activity = transcript.Activity(
@@ -222,7 +212,7 @@ def update_record(
     stored_offset = state.get("offset")
     offset = stored_offset if isinstance(stored_offset, int) else 0
     start_fallback = now or datetime.now()
-    if readable_transcript(path):
+    if path:
         offset = transcript.update(activity, path, offset)
         facts = {"Transcript": path, **facts}
         if activity.branch:

@@ -49,6 +49,11 @@ def loaded_by(args: list[str], stdin: dict, cwd: Path) -> tuple[set[str], dict]:
     return {m.split(".")[0] for m in modules} - BASELINE, json.loads(done.stdout)
 
 
+def save_in(project_dir: Path, *flags: str) -> None:
+    """Give the project some memory, the way a user would."""
+    subprocess.run([sys.executable, "-m", "keeper", "save", *flags], cwd=project_dir, check=True, capture_output=True)
+
+
 @pytest.mark.parametrize(
     ("event", "fields"),
     [
@@ -64,12 +69,7 @@ def test_per_call_hooks_import_no_dependency_when_no_save_is_due(project_dir: Pa
 
 
 def test_automatic_recall_loads_no_dependency(project_dir: Path) -> None:
-    subprocess.run(
-        [sys.executable, "-m", "keeper", "save", "--summary", "Flaky checkout test fixed by freezing the clock"],
-        cwd=project_dir,
-        check=True,
-        capture_output=True,
-    )
+    save_in(project_dir, "--summary", "Flaky checkout test fixed by freezing the clock")
     prompt = {
         "session_id": "s1",
         "cwd": str(project_dir),
@@ -93,12 +93,7 @@ def test_a_config_file_is_parsed_once_then_read_from_cache(project_dir: Path) ->
 
 
 def test_session_start_with_memory_needs_no_dependency(project_dir: Path) -> None:
-    subprocess.run(
-        [sys.executable, "-m", "keeper", "save", "--decision", "Use FTS5"],
-        cwd=project_dir,
-        check=True,
-        capture_output=True,
-    )
+    save_in(project_dir, "--decision", "Use FTS5")
     loaded, reply = loaded_by(
         ["hook", "session-start"], {"session_id": "s1", "cwd": str(project_dir), "source": "startup"}, project_dir
     )
