@@ -225,6 +225,17 @@ def test_stop_asks_once_for_unsaved_work_and_never_loops(
     assert "6 tool uses" in context_of(run_hook("stop", stop(project_dir), monkeypatch, capsys))
 
 
+def test_a_continuation_someone_else_caused_is_never_answered_with_a_save_request(
+    project_dir: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    for _ in range(5):
+        run_hook("post-tool-use", tool_use(project_dir), monkeypatch, capsys)
+    assert (
+        run_hook("stop", stop(project_dir, active=True), monkeypatch, capsys) == {}
+    )  # another hook continued the turn
+    assert "5 tool uses" in context_of(run_hook("stop", stop(project_dir), monkeypatch, capsys))
+
+
 def test_stop_after_a_save_or_below_the_minimum_asks_nothing(
     project_dir: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
 ) -> None:
