@@ -1,11 +1,20 @@
-"""Every test gets its own store, home and working directory, and no leaked Keeper/Claude settings."""
+"""Every test gets its own store, home and working directory, and no leaked Keeper/Claude settings.
+
+Hooks fail open for users (any error is logged and the hook still answers), which would also
+hide bugs from tests: a handler that crashed and one that rightly did nothing both reply ``{}``.
+So every test fails when Keeper logs an ERROR, in-process or in a subprocess it started, unless
+the test says which errors it expects (it proves that those failures are survived).
+"""
 
 from __future__ import annotations
 
 import os
+from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
+
+from keeper import log
 
 REPO = Path(__file__).resolve().parent.parent
 
@@ -24,6 +33,60 @@ def isolated(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
     (project / ".git").mkdir(parents=True)
     monkeypatch.chdir(project)
     return project
+
+
+def _logged_errors(tmp_path: Path) -> list[str]:
+    found = []
+    for path in sorted(tmp_path.rglob("keeper.log*")):
+        try:
+            lines = path.read_text(encoding="utf-8", errors="replace").splitlines()
+        except OSError:
+            continue
+        found += [f"{path.name}: {line}" for line in lines if " ERROR " in line]
+    return found
+
+
+class LoggedErrors:
+    """The ERROR lines Keeper logged during a test, and the fragments the test says to expect."""
+
+    def __init__(self) -> None:
+        self.seen: list[str] = []
+        self.allowed: list[str] = []
+
+    def allow(self, *fragments: str) -> None:
+        """Expect errors holding any of ``fragments`` (e.g. ``"[Errno 28]"``): the test proves they are survived."""
+        self.allowed.extend(fragments)
+
+    def unexpected(self, tmp_path: Path) -> list[str]:
+        errors = self.seen or _logged_errors(tmp_path)
+        return [e for e in errors if not any(fragment in e for fragment in self.allowed)]
+
+
+@pytest.fixture(autouse=True)
+def keeper_errors(request: pytest.FixtureRequest, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Iterator[LoggedErrors]:
+    """Fail the test if Keeper logged an ERROR (a swallowed crash) that the test did not expect.
+
+    A test that proves fail-open behaviour says which errors it causes, with
+    ``@pytest.mark.fails_open("fragment")`` or ``keeper_errors.allow("fragment")``; any other error
+    still fails it, so a handler broken in another way is seen.
+    """
+    errors = LoggedErrors()
+    marker = request.node.get_closest_marker("fails_open")
+    if marker is not None:
+        assert marker.args, "fails_open needs the fragments of the errors the test expects"
+        errors.allow(*marker.args)
+    real_write = log.write
+
+    def spy(event: str, level: str, message: str) -> None:
+        if level == "ERROR":
+            errors.seen.append(f"{event} {message}")
+        real_write(event, level, message)
+
+    monkeypatch.setattr(log, "write", spy)
+    yield errors
+    unexpected = errors.unexpected(tmp_path)
+    if unexpected:
+        pytest.fail("Keeper logged errors (a crash that fail-open would hide):\n" + "\n".join(unexpected[:10]))
 
 
 @pytest.fixture

@@ -114,6 +114,7 @@ def test_an_unknown_event_is_logged_and_answered(
     assert "unknown hook event 'post-tool-uses'" in log_text(store)
 
 
+@pytest.mark.fails_open("ZeroDivisionError: boom")
 def test_an_internal_error_fails_open_with_a_log_line(
     project_dir: Path, store: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
 ) -> None:
@@ -125,6 +126,7 @@ def test_an_internal_error_fails_open_with_a_log_line(
     assert "stop ERROR ZeroDivisionError: boom at test_hooks.py" in log_text(store)
 
 
+@pytest.mark.fails_open("OSError: [Errno 28] No space left on device")
 def test_a_full_disk_never_breaks_a_hook(
     project_dir: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
 ) -> None:
