@@ -14,6 +14,10 @@ from keeper import memory, paths, sessions
 from keeper.fsutil import read_text
 from keeper.markdown import Document, Section
 
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    from keeper.search import Result
+
 HARD_CAP = 9500  # stays under Claude Code's 10,000-character hook output limit
 SESSION_SO_FAR = 1500
 
@@ -163,29 +167,30 @@ def session_start(project: paths.Project, limit: int, source: str, session: str)
     return context.strip()[:HARD_CAP], status
 
 
-def _grouped(results: list[dict[str, object]]) -> list[tuple[str, list[dict[str, object]]]]:
+def _grouped(results: list[Result]) -> list[tuple[str, list[Result]]]:
     """Results grouped by file, files in the order of their best result."""
-    groups: dict[str, list[dict[str, object]]] = {}
-    for item in results:
-        groups.setdefault(str(item["path"]), []).append(item)
+    groups: dict[str, list[Result]] = {}
+    for result in results:
+        groups.setdefault(os.path.abspath(result.chunk.path), []).append(result)
     return list(groups.items())
 
 
-def recall_block(query: str, results: list[dict[str, object]], limit_chars: int = 6000) -> str:
+def recall_block(query: str, results: list[Result], limit_chars: int = 6000) -> str:
     """Recall results grouped by file, dated, best first; bounded for the hook channel."""
     if not results:
         return (
             f"Keeper recall for {query!r}: no match in this project's memory.md or session files. "
             "Different words (or fewer) may find it; `keeper status` shows where the files are."
         )
-    lines = [f"Keeper recall for {query!r}: {len(results)} match(es) in {len(_grouped(results))} file(s), best first."]
-    for path, items in _grouped(results):
-        dated = items[0].get("date")
+    groups = _grouped(results)
+    lines = [f"Keeper recall for {query!r}: {len(results)} match(es) in {len(groups)} file(s), best first."]
+    for path, items in groups:
+        dated = items[0].chunk.date
         lines.append(f"\n{os.path.basename(path)}" + (f" ({dated})" if dated else "") + f": {path}")
         for item in items:
-            heading = str(item["heading"]).split(" > ", 1)[-1]
-            lines.append(f"  - {heading} [score {float(str(item['score'])):.2f}, id {item['id']}]")
-            lines.extend("      " + ln for ln in str(item["snippet"]).splitlines())
+            heading = item.chunk.heading.split(" > ", 1)[-1]
+            lines.append(f"  - {heading} [score {item.score:.2f}, id {item.id}]")
+            lines.extend("      " + ln for ln in item.snippet.splitlines())
     lines.append(
         "\nFor the whole section: `keeper expand <id>`. A session file's Transcript line names the full "
         "conversation: `keeper transcript <path>`."
@@ -194,13 +199,13 @@ def recall_block(query: str, results: list[dict[str, object]], limit_chars: int 
     return out if len(out) <= limit_chars else out[: limit_chars - 1] + "…"
 
 
-def auto_recall_block(results: list[dict[str, object]], limit_chars: int) -> str:
+def auto_recall_block(results: list[Result], limit_chars: int) -> str:
     """What automatic recall adds to a prompt: a few dated, one-line pointers, bounded."""
     lines = ["Keeper found earlier notes in this project that match this prompt (automatic recall):"]
     for item in results:
-        dated = f"{item['date']}, " if item.get("date") else ""
-        snippet = " ".join(str(item["snippet"]).split())
-        lines.append(f"- {item['heading']} ({dated}id {item['id']}): {snippet[:300]}")
+        dated = f"{item.chunk.date}, " if item.chunk.date else ""
+        snippet = " ".join(item.snippet.split())
+        lines.append(f"- {item.chunk.heading} ({dated}id {item.id}): {snippet[:300]}")
     lines.append("The whole section: `keeper expand <id>`; more: `keeper recall <words>`.")
     out = "\n".join(lines)
     return out if len(out) <= limit_chars else out[: limit_chars - 1] + "…"

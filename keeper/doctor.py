@@ -14,7 +14,7 @@ import shutil
 import subprocess
 import sys
 
-from keeper import __version__, config, paths, stats
+from keeper import __version__, config, counters, paths
 from keeper.fsutil import ensure_dir
 
 
@@ -126,7 +126,7 @@ def _plugin(project: paths.Project) -> list[Check]:
             "claude plugin marketplace add OWNER/REPO, then claude plugin install keeper@keeper",
         )
     ]
-    ran = stats.summary(project.state)
+    ran = counters.hook_summary(project.state)
     if ran:
         calls = sum(v["calls"] for v in ran.values())
         checks.append(Check("hooks", True, f"{calls} hook calls recorded for this project"))
@@ -144,3 +144,16 @@ def _plugin(project: paths.Project) -> list[Check]:
 
 def run_checks(project: paths.Project) -> list[Check]:
     return [_python(), _command(), _store(), *_config(project.root), *_plugin(project)]
+
+
+def lines(checks: list[Check]) -> list[str]:
+    """``keeper doctor`` as text: one line per check, the fix under each problem, then a verdict."""
+    out = []
+    for check in checks:
+        mark = {True: "ok  ", False: "FAIL", None: "note"}[check.ok]
+        out.append(f"  {mark}  {check.name:8} {check.detail}")
+        if check.fix and check.ok is not True:
+            out.append(f"        {'':8} fix: {check.fix}")
+    problems = sum(1 for c in checks if c.ok is False)
+    out.append(f"{problems} problem(s) found." if problems else "No problems found.")
+    return out

@@ -1,9 +1,12 @@
 """``keeper hook EVENT``: Claude Code's hook JSON in, exactly one JSON object out, exit 0 always.
 
-This is the hot path (PostToolUse runs on every tool call), so at module level it imports the
-standard library and Keeper's stdlib-only modules; yaml, filelock and rapidfuzz load only on a
-branch that needs them. Every input is answered: bad stdin is logged and treated as empty, and
-any error is logged in one line while the hook still prints ``{}`` and exits 0.
+Data walks one way: the raw payload becomes an ``Event`` once, at the boundary; ``resolve``
+finds its project; a handler maps the event onto plain functions (``counters``, ``record``,
+``context``, ``prompts``) and returns the reply. This is the hot path (PostToolUse runs on every
+tool call), so at module level it imports the standard library and Keeper's stdlib-only modules;
+yaml, filelock and rapidfuzz load only on a branch that needs them. Every input is answered: bad
+stdin is logged and treated as empty, and any error is logged in one line while the hook still
+prints ``{}`` and exits 0.
 """
 
 from __future__ import annotations
@@ -11,8 +14,8 @@ from __future__ import annotations
 import os
 import sys
 
-from keeper import config, jsonio, log, paths, stats, tally
-from keeper.errors import KeeperError
+from keeper import counters, jsonio, log
+from keeper.resolve import Resolved, resolve, start_folder
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
@@ -23,41 +26,6 @@ if TYPE_CHECKING:
 
 MAX_STDIN = 32 << 20
 _SEPARATORS = ";&|()`<>"
-_SLASH_COMMANDS = ("keeper:recall", "recall", "keeper:clear")
-
-
-class Call:
-    """One hook invocation: the payload and the project, config and session it resolves to."""
-
-    def __init__(self, event: str, payload: dict[str, Any]) -> None:
-        self.event = event
-        self.payload = payload
-        raw_session = self.text("session_id") or os.environ.get("CLAUDE_CODE_SESSION_ID", "")
-        self.session = paths.safe_session_id(raw_session)
-        self.has_session = self.session != "unknown"
-        root = paths.find_project_root(self._start_dir())
-        self.cfg = config.load(root)
-        pinned = self.cfg.get("project")
-        try:
-            pinned = paths.check_pinned_name(pinned, os.path.join(root, paths.PROJECT_CONFIG)) if pinned else None
-        except KeeperError as exc:
-            self.cfg.warnings.append(f"{exc} Using the folder's own id until it is fixed.")
-            pinned = None
-        self.project = paths.make_project(root, pinned)
-
-    def text(self, key: str) -> str:
-        value = self.payload.get(key)
-        return value if isinstance(value, str) else ""
-
-    def _start_dir(self) -> str:
-        for candidate in (os.environ.get("CLAUDE_PROJECT_DIR", ""), self.text("cwd")):
-            if candidate and "\x00" not in candidate and os.path.isdir(candidate):
-                return candidate
-        return os.getcwd()
-
-    @property
-    def tally_path(self) -> str:
-        return tally.path_for(self.project.state, self.session)
 
 
 def is_save_command(command: str) -> bool:
@@ -73,14 +41,6 @@ def is_save_command(command: str) -> bool:
         if name in ("keeper", "keeper.exe") and following == "save":
             return True
     return False
-
-
-def slash_command(prompt: str) -> tuple[str, str] | None:
-    """``("keeper:recall", "the query")`` for a prompt that invokes one of Keeper's commands."""
-    parts = prompt.strip().split(None, 1)
-    if not parts or not parts[0].startswith("/") or parts[0][1:] not in _SLASH_COMMANDS:
-        return None
-    return parts[0][1:], parts[1].strip() if len(parts) > 1 else ""
 
 
 def parse_payload(raw: bytes) -> tuple[dict[str, Any], str | None]:
@@ -100,160 +60,121 @@ def parse_payload(raw: bytes) -> tuple[dict[str, Any], str | None]:
     return data, problem
 
 
+class Event:
+    """One hook call's payload, read once: every field Keeper uses, of the type it expects.
+
+    A field that is missing or of another type reads as empty, so no handler meets a surprise.
+    """
+
+    __slots__ = (
+        "agent_id",
+        "cwd",
+        "is_save",
+        "last_reply",
+        "name",
+        "prompt",
+        "reason",
+        "session_id",
+        "source",
+        "stop_hook_active",
+        "transcript_path",
+        "trigger",
+    )
+
+    def __init__(self, name: str, payload: dict[str, Any]) -> None:
+        def text(key: str) -> str:
+            value = payload.get(key)
+            return value if isinstance(value, str) else ""
+
+        self.name = name
+        self.session_id = text("session_id") or os.environ.get("CLAUDE_CODE_SESSION_ID", "")
+        self.cwd = text("cwd")
+        self.transcript_path = text("transcript_path")
+        self.source = text("source") or "startup"
+        self.prompt = text("prompt")
+        self.last_reply = text("last_assistant_message")
+        self.trigger = text("trigger")
+        self.reason = text("reason")
+        self.agent_id = bool(payload.get("agent_id"))
+        self.stop_hook_active = payload.get("stop_hook_active") is True
+        tool_input = payload.get("tool_input")
+        command = tool_input.get("command") if isinstance(tool_input, dict) else None
+        self.is_save = text("tool_name") == "Bash" and isinstance(command, str) and is_save_command(command)
+
+
 def _specific(event_name: str, text: str) -> Reply:
     return {"hookSpecificOutput": {"hookEventName": event_name, "additionalContext": text}}
 
 
-IDLE_BEFORE_RECOVERY = 600  # seconds without transcript activity before a session counts as gone
+def _tally(at: Resolved) -> str:
+    return counters.tally_path(at.project.state, at.session)
 
 
-def session_start(call: Call) -> Reply:
-    from keeper import context, sessions
+def session_start(event: Event, at: Resolved) -> Reply:
+    from keeper import context, record
 
-    sessions.mark_start(call.project, call.session, call.text("transcript_path"))
-    _complete_missed_endings(call)
-    source = call.text("source") or "startup"
-    text, status = context.session_start(call.project, int(call.cfg["context_chars"]), source, call.session)
-    if call.cfg.warnings:
-        status += f" · config problem: {call.cfg.warnings[0]}"
+    record.mark_start(at.project, at.session, event.transcript_path)
+    record.complete_missed_endings(event.name, at.project, at.cfg, at.session)
+    text, status = context.session_start(at.project, int(at.cfg["context_chars"]), event.source, at.session)
+    if at.warnings:
+        status += f" · config problem: {at.warnings[0]}"
     return {"systemMessage": status, **_specific("SessionStart", text)}
 
 
-def _complete_missed_endings(call: Call, limit: int = 5) -> None:
-    """Finish the records of earlier sessions that were killed before SessionEnd ran.
-
-    A session counts as gone once its transcript has been idle for ten minutes; should it come
-    back after all, its next Stop removes the end stamp again.
-    """
-    import time
-
-    from keeper import sessions
-
-    for session in [s for s in sessions.unended(call.project) if s != call.session][:limit]:
-        state = sessions.read_state(call.project, session)
-        transcript = str(state.get("transcript") or "") or sessions.start_marker(call.project, session)[1]
-        marker = os.path.join(call.project.state, session + ".start")
-        try:
-            last = os.path.getmtime(transcript) if transcript else os.path.getmtime(marker)
-        except (OSError, ValueError):
-            last = os.path.getmtime(marker) if os.path.exists(marker) else 0.0
-        if time.time() - last < IDLE_BEFORE_RECOVERY:
-            continue
-        from keeper import store
-
-        ended = time.strftime("%Y-%m-%d %H:%M", time.localtime(last))
-        facts: dict[str, str | None] = {"Ended": f"{ended} (last activity; the session ended without SessionEnd)"}
-        try:
-            store.update_record(call.project, call.cfg, session, facts, transcript)
-        except KeeperError as exc:
-            log.write(call.event, "WARN", f"could not complete session {session}: {exc}")
-            continue
-        sessions.mark_ended(call.project, session)
-        log.write(call.event, "INFO", f"completed session {session} from its transcript (its end never ran)")
-
-
-def post_tool_use(call: Call) -> Reply:
-    tool_input = call.payload.get("tool_input")
-    command = tool_input.get("command") if isinstance(tool_input, dict) else None
-    is_save = call.text("tool_name") == "Bash" and isinstance(command, str) and is_save_command(command)
-    seen = tally.append(call.tally_path, tally.USE + tally.SAVE if is_save else tally.USE)
-    if is_save or call.payload.get("agent_id"):
+def post_tool_use(event: Event, at: Resolved) -> Reply:
+    seen = counters.append(_tally(at), counters.USE + counters.SAVE if event.is_save else counters.USE)
+    if event.is_save or event.agent_id:
         return {}  # a subagent's work counts, but the request goes to the main agent
-    if tally.uses_since(seen, tally.SAVE, tally.REMIND) < int(call.cfg["save_every"]):
+    if counters.uses_since(seen, counters.SAVE, counters.REMIND) < int(at.cfg["save_every"]):
         return {}
     from keeper import context
 
-    tally.append(call.tally_path, tally.REMIND)
-    return _specific("PostToolUse", context.save_request(tally.uses_since(seen, tally.SAVE)))
+    counters.append(_tally(at), counters.REMIND)
+    return _specific("PostToolUse", context.save_request(counters.uses_since(seen, counters.SAVE)))
 
 
-def _facts(call: Call, log_bytes: bytes) -> dict[str, str | None]:
-    from keeper import memory, redact
+def stop(event: Event, at: Resolved) -> Reply:
+    from keeper import record
 
-    facts: dict[str, str | None] = {"Tool uses": f"{tally.total_uses(log_bytes)} ({tally.saves(log_bytes)} saves)"}
-    reply = call.text("last_assistant_message")
-    if reply.strip():
-        facts["Last reply"] = memory.one_line(redact.redact(reply, call.cfg["redact_patterns"]), 300)
-    return facts
-
-
-def _record(call: Call, facts: dict[str, str | None]) -> None:
-    from keeper import store
-
-    try:
-        store.update_record(call.project, call.cfg, call.session, facts, call.text("transcript_path"))
-    except KeeperError as exc:  # the lock is busy: the next Stop catches up
-        log.write(call.event, "WARN", f"session file not updated: {exc}")
-
-
-def stop(call: Call) -> Reply:
-    from keeper import sessions
-
-    seen = tally.read(call.tally_path)
-    sessions.mark_ended(call.project, call.session, ended=False)  # alive after all, if it was thought gone
-    _record(call, {**_facts(call, seen), "Ended": None})
-    if call.payload.get("stop_hook_active") is True:
+    seen = counters.read(_tally(at))
+    record.mark_ended(at.project, at.session, ended=False)  # alive after all, if it was thought gone
+    found = record.facts(seen, event.last_reply, at.cfg["redact_patterns"])
+    record.update_from_hook(event.name, at, {**found, "Ended": None}, event.transcript_path)
+    if event.stop_hook_active:
         return {}  # this Stop follows our own request (or another hook's): never loop
-    minimum = int(call.cfg["final_save_min"])
-    if minimum <= 0 or tally.uses_since(seen, tally.SAVE, tally.FINAL_ASK) < minimum:
+    minimum = int(at.cfg["final_save_min"])
+    if minimum <= 0 or counters.uses_since(seen, counters.SAVE, counters.FINAL_ASK) < minimum:
         return {}
     from keeper import context
 
-    tally.append(call.tally_path, tally.FINAL_ASK)
-    return _specific("Stop", context.final_save_request(tally.uses_since(seen, tally.SAVE)))
+    counters.append(_tally(at), counters.FINAL_ASK)
+    return _specific("Stop", context.final_save_request(counters.uses_since(seen, counters.SAVE)))
 
 
-def _stamped(call: Call, label: str, detail: str) -> Reply:
-    import time
+def pre_compact(event: Event, at: Resolved) -> Reply:
+    """Before compaction drops context, the record takes in everything the transcript shows so far."""
+    from keeper import record
 
-    facts = _facts(call, tally.read(call.tally_path))
-    facts[label] = time.strftime("%Y-%m-%d %H:%M") + (f" ({detail})" if detail else "")
-    _record(call, facts)
+    record.stamp(event.name, at, "Compacted", event.trigger, event.last_reply, event.transcript_path)
     return {}
 
 
-def pre_compact(call: Call) -> Reply:
-    """Before compaction drops context, the record takes in everything the transcript shows so far."""
-    return _stamped(call, "Compacted", call.text("trigger"))
+def session_end(event: Event, at: Resolved) -> Reply:
+    from keeper import record
+
+    record.stamp(event.name, at, "Ended", event.reason, event.last_reply, event.transcript_path)
+    record.mark_ended(at.project, at.session)
+    return {}
 
 
-def session_end(call: Call) -> Reply:
-    from keeper import sessions
+def user_prompt_submit(event: Event, at: Resolved) -> Reply:
+    from keeper import prompts
 
-    reply = _stamped(call, "Ended", call.text("reason"))
-    sessions.mark_ended(call.project, call.session)
-    return reply
-
-
-AUTO_RECALL_MIN_WORDS = 4
-
-
-def user_prompt_submit(call: Call) -> Reply:
-    prompt = call.text("prompt")
-    found = slash_command(prompt)
-    if found is None:
-        return _auto_recall(call, prompt)
-    command, args = found
-    from keeper import slash
-
-    if command.endswith("recall"):
-        return _specific("UserPromptSubmit", slash.recall_for_prompt(call.project, call.cfg, args))
-    return _specific("UserPromptSubmit", slash.clear_for_prompt(call.project, call.cfg, args))
-
-
-def _auto_recall(call: Call, prompt: str) -> Reply:
-    """Relevant past sessions, pushed with the prompt: memory Claude must decide to look up goes unused."""
-    if not call.cfg["auto_recall"] or prompt.lstrip().startswith("/") or len(prompt.split()) < AUTO_RECALL_MIN_WORDS:
-        return {}
-    if not os.path.isdir(call.project.sessions):
-        return {}  # nothing beyond memory.md, which SessionStart already gave
-    from keeper import slash
-
-    text = slash.auto_recall(call.project, prompt, call.session)
+    text = prompts.answer(at.project, at.cfg, event.prompt, at.session)
     return _specific("UserPromptSubmit", text) if text else {}
 
 
-HANDLERS: dict[str, Callable[[Call], Reply]] = {
+HANDLERS: dict[str, Callable[[Event, Resolved], Reply]] = {
     "session-start": session_start,
     "user-prompt-submit": user_prompt_submit,
     "post-tool-use": post_tool_use,
@@ -261,28 +182,35 @@ HANDLERS: dict[str, Callable[[Call], Reply]] = {
     "pre-compact": pre_compact,
     "session-end": session_end,
 }
+NEEDS_NO_SESSION = frozenset({"user-prompt-submit"})  # answers a prompt; records nothing
 
 
-def handle(event: str, raw: bytes) -> Reply:
-    """The reply for one hook call; raises only on bugs (``run`` logs those and fails open)."""
-    handler = HANDLERS.get(event)
+def handle(name: str, raw: bytes, project_dir: str = "") -> Reply:
+    """The reply for one hook call; raises only on bugs (``run`` logs those and fails open).
+
+    ``project_dir`` (``keeper hook --project-dir``) wins over ``$CLAUDE_PROJECT_DIR`` and the
+    payload's ``cwd``.
+    """
+    handler = HANDLERS.get(name)
     if handler is None:
-        log.write(event or "-", "WARN", f"unknown hook event {event!r}; known: {', '.join(HANDLERS)}")
+        log.write(name or "-", "WARN", f"unknown hook event {name!r}; known: {', '.join(HANDLERS)}")
         return {}
     payload, problem = parse_payload(raw)
     if problem:
-        log.write(event, "WARN", problem)
-    call = Call(event, payload)
-    if not call.cfg["enabled"]:
+        log.write(name, "WARN", problem)
+    event = Event(name, payload)
+    start = start_folder([project_dir, os.environ.get("CLAUDE_PROJECT_DIR", ""), event.cwd], strict=False)
+    at = resolve(start, event.session_id, strict=False)
+    if not at.cfg["enabled"]:
         return {}
-    if not call.has_session and handler is not user_prompt_submit:
+    if not at.has_session and name not in NEEDS_NO_SESSION:
         if not problem:  # one log line per bad input: an unreadable payload was logged already
-            log.write(event, "WARN", "no session_id in the payload or CLAUDE_CODE_SESSION_ID; nothing recorded")
+            log.write(name, "WARN", "no session_id in the payload or CLAUDE_CODE_SESSION_ID; nothing recorded")
         return {}
-    reply = handler(call)
+    reply = handler(event, at)
     specific = reply.get("hookSpecificOutput")
     injected = len(specific.get("additionalContext", "")) if isinstance(specific, dict) else 0
-    stats.record(call.project.state, event, injected)
+    counters.record_hook(at.project.state, name, injected)
     return reply
 
 
@@ -293,12 +221,23 @@ def _read_stdin() -> bytes:
     return bytes(stream.read(MAX_STDIN + 1))
 
 
+def _args(argv: list[str]) -> tuple[str, str]:
+    """``EVENT [--project-dir DIR]`` without argparse (it costs the hot path ~3 ms)."""
+    rest = list(argv)
+    project_dir = ""
+    if "--project-dir" in rest:
+        at = rest.index("--project-dir")
+        project_dir = rest[at + 1] if at + 1 < len(rest) else ""
+        del rest[at : at + 2]
+    return (rest[0] if rest else ""), project_dir
+
+
 def run(argv: list[str]) -> int:
     """Entry point of ``keeper hook EVENT``. Prints one JSON object; returns 0 whatever happens."""
-    event = argv[0] if argv else ""
+    name, project_dir = _args(argv)
     reply: Reply = {}
     try:
-        reply = handle(event, _read_stdin())
+        reply = handle(name, _read_stdin(), project_dir)
     except BaseException as exc:  # fail open: a hook must never break Claude Code
         where = ""
         tb = exc.__traceback__
@@ -306,7 +245,7 @@ def run(argv: list[str]) -> int:
             tb = tb.tb_next
         if tb is not None:
             where = f" at {os.path.basename(tb.tb_frame.f_code.co_filename)}:{tb.tb_lineno}"
-        log.write(event or "-", "ERROR", f"{type(exc).__name__}: {exc}{where}")
+        log.write(name or "-", "ERROR", f"{type(exc).__name__}: {exc}{where}")
         reply = {}
     try:
         sys.stdout.write(jsonio.dumps(reply))

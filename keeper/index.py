@@ -22,13 +22,13 @@ import os
 import sqlite3
 
 from keeper import paths
+from keeper.chunks import Chunk, chunks_of
 from keeper.fsutil import ensure_dir, read_text
+from keeper.tokens import words
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
     from collections.abc import Iterable
-
-    from keeper.search import Chunk
 
 SCHEMA_VERSION = "5"
 NEWEST_ALWAYS_CHECKED = 20
@@ -227,8 +227,6 @@ def refresh(con: sqlite3.Connection, project: paths.Project, thorough: bool = Tr
     if not changed and not removed:
         con.execute("INSERT OR REPLACE INTO meta VALUES ('folder', ?)", (folder,))
         return 0
-    from keeper.search import chunks_of, words
-
     con.execute("BEGIN IMMEDIATE")
     try:
         sections, terms = _meta_int(con, "sections"), _meta_int(con, "terms")
@@ -284,8 +282,6 @@ def candidates(
 ) -> list[Chunk]:
     """Sections holding any of ``terms`` (with ``min_terms`` 2: at least two of them), best first
     by FTS5's own BM25. Pairs make FTS5 intersect short lists instead of ranking every match."""
-    from keeper.search import Chunk
-
     if not terms:
         return []
     quoted = ['"' + t.replace('"', '""') + '"' for t in terms]

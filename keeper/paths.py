@@ -176,8 +176,11 @@ def make_project(root: str, pinned: str | None = None) -> Project:
     return Project(root=root, id=pid, dir=os.path.join(data_root(), "projects", pid))
 
 
+NO_SESSION = "unknown"
+
+
 def safe_session_id(session_id: object) -> str:
-    """A session id fit for a file name; hostile or missing ids fold to something harmless."""
+    """A session id fit for a file name; hostile or missing ids fold to ``NO_SESSION``."""
     text = session_id if isinstance(session_id, str) else ""
     cleaned = "".join(ch for ch in text if ch in _SESSION_CHARS)[:64]
-    return cleaned or "unknown"
+    return cleaned or NO_SESSION

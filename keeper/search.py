@@ -1,124 +1,27 @@
 """Keyword recall over memory.md and the session files, best first, tolerant of typos.
 
-Each heading-delimited section is one unit. Tokens split code identifiers (``order_service``,
-``getUserById``, ``src/api/cache.py``) and fold case and accents; a light stemmer joins plurals
-and verb forms. Ranking is BM25; a query word found nowhere is corrected against the corpus
-vocabulary with rapidfuzz, and an exact phrase or a recent date adds a light boost.
+Each heading-delimited section (a ``Chunk``) is one unit, its terms made by ``keeper.tokens``.
+Ranking is BM25; a query word found nowhere is corrected against the corpus vocabulary with
+rapidfuzz, and an exact phrase or a recent date adds a light boost.
 """
 
 from __future__ import annotations
 
 import math
 import os
-import re
-import unicodedata
+from datetime import date
 
 from keeper import paths, sessions
+from keeper.chunks import Chunk, chunks_of
 from keeper.fsutil import read_text
-from keeper.markdown import Document
+from keeper.tokens import fold, tokenize, words
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
     from collections.abc import Callable
-    from datetime import date
 
-_WORD = re.compile(r"[^\W_]+|_", re.UNICODE)
-_CAMEL = re.compile(r"(?<=[a-z0-9])(?=[A-Z])|(?<=[A-Z])(?=[A-Z][a-z])")
-_IDENT = re.compile(r"[A-Za-z0-9_./\\-]*[A-Za-z0-9]")
-_STOP = frozenset(
-    (  # noqa: SIM905 - a word list reads best as text
-        "a an and are as at be but by for from has have how i if in into is it its of on or our so that the "
-        "their then there these this to was we were what when where which who why will with you your did do does"
-    ).split()
-)
 K1, B = 1.2, 0.75
 SIBLING_WEIGHT = 0.5  # how much the other matching sections of a file add to a section's score
-
-
-def _fold(text: str) -> str:
-    if text.isascii():
-        return text.lower()
-    decomposed = unicodedata.normalize("NFKD", text)
-    return "".join(c for c in decomposed if not unicodedata.combining(c)).casefold()
-
-
-def stem(word: str) -> str:
-    """A deliberately light English stemmer: enough to join 'caches'/'caching'/'cached'."""
-    for suffix, keep in (("ies", "y"), ("ing", ""), ("ed", ""), ("es", ""), ("s", "")):
-        if word.endswith(suffix) and len(word) - len(suffix) >= 3 and not word.endswith("ss"):
-            return word[: len(word) - len(suffix)] + keep
-    return word
-
-
-_WORD_CACHE: dict[str, tuple[tuple[str, str], ...]] = {}
-
-
-def _plain(ident: str) -> bool:
-    """A word with nothing to split (``cache``, ``Cache``, ``HTTP``, ``v2``): the common case."""
-    return ident.isalnum() and (ident.islower() or ident.isupper() or ident[1:].islower())
-
-
-def _ident_words(ident: str) -> tuple[tuple[str, str], ...]:
-    found = _WORD_CACHE.get(ident)
-    if found is not None:
-        return found
-    parts = [ident] if _plain(ident) else [p for p in re.split(r"[_./\\-]+", ident) for p in _CAMEL.split(p) if p]
-    out: list[tuple[str, str]] = []
-    if len(parts) > 1:
-        whole = _fold(ident)
-        out.append((whole, whole))
-    out.extend((p, stem(p)) for p in (_fold(p) for p in parts) if p not in _STOP)
-    if len(_WORD_CACHE) < 200_000:
-        _WORD_CACHE[ident] = tuple(out)
-    return tuple(out)
-
-
-def words(text: str) -> list[tuple[str, str]]:
-    """``(surface, term)`` pairs: the folded word as written and its search term (stemmed).
-
-    Whole identifiers count as well as their parts; stop words are left out.
-    """
-    found: list[tuple[str, str]] = []
-    for ident in _IDENT.findall(text):
-        found.extend(_ident_words(ident))
-    if not text.isascii():  # non-ASCII words, which the identifier pattern does not cover
-        found.extend((_fold(w), stem(_fold(w))) for w in _WORD.findall(text) if not w.isascii())
-    return [(raw, term) for raw, term in found if term and term != "_"]
-
-
-def tokenize(text: str) -> list[str]:
-    """Search terms: whole identifiers plus their parts, folded and stemmed, stop words out."""
-    return [term for _, term in words(text)]
-
-
-class Chunk:
-    """One searchable section of a memory file (``terms`` come precomputed from the index)."""
-
-    __slots__ = ("date", "heading", "line", "path", "terms", "text")
-
-    def __init__(
-        self, path: str, heading: str, line: int, text: str, day: str | None, terms: list[str] | None = None
-    ) -> None:
-        self.path, self.heading, self.line, self.text, self.date = path, heading, line, text, day
-        self.terms = terms if terms is not None else tokenize(heading + "\n" + text)
-
-
-def chunks_of(path: str, text: str) -> list[Chunk]:
-    """Split a file at ``#``-``###`` headings; the title becomes part of each heading."""
-    doc = Document.parse(text, split_level=3)
-    title = next((s.title for s in doc.sections if s.level == 1), os.path.basename(path))
-    day = sessions.date_of(path)
-    out: list[Chunk] = []
-    line = 1
-    for section in doc.sections:
-        start = line
-        line += len(section.lines) + (1 if section.heading is not None else 0)
-        body = "".join(section.lines).strip()
-        if not body and section.level != 1:
-            continue
-        heading = title if section.level <= 1 else f"{title} > {section.title}"
-        out.append(Chunk(path, heading, start, body or section.title, day))
-    return out
 
 
 def corpus(project: paths.Project) -> list[Chunk]:
@@ -162,29 +65,13 @@ class Result:
 
 
 def day_number(iso: object) -> int | None:
-    """A day count for ``YYYY-MM-DD`` (only differences matter), without importing datetime.
-
-    Howard Hinnant's days-from-civil algorithm; the automatic-recall hook saves ~2 ms by it.
-    """
-    if not isinstance(iso, str) or len(iso) < 10 or iso[4] != "-" or iso[7] != "-":
+    """A day count for ``YYYY-MM-DD`` (only differences matter); None for anything else."""
+    if not isinstance(iso, str) or len(iso) < 10:
         return None
     try:
-        year, month, day = int(iso[:4]), int(iso[5:7]), int(iso[8:10])
+        return date.fromisoformat(iso[:10]).toordinal()
     except ValueError:
         return None
-    if not (1 <= month <= 12 and 1 <= day <= 31):
-        return None
-    year -= month <= 2
-    era, yoe = divmod(year, 400)
-    doy = (153 * (month + (-3 if month > 2 else 9)) + 2) // 5 + day - 1
-    return era * 146097 + yoe * 365 + yoe // 4 - yoe // 100 + doy
-
-
-def _today() -> int:
-    import time
-
-    now = time.localtime()
-    return day_number(f"{now.tm_year:04d}-{now.tm_mon:02d}-{now.tm_mday:02d}") or 0
 
 
 def _idf(n: int, df: int) -> float:
@@ -249,7 +136,7 @@ def rank(
         return max((_idf(n, df[w]) for w, _ in stand_ins.get(term, []) if w in df), default=0.0)
 
     total = sum(strongest(t) for t in terms) or 1.0
-    phrase = " ".join(_fold(query).split())
+    phrase = " ".join(fold(query).split())
     results = []
     wanted = {w for options in stand_ins.values() for w, _ in options}
     for chunk in chunks:
@@ -273,7 +160,7 @@ def rank(
             hits += best > 0
         if score <= 0:
             continue
-        if len(terms) > 1 and phrase in " ".join(_fold(chunk.text).split()):
+        if len(terms) > 1 and phrase in " ".join(fold(chunk.text).split()):
             score *= 1.25
         day = day_number(chunk.date)
         if day is not None:
@@ -309,8 +196,7 @@ def search(
     terms = list(dict.fromkeys(term for _, term in query_words))
     if not terms:
         return []
-    day = day_number(today.isoformat()) if today is not None else None
-    today_number = day if day is not None else _today()
+    today_number = (today or date.today()).toordinal()
     import sqlite3
 
     from keeper import index

@@ -1,15 +1,15 @@
 """One markdown file per Claude Code session: ``sessions/YYYY-MM-DD_HHMM.md``.
 
 The file is named from the session's start in local time (a clash gets ``-2``, ``-3`` …). Its
-header holds facts Keeper keeps current (``- Tool uses: …``), updated in place so that the same
-Stop twice leaves the same bytes; each save is appended under ``## Saves``. Lines a person adds
-stay. Which file belongs to which session id is recorded in ``state/<session>.json``.
+header holds facts Keeper keeps current (``- Tool uses: …``), written and read here, updated in
+place so that the same Stop twice leaves the same bytes; each save is appended under ``## Saves``
+and ``## Activity`` is Keeper's own. Lines a person adds stay. Which file belongs to which
+session id is recorded in ``state/<session>.json``.
 """
 
 from __future__ import annotations
 
 import os
-import time
 
 from keeper import jsonio, paths
 from keeper.fsutil import atomic_write, create_new, ensure_dir, read_json, read_text
@@ -40,67 +40,6 @@ def _state_file(project: paths.Project, session: str) -> str:
     return os.path.join(project.state, session + ".json")
 
 
-def mark_start(project: paths.Project, session: str, transcript: str = "") -> None:
-    """Remember when a session started and where its transcript is (first SessionStart wins).
-
-    Cheap enough for the hook: one exclusive create, no lock. The marker also lets a later
-    SessionStart find sessions whose end never ran.
-    """
-    path = os.path.join(project.state, session + ".start")
-    try:
-        fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600)
-    except FileExistsError:
-        return
-    except FileNotFoundError:
-        ensure_dir(project.state)
-        return mark_start(project, session, transcript)
-    with os.fdopen(fd, "w", encoding="utf-8") as fh:
-        fh.write(time.strftime("%Y-%m-%dT%H:%M:%S") + "\n" + transcript.replace("\n", " "))
-    return
-
-
-def start_marker(project: paths.Project, session: str) -> tuple[str, str]:
-    """``(started ISO time, transcript path)`` from the start marker; empty strings when unknown."""
-    text = read_text(os.path.join(project.state, session + ".start")) or ""
-    first, _, second = text.partition("\n")
-    return first.strip(), second.strip()
-
-
-def mark_ended(project: paths.Project, session: str, ended: bool = True) -> None:
-    """Set (or clear, if a session thought over turns out alive) the session's end marker."""
-    path = os.path.join(project.state, session + ".end")
-    try:
-        if ended:
-            ensure_dir(project.state)
-            with open(path, "w", encoding="utf-8"):
-                pass
-        else:
-            os.unlink(path)
-    except OSError:
-        pass
-
-
-def unended(project: paths.Project) -> list[str]:
-    """Sessions that started but whose end was never recorded (one directory listing)."""
-    try:
-        names = os.listdir(project.state)
-    except OSError:
-        return []
-    started = {n[: -len(".start")] for n in names if n.endswith(".start")}
-    ended = {n[: -len(".end")] for n in names if n.endswith(".end")}
-    return sorted(started - ended)
-
-
-def started_at(project: paths.Project, session: str) -> datetime | None:
-    from datetime import datetime
-
-    stamp, _ = start_marker(project, session)
-    try:
-        return datetime.fromisoformat(stamp) if stamp else None
-    except ValueError:
-        return None
-
-
 def read_state(project: paths.Project, session: str) -> dict[str, object]:
     return read_json(_state_file(project, session))
 
@@ -119,12 +58,11 @@ def existing_file(project: paths.Project, session: str) -> str | None:
     return None
 
 
-def ensure_file(project: paths.Project, session: str, now: datetime) -> str:
-    """The session's file, created on first need. Call under the project lock."""
+def ensure_file(project: paths.Project, session: str, start: datetime) -> str:
+    """The session's file, created on first need and named from ``start``. Call under the project lock."""
     found = existing_file(project, session)
     if found:
         return found
-    start = started_at(project, session) or now
     ensure_dir(project.sessions)
     base = start.strftime("%Y-%m-%d_%H%M")
     suffix = 1
@@ -146,6 +84,14 @@ def _template(project: paths.Project, session: str, start: datetime) -> str:
         f"- Session id: {session}\n"
         f"- Started: {start.strftime('%Y-%m-%d %H:%M')}\n"
     )
+
+
+def read_facts(text: str) -> dict[str, str]:
+    """The header's ``- Label: value`` facts, as written by ``set_facts``."""
+    header = Document.parse(text).title()
+    if header is None:
+        return {}
+    return dict(item.split(": ", 1) for _, item in header.bullets() if ": " in item)
 
 
 def set_facts(text: str, facts: dict[str, str | None]) -> str:

@@ -6,7 +6,7 @@ import glob
 import os
 import shutil
 
-from keeper import __version__, log, memory, paths, sessions, stats, tally
+from keeper import __version__, counters, log, memory, paths, sessions
 from keeper.config import Config
 from keeper.fsutil import read_json, read_text
 
@@ -22,11 +22,11 @@ def collect(project: paths.Project, cfg: Config) -> dict[str, Any]:
     files = sessions.list_files(project)
     session = os.environ.get("CLAUDE_CODE_SESSION_ID")
     if session:  # inside Claude Code: this session's counter; else the most recent one
-        tally_file: str | None = tally.path_for(project.state, paths.safe_session_id(session))
+        tally_file: str | None = counters.tally_path(project.state, paths.safe_session_id(session))
     else:
         tallies = glob.glob(os.path.join(project.state, "*.tally"))
         tally_file = max(tallies, key=os.path.getmtime) if tallies else None
-    seen = tally.read(tally_file) if tally_file else b""
+    seen = counters.read(tally_file) if tally_file else b""
     saves = [read_json(f).get("last_save") for f in glob.glob(os.path.join(project.state, "*.json"))]
     last_save = max((s for s in saves if isinstance(s, str)), default=None)
     data_root = paths.data_root()
@@ -56,16 +56,64 @@ def collect(project: paths.Project, cfg: Config) -> dict[str, Any]:
         },
         "counter": {
             "session": os.path.basename(tally_file)[: -len(".tally")] if tally_file else None,
-            "unsaved": tally.uses_since(seen, tally.SAVE),
-            "tool_uses": tally.total_uses(seen),
+            "unsaved": counters.uses_since(seen, counters.SAVE),
+            "tool_uses": counters.total_uses(seen),
             "save_every": cfg["save_every"],
             "final_save_min": cfg["final_save_min"],
         },
         "last_save": last_save,
-        "hooks": stats.summary(project.state),
+        "hooks": counters.hook_summary(project.state),
         "config": {"global": paths.global_config_file(), "warnings": cfg.warnings},
         "last_error": log.last_error(),
         "log": log.log_file(),
         "keeper_on_path": shutil.which("keeper"),
         "platform_data_dir_agrees": bool(os.environ.get("KEEPER_HOME")) or expected == data_root,
     }
+
+
+def size(n: int) -> str:
+    """A byte count as people read it: ``512 B``, ``3.4 KB``, ``1.2 MB``."""
+    return f"{n} B" if n < 1024 else f"{n / 1024:.1f} KB" if n < 1 << 20 else f"{n / (1 << 20):.1f} MB"
+
+
+def lines(data: dict[str, Any]) -> list[str]:
+    """``keeper status`` as text, from what ``collect`` returned."""
+    mem, ses, cnt = data["memory"], data["sessions"], data["counter"]
+    out = [
+        f"Keeper {data['version']} · project '{data['project']['name']}' ({data['project']['id']})",
+        f"  project root  {data['project']['root']}",
+        f"  memory folder {data['store']}",
+    ]
+    if mem["exists"]:
+        out.append(
+            f"  memory.md     {size(mem['bytes'])}, {mem['decisions']} decisions, {mem['issues']} open issues, "
+            f"{mem['recent']} recent sessions; last updated {mem['last_updated'] or 'never'}"
+        )
+    else:
+        out.append("  memory.md     not written yet (the first save creates it)")
+    out.append(
+        f"  sessions      {ses['count']} file(s), {size(ses['bytes'])}"
+        + (f"; newest {ses['newest']}" if ses["newest"] else "")
+    )
+    out.append(
+        f"  counter       {cnt['unsaved']} unsaved of {cnt['tool_uses']} tool uses (session {cnt['session'] or '-'}); "
+        f"save prompt every {cnt['save_every']}, final save at {cnt['final_save_min']}"
+    )
+    out.append(f"  last save     {data['last_save'] or 'never'}")
+    if data["hooks"]:
+        calls = ", ".join(f"{event} {v['calls']}" for event, v in sorted(data["hooks"].items()))
+        injected = sum(v["injected_bytes"] for v in data["hooks"].values())
+        start = data["hooks"].get("session-start", {}).get("last_injected", 0)
+        out.append(f"  hooks         {calls}")
+        out.append(f"  injected      {size(injected)} in all; the last session start put {size(start)} into context")
+    out.append(f"  config        {data['config']['global']} (+ .claude/keeper.yaml, KEEPER_* variables)")
+    out += [f"  config issue  {warning}" for warning in data["config"]["warnings"]]
+    out.append(f"  log           {data['log']}")
+    if data["last_error"]:
+        out.append(f"  last error    {data['last_error']}")
+    if not data["keeper_on_path"]:
+        out.append("  problem       `keeper` is not on PATH, so Claude Code cannot run the hooks. Install with")
+        out.append("                `pipx install claude-keeper` (or pip) and restart Claude Code.")
+    if not data["platform_data_dir_agrees"]:
+        out.append("  note          platformdirs suggests another data folder; set KEEPER_HOME to choose one.")
+    return out

@@ -20,6 +20,7 @@ from keeper import jsonio
 TYPE_CHECKING = False
 if TYPE_CHECKING:
     from collections.abc import Callable, Iterator
+    from datetime import datetime
     from typing import Any
 
 MAX_LINE = 1 << 20  # a longer line is skipped, never held whole
@@ -27,6 +28,28 @@ CHUNK = 1 << 16  # how much of an over-long line is read at a time
 TAIL_BUDGET = 8 << 20  # unread bytes beyond this: read the head's first prompt and the last 8 MiB
 KEEP_PROMPTS, KEEP_COMMANDS, KEEP_FILES, KEEP_ERRORS = 40, 30, 60, 10
 _WRITE_TOOLS = {"Write": "written", "Edit": "edited", "MultiEdit": "edited", "NotebookEdit": "edited"}
+
+
+def readable(path: object) -> bool:
+    """Only regular ``.jsonl`` files are read: a hostile path such as /dev/zero must not hang a hook."""
+    import stat
+
+    if not isinstance(path, str) or not path.endswith(".jsonl") or "\x00" in path:
+        return False
+    try:
+        return stat.S_ISREG(os.stat(path).st_mode)
+    except OSError:
+        return False
+
+
+def local_time(stamp: str) -> datetime | None:
+    """A transcript timestamp (UTC, ``…Z``) as naive local time; None when it is not one."""
+    from datetime import datetime
+
+    try:
+        return datetime.fromisoformat(stamp.replace("Z", "+00:00")).astimezone().replace(tzinfo=None)
+    except ValueError:
+        return None
 
 
 def read_lines(path: str, start: int = 0, stop: int | None = None) -> Iterator[tuple[bytes | None, int]]:

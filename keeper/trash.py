@@ -45,6 +45,25 @@ def all_files(project: paths.Project) -> list[str]:
     return sorted(found)
 
 
+CLEAR_WHAT = ("old", "all")
+
+
+def files_to_clear(project: paths.Project, what: str, older_than_days: int) -> list[str]:
+    """What ``clear old`` (session files older than the cutoff) or ``clear all`` would move."""
+    if what not in CLEAR_WHAT:
+        raise KeeperError(f"cannot clear {what!r}: say 'old' or 'all'.")
+    if older_than_days < 0:
+        raise KeeperError("--older-than must be 0 or more days.")
+    return all_files(project) if what == "all" else old_session_files(project, older_than_days)
+
+
+def clear(project: paths.Project, files: list[str], reason: str, keep_days: int) -> str:
+    """Move ``files`` to a new backup, purge backups past ``keep_days``, and return the backup."""
+    backup = move_to_trash(project, files, reason)
+    purge_expired(project, keep_days)
+    return backup
+
+
 def move_to_trash(project: paths.Project, files: list[str], reason: str) -> str:
     """Move ``files`` into a new backup folder and return its path."""
     stamp = datetime.now().strftime("%Y%m%d-%H%M%S")

@@ -63,7 +63,9 @@ class LoggedErrors:
 
 
 @pytest.fixture(autouse=True)
-def keeper_errors(request: pytest.FixtureRequest, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Iterator[LoggedErrors]:
+def keeper_errors(
+    request: pytest.FixtureRequest, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> Iterator[LoggedErrors]:
     """Fail the test if Keeper logged an ERROR (a swallowed crash) that the test did not expect.
 
     A test that proves fail-open behaviour says which errors it causes, with

@@ -11,7 +11,7 @@ from typing import Any
 
 import pytest
 
-from keeper import config, hooks, paths, store, tally
+from keeper import config, counters, hooks, paths, prompts, saving
 from keeper.memory import SaveInput
 from tests.helpers import run_hook
 
@@ -118,7 +118,7 @@ def test_an_unknown_event_is_logged_and_answered(
 def test_an_internal_error_fails_open_with_a_log_line(
     project_dir: Path, store: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
 ) -> None:
-    def broken(call: hooks.Call) -> dict:
+    def broken(event: hooks.Event, at: object) -> dict:
         raise ZeroDivisionError("boom")
 
     monkeypatch.setitem(hooks.HANDLERS, "stop", broken)
@@ -133,7 +133,7 @@ def test_a_full_disk_never_breaks_a_hook(
     def no_space(*args: Any, **kwargs: Any) -> int:
         raise OSError(28, "No space left on device")
 
-    monkeypatch.setattr(tally.os, "open", no_space)
+    monkeypatch.setattr(counters.os, "open", no_space)
     assert run_hook("post-tool-use", payload(project_dir, tool_name="Bash"), monkeypatch, capsys) == {}
 
 
@@ -291,7 +291,7 @@ def test_session_start_loads_memory_and_shows_one_status_line(
     project_dir: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
 ) -> None:
     project = current_project(project_dir)
-    store.save(project, config.load(None), SaveInput(decisions=["Use Redis", "Use FTS5"], issues=["Slow CI"]), "s0")
+    saving.save(project, config.load(None), SaveInput(decisions=["Use Redis", "Use FTS5"], issues=["Slow CI"]), "s0")
     reply = run_hook("session-start", payload(project_dir, source="resume"), monkeypatch, capsys)
     assert reply["systemMessage"] == "Keeper: 2 decisions, 1 open issue, last saved just now"
     assert "- Use Redis (" in context_of(reply) and "## Known Issues" in context_of(reply)
@@ -302,8 +302,8 @@ def test_a_large_memory_is_bounded_and_what_is_left_out_is_named(
 ) -> None:
     project = current_project(project_dir)
     cfg = config.load(None)
-    store.save(project, cfg, SaveInput(state=["refactoring the parser"], summary="latest work"), "s0")
-    store.save(
+    saving.save(project, cfg, SaveInput(state=["refactoring the parser"], summary="latest work"), "s0")
+    saving.save(
         project,
         cfg,
         SaveInput(decisions=[f"Decision number {i} about module_{i} and its reasons" for i in range(400)]),
@@ -324,7 +324,7 @@ def test_a_large_memory_is_bounded_and_what_is_left_out_is_named(
 def test_after_compaction_the_session_so_far_comes_back_too(
     project_dir: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
 ) -> None:
-    store.save(
+    saving.save(
         current_project(project_dir), config.load(None), SaveInput(summary="Halfway through the migration"), SESSION
     )
     reply = run_hook("session-start", payload(project_dir, source="compact"), monkeypatch, capsys)
@@ -362,7 +362,7 @@ def prompt(project: Path, text: str) -> dict[str, Any]:
     ],
 )
 def test_slash_commands_are_recognised(prompt: str, parsed: tuple[str, str] | None) -> None:
-    assert hooks.slash_command(prompt) == parsed
+    assert prompts.slash_command(prompt) == parsed
 
 
 def test_ordinary_prompts_and_builtin_commands_get_nothing(
@@ -375,7 +375,7 @@ def test_ordinary_prompts_and_builtin_commands_get_nothing(
 def test_recall_answers_in_the_prompt_hook(
     project_dir: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
 ) -> None:
-    store.save(
+    saving.save(
         current_project(project_dir),
         config.load(None),
         SaveInput(decisions=["Sessions live in Redis with a 24h TTL"]),
@@ -392,7 +392,7 @@ def test_clear_from_the_prompt_is_restorable(
     project_dir: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
 ) -> None:
     project = current_project(project_dir)
-    store.save(project, config.load(None), SaveInput(decisions=["Keep me"]), "s0")
+    saving.save(project, config.load(None), SaveInput(decisions=["Keep me"]), "s0")
     odd = run_hook("user-prompt-submit", prompt(project_dir, "/keeper:clear everything now"), monkeypatch, capsys)
     assert "nothing was removed" in context_of(odd) and os.path.exists(project.memory)
     reply = run_hook("user-prompt-submit", prompt(project_dir, "/keeper:clear all"), monkeypatch, capsys)

@@ -10,7 +10,7 @@ from pathlib import Path
 
 import pytest
 
-from keeper import config, hooks, index, paths, search, store
+from keeper import config, hooks, index, paths, record, saving, search
 from keeper.cli import main
 from keeper.memory import SaveInput
 from tests.transcripts import realistic
@@ -127,13 +127,13 @@ def prompt_reply(project_dir: Path, prompt: str, session: str = "now") -> str:
 def seed(project_dir: Path) -> paths.Project:
     project = paths.make_project(str(project_dir))
     cfg = config.load(None)
-    store.save(
+    saving.save(
         project,
         cfg,
         SaveInput(summary="Rate limiter for the login endpoint: token bucket, 5 per minute per IP"),
         "old-1",
     )
-    store.save(project, cfg, SaveInput(summary="Thumbnail generation moved to a background worker queue"), "old-2")
+    saving.save(project, cfg, SaveInput(summary="Thumbnail generation moved to a background worker queue"), "old-2")
     return project
 
 
@@ -164,7 +164,7 @@ def test_expand_prints_the_whole_section_and_the_session_anchor(
 ) -> None:
     project = seed(project_dir)
     t = realistic(tmp_path / "t.jsonl")
-    store.update_record(project, config.load(None), "old-1", {}, str(t.path))
+    record.update(project, config.load(None), "old-1", {}, str(t.path))
     ident = next(r.id for r in search.search(project, "token bucket"))
     assert main(["expand", ident]) == 0
     out = capsys.readouterr().out

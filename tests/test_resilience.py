@@ -22,7 +22,7 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from keeper import config, hooks, paths, store, tally
+from keeper import config, counters, hooks, paths, saving
 from keeper.markdown import Document, bare
 from keeper.memory import SaveInput
 from tests.conftest import LoggedErrors
@@ -54,7 +54,7 @@ def _session_worker(root: str, home: str, worker: int, seconds: float, queue: An
         uses += 1
         if uses % 40 == 0:
             decision = f"Worker {worker} decision {len(saved)}"
-            store.save(project, cfg, SaveInput(decisions=[decision], summary=f"w{worker} at {uses}"), session)
+            saving.save(project, cfg, SaveInput(decisions=[decision], summary=f"w{worker} at {uses}"), session)
             saved.append(decision)
         if uses % 15 == 0:
             hooks.handle("stop", json.dumps({"session_id": session, "cwd": root, "stop_hook_active": True}).encode())
@@ -105,9 +105,9 @@ def test_eight_sessions_hooking_and_saving_at_once_lose_nothing(project_dir: Pat
     assert len(expected) >= 8
     assert all(decisions[d] == 1 for d in expected), [d for d in expected if decisions[d] != 1][:5]
     for session, uses, saved in (r for r in results if r[0] != "reader"):
-        log = tally.read(tally.path_for(project.state, session))
-        assert tally.total_uses(log) == uses  # counters exact
-        assert tally.saves(log) == len(saved)
+        log = counters.read(counters.tally_path(project.state, session))
+        assert counters.total_uses(log) == uses  # counters exact
+        assert counters.saves(log) == len(saved)
     assert len(list(Path(project.sessions).glob("*.md"))) == 8
     assert not list(Path(project.dir).rglob("*.tmp"))
 
@@ -116,18 +116,18 @@ def test_eight_sessions_hooking_and_saving_at_once_lose_nothing(project_dir: Pat
 
 CHILD = """
 import json, os, sys
-from keeper import config, paths, store
+from keeper import config, paths, record, saving
 from keeper.memory import SaveInput
 root, prefix, transcript = sys.argv[1:4]
 project = paths.make_project(root)
 cfg = config.load(root)
 i = 0
 while True:
-    store.save(project, cfg, SaveInput(decisions=[f"{prefix} decision {i}"], state=[f"at {i}"], summary=f"{prefix} {i}"), "crash-session")
+    saving.save(project, cfg, SaveInput(decisions=[f"{prefix} decision {i}"], state=[f"at {i}"], summary=f"{prefix} {i}"), "crash-session")
     print(i, flush=True)
     with open(transcript, "a", encoding="utf-8") as fh:
         fh.write(json.dumps({"type": "user", "message": {"content": f"prompt {prefix} {i}"}}) + "\\n")
-    store.update_record(project, cfg, "crash-session", {"Last reply": f"{prefix} {i}"}, transcript)
+    record.update(project, cfg, "crash-session", {"Last reply": f"{prefix} {i}"}, transcript)
     i += 1
 """
 
@@ -160,7 +160,7 @@ def test_killing_writers_at_random_instants_corrupts_nothing(project_dir: Path, 
     assert len(leftovers) <= CRASH_ROUNDS  # at most one per kill, never a pile
     for leftover in leftovers:
         os.utime(leftover, (1, 1))
-    store.save(project, config.load(None), SaveInput(summary="after the crashes"), "next")
+    saving.save(project, config.load(None), SaveInput(summary="after the crashes"), "next")
     assert not list(Path(project.dir).rglob("*.tmp"))
 
 
@@ -206,7 +206,7 @@ def test_any_json_payload_is_answered_and_memory_stays_intact(
 ) -> None:
     project = paths.make_project(str(project_dir))
     if not os.path.exists(project.memory):
-        store.save(project, config.load(None), SaveInput(decisions=["Keep me intact"]), "seed")
+        saving.save(project, config.load(None), SaveInput(decisions=["Keep me intact"]), "seed")
     before = Path(project.memory).read_bytes()
     paths_like = st.sampled_from(
         [str(project_dir), str(tmp_path / "missing.jsonl"), "/dev/null", "/dev/zero", str(tmp_path), ""]
@@ -247,7 +247,7 @@ def test_a_full_or_read_only_store_never_breaks_a_hook(
 ) -> None:
     keeper_errors.allow(f"[Errno {failure}]")  # the hook fails open on exactly this failure
     project = paths.make_project(str(project_dir))
-    store.save(project, config.load(None), SaveInput(decisions=["Survives a full disk"]), "seed")
+    saving.save(project, config.load(None), SaveInput(decisions=["Survives a full disk"]), "seed")
     before = Path(project.memory).read_bytes()
     root = os.environ["KEEPER_HOME"]
     real_open, real_replace, real_mkdir = os.open, os.replace, os.mkdir

@@ -5,7 +5,7 @@ from __future__ import annotations
 from datetime import date
 from pathlib import Path
 
-from keeper import paths, search
+from keeper import paths, search, tokens
 
 
 def make_project(tmp_path: Path, files: dict[str, str]) -> paths.Project:
@@ -18,11 +18,11 @@ def make_project(tmp_path: Path, files: dict[str, str]) -> paths.Project:
 
 
 def test_tokens_split_identifiers_and_fold_case_and_accents() -> None:
-    assert {"order_service", "order", "service"} <= set(search.tokenize("order_service"))
-    assert {"getuserbyid", "get", "user", "id"} <= set(search.tokenize("getUserById"))  # "by" is a stop word
-    assert {"src/api/cache.py", "src", "api", "cache", "py"} <= set(search.tokenize("src/api/cache.py"))
-    assert "cafe" in search.tokenize("Café")
-    assert search.stem("caches") == search.stem("caching") == search.stem("cached") == "cach"
+    assert {"order_service", "order", "service"} <= set(tokens.tokenize("order_service"))
+    assert {"getuserbyid", "get", "user", "id"} <= set(tokens.tokenize("getUserById"))  # "by" is a stop word
+    assert {"src/api/cache.py", "src", "api", "cache", "py"} <= set(tokens.tokenize("src/api/cache.py"))
+    assert "cafe" in tokens.tokenize("Café")
+    assert tokens.stem("caches") == tokens.stem("caching") == tokens.stem("cached") == "cach"
 
 
 FILES = {

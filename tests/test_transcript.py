@@ -9,7 +9,7 @@ from pathlib import Path
 
 import pytest
 
-from keeper import config, paths, redact, sessions, store, transcript
+from keeper import config, paths, record, redact, saving, sessions, transcript
 from keeper.memory import SaveInput
 from tests.helpers import run_hook
 from tests.transcripts import SESSION, Transcript, realistic
@@ -104,10 +104,10 @@ def test_a_long_unread_transcript_is_read_from_its_end(
 
 
 def test_missing_or_hostile_transcripts_are_ignored(tmp_path: Path) -> None:
-    assert not store.readable_transcript("/dev/zero")
-    assert not store.readable_transcript(str(tmp_path))
-    assert not store.readable_transcript(str(tmp_path / "missing.jsonl"))
-    assert not store.readable_transcript("/etc/passwd")
+    assert not transcript.readable("/dev/zero")
+    assert not transcript.readable(str(tmp_path))
+    assert not transcript.readable(str(tmp_path / "missing.jsonl"))
+    assert not transcript.readable("/etc/passwd")
     assert transcript.update(transcript.Activity(), str(tmp_path / "missing.jsonl"), 7) == 7
 
 
@@ -155,7 +155,7 @@ def test_saves_come_before_the_activity_in_one_record(
     t = realistic(tmp_path / "t.jsonl")
     base = {"session_id": SESSION, "cwd": str(project_dir), "transcript_path": str(t.path)}
     run_hook("stop", {**base, "stop_hook_active": False}, monkeypatch, capsys)
-    store.save(project_of(project_dir), config.load(None), SaveInput(summary="Fixed stacking; tests pass."), SESSION)
+    saving.save(project_of(project_dir), config.load(None), SaveInput(summary="Fixed stacking; tests pass."), SESSION)
     t.prompt("one more thing")
     run_hook("stop", {**base, "stop_hook_active": False}, monkeypatch, capsys)
     text = record_text(project_dir)
@@ -178,7 +178,7 @@ def test_a_killed_session_is_completed_at_the_next_session_start(
     text = record_text(project_dir)
     assert "(last activity; the session ended without SessionEnd)" in text
     assert "  1. Fix the discount stacking bug in checkout" in text
-    assert SESSION not in sessions.unended(project)
+    assert SESSION not in record.unended(project)
 
 
 def test_a_live_session_is_not_taken_for_a_killed_one(
@@ -190,14 +190,14 @@ def test_a_live_session_is_not_taken_for_a_killed_one(
     run_hook(
         "session-start", {"session_id": "other", "cwd": str(project_dir), "source": "startup"}, monkeypatch, capsys
     )
-    assert SESSION in sessions.unended(project_of(project_dir))  # its transcript is fresh: left alone
+    assert SESSION in record.unended(project_of(project_dir))  # its transcript is fresh: left alone
 
 
 def test_compaction_keeps_the_record_and_brings_it_back(
     project_dir: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
 ) -> None:
     t = realistic(tmp_path / "t.jsonl")
-    store.save(project_of(project_dir), config.load(None), SaveInput(decisions=["Money is integer cents"]), "earlier")
+    saving.save(project_of(project_dir), config.load(None), SaveInput(decisions=["Money is integer cents"]), "earlier")
     base = {"session_id": SESSION, "cwd": str(project_dir), "transcript_path": str(t.path)}
     run_hook("pre-compact", {**base, "trigger": "auto", "custom_instructions": None}, monkeypatch, capsys)
     assert "- Compacted: " in record_text(project_dir) and "(auto)" in record_text(project_dir)

@@ -22,10 +22,10 @@ from pathlib import Path
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 import corpus
 
-from keeper import paths, search
+from keeper import paths, search, tokens
 
 DEPTH = 20
-STOP = set(search._STOP)
+STOP = set(tokens._STOP)
 
 
 def keeper_method(folder: Path) -> Callable[[str], list[str]]:

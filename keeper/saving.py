@@ -1,4 +1,4 @@
-"""Saving: parse what Claude sent, redact it, and merge it into memory.md and the session file.
+"""Saving: read what Claude sent, redact it, and merge it into memory.md and the session file.
 
 All of it happens under the project lock, each file replaced atomically, so two sessions saving
 at once both land and a crash mid-save leaves every file whole.
@@ -11,10 +11,10 @@ import os
 import re
 from datetime import datetime
 
-from keeper import memory, paths, redact, sessions, tally
+from keeper import counters, memory, paths, record, redact, sessions
 from keeper.config import Config
 from keeper.errors import KeeperError
-from keeper.fsutil import HOOK_LOCK_TIMEOUT, atomic_write, project_lock, read_json, read_text, sweep_temp_files
+from keeper.fsutil import atomic_write, project_lock, read_json, read_text, sweep_temp_files
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
@@ -156,84 +156,32 @@ def save(
         if merged != text:
             atomic_write(project.memory, merged)
         atomic_write(_provenance_file(project), json.dumps(provenance, ensure_ascii=False, sort_keys=True))
-        session_file = sessions.ensure_file(project, session, now)
+        session_file = sessions.ensure_file(project, session, record.started_at(project, session) or now)
         sessions.append_save(session_file, sessions.render_save(now, data, report))
         state = sessions.read_state(project, session)
         state["last_save"] = now.isoformat(timespec="seconds")
         sessions.write_state(project, session, state)
-    tally.append(tally.path_for(project.state, session), tally.SAVE)
+    counters.append(counters.tally_path(project.state, session), counters.SAVE)
     return report, session_file
 
 
-def readable_transcript(path: object) -> bool:
-    """Only regular ``.jsonl`` files are read: a hostile path such as /dev/zero must not hang a hook."""
-    import stat
-
-    if not isinstance(path, str) or not path.endswith(".jsonl") or "\x00" in path:
-        return False
-    try:
-        return stat.S_ISREG(os.stat(path).st_mode)
-    except OSError:
-        return False
-
-
-def _local_time(stamp: str) -> datetime | None:
-    """A transcript timestamp (UTC, ``…Z``) as naive local time."""
-    try:
-        return datetime.fromisoformat(stamp.replace("Z", "+00:00")).astimezone().replace(tzinfo=None)
-    except ValueError:
-        return None
-
-
-def update_record(
-    project: paths.Project,
-    cfg: Config,
-    session: str,
-    facts: dict[str, str | None],
-    transcript_path: str = "",
-    now: datetime | None = None,
-) -> bool:
-    """Bring the session file up to date from its transcript and ``facts`` (``None`` removes one).
-
-    Deterministic and idempotent: only what is new in the transcript is read, and when neither the
-    digest nor the facts changed nothing is locked or written, so the same Stop twice leaves the
-    same bytes. Hooks call this, so the lock is held briefly and given up rather than waited for.
-    """
-    from keeper import transcript
-
-    state = sessions.read_state(project, session)
-    candidates = (transcript_path, state.get("transcript"), sessions.start_marker(project, session)[1])
-    path = next((p for p in candidates if isinstance(p, str) and readable_transcript(p)), "")
-    saved = state.get("activity")
-    patterns = cfg["redact_patterns"]
-    activity = transcript.Activity(
-        saved if isinstance(saved, dict) else None, clean=lambda text: redact.redact(text, patterns)
-    )
-    stored_offset = state.get("offset")
-    offset = stored_offset if isinstance(stored_offset, int) else 0
-    start_fallback = now or datetime.now()
-    if path:
-        offset = transcript.update(activity, path, offset)
-        facts = {"Transcript": path, **facts}
-        if activity.branch:
-            facts["Branch"] = activity.branch
-        last = _local_time(activity.last_ts) if activity.last_ts else None
-        if last:
-            facts["Last activity"] = last.strftime("%Y-%m-%d %H:%M")
-        first = _local_time(activity.first_ts) if activity.first_ts else None
-        start_fallback = first or start_fallback
-    old_facts = state.get("facts")
-    merged = {**(old_facts if isinstance(old_facts, dict) else {}), **facts}
-    changes = {"facts": merged, "activity": activity.as_dict(), "offset": offset, "transcript": path}
-    if all(state.get(k) == v for k, v in changes.items()) and sessions.existing_file(project, session):
-        return False
-    with project_lock(project.lock, timeout=HOOK_LOCK_TIMEOUT):
-        record = sessions.ensure_file(project, session, start_fallback)
-        text = read_text(record) or ""
-        updated = sessions.set_activity(sessions.set_facts(text, merged), transcript.render(activity, project.root))
-        if updated != text:
-            atomic_write(record, updated)
-        fresh = sessions.read_state(project, session)  # keeps what a concurrent save recorded
-        fresh.update(changes)
-        sessions.write_state(project, session, fresh)
-    return True
+def report_lines(report: memory.MergeReport) -> list[str]:
+    """What a save changed, one line per kind of change, for the person or model that saved."""
+    lines = []
+    if report.added_decisions:
+        lines.append(f"+ {len(report.added_decisions)} decision(s): " + "; ".join(report.added_decisions))
+    if report.known_decisions:
+        lines.append(f"= {len(report.known_decisions)} decision(s) already known: " + "; ".join(report.known_decisions))
+    if report.state_lines:
+        lines.append(f"~ current state replaced ({report.state_lines} line(s))")
+    if report.recent:
+        lines.append("~ recent context updated for this session")
+    if report.added_issues:
+        lines.append(f"+ {len(report.added_issues)} issue(s): " + "; ".join(report.added_issues))
+    if report.known_issues:
+        lines.append(f"= {len(report.known_issues)} issue(s) already known")
+    if report.resolved:
+        lines.append(f"- {len(report.resolved)} issue(s) resolved: " + "; ".join(report.resolved))
+    if report.unmatched:
+        lines.append("? no open issue matched: " + "; ".join(report.unmatched))
+    return lines or ["= nothing new for memory.md"]

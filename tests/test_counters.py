@@ -1,15 +1,15 @@
-"""The per-session tally: exact counts even when hooks run in parallel."""
+"""The counting logs: exact tool-use counts even when hooks run in parallel."""
 
 from __future__ import annotations
 
 import multiprocessing
 from pathlib import Path
 
-from keeper import tally
+from keeper import counters
 
 
 def _hammer(path: str, count: int, queue: multiprocessing.Queue) -> None:
-    seen = [len(tally.append(path, tally.USE)) for _ in range(count)]
+    seen = [len(counters.append(path, counters.USE)) for _ in range(count)]
     queue.put(seen)
 
 
@@ -23,14 +23,14 @@ def test_parallel_appends_are_exact_and_each_sees_its_own_prefix(tmp_path: Path)
     lengths = [n for _ in procs for n in queue.get(timeout=60)]
     for proc in procs:
         proc.join(60)
-    assert tally.total_uses(tally.read(path)) == 1600
+    assert counters.total_uses(counters.read(path)) == 1600
     assert sorted(lengths) == list(range(1, 1601))  # a threshold is crossed by exactly one hook
 
 
 def test_counts_since_marks() -> None:
     log = b"uuusuuruu" + b"f" + b"u"
-    assert tally.uses_since(log, tally.SAVE) == 5
-    assert tally.uses_since(log, tally.SAVE, tally.REMIND) == 3
-    assert tally.uses_since(log, tally.SAVE, tally.FINAL_ASK) == 1
-    assert tally.uses_since(b"uu", tally.SAVE) == 2
-    assert (tally.total_uses(log), tally.saves(log)) == (8, 1)
+    assert counters.uses_since(log, counters.SAVE) == 5
+    assert counters.uses_since(log, counters.SAVE, counters.REMIND) == 3
+    assert counters.uses_since(log, counters.SAVE, counters.FINAL_ASK) == 1
+    assert counters.uses_since(b"uu", counters.SAVE) == 2
+    assert (counters.total_uses(log), counters.saves(log)) == (8, 1)

@@ -8,7 +8,7 @@ from pathlib import Path
 
 import pytest
 
-from keeper import config, paths, store
+from keeper import config, paths, saving
 from keeper.errors import KeeperError
 from keeper.markdown import Document
 from keeper.memory import SaveInput
@@ -29,12 +29,12 @@ from keeper.memory import SaveInput
     ],
 )
 def test_input_parsing_keeps_everything(text: str, expected: dict) -> None:
-    data, _ = store.parse_input(text)
+    data, _ = saving.parse_input(text)
     assert data == expected
 
 
 def test_types_are_normalised_and_unknown_keys_reported() -> None:
-    save, warnings = store.to_save_input(
+    save, warnings = saving.to_save_input(
         {"summary": ["a", "b"], "decisions": "one\n- two", "state": 5, "colour": "red"}, []
     )
     assert (save.summary, save.decisions, save.state) == ("a\nb", ["one", "two"], ["5"])
@@ -44,7 +44,7 @@ def test_types_are_normalised_and_unknown_keys_reported() -> None:
 def test_an_empty_save_is_refused() -> None:
     project = paths.make_project(os.getcwd())
     with pytest.raises(KeeperError, match="nothing to save"):
-        store.save(project, config.load(None), SaveInput(), "s1")
+        saving.save(project, config.load(None), SaveInput(), "s1")
 
 
 def _save_many(root: str, home: str, worker: int, count: int) -> None:
@@ -52,7 +52,7 @@ def _save_many(root: str, home: str, worker: int, count: int) -> None:
     project = paths.make_project(root)
     cfg = config.load(root)
     for i in range(count):
-        store.save(
+        saving.save(
             project,
             cfg,
             SaveInput(decisions=[f"Decision {worker}-{i} from worker {worker}"], summary=f"w{worker} i{i}"),
@@ -85,7 +85,7 @@ def test_everything_keeper_creates_is_private(project_dir: Path) -> None:
     home = Path(os.environ["KEEPER_HOME"])
     assert not home.exists()
     project = paths.make_project(str(project_dir))
-    store.save(project, config.load(None), SaveInput(decisions=["private"], summary="s"), "s1")
+    saving.save(project, config.load(None), SaveInput(decisions=["private"], summary="s"), "s1")
     created = [home, *home.rglob("*")]
     loose = [p for p in created if p.stat().st_mode & 0o077]
     assert not loose, [f"{p}: {oct(p.stat().st_mode)}" for p in loose]
@@ -93,11 +93,11 @@ def test_everything_keeper_creates_is_private(project_dir: Path) -> None:
 
 def test_saves_sweep_temp_files_left_by_killed_writers(project_dir: Path) -> None:
     project = paths.make_project(str(project_dir))
-    store.save(project, config.load(None), SaveInput(summary="first"), "s1")
+    saving.save(project, config.load(None), SaveInput(summary="first"), "s1")
     stale = Path(project.dir) / ".memory.md.abc123.tmp"
     fresh = Path(project.dir) / ".memory.md.def456.tmp"
     stale.write_text("half a file")
     fresh.write_text("a writer at work right now")
     os.utime(stale, (1, 1))
-    store.save(project, config.load(None), SaveInput(summary="second"), "s1")
+    saving.save(project, config.load(None), SaveInput(summary="second"), "s1")
     assert not stale.exists() and fresh.exists()

@@ -1,0 +1,43 @@
+"""The unit of recall: one heading-delimited section of a memory file, as a small record.
+
+Search ranks chunks and the index stores them; both take them from here, so neither needs the
+other to know what a section is.
+"""
+
+from __future__ import annotations
+
+import os
+
+from keeper import sessions
+from keeper.markdown import Document
+from keeper.tokens import tokenize
+
+
+class Chunk:
+    """One searchable section of a memory file (``terms`` come precomputed from the index)."""
+
+    __slots__ = ("date", "heading", "line", "path", "terms", "text")
+
+    def __init__(
+        self, path: str, heading: str, line: int, text: str, day: str | None, terms: list[str] | None = None
+    ) -> None:
+        self.path, self.heading, self.line, self.text, self.date = path, heading, line, text, day
+        self.terms = terms if terms is not None else tokenize(heading + "\n" + text)
+
+
+def chunks_of(path: str, text: str) -> list[Chunk]:
+    """Split a file at ``#``-``###`` headings; the title becomes part of each heading."""
+    doc = Document.parse(text, split_level=3)
+    title = next((s.title for s in doc.sections if s.level == 1), os.path.basename(path))
+    day = sessions.date_of(path)
+    out: list[Chunk] = []
+    line = 1
+    for section in doc.sections:
+        start = line
+        line += len(section.lines) + (1 if section.heading is not None else 0)
+        body = "".join(section.lines).strip()
+        if not body and section.level != 1:
+            continue
+        heading = title if section.level <= 1 else f"{title} > {section.title}"
+        out.append(Chunk(path, heading, start, body or section.title, day))
+    return out

@@ -1,0 +1,137 @@
+"""Keeper's two append-only counting logs: each session's tool-use tally, each project's hook calls.
+
+Both append a few bytes with ``O_APPEND`` and never rewrite, so parallel hooks need no lock and
+the hot path costs one small write.
+
+- The tally (``state/<session>.tally``): each PostToolUse appends ``u`` (a tool use); a save
+  ``s``; a save reminder ``r``; Stop's one-time request for a final save ``f``. On POSIX an
+  ``O_APPEND`` write is atomic and each hook reads only the prefix up to its own write, so two
+  hooks finishing together still see distinct counts and a threshold is crossed exactly once.
+  Windows appends under ``msvcrt.locking``.
+- The hook log (``state/hooks.stats``): one ``event<TAB>bytes injected`` line per hook call, for
+  ``keeper status``; it restarts past 1 MiB, the old one kept as ``.1``.
+
+Standard library only: this runs on every tool use.
+"""
+
+from __future__ import annotations
+
+import os
+import sys
+
+USE, SAVE, REMIND, FINAL_ASK = b"u", b"s", b"r", b"f"
+HOOK_LOG_MAX_BYTES = 1 << 20
+_APPEND = os.O_RDWR | os.O_APPEND | os.O_CREAT | getattr(os, "O_BINARY", 0)
+
+# -- the tool-use tally ------------------------------------------------------------------------
+
+
+def tally_path(state_dir: str, session: str) -> str:
+    return os.path.join(state_dir, session + ".tally")
+
+
+def append(path: str, marks: bytes) -> bytes:
+    """Append ``marks`` to a tally and return the log up to and including them."""
+    try:
+        fd = os.open(path, _APPEND, 0o600)
+    except FileNotFoundError:
+        from keeper.fsutil import ensure_dir
+
+        ensure_dir(os.path.dirname(path))
+        fd = os.open(path, _APPEND, 0o600)
+    try:
+        if sys.platform == "win32":  # pragma: no cover - exercised by the Windows CI job
+            import msvcrt
+
+            os.lseek(fd, 0, os.SEEK_SET)
+            msvcrt.locking(fd, msvcrt.LK_LOCK, 1)
+            try:
+                end = os.lseek(fd, 0, os.SEEK_END)
+                os.write(fd, marks)
+                os.lseek(fd, 0, os.SEEK_SET)
+                return os.read(fd, end + len(marks))
+            finally:
+                os.lseek(fd, 0, os.SEEK_SET)
+                msvcrt.locking(fd, msvcrt.LK_UNLCK, 1)
+        os.write(fd, marks)
+        end = os.lseek(fd, 0, os.SEEK_CUR)
+        os.lseek(fd, 0, os.SEEK_SET)
+        return _read_exactly(fd, end)
+    finally:
+        os.close(fd)
+
+
+def _read_exactly(fd: int, size: int) -> bytes:
+    chunks = []
+    while size > 0:
+        chunk = os.read(fd, size)
+        if not chunk:
+            break
+        chunks.append(chunk)
+        size -= len(chunk)
+    return b"".join(chunks)
+
+
+def read(path: str) -> bytes:
+    try:
+        with open(path, "rb") as fh:
+            return fh.read()
+    except OSError:
+        return b""
+
+
+def uses_since(log: bytes, *marks: bytes) -> int:
+    """Tool uses after the last of ``marks`` (all uses when none occurred)."""
+    start = max((log.rfind(mark) for mark in marks), default=-1)
+    return log.count(USE, start + 1)
+
+
+def total_uses(log: bytes) -> int:
+    return log.count(USE)
+
+
+def saves(log: bytes) -> int:
+    return log.count(SAVE)
+
+
+# -- hook calls per project --------------------------------------------------------------------
+
+
+def hook_log_path(state_dir: str) -> str:
+    return os.path.join(state_dir, "hooks.stats")
+
+
+def record_hook(state_dir: str, event: str, injected: int) -> None:
+    """Count one hook call; never raises (statistics must not break a hook)."""
+    path = hook_log_path(state_dir)
+    try:
+        fd = os.open(path, os.O_WRONLY | os.O_APPEND | os.O_CREAT, 0o600)
+        try:
+            os.write(fd, f"{event}\t{injected}\n".encode())
+            if os.fstat(fd).st_size > HOOK_LOG_MAX_BYTES:
+                os.replace(path, path + ".1")
+        finally:
+            os.close(fd)
+    except OSError:
+        pass
+
+
+def hook_summary(state_dir: str) -> dict[str, dict[str, int]]:
+    """``{event: {"calls": n, "injected_bytes": n, "last_injected": n}}`` over the kept history."""
+    found: dict[str, dict[str, int]] = {}
+    for name in (hook_log_path(state_dir) + ".1", hook_log_path(state_dir)):
+        try:
+            with open(name, encoding="utf-8", errors="replace") as fh:
+                lines = fh.read().splitlines()
+        except OSError:
+            continue
+        for line in lines:
+            event, _, size = line.partition("\t")
+            if not event or not size.isdigit():
+                continue
+            entry = found.setdefault(event, {"calls": 0, "injected_bytes": 0, "last_injected": 0})
+            entry["calls"] += 1
+            entry["injected_bytes"] += int(size)
+            if int(size):
+                entry["last_injected"] = int(size)
+    return found

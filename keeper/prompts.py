@@ -1,0 +1,103 @@
+"""Prompt-time answers: ``/keeper:recall``, ``/keeper:clear`` and automatic recall, in-process.
+
+Claude Code pastes a command's arguments into ``!`` shell lines unquoted, so a query such as
+``$(rm -rf ~)`` would run there. Instead the UserPromptSubmit hook receives the prompt as JSON
+and answers here: the query is only ever data, searched literally, and nothing is executed. An
+ordinary prompt may get a few relevant past notes (automatic recall).
+"""
+
+from __future__ import annotations
+
+import os
+
+from keeper import paths
+from keeper.config import Config
+from keeper.errors import KeeperError
+
+# context, search, sessions and trash load inside the functions that use them: an ordinary short
+# prompt, the common case, must cost this hook nothing but the checks that turn it away.
+
+SLASH_COMMANDS = ("keeper:recall", "recall", "keeper:clear")
+AUTO_LIMIT, AUTO_CHARS = 3, 1500
+AUTO_MIN_WORDS = 4
+MIN_COVERAGE, MIN_HITS = 0.5, 2
+
+
+def slash_command(prompt: str) -> tuple[str, str] | None:
+    """``("keeper:recall", "the query")`` for a prompt that invokes one of Keeper's commands."""
+    parts = prompt.strip().split(None, 1)
+    if not parts or not parts[0].startswith("/") or parts[0][1:] not in SLASH_COMMANDS:
+        return None
+    return parts[0][1:], parts[1].strip() if len(parts) > 1 else ""
+
+
+def answer(project: paths.Project, cfg: Config, prompt: str, session: str) -> str:
+    """What Claude is given with this prompt: a command's answer, relevant notes, or ""."""
+    found = slash_command(prompt)
+    if found is None:
+        return auto_recall(project, cfg, prompt, session)
+    command, args = found
+    if command.endswith("recall"):
+        return recall_for_prompt(project, cfg, args)
+    return clear_for_prompt(project, cfg, args)
+
+
+def recall_for_prompt(project: paths.Project, cfg: Config, query: str) -> str:
+    from keeper import context, search
+
+    if not query:
+        return (
+            "Keeper recall: no query was given. Usage: /keeper:recall <words> (for example "
+            "/keeper:recall cache invalidation)."
+        )
+    return context.recall_block(query, search.search(project, query, limit=int(cfg["recall_limit"])))
+
+
+def clear_for_prompt(project: paths.Project, cfg: Config, args: str) -> str:
+    from keeper import trash
+
+    words = args.split()
+    what = words[0].lower() if words else "old"
+    if what not in trash.CLEAR_WHAT or len(words) > 1:
+        return (
+            f"Keeper clear: {args!r} is not understood, so nothing was removed. Usage: /keeper:clear old "
+            "(session files older than the configured days) or /keeper:clear all."
+        )
+    days = int(cfg["clear_older_than"])
+    try:
+        files = trash.files_to_clear(project, what, days)
+        if not files:
+            scope = "memory" if what == "all" else f"session files older than {days} days"
+            return f"Keeper clear {what}: no {scope} to clear for project '{project.name}'. Nothing was removed."
+        backup = trash.clear(project, files, f"/keeper:clear {what}", int(cfg["trash_days"]))
+    except KeeperError as exc:
+        return f"Keeper clear {what}: nothing was removed: {exc}"
+    return (
+        f"Keeper clear {what}: moved {len(files)} file(s) of project '{project.name}' to {backup}. "
+        f"They can be brought back with `keeper restore` for {cfg['trash_days']} days."
+    )
+
+
+def auto_recall(project: paths.Project, cfg: Config, prompt: str, session: str) -> str:
+    """Up to three past sections that cover enough of the prompt, or "" when nothing is relevant.
+
+    memory.md (given at session start) and this session's own file (in context already) are left
+    out. The index check is the quick one and typo correction is off: this runs on every prompt.
+    """
+    if not cfg["auto_recall"] or prompt.lstrip().startswith("/") or len(prompt.split()) < AUTO_MIN_WORDS:
+        return ""
+    if not os.path.isdir(project.sessions):
+        return ""  # nothing beyond memory.md, which SessionStart already gave
+    from keeper import context, search, sessions
+
+    own = sessions.existing_file(project, session)
+    results = search.search(project, prompt, limit=12, thorough=False, correct=False, min_terms=MIN_HITS)
+    relevant = [
+        r
+        for r in results
+        if r.coverage >= MIN_COVERAGE
+        and r.hits >= MIN_HITS
+        and os.path.basename(r.chunk.path) != paths.MEMORY_FILE
+        and r.chunk.path != own
+    ][:AUTO_LIMIT]
+    return context.auto_recall_block(relevant, AUTO_CHARS) if relevant else ""
