@@ -45,7 +45,10 @@ def loads(text: str) -> Any:
 
 
 def dumps(value: object) -> str:
-    """Serialise dicts, lists, strings, numbers, booleans and None exactly as ``json.dumps`` does."""
+    """Serialise what ``json.dumps`` serialises, exactly as it does, for objects with str keys.
+
+    Other keys raise TypeError rather than being written differently from ``json.dumps``.
+    """
     if isinstance(value, str):
         return str(_quote(value))
     if value is None:
@@ -63,7 +66,9 @@ def dumps(value: object) -> str:
             return "Infinity" if value > 0 else "-Infinity"
         return float.__repr__(value)
     if isinstance(value, dict):
-        return "{" + ", ".join(f"{dumps(str(k))}: {dumps(v)}" for k, v in value.items()) + "}"
+        if not all(isinstance(k, str) for k in value):
+            raise TypeError("keys must be str: Keeper writes only str-keyed objects")
+        return "{" + ", ".join(f"{_quote(k)}: {dumps(v)}" for k, v in value.items()) + "}"
     if isinstance(value, (list, tuple)):
         return "[" + ", ".join(dumps(v) for v in value) + "]"
     raise TypeError(f"Object of type {type(value).__name__} is not JSON serializable")

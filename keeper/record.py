@@ -3,7 +3,8 @@
 Stop, PreCompact and SessionEnd bring the record up to date from the transcript and a few facts
 (tool uses, the last reply, when it ended). Start and end markers in ``state/`` say which
 sessions began and which ended, so a session killed before SessionEnd is finished by the next
-SessionStart once its transcript has gone quiet.
+SessionStart once its transcript has gone quiet. The transcript reader loads only when a record
+is updated: SessionStart usually needs just the markers.
 """
 
 from __future__ import annotations
@@ -11,7 +12,7 @@ from __future__ import annotations
 import os
 import time
 
-from keeper import counters, log, paths, sessions, transcript
+from keeper import counters, log, paths, sessions
 from keeper.config import Config
 from keeper.errors import KeeperError
 from keeper.fsutil import HOOK_LOCK_TIMEOUT, atomic_write, ensure_dir, project_lock, read_text
@@ -123,7 +124,7 @@ def update(
     """
     from datetime import datetime
 
-    from keeper import redact
+    from keeper import redact, transcript
 
     state = sessions.read_state(project, session)
     candidates = (transcript_path, state.get("transcript"), start_marker(project, session)[1])

@@ -200,3 +200,24 @@ def test_status_counts_hooks_and_bytes_injected(
     assert data["hooks"]["session-start"] == {"calls": 1, "injected_bytes": injected, "last_injected": injected}
     assert data["hooks"]["post-tool-use"]["calls"] == 1
     assert "injected" in cli(["status"], capsys)[1]
+
+
+def test_a_bug_is_not_swallowed_as_a_user_error(
+    monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """Only KeeperError becomes a clean ``keeper: error:`` line; an unrelated bug keeps its traceback."""
+    from keeper import status
+
+    def broken(*args: object) -> dict:
+        raise KeyError("not a user error")
+
+    monkeypatch.setattr(status, "collect", broken)
+    with pytest.raises(KeyError, match="not a user error"):
+        main(["status"])
+    assert "keeper: error" not in capsys.readouterr().err
+
+
+def test_a_user_error_is_one_line_and_exit_1(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    code, out, err = cli(["status", "--project-dir", str(tmp_path / "missing")], capsys)
+    assert code == 1 and out == ""
+    assert err.startswith("keeper: error: project folder") and err.count("\n") == 1 and "--project-dir" in err

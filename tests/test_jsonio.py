@@ -48,3 +48,9 @@ def _reference_slug(name: str) -> str:
 def test_slugs_match_the_documented_rule(name: str) -> None:
     assert paths.slugify(name) == _reference_slug(name)
     assert paths.safe_session_id(name) == (re.sub(r"[^A-Za-z0-9_-]", "", name)[:64] or "unknown")
+
+
+@pytest.mark.parametrize("key", [True, 1, 1.5, None, ("a",)])
+def test_non_string_keys_are_refused_rather_than_written_unlike_json(key: object) -> None:
+    with pytest.raises(TypeError, match="keys must be str"):
+        jsonio.dumps({key: 1})

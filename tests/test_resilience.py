@@ -82,6 +82,7 @@ def _reader(root: str, home: str, seconds: float, queue: Any) -> None:
     queue.put(("reader", reads, broken))
 
 
+@pytest.mark.slow
 def test_eight_sessions_hooking_and_saving_at_once_lose_nothing(project_dir: Path) -> None:
     home = os.environ["KEEPER_HOME"]
     ctx = multiprocessing.get_context("spawn")
@@ -132,6 +133,7 @@ while True:
 """
 
 
+@pytest.mark.slow
 def test_killing_writers_at_random_instants_corrupts_nothing(project_dir: Path, tmp_path: Path) -> None:
     rng = random.Random(20261121)
     transcript = tmp_path / "crash.jsonl"
