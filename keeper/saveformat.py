@@ -5,7 +5,7 @@ Why not YAML: a save is prose a model writes into a heredoc, and YAML types and 
 ``yes`` into True, ``1.10`` into 1.1, and one stray bracket fails the whole save. This format keeps
 YAML's look and none of its typing: every value is text stored exactly as written, ``parse`` never
 raises, and whatever it does not understand is kept somewhere and reported, never dropped.
-Standard library only, plain string operations, linear time.
+Standard library only, plain string operations (json only for JSON input), linear time.
 
 The rules:
 
@@ -41,8 +41,6 @@ The rules:
 """
 
 from __future__ import annotations
-
-import json
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
@@ -395,6 +393,8 @@ class _Literal(str):
 
 def _json_pairs(text: str) -> list[tuple[str, Any]] | str:
     """The top-level object's pairs in order (duplicates kept), or why there is none."""
+    import json  # only for JSON input: json brings in re
+
     objects: list[list[tuple[str, Any]]] = []
 
     def collect(pairs: list[tuple[str, Any]]) -> dict[str, Any]:
@@ -415,6 +415,8 @@ def _json_text(value: Any) -> str:
     if isinstance(value, _Literal):
         return str(value)
     if isinstance(value, str):
+        import json
+
         return json.dumps(value, ensure_ascii=False)
     if isinstance(value, bool):
         return "true" if value else "false"
