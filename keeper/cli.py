@@ -64,14 +64,16 @@ def _add_save(sub: Any, common: argparse.ArgumentParser) -> None:
         "save",
         parents=[common],
         help="merge a save into memory.md and this session's file",
-        description="Read a YAML (or JSON) mapping on stdin with any of summary, decisions, state, issues, "
-        "resolved; or give the same with flags. Prints what changed.",
+        description="Read Keeper's save format on stdin (key: lines; list items as '  - item' lines; every "
+        "value plain text, stored as written) or a JSON object; or give the same with flags. Keys: summary, "
+        "decisions, state, issues, resolved, retired. Prints what changed.",
     )
     p.add_argument("--summary", help="what this session did (text)")
     p.add_argument("--decision", action="append", default=[], help="a durable decision (repeatable)")
     p.add_argument("--state", action="append", default=[], help="a current-state line (repeatable)")
     p.add_argument("--issue", action="append", default=[], help="an open issue (repeatable)")
     p.add_argument("--resolved", action="append", default=[], help="a fixed issue to remove (repeatable)")
+    p.add_argument("--retired", action="append", default=[], help="a decision that no longer holds (repeatable)")
     p.add_argument("--session", help="session id (default: $CLAUDE_CODE_SESSION_ID, else one per day)")
     _json_flag(p, "the result")
     p.set_defaults(func=cmd_save)
@@ -82,37 +84,36 @@ def cmd_save(args: argparse.Namespace) -> int:
     from keeper.errors import KeeperError
 
     at = _resolve(args, args.session)
-    flags = {
-        "summary": args.summary,
+    flags: dict[str, str | list[str]] = {
+        "summary": args.summary or "",
         "decisions": args.decision,
         "state": args.state,
         "issues": args.issue,
         "resolved": args.resolved,
+        "retired": args.retired,
     }
+    problems: list[str] = []
     if any(flags.values()):
-        data: dict[str, Any] = {k: v for k, v in flags.items() if v}
-        warnings: list[str] = []
+        save = saving.to_save_input(flags, at.cfg["redact_patterns"])
     else:
         if sys.stdin is None or sys.stdin.isatty():
             raise KeeperError(
-                "keeper save needs input: pipe YAML on stdin (keeper save <<'EOF' … EOF) or use flags such as "
-                "--summary TEXT --decision TEXT."
+                "keeper save needs input: pipe key: lines on stdin (keeper save <<'KEEPER' … KEEPER) or use flags "
+                "such as --summary TEXT --decision TEXT."
             )
         raw = sys.stdin.buffer.read().decode("utf-8", errors="replace")
-        data, warnings = saving.parse_input(raw)
-    save, more = saving.to_save_input(data, at.cfg["redact_patterns"])
-    for warning in warnings + more:
-        print(f"keeper: warning: {warning}", file=sys.stderr)
+        save, problems = saving.read_input(raw, at.cfg["redact_patterns"])
     report, session_file = saving.save(at.project, at.cfg, save, at.session)
-    _emit(
-        args,
-        {"memory": at.project.memory, "session_file": session_file, **vars(report)},
-        lambda: [
-            f"Saved to {at.project.memory}",
-            *("  " + line for line in saving.report_lines(report)),
-            f"Session file: {session_file}",
-        ],
-    )
+
+    def text() -> list[str]:
+        lines = [f"Saved to {at.project.memory}"]
+        if problems:
+            lines.append("Keeper could not read all of this save as written; nothing was lost:")
+            lines += [f"  ! {problem}" for problem in problems]
+        lines += ["  " + line for line in saving.report_lines(report)]
+        return [*lines, f"Session file: {session_file}"]
+
+    _emit(args, {"memory": at.project.memory, "session_file": session_file, "problems": problems, **vars(report)}, text)
     return 0
 
 

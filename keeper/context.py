@@ -26,43 +26,39 @@ _PRIORITY = ("state", "recent", "decisions", "issues")
 
 
 def save_command(windows: bool = False) -> str:
-    """The exact command a model should run to save; a quoted heredoc so nothing is expanded."""
-    body = (
-        "keeper save <<'KEEPER'\n"
-        "summary: One or two sentences on what this session did and why.\n"
-        "decisions:\n"
-        "  - A durable choice and its reason (omit if none)\n"
-        "state:\n"
-        "  - Where the work stands now; what is next\n"
-        "issues:\n"
-        "  - An open problem worth remembering (omit if none)\n"
-        "resolved:\n"
-        "  - A known issue that is now fixed (omit if none)\n"
-        "KEEPER"
-    )
+    """The exact command a model should run to save: a quoted heredoc, so nothing is expanded.
+
+    The body is ``saveformat.template()``, which the save format's own tests parse back exactly.
+    """
+    from keeper import saveformat
+
+    body = "keeper save <<'KEEPER'\n" + saveformat.template() + "KEEPER"
     if windows:
         body += "\n\nIn PowerShell, pipe the same lines instead: @'\n...the lines above...\n'@ | keeper save"
     return body
+
+
+def _how_to_save() -> str:
+    from keeper import saveformat
+
+    return f"{saveformat.rules()} Replace the example values with this session's:\n\n{save_command(os.name == 'nt')}"
 
 
 def save_request(unsaved: int) -> str:
     """PostToolUse's periodic request, exact enough to get right on the first try."""
     return (
         f"Keeper memory: {unsaved} tool uses since this session's memory was last saved. Saving now keeps "
-        "this session's decisions and progress for future sessions. The save is one Bash command "
-        "(replace the example values; quote nothing; drop keys that do not apply):\n\n"
-        f"{save_command(os.name == 'nt')}\n\n"
+        f"this session's decisions and progress for future sessions, in one Bash command. {_how_to_save()}\n\n"
         "After it prints what changed, carry on with the task."
     )
 
 
 def final_save_request(unsaved: int) -> str:
-    """Stop's one-time request before the session may end with unsaved work."""
+    """Stop's request before the session may end with unsaved work."""
     return (
-        f"Keeper memory: {unsaved} tool uses in this session are not yet in memory. Before finishing, "
-        "save what future sessions should know with one Bash command (replace the example values; drop "
-        "keys that do not apply), then finish your reply as you intended:\n\n"
-        f"{save_command(os.name == 'nt')}"
+        f"Keeper memory: {unsaved} tool uses in this session are not yet in memory. Before finishing, save "
+        f"what future sessions should know in one Bash command, then finish your reply as you intended. "
+        f"{_how_to_save()}"
     )
 
 

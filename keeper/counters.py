@@ -3,8 +3,9 @@
 Both append a few bytes with ``O_APPEND`` and never rewrite, so parallel hooks need no lock and
 the hot path costs one small write.
 
-- The tally (``state/<session>.tally``): each PostToolUse appends ``u`` (a tool use); a save
-  ``s``; a save reminder ``r``; Stop's one-time request for a final save ``f``. On POSIX an
+- The tally (``state/<session>.tally``): each PostToolUse (or PostToolUseFailure) appends ``u``
+  (a tool use), or ``k`` for the tool use that ran ``keeper save``; the save itself ``s``; a save
+  reminder ``r``; Stop's request for a final save ``f``; each prompt ``p`` (a turn starts). On POSIX an
   ``O_APPEND`` write is atomic and each hook reads only the prefix up to its own write, so two
   hooks finishing together still see distinct counts and a threshold is crossed exactly once.
   Windows appends under ``msvcrt.locking``.
@@ -19,7 +20,8 @@ from __future__ import annotations
 import os
 import sys
 
-USE, SAVE, REMIND, FINAL_ASK = b"u", b"s", b"r", b"f"
+USE, SAVE_USE, SAVE, REMIND, FINAL_ASK, TURN = b"u", b"k", b"s", b"r", b"f", b"p"
+SAVED = (SAVE, SAVE_USE)  # either one means the work so far was saved
 HOOK_LOG_MAX_BYTES = 1 << 20
 _APPEND = os.O_RDWR | os.O_APPEND | os.O_CREAT | getattr(os, "O_BINARY", 0)
 
@@ -80,14 +82,43 @@ def read(path: str) -> bytes:
         return b""
 
 
+def _last(log: bytes, marks: tuple[bytes, ...]) -> int:
+    return max((log.rfind(mark) for mark in marks), default=-1)
+
+
 def uses_since(log: bytes, *marks: bytes) -> int:
     """Tool uses after the last of ``marks`` (all uses when none occurred)."""
-    start = max((log.rfind(mark) for mark in marks), default=-1)
-    return log.count(USE, start + 1)
+    return log.count(USE, _last(log, marks) + 1)
+
+
+def unsaved(log: bytes) -> int:
+    """Tool uses since the work was last saved."""
+    return uses_since(log, *SAVED)
+
+
+def reminder_due(log: bytes, every: int) -> bool:
+    """PostToolUse asks every ``every`` unsaved tool uses, counted from a save or the last request."""
+    return uses_since(log, *SAVED, REMIND, FINAL_ASK) >= every
+
+
+def final_ask_due(log: bytes, minimum: int, every: int) -> bool:
+    """Whether Stop should ask for a save before the turn ends.
+
+    Never in a turn that saved. Otherwise once ``minimum`` tool uses are unsaved; but after a
+    request that was not acted on (a reminder or an earlier final ask since the last save), only
+    once ``every`` more tool uses have gone unsaved: asking each turn would be nagging.
+    """
+    if minimum <= 0 or _last(log, SAVED) > log.rfind(TURN):
+        return False
+    since_save = _last(log, SAVED)
+    last_request = _last(log, (REMIND, FINAL_ASK))
+    if last_request > since_save:
+        return uses_since(log, REMIND, FINAL_ASK) >= every
+    return unsaved(log) >= minimum
 
 
 def total_uses(log: bytes) -> int:
-    return log.count(USE)
+    return log.count(USE) + log.count(SAVE_USE)
 
 
 def saves(log: bytes) -> int:

@@ -16,6 +16,7 @@ import sys
 
 from keeper import counters, jsonio, log
 from keeper.resolve import Resolved, resolve, start_folder
+from keeper.shell import is_save_command
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
@@ -25,22 +26,6 @@ if TYPE_CHECKING:
     Reply = dict[str, Any]  # one JSON object
 
 MAX_STDIN = 32 << 20
-_SEPARATORS = ";&|()`<>"
-
-
-def is_save_command(command: str) -> bool:
-    """Whether a shell command runs ``keeper save`` (also ``python -m keeper save``, ``keeper.exe save``).
-
-    Plain string work, not a regex: importing ``re`` costs more than this whole hook.
-    """
-    for mark in _SEPARATORS:
-        command = command.replace(mark, f" {mark} ")  # a separator stays a word of its own
-    words = command.split()
-    for word, following in zip(words, words[1:]):
-        name = word.replace("\\", "/").rsplit("/", 1)[-1]
-        if name in ("keeper", "keeper.exe") and following == "save":
-            return True
-    return False
 
 
 def parse_payload(raw: bytes) -> tuple[dict[str, Any], str | None]:
@@ -106,6 +91,9 @@ def _specific(event_name: str, text: str) -> Reply:
     return {"hookSpecificOutput": {"hookEventName": event_name, "additionalContext": text}}
 
 
+_EVENT_NAMES = {"post-tool-use": "PostToolUse", "post-tool-use-failure": "PostToolUseFailure"}
+
+
 def _tally(at: Resolved) -> str:
     return counters.tally_path(at.project.state, at.session)
 
@@ -122,15 +110,16 @@ def session_start(event: Event, at: Resolved) -> Reply:
 
 
 def post_tool_use(event: Event, at: Resolved) -> Reply:
-    seen = counters.append(_tally(at), counters.USE + counters.SAVE if event.is_save else counters.USE)
+    """Count the tool use (a failed one too); every ``save_every`` unsaved uses, ask for a save."""
+    seen = counters.append(_tally(at), counters.SAVE_USE if event.is_save else counters.USE)
     if event.is_save or event.agent_id:
         return {}  # a subagent's work counts, but the request goes to the main agent
-    if counters.uses_since(seen, counters.SAVE, counters.REMIND) < int(at.cfg["save_every"]):
+    if not counters.reminder_due(seen, int(at.cfg["save_every"])):
         return {}
     from keeper import context
 
     counters.append(_tally(at), counters.REMIND)
-    return _specific("PostToolUse", context.save_request(counters.uses_since(seen, counters.SAVE)))
+    return _specific(_EVENT_NAMES[event.name], context.save_request(counters.unsaved(seen)))
 
 
 def stop(event: Event, at: Resolved) -> Reply:
@@ -142,13 +131,12 @@ def stop(event: Event, at: Resolved) -> Reply:
     record.update_from_hook(event.name, at, {**found, "Ended": None}, event.transcript_path)
     if event.stop_hook_active:
         return {}  # this Stop follows our own request (or another hook's): never loop
-    minimum = int(at.cfg["final_save_min"])
-    if minimum <= 0 or counters.uses_since(seen, counters.SAVE, counters.FINAL_ASK) < minimum:
+    if not counters.final_ask_due(seen, int(at.cfg["final_save_min"]), int(at.cfg["save_every"])):
         return {}
     from keeper import context
 
     counters.append(_tally(at), counters.FINAL_ASK)
-    return _specific("Stop", context.final_save_request(counters.uses_since(seen, counters.SAVE)))
+    return _specific("Stop", context.final_save_request(counters.unsaved(seen)))
 
 
 def pre_compact(event: Event, at: Resolved) -> Reply:
@@ -170,6 +158,8 @@ def session_end(event: Event, at: Resolved) -> Reply:
 def user_prompt_submit(event: Event, at: Resolved) -> Reply:
     from keeper import prompts
 
+    if at.has_session:
+        counters.append(_tally(at), counters.TURN)  # a turn starts: Stop never asks in a turn that saved
     text = prompts.answer(at.project, at.cfg, event.prompt, at.session)
     return _specific("UserPromptSubmit", text) if text else {}
 
@@ -178,6 +168,7 @@ HANDLERS: dict[str, Callable[[Event, Resolved], Reply]] = {
     "session-start": session_start,
     "user-prompt-submit": user_prompt_submit,
     "post-tool-use": post_tool_use,
+    "post-tool-use-failure": post_tool_use,  # a failed tool use is work too
     "stop": stop,
     "pre-compact": pre_compact,
     "session-end": session_end,

@@ -40,6 +40,48 @@ def fence(line: str) -> str | None:
     return stripped[:run] if run >= 3 else None
 
 
+def split_lines(text: str) -> list[str]:
+    """Lines with their endings, split at ``\n`` only.
+
+    ``str.splitlines`` also breaks at ``\x0c``, ``\x85``, ``\u2028`` and others, which may sit
+    inside a saved value; a file must come apart into the same lines an editor shows.
+    """
+    parts = text.split("\n")
+    lines = [part + "\n" for part in parts[:-1]]
+    if parts[-1]:
+        lines.append(parts[-1])
+    return lines
+
+
+def _structural(text: str) -> bool:
+    """Whether ``text``, once its leading backslashes are gone, would be a heading or a fence."""
+    core = text.lstrip(" ")
+    indent = text[: len(text) - len(core)]
+    core = core.lstrip("\\")
+    return heading(indent + core) is not None or fence(indent + core) is not None
+
+
+def escape_line(line: str) -> str:
+    """Make a line of saved text inert: one that would read as a heading or fence gets a backslash.
+
+    Markdown shows ``\\#`` as ``#``, so a person reads the text unchanged, and Keeper's own
+    structure (``## Activity``, ``### 14:30 save``) can never be forged by what was saved. Lines
+    already starting with backslashes get one more, so ``unescape_line`` restores any text exactly.
+    """
+    if not _structural(line):
+        return line
+    core = line.lstrip(" ")
+    return line[: len(line) - len(core)] + "\\" + core
+
+
+def unescape_line(line: str) -> str:
+    """``escape_line``'s inverse."""
+    core = line.lstrip(" ")
+    if core.startswith("\\") and _structural(line):
+        return line[: len(line) - len(core)] + core[1:]
+    return line
+
+
 def bullet(line: str) -> str | None:
     """The text of a top-level ``-``/``*``/``+`` list item, else None."""
     if len(line) > 1 and line[0] in "-*+" and line[1] in " \t":
@@ -87,7 +129,7 @@ class Document:
         bom = text.startswith(BOM)
         if bom:
             text = text[1:]
-        lines = text.splitlines(keepends=True)
+        lines = split_lines(text)
         crlf = sum(1 for line in lines if line.endswith("\r\n"))
         newline = "\r\n" if crlf * 2 > len(lines) else "\n"
         sections = [Section(None, 0, "", [])]

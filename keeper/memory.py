@@ -1,9 +1,14 @@
 """memory.md: the rolling project summary, merged section by section by the contract's rules.
 
-- Core Decisions: added, deduplicated (case, spacing, punctuation, near-duplicates), never dropped.
+- Core Decisions: added, deduplicated (case, spacing, punctuation, near-duplicates), dated; never
+  dropped automatically, only retired by a save that says so. Saving a known decision again
+  re-confirms it: its date moves to today, so the newest and re-confirmed come first at start-up.
 - Current State: Keeper's lines replaced by each save that has a state, with a date.
 - Recent Context: one line per session, newest first, Keeper's lines capped at ``recent_sessions``.
 - Known Issues: added (deduplicated) and removed when a save resolves them.
+
+An item is stored as written: one bullet, a multi-line item continuing on lines indented by two
+spaces, the date after its last line.
 
 Which lines Keeper wrote is remembered in a provenance record (``state/memory.json``); any other
 line, and any section Keeper does not know, is a person's and is left byte for byte. When that
@@ -12,7 +17,15 @@ record is lost, every line counts as a person's: stale lines may linger, but not
 
 from __future__ import annotations
 
-from keeper.markdown import Document, Section, after_last_bullet, bare, content_start
+from keeper.markdown import (
+    Document,
+    Section,
+    after_last_bullet,
+    bare,
+    content_start,
+    escape_line,
+    unescape_line,
+)
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
@@ -31,7 +44,11 @@ LAST_UPDATED = "Last updated:"
 
 
 class SaveInput:
-    """What one save asks to record (already redacted)."""
+    """What one save asks to record (already redacted), and what it held that Keeper cannot place.
+
+    ``unplaced`` is ``(label, text)`` pairs (an unknown key's text, text outside any key, a typed
+    memory this version does not merge): kept in the session file, never in memory.md.
+    """
 
     def __init__(
         self,
@@ -40,15 +57,27 @@ class SaveInput:
         state: list[str] | None = None,
         issues: list[str] | None = None,
         resolved: list[str] | None = None,
+        retired: list[str] | None = None,
+        unplaced: list[tuple[str, str]] | None = None,
     ) -> None:
         self.summary = summary
         self.decisions = decisions or []
         self.state = state or []
         self.issues = issues or []
         self.resolved = resolved or []
+        self.retired = retired or []
+        self.unplaced = unplaced or []
 
     def is_empty(self) -> bool:
-        return not (self.summary or self.decisions or self.state or self.issues or self.resolved)
+        return not (
+            self.summary
+            or self.decisions
+            or self.state
+            or self.issues
+            or self.resolved
+            or self.retired
+            or self.unplaced
+        )
 
 
 class MergeReport:
@@ -63,6 +92,9 @@ class MergeReport:
         self.known_issues: list[str] = []
         self.resolved: list[str] = []
         self.unmatched: list[str] = []
+        self.retired: list[str] = []
+        self.unmatched_retired: list[str] = []
+        self.reconfirmed: list[str] = []
 
 
 def template(project_name: str, newline: str = "\n") -> str:
@@ -70,6 +102,53 @@ def template(project_name: str, newline: str = "\n") -> str:
     for title, _ in SECTIONS.values():
         lines += [f"## {title}", ""]
     return newline.join(lines)
+
+
+def bullet(item: str, stamp: str = "") -> list[str]:
+    """An item as bullet lines: ``- first``, continuation lines indented by two spaces, the date last.
+
+    Blank lines inside an item would end the bullet, so they are left out here (the session file
+    keeps the item exactly).
+    """
+    lines = [line for line in item.split("\n") if line.strip()] or [item]
+    if stamp:
+        lines[-1] = f"{lines[-1]} ({stamp})"
+    return [f"- {lines[0]}", *(escape_line(f"  {line}") for line in lines[1:])]
+
+
+def item_text(lines: list[str], keep_date: bool = False) -> str:
+    """The item a bullet holds (``bullet``'s inverse): its lines joined, the date suffix dropped."""
+    first = lines[0][2:] if lines and lines[0][:2] in ("- ", "* ", "+ ") else (lines[0] if lines else "")
+    rest = [unescape_line(bare(line)) for line in lines[1:]]
+    rest = [line[2:] if line.startswith("  ") else line.lstrip() for line in rest]
+    text = "\n".join(bare(line) for line in [first, *rest])
+    return text if keep_date or _date_suffix(text) is None else text[:-13]
+
+
+def _item_at(section: Section, index: int) -> str:
+    return item_text(section.lines[index : section.item_span(index)])
+
+
+def _date_suffix(text: str) -> str | None:
+    """``YYYY-MM-DD`` when ``text`` ends in `` (YYYY-MM-DD)``, the date Keeper puts after an item."""
+    day = text[-11:-1]
+    if text[-13:-11] != " (" or text[-1:] != ")" or len(day) != 10 or day[4] != "-" or day[7] != "-":
+        return None
+    return day if (day[:4] + day[5:7] + day[8:]).isdigit() else None
+
+
+def items(text: str | None, name: str) -> list[tuple[str, str | None]]:
+    """A section's items as ``(text, date)`` in file order: what memory.md holds, read back."""
+    if not text:
+        return []
+    section = Document.parse(text).find(SECTIONS[name][1])
+    if section is None:
+        return []
+    found = []
+    for index, _ in section.bullets():
+        day = _date_suffix(bare(section.lines[section.item_span(index) - 1]).rstrip())
+        found.append((_item_at(section, index), day))
+    return found
 
 
 def one_line(text: str, limit: int = 400) -> str:
@@ -124,33 +203,56 @@ def _remove_owned(doc: Document, section: Section, owned: list[str]) -> int | No
     return first
 
 
-def _add_items(doc: Document, section: Section, items: list[str], stamp: str) -> tuple[list[str], list[str]]:
+def _add_items(
+    doc: Document, section: Section, new: list[str], stamp: str, reconfirm: bool = False
+) -> tuple[list[str], list[str], list[str]]:
+    """Add the items not already there; return (added, known, re-confirmed).
+
+    With ``reconfirm``, a known item whose last line ends in a date gets today's date instead.
+    """
     added: list[str] = []
     known: list[str] = []
-    seen = [normalize(text) for _, text in section.bullets()]
-    for item in items:
+    moved: list[str] = []
+    existing = [(index, normalize(_item_at(section, index))) for index, _ in section.bullets()]
+    fresh: list[str] = []
+    for item in new:
         norm = normalize(item)
         if not norm:
             continue
-        if any(same_item(norm, other) for other in seen):
+        match = next((index for index, other in existing if same_item(norm, other)), None)
+        if match is not None or any(same_item(norm, other) for other in fresh):
             known.append(item)
+            if reconfirm and match is not None and _redate(section, match, stamp):
+                moved.append(item)
             continue
-        seen.append(norm)
+        fresh.append(norm)
         added.append(item)
-    doc.insert(section, after_last_bullet(section), [f"- {item} ({stamp})" for item in added])
-    return added, known
+    doc.insert(section, after_last_bullet(section), [line for item in added for line in bullet(item, stamp)])
+    return added, known, moved
 
 
-def _resolve(doc: Document, section: Section, resolved: list[str]) -> tuple[list[str], list[str]]:
+def _redate(section: Section, index: int, stamp: str) -> bool:
+    """Give the item at ``index`` today's date if it carries one (Keeper's own lines do)."""
+    last = section.item_span(index) - 1
+    line = section.lines[last]
+    text = bare(line).rstrip()
+    if _date_suffix(text) in (None, stamp):
+        return False
+    section.lines[last] = text[:-11] + stamp + ")" + line[len(bare(line)) :]
+    return True
+
+
+def _remove_matching(doc: Document, section: Section, wanted: list[str]) -> tuple[list[str], list[str]]:
+    """Remove the best-matching item for each of ``wanted`` (resolved issues, retired decisions)."""
     from rapidfuzz import fuzz
 
     removed: list[str] = []
     unmatched: list[str] = []
-    for item in resolved:
+    for item in wanted:
         target = normalize(item)
         best: tuple[float, int] | None = None
-        for index, text in section.bullets():
-            candidate = normalize(text)
+        for index, _ in section.bullets():
+            candidate = normalize(_item_at(section, index))
             if not target or not candidate:
                 continue
             score = 100.0 if same_item(target, candidate) else float(fuzz.token_set_ratio(target, candidate))
@@ -160,7 +262,7 @@ def _resolve(doc: Document, section: Section, resolved: list[str]) -> tuple[list
             unmatched.append(item)
             continue
         gone = doc.remove(section, best[1], section.item_span(best[1]))
-        removed.append(" ".join(bare(line).strip() for line in gone).lstrip("-*+ "))
+        removed.append(item_text(gone, keep_date=True))
     return removed, unmatched
 
 
@@ -181,14 +283,19 @@ def merge(
     state_owned = [s for s in provenance.get("state", []) if isinstance(s, str)]
     recent_owned = [r for r in provenance.get("recent", []) if isinstance(r, dict) and isinstance(r.get("line"), str)]
 
+    if data.retired:
+        section = _section(doc, "decisions")
+        report.retired, report.unmatched_retired = _remove_matching(doc, section, data.retired)
+
     if data.decisions:
         section = _section(doc, "decisions")
-        report.added_decisions, report.known_decisions = _add_items(doc, section, data.decisions, day)
+        added, known, moved = _add_items(doc, section, data.decisions, day, reconfirm=True)
+        report.added_decisions, report.known_decisions, report.reconfirmed = added, known, moved
 
     if data.state:
         section = _section(doc, "state")
         first = _remove_owned(doc, section, state_owned)
-        lines = [f"- {LAST_UPDATED} {now.strftime('%Y-%m-%d %H:%M')}"] + [f"- {s}" for s in data.state]
+        lines = [f"- {LAST_UPDATED} {now.strftime('%Y-%m-%d %H:%M')}"] + [ln for s in data.state for ln in bullet(s)]
         doc.insert(section, content_start(section) if first is None else first, lines)
         state_owned = lines
         report.state_lines = len(data.state)
@@ -209,11 +316,11 @@ def merge(
 
     if data.resolved:
         section = _section(doc, "issues")
-        report.resolved, report.unmatched = _resolve(doc, section, data.resolved)
+        report.resolved, report.unmatched = _remove_matching(doc, section, data.resolved)
 
     if data.issues:
         section = _section(doc, "issues")
-        report.added_issues, report.known_issues = _add_items(doc, section, data.issues, day)
+        report.added_issues, report.known_issues, _ = _add_items(doc, section, data.issues, day)
 
     return doc.render(), {"state": state_owned, "recent": recent_owned}, report
 

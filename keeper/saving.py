@@ -8,7 +8,6 @@ from __future__ import annotations
 
 import json
 import os
-import re
 from datetime import datetime
 
 from keeper import counters, memory, paths, record, redact, sessions
@@ -16,110 +15,65 @@ from keeper.config import Config
 from keeper.errors import KeeperError
 from keeper.fsutil import atomic_write, project_lock, read_json, read_text, sweep_temp_files
 
-TYPE_CHECKING = False
-if TYPE_CHECKING:
-    from typing import Any
-
-FIELDS = ("summary", "decisions", "state", "issues", "resolved")
-_LENIENT_KEY = re.compile(r"^([A-Za-z_]+)\s*:\s*(.*)$")
-_LIST_ITEM = re.compile(r"^\s*[-*+]\s+(.*)$")
+MERGED = ("summary", "decisions", "state", "issues", "resolved", "retired")
+NOT_YET = ("feedback", "user", "tool", "reference", "scope")  # typed memories: kept in the session file
 
 
-def _lenient(text: str) -> dict[str, Any]:
-    """Read ``key: value`` / ``- item`` lines when the YAML is not valid (``summary: a: b``)."""
-    found: dict[str, Any] = {}
-    key: str | None = None
-    for line in text.splitlines():
-        match = _LENIENT_KEY.match(line)
-        if match and match.group(1).lower() in FIELDS:
-            key = match.group(1).lower()
-            value = match.group(2).strip()
-            if value in ("|", ">", "|-", ">-"):
-                value = ""
-            if key == "summary":
-                found[key] = value
-            else:
-                found[key] = [value] if value else []
-            continue
-        if key is None:
-            continue
-        item = _LIST_ITEM.match(line)
-        if item and key != "summary":
-            found.setdefault(key, [])
-            if isinstance(found[key], list):
-                found[key].append(item.group(1).strip())
-        elif line.strip():
-            previous = found.get(key)
-            if isinstance(previous, str):
-                found[key] = (previous + "\n" + line.strip()).strip()
-            elif isinstance(previous, list) and previous:
-                previous[-1] = previous[-1] + " " + line.strip()
-    return found
+def read_input(text: str, extra_patterns: list[str]) -> tuple[memory.SaveInput, list[str]]:
+    """A save from Keeper's save format (or JSON) on stdin, redacted, and what could not be read.
 
-
-def parse_input(text: str) -> tuple[dict[str, Any], list[str]]:
-    """A save mapping from YAML or JSON text, and warnings. Never raises on bad input.
-
-    Models often write YAML with an unquoted colon in a summary; that falls back to a line-based
-    reading, and text that is no mapping at all is kept whole as the summary rather than lost.
+    Every value is text, stored as written (see ``keeper.saveformat``). Nothing is dropped: an
+    unknown key, text outside any key and keys this version does not merge are kept in the
+    session file, and each is named in the problems so the model that saved can be told.
     """
-    text = text.lstrip("\ufeff")
-    if not text.strip():
-        return {}, []
-    if text.lstrip().startswith("{"):
-        try:
-            data = json.loads(text)
-            if isinstance(data, dict):
-                return data, []
-        except ValueError:
-            pass
-    import yaml
+    from keeper import saveformat
 
-    try:
-        data = yaml.safe_load(text)
-    except yaml.YAMLError:
-        data = None
-    if isinstance(data, dict) and any(isinstance(k, str) and k.lower() in FIELDS for k in data):
-        return data, []
-    lenient = _lenient(text)
-    if lenient:
-        return lenient, ["the input was not valid YAML; read it line by line"]
-    return {"summary": text.strip()}, [
-        "the input had no summary/decisions/state/issues/resolved keys; saved it all as the summary"
-    ]
+    parsed = saveformat.parse(text)
+    values = dict(parsed.values)
+    problems = list(parsed.problems)
+    unplaced: list[tuple[str, str]] = []
+    for key in NOT_YET:
+        if key in values:
+            value = values.pop(key)
+            items = value if isinstance(value, list) else [value]
+            unplaced += [(key, item) for item in items if item.strip()]
+            problems.append(f"'{key}' is not merged into memory by this version; its text is kept in the session file")
+    for key, value in parsed.unknown.items():
+        unplaced += [(key, item) for item in (value if isinstance(value, list) else [value]) if item.strip()]
+    stray = "\n".join(parsed.stray)
+    if stray.strip():
+        if any(values.values()) or unplaced:
+            unplaced.append(("text outside any key", stray))
+        else:
+            values["summary"] = stray
+            problems.append("the text had no key, so all of it was saved as the summary")
+    return to_save_input(values, extra_patterns, unplaced), problems
 
 
-def _as_list(value: Any) -> list[str]:
-    if value is None:
-        return []
-    items = [v for v in value if v is not None] if isinstance(value, (list, tuple)) else str(value).splitlines()
-    out = []
-    for item in items:
-        text = " ".join(str(item).split()).lstrip("-*+ ").strip()
-        if text:
-            out.append(text)
-    return out
+def to_save_input(
+    values: dict[str, str | list[str]], extra_patterns: list[str], unplaced: list[tuple[str, str]] | None = None
+) -> memory.SaveInput:
+    """Redact a save's values; blank items are left out, everything else is kept as written."""
 
+    def clean(text: str) -> str:
+        return redact.redact(text, extra_patterns)
 
-def to_save_input(data: dict[str, Any], extra_patterns: list[str]) -> tuple[memory.SaveInput, list[str]]:
-    """Normalise types, redact secrets, and warn about keys Keeper does not know."""
-    warnings = [f"unknown key {key!r} ignored (use: {', '.join(FIELDS)})" for key in data if key not in FIELDS]
-    summary = data.get("summary")
-    if isinstance(summary, (list, tuple)):
-        summary = "\n".join(str(s) for s in summary)
-    text = "" if summary is None else str(summary).strip()
+    def listed(key: str) -> list[str]:
+        value = values.get(key) or []
+        return [clean(item) for item in ([value] if isinstance(value, str) else value) if item.strip()]
 
-    def clean(values: list[str]) -> list[str]:
-        return [memory.one_line(redact.redact(v, extra_patterns), 600) for v in values]
-
-    save = memory.SaveInput(
-        summary=redact.redact(text, extra_patterns),
-        decisions=clean(_as_list(data.get("decisions"))),
-        state=clean(_as_list(data.get("state"))),
-        issues=clean(_as_list(data.get("issues"))),
-        resolved=clean(_as_list(data.get("resolved"))),
+    summary = values.get("summary") or ""
+    if isinstance(summary, list):
+        summary = "\n".join(summary)
+    return memory.SaveInput(
+        summary=clean(summary) if summary.strip() else "",
+        decisions=listed("decisions"),
+        state=listed("state"),
+        issues=listed("issues"),
+        resolved=listed("resolved"),
+        retired=listed("retired"),
+        unplaced=[(label, clean(text)) for label, text in unplaced or []],
     )
-    return save, warnings
 
 
 def _provenance_file(project: paths.Project) -> str:
@@ -136,8 +90,8 @@ def save(
     """Merge a save into memory.md and the session file; return the report and the session file."""
     if data.is_empty():
         raise KeeperError(
-            "nothing to save: give at least one of summary, decisions, state, issues, resolved "
-            "(YAML on stdin, or flags such as --summary TEXT --decision TEXT)."
+            "nothing to save: give at least one of summary, decisions, state, issues, resolved, retired "
+            "(key: lines on stdin, or flags such as --summary TEXT --decision TEXT)."
         )
     now = now or datetime.now()
     with project_lock(project.lock):
@@ -180,6 +134,12 @@ def report_lines(report: memory.MergeReport) -> list[str]:
         lines.append(f"+ {len(report.added_issues)} issue(s): " + "; ".join(report.added_issues))
     if report.known_issues:
         lines.append(f"= {len(report.known_issues)} issue(s) already known")
+    if report.reconfirmed:
+        lines.append(f"~ {len(report.reconfirmed)} decision(s) re-confirmed today: " + "; ".join(report.reconfirmed))
+    if report.retired:
+        lines.append(f"- {len(report.retired)} decision(s) retired: " + "; ".join(report.retired))
+    if report.unmatched_retired:
+        lines.append("? no decision matched: " + "; ".join(report.unmatched_retired))
     if report.resolved:
         lines.append(f"- {len(report.resolved)} issue(s) resolved: " + "; ".join(report.resolved))
     if report.unmatched:

@@ -13,7 +13,7 @@ import os
 
 from keeper import jsonio, paths
 from keeper.fsutil import atomic_write, create_new, ensure_dir, read_json, read_text
-from keeper.markdown import Document, after_last_bullet, content_end
+from keeper.markdown import Document, after_last_bullet, content_end, escape_line
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
@@ -135,17 +135,27 @@ def set_activity(text: str, lines: list[str]) -> str:
 
 
 def render_save(now: datetime, data: SaveInput, report: MergeReport) -> list[str]:
-    """One save as markdown lines (the full summary; memory.md keeps only a one-line form)."""
+    """One save as markdown lines, every value exactly as saved (memory.md keeps a one-line summary).
+
+    Saved text can hold anything, so each line that would read as a heading or a code fence is
+    made inert (``escape_line``): a save can never forge Keeper's own sections.
+    """
+    from keeper.memory import bullet
+
     lines = [f"### {now.strftime('%H:%M')} save", ""]
     if data.summary:
-        lines += [*data.summary.strip().splitlines(), ""]
-    items = (
-        [f"- Decision: {d}" for d in data.decisions]
-        + [f"- State: {s}" for s in data.state]
-        + [f"- Issue: {i}" for i in data.issues]
-        + [f"- Resolved: {r}" for r in report.resolved]
-        + [f"- Resolved (no matching issue): {r}" for r in report.unmatched]
+        lines += [escape_line(line) for line in data.summary.split("\n")] + [""]
+    labelled = (
+        [("Decision", d) for d in data.decisions]
+        + [("State", s) for s in data.state]
+        + [("Issue", i) for i in data.issues]
+        + [("Resolved", r) for r in report.resolved]
+        + [("Resolved (no matching issue)", r) for r in report.unmatched]
+        + [("Retired", r) for r in report.retired]
+        + [("Retired (no matching decision)", r) for r in report.unmatched_retired]
+        + [(f"Not merged ({label})", text) for label, text in data.unplaced]
     )
+    items = [line for label, text in labelled for line in bullet(f"{label}: {text}")]
     if items:
         lines += [*items, ""]
     return lines

@@ -13,10 +13,10 @@ PACKAGE = REPO / "keeper"
 
 # Lowest floor first. A module may import only modules on lower floors (or its own).
 FLOORS: list[set[str]] = [
-    {"errors", "jsonio", "markdown", "redact", "tokens"},
+    {"errors", "jsonio", "markdown", "redact", "tokens", "saveformat", "shell"},
     {"paths", "fsutil"},
-    {"log", "config", "counters", "transcript"},
-    {"resolve", "sessions", "memory"},
+    {"log", "config", "counters", "transcript", "memory"},
+    {"resolve", "sessions"},
     {"record", "chunks"},
     {"saving", "index", "trash"},
     {"search"},

@@ -55,7 +55,7 @@ def test_save_from_json_and_from_flags(
     result = json.loads(out)
     assert result["added_decisions"] == ["From flags"] and result["unmatched"] == ["nothing"]
     text = memory_file(project_dir).read_text()
-    assert "- From JSON (" in text and "- line one\n- line two\n" in text and "- From flags (" in text
+    assert "- From JSON (" in text and "- line one\n  line two\n" in text and "- From flags (" in text
 
 
 def test_save_with_nothing_to_save_explains_what_to_give(

@@ -86,3 +86,11 @@ def test_demo_runs_offline_and_shows_the_whole_loop(tmp_path: Path) -> None:
     assert "+ 2 decision(s)" in out
     assert "Keeper: 2 decisions, 1 open issue" in out
     assert "Refunds still use the old rounding" in out.split("7. Recall")[1]
+
+
+def test_the_save_command_file_shows_the_same_save_as_the_hooks_request() -> None:
+    from keeper import context, saveformat
+
+    text = (REPO / "commands" / "save.md").read_text(encoding="utf-8")
+    assert f"```bash\n{context.save_command()}\n```" in text
+    assert " ".join(saveformat.rules().split()) in " ".join(text.split())

@@ -215,6 +215,7 @@ def stop(project: Path, active: bool = False, message: str = "Done.") -> dict[st
 def test_stop_asks_once_for_unsaved_work_and_never_loops(
     project_dir: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
 ) -> None:
+    monkeypatch.setenv("KEEPER_SAVE_EVERY", "50")
     for _ in range(3):
         run_hook("post-tool-use", tool_use(project_dir), monkeypatch, capsys)
     first = run_hook("stop", stop(project_dir), monkeypatch, capsys)
@@ -224,7 +225,67 @@ def test_stop_asks_once_for_unsaved_work_and_never_loops(
     assert run_hook("stop", stop(project_dir), monkeypatch, capsys) == {}  # same work: not asked twice
     for _ in range(3):
         run_hook("post-tool-use", tool_use(project_dir), monkeypatch, capsys)
-    assert "6 tool uses" in context_of(run_hook("stop", stop(project_dir), monkeypatch, capsys))
+    assert run_hook("stop", stop(project_dir), monkeypatch, capsys) == {}  # not acted on: no nagging
+    for _ in range(46):  # save_every tool uses after the unanswered request
+        run_hook("post-tool-use", tool_use(project_dir), monkeypatch, capsys)
+    assert run_hook("stop", stop(project_dir), monkeypatch, capsys) == {}
+    reminder = run_hook("post-tool-use", tool_use(project_dir), monkeypatch, capsys)  # 50 since the request
+    assert "53 tool uses since" in context_of(reminder)
+    assert run_hook("stop", stop(project_dir), monkeypatch, capsys) == {}  # just asked: not again
+
+
+def test_six_unsaved_turns_are_asked_about_twice_not_six_times(
+    project_dir: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    asked = []
+    for turn in range(6):
+        run_hook("user-prompt-submit", prompt(project_dir, f"step {turn}"), monkeypatch, capsys)
+        for _ in range(4):
+            reply = run_hook("post-tool-use", tool_use(project_dir), monkeypatch, capsys)
+            asked += ["reminder"] if context_of(reply) else []
+        asked += ["final"] if context_of(run_hook("stop", stop(project_dir), monkeypatch, capsys)) else []
+    assert asked == ["final", "reminder"]  # turn 1's Stop at 4, PostToolUse 15 uses later; Stop not again by 24
+
+
+def test_stop_never_asks_in_a_turn_that_saved(
+    project_dir: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    run_hook("user-prompt-submit", prompt(project_dir, "fix the cart"), monkeypatch, capsys)
+    for _ in range(3):
+        run_hook("post-tool-use", tool_use(project_dir), monkeypatch, capsys)
+    saving.save(current_project(project_dir), config.load(None), SaveInput(summary="cart fixed"), SESSION)
+    run_hook("post-tool-use", tool_use(project_dir, "keeper save <<'KEEPER'"), monkeypatch, capsys)
+    for _ in range(5):
+        run_hook("post-tool-use", tool_use(project_dir), monkeypatch, capsys)
+    assert run_hook("stop", stop(project_dir), monkeypatch, capsys) == {}  # this turn saved
+    run_hook("user-prompt-submit", prompt(project_dir, "and the refunds"), monkeypatch, capsys)
+    assert "5 tool uses" in context_of(run_hook("stop", stop(project_dir), monkeypatch, capsys))
+
+
+def test_failed_tool_uses_count_too(
+    project_dir: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    monkeypatch.setenv("KEEPER_SAVE_EVERY", "3")
+    failed = {**tool_use(project_dir, "pytest"), "hook_event_name": "PostToolUseFailure", "error": "exit 1"}
+    replies = [run_hook("post-tool-use-failure", failed, monkeypatch, capsys) for _ in range(3)]
+    assert replies[:2] == [{}, {}]
+    assert replies[2]["hookSpecificOutput"]["hookEventName"] == "PostToolUseFailure"
+    assert "3 tool uses since" in context_of(replies[2])
+
+
+def test_a_save_is_counted_once_and_its_command_restarts_the_count(
+    project_dir: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    project = current_project(project_dir)
+    for _ in range(4):
+        run_hook("post-tool-use", tool_use(project_dir), monkeypatch, capsys)
+    saving.save(project, config.load(None), SaveInput(summary="saved once"), SESSION)
+    run_hook("post-tool-use", tool_use(project_dir, "keeper save <<'KEEPER'"), monkeypatch, capsys)
+    run_hook("stop", stop(project_dir), monkeypatch, capsys)
+    log = counters.read(counters.tally_path(project.state, SESSION))
+    assert (counters.total_uses(log), counters.saves(log), counters.unsaved(log)) == (5, 1, 0)
+    record = next(Path(project.sessions).glob("*.md")).read_text(encoding="utf-8")
+    assert "- Tool uses: 5 (1 saves)" in record
 
 
 def test_a_continuation_someone_else_caused_is_never_answered_with_a_save_request(

@@ -14,31 +14,74 @@ from keeper.markdown import Document
 from keeper.memory import SaveInput
 
 
+def read(text: str) -> tuple[SaveInput, list[str]]:
+    return saving.read_input(text, [])
+
+
+def test_the_save_request_example_reads_as_it_shows() -> None:
+    from keeper import context, saveformat
+
+    body = context.save_command().split("\n", 1)[1].rsplit("\nKEEPER", 1)[0] + "\n"
+    assert body == saveformat.template()
+    save, problems = read(body)
+    assert problems == []
+    assert save.summary.startswith("What this session did") and "\n" in save.summary
+    assert save.decisions == ["A durable choice and its reason"]
+    assert save.retired == ["A decision that no longer holds"] and save.resolved == ["A known issue that is now fixed"]
+
+
 @pytest.mark.parametrize(
-    ("text", "expected"),
+    ("text", "field", "expected"),
     [
-        ("summary: done\ndecisions:\n  - a\n", {"summary": "done", "decisions": ["a"]}),
-        ('{"summary": "json", "issues": ["x"]}', {"summary": "json", "issues": ["x"]}),
+        ("state: PR #42 open, waiting on review\n", "state", ["PR #42 open, waiting on review"]),
         (
-            "summary: Fixed it: the cache was stale\ndecisions:\n  - Use: redis\n",
-            {"summary": "Fixed it: the cache was stale", "decisions": ["Use: redis"]},
+            "decisions:\n  - Use Redis SCAN, not KEYS: KEYS blocks the server\n",
+            "decisions",
+            ["Use Redis SCAN, not KEYS: KEYS blocks the server"],
         ),
-        ("summary: |\n  line one\n  line two\nstate:\n  - ok\n", {"summary": "line one\nline two\n", "state": ["ok"]}),
-        ("just some notes without keys", {"summary": "just some notes without keys"}),
-        ("", {}),
+        ("issues:\n  - yes\n  - 1.10\n  - null\n  - ~\n", "issues", ["yes", "1.10", "null", "~"]),
+        ("summary: [unclosed\n", "summary", "[unclosed"),
+        ("summary: {a\n", "summary", "{a"),
+        ("decisions:\n  - Logs live in C:\\Users\\ana\\logs\n", "decisions", ["Logs live in C:\\Users\\ana\\logs"]),
+        ('{"summary": "json", "issues": ["x"]}', "issues", ["x"]),
+        ("summary: |\n  line one\n  line two\nstate:\n  - ok\n", "summary", "line one\nline two"),
+        ("just some notes without keys", "summary", "just some notes without keys"),
     ],
 )
-def test_input_parsing_keeps_everything(text: str, expected: dict) -> None:
-    data, _ = saving.parse_input(text)
-    assert data == expected
+def test_saves_keep_what_was_written(text: str, field: str, expected: object) -> None:
+    save, _ = read(text)
+    assert getattr(save, field) == expected
 
 
-def test_types_are_normalised_and_unknown_keys_reported() -> None:
-    save, warnings = saving.to_save_input(
-        {"summary": ["a", "b"], "decisions": "one\n- two", "state": 5, "colour": "red"}, []
-    )
-    assert (save.summary, save.decisions, save.state) == ("a\nb", ["one", "two"], ["5"])
-    assert warnings == ["unknown key 'colour' ignored (use: summary, decisions, state, issues, resolved)"]
+def test_unknown_keys_and_loose_text_are_kept_and_reported() -> None:
+    save, problems = read("summry: did the cart\ndecisions:\n  - Cents, not floats\ncolour: red\n")
+    assert save.summary == "" and save.decisions == ["Cents, not floats"]
+    assert ("summry", "did the cart") in save.unplaced and ("colour", "red") in save.unplaced
+    assert any("'summry'" in p and "did you mean 'summary'" in p for p in problems)
+
+
+def test_an_unknown_key_is_reported_to_the_model_and_kept_in_the_session_file(
+    project_dir: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    import io
+    import sys
+
+    from keeper.cli import main
+
+    stdin = io.TextIOWrapper(io.BytesIO(b"summry: Reworked the cart\nstate:\n  - cart done\n"), encoding="utf-8")
+    monkeypatch.setattr(sys, "stdin", stdin)
+    assert main(["save", "--session", "s1"]) == 0
+    out = capsys.readouterr().out
+    assert "could not read all of this save" in out and "unknown key 'summry'" in out
+    project = paths.make_project(paths.find_project_root(str(project_dir)))
+    record = next(Path(project.sessions).glob("*.md")).read_text(encoding="utf-8")
+    assert "- Not merged (summry): Reworked the cart" in record
+
+
+def test_typed_lists_are_kept_until_they_can_be_merged() -> None:
+    save, problems = read("summary: x\nfeedback:\n  - Never bypass hooks\n")
+    assert save.unplaced == [("feedback", "Never bypass hooks")]
+    assert any("'feedback' is not merged" in p for p in problems)
 
 
 def test_an_empty_save_is_refused() -> None:

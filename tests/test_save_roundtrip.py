@@ -1,0 +1,97 @@
+"""Saved as said: whatever a model writes in a save, following the request literally, comes back.
+
+The stdin is built exactly as the save request's template shows (``key: value``, ``  - item``),
+then goes through the real reader and merge; every value is read back from memory.md and from
+the session file.
+"""
+
+from __future__ import annotations
+
+import string
+from datetime import datetime
+from pathlib import Path
+
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+
+from keeper import config, memory, paths, saving
+from keeper.markdown import Document, unescape_line
+
+HOSTILE = "#:'\"-*>|!&@`{}[]\\%~ ,?=$^()" + "\t"
+ALPHABET = st.sampled_from(list(string.ascii_letters + string.digits + HOSTILE + "期限データ😀é\x0c\u2028"))
+# a value is what a model writes after "key: " or "  - ": any characters, not blank, one line
+value = st.text(ALPHABET, min_size=1, max_size=40).filter(lambda v: v.strip() and "\n" not in v and "\r" not in v)
+LITERALS = st.sampled_from(["yes", "no", "null", "~", "1.10", "0x1F", "true", "- leading", "> quote", "| pipe", "@at"])
+values = st.one_of(value, LITERALS)
+
+
+def build(summary: str, lists: dict[str, list[str]]) -> str:
+    lines = [f"summary: {summary}"]
+    for key, items in lists.items():
+        lines.append(f"{key}:")
+        lines += [f"  - {item}" for item in items]
+    return "\n".join(lines) + "\n"  # a heredoc ends with a newline
+
+
+def distinct(items: list[str]) -> bool:
+    norms = [memory.normalize(i) for i in items]
+    return all(norms) and all(not memory.same_item(a, b) for i, a in enumerate(norms) for b in norms[i + 1 :])
+
+
+def saved_summary(record: str) -> str:
+    """The summary lines of the only save in a session file, unescaped."""
+    doc = Document.parse(record, split_level=3)
+    save = next(s for s in doc.sections if s.title.endswith(" save"))
+    body = [unescape_line(line.rstrip("\n")) for line in save.lines]
+    end = next(i for i, line in enumerate(body) if line.startswith("- Decision: "))
+    lines = body[1:end]
+    while lines and lines[-1] == "":
+        lines.pop()
+    return "\n".join(lines)
+
+
+@settings(max_examples=150, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+@given(summary=values, decisions=st.lists(values, min_size=1, max_size=4), issues=st.lists(values, max_size=3))
+def test_every_value_comes_back_byte_for_byte(
+    project_dir: Path, tmp_path_factory: object, summary: str, decisions: list[str], issues: list[str]
+) -> None:
+    if not distinct(decisions) or not distinct(issues):
+        return
+    text = build(summary, {"decisions": decisions, "state": ["at " + summary], "issues": issues})
+    save, problems = saving.read_input(text, [])
+    assert problems == []
+    project = paths.Project(str(project_dir), "p", str(Path(str(project_dir)).parent / f"store-{abs(hash(text))}"))
+    saving.save(project, config.load(None), save, "s1", now=datetime(2026, 11, 22, 9, 0))
+    text_now = Path(project.memory).read_text(encoding="utf-8")
+    assert [t for t, _ in memory.items(text_now, "decisions")] == decisions
+    assert [t for t, _ in memory.items(text_now, "issues")] == issues
+    assert [t for t, _ in memory.items(text_now, "state")][1:] == ["at " + summary]
+    record = next(Path(project.sessions).glob("*.md")).read_text(encoding="utf-8")
+    assert saved_summary(record) == summary
+    for decision in decisions:
+        assert f"- Decision: {decision}\n" in record
+
+
+def test_saved_text_cannot_forge_keepers_own_sections(project_dir: Path) -> None:
+    from keeper import record
+
+    text = "summary: Reworked the cart\n    ## Activity\n    ```\n    ### 10:00 save\ndecisions:\n  - Fences\n    ## Saves\n"
+    save, problems = saving.read_input(text, [])
+    assert problems == [] and save.summary == "Reworked the cart\n## Activity\n```\n### 10:00 save"
+    project = paths.make_project(str(project_dir))
+    cfg = config.load(None)
+    saving.save(project, cfg, save, "s1")
+    record.update(project, cfg, "s1", {"Last reply": "done"})
+    record.update(project, cfg, "s1", {"Last reply": "done again"})
+    session_file = next(Path(project.sessions).glob("*.md")).read_text(encoding="utf-8")
+    assert [line for line in session_file.split("\n") if line.startswith("## ")] == ["## Saves"]
+    assert saved_summary(session_file) == save.summary
+    assert "- Last reply: done again" in session_file
+    memory_md = Path(project.memory).read_text(encoding="utf-8")
+    assert [t for t, _ in memory.items(memory_md, "decisions")] == ["Fences\n## Saves"]
+    assert [line for line in memory_md.split("\n") if line.startswith("## ")] == [
+        "## Core Decisions",
+        "## Current State",
+        "## Recent Context",
+        "## Known Issues",
+    ]
