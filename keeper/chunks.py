@@ -25,6 +25,14 @@ class Chunk:
         self.terms = terms if terms is not None else tokenize(heading + "\n" + text)
 
 
+def _content(lines: list[str]) -> str:
+    """A section's text without a session record's bookkeeping lines (``- Tool uses: 16 (2 saves)``).
+
+    Those say nothing about the work, yet words like "tool" or "session" would match them.
+    """
+    return "".join(line for line in lines if line.split(":", 1)[0] not in sessions.BOOKKEEPING).strip()
+
+
 def chunks_of(path: str, text: str) -> list[Chunk]:
     """Split a file at ``#``-``###`` headings; the title becomes part of each heading."""
     doc = Document.parse(text, split_level=3)
@@ -35,7 +43,7 @@ def chunks_of(path: str, text: str) -> list[Chunk]:
     for section in doc.sections:
         start = line
         line += len(section.lines) + (1 if section.heading is not None else 0)
-        body = "".join(section.lines).strip()
+        body = _content(section.lines)
         if not body and section.level != 1:
             continue
         heading = title if section.level <= 1 else f"{title} > {section.title}"

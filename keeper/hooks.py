@@ -127,7 +127,8 @@ def stop(event: Event, at: Resolved) -> Reply:
 
     seen = counters.read(_tally(at))
     record.mark_ended(at.project, at.session, ended=False)  # alive after all, if it was thought gone
-    found = record.facts(seen, event.last_reply, at.cfg["redact_patterns"])
+    # A continuation's reply ("Saved.") answers our own request: the real last reply stays.
+    found = record.facts(seen, "" if event.stop_hook_active else event.last_reply, at.cfg["redact_patterns"])
     record.update_from_hook(event.name, at, {**found, "Ended": None}, event.transcript_path)
     if event.stop_hook_active:
         return {}  # this Stop follows our own request (or another hook's): never loop

@@ -30,7 +30,7 @@ TYPE_CHECKING = False
 if TYPE_CHECKING:
     from collections.abc import Iterable
 
-SCHEMA_VERSION = "5"
+SCHEMA_VERSION = "6"
 NEWEST_ALWAYS_CHECKED = 20
 WINDOW = 256  # older files stat'ed per quick check (automatic recall on each prompt)
 THOROUGH_UP_TO = 500  # explicit recall stats every file up to this many; beyond, this many per call

@@ -34,6 +34,8 @@ HEADER_ORDER = (
     "Compacted",
     "Ended",
 )
+# Header lines that are the record's bookkeeping, not its content (the last reply is content).
+BOOKKEEPING = frozenset(f"- {label}" for label in HEADER_ORDER if label != "Last reply")
 
 
 def _state_file(project: paths.Project, session: str) -> str:

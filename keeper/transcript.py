@@ -8,7 +8,8 @@ very long unread transcript is read from its end (plus its first prompt) rather 
 
 ``Activity`` is the deterministic digest a session record shows: the user's real prompts (turn
 boundaries; tool results, meta and compaction-summary messages are not prompts), files written
-and edited, commands run, tool counts, errors met, branch, compactions and time span.
+and edited, commands run (Keeper's own saves counted apart), tool counts, errors met, branch,
+compactions and time span.
 """
 
 from __future__ import annotations
@@ -16,6 +17,7 @@ from __future__ import annotations
 import os
 
 from keeper import jsonio
+from keeper.shell import is_save_command
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
@@ -150,6 +152,7 @@ class Activity:
         self.errors: list[str] = list(data.get("errors", []))
         self.error_count: int = int(data.get("error_count", 0))
         self.compactions: int = int(data.get("compactions", 0))
+        self.saves: int = int(data.get("saves", 0))
         self.skipped: int = int(data.get("skipped", 0))
         self.gap: bool = bool(data.get("gap", False))
         self._tool_names: dict[str, str] = {}
@@ -227,7 +230,9 @@ class Activity:
             raw_input = block.get("input")
             tool_input: dict[str, Any] = raw_input if isinstance(raw_input, dict) else {}
             command = tool_input.get("command")
-            if name == "Bash" and isinstance(command, str) and command.strip():
+            if name == "Bash" and isinstance(command, str) and is_save_command(command):
+                self.saves += 1  # Keeper's own save: a save, not a command of the session's work
+            elif name == "Bash" and isinstance(command, str) and command.strip():
                 short = self._clean(_short(command.strip().splitlines()[0], 160))
                 self.commands = [*self.commands, short][-KEEP_COMMANDS:]
             path = tool_input.get("file_path") or tool_input.get("notebook_path")
@@ -359,6 +364,8 @@ def render(activity: Activity, project_root: str) -> list[str]:
     if activity.commands:
         lines.append(f"- Commands ({len(activity.commands)} most recent):")
         lines += [f"  - `{c.replace('`', chr(39))}`" for c in activity.commands]
+    if activity.saves:
+        lines.append(f"- Saves to memory: {activity.saves}")
     if activity.tools:
         counts = ", ".join(f"{name} {n}" for name, n in sorted(activity.tools.items(), key=lambda kv: (-kv[1], kv[0])))
         lines.append(f"- Tools: {counts}")

@@ -205,3 +205,33 @@ def test_compaction_keeps_the_record_and_brings_it_back(
     context = reply["hookSpecificOutput"]["additionalContext"]
     assert "Money is integer cents" in context
     assert "This session so far" in context and "Fix the discount stacking bug" in context
+
+
+def test_the_record_is_exact_saves_apart_and_the_real_last_reply_kept(
+    project_dir: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    t = realistic(tmp_path / "t.jsonl")
+    t.tool("Bash", {"command": "keeper save <<'KEEPER'\nsummary: Fixed stacking\nKEEPER", "description": "save"})
+    base = {"session_id": SESSION, "cwd": str(project_dir), "transcript_path": str(t.path)}
+    reply = "Discount stacking is fixed: percentage codes now apply after fixed ones; all 48 tests pass."
+    run_hook("stop", {**base, "stop_hook_active": False, "last_assistant_message": reply}, monkeypatch, capsys)
+    run_hook("stop", {**base, "stop_hook_active": True, "last_assistant_message": "Saved."}, monkeypatch, capsys)
+    text = record_text(project_dir)
+    assert f"- Last reply: {reply}" in text and "Last reply: Saved." not in text
+    assert "- Saves to memory: 1" in text
+    assert "keeper save" not in text.split("## Activity", 1)[1]  # not listed among the commands
+    assert "  - `pytest -q tests/test_cart.py`" in text
+
+
+def test_recall_returns_content_not_record_bookkeeping(
+    project_dir: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    from keeper import search
+
+    t = realistic(tmp_path / "t.jsonl")
+    base = {"session_id": SESSION, "cwd": str(project_dir), "transcript_path": str(t.path)}
+    run_hook("stop", {**base, "stop_hook_active": False, "last_assistant_message": "Done."}, monkeypatch, capsys)
+    assert "- Tool uses: 0 (0 saves)" in record_text(project_dir)
+    for result in search.search(project_of(project_dir), "tool uses saves session started transcript", limit=10):
+        for line in result.snippet.splitlines():
+            assert not line.startswith(("- Tool uses:", "- Session id:", "- Started:", "- Transcript:")), line
