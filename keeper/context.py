@@ -125,16 +125,22 @@ def fit(text: str, limit: int) -> tuple[str, list[str]]:
 
 
 def session_start(project: paths.Project, limit: int, source: str, session: str) -> tuple[str, str]:
-    """The context for a new (or resumed, cleared, compacted) session and the user's status line."""
-    text = read_text(project.memory)
-    files = sessions.list_files(project)
-    if not text or not text.strip():
+    """The context for a new (or resumed, cleared, compacted) session and the user's status line.
+
+    Everything fits in ``limit`` characters: memory.md chosen by importance (``briefing.select``),
+    sessions that ended without a save, and after a compaction this session's own record so far.
+    """
+    from keeper import briefing
+
+    limit = min(limit, HARD_CAP)
+    text = read_text(project.memory) or ""
+    unsaved = briefing.unsaved_sessions(project, session)
+    if not text.strip() and not unsaved:
         context = (
             f"Keeper memory for project '{project.name}' is empty so far. Keeper asks for a save every "
-            "few tool uses; a save is a `keeper save` Bash command that reads YAML on stdin."
+            "few tool uses; a save is a `keeper save` Bash command with key: lines on stdin."
         )
         return context, f"Keeper: no memory yet for {project.name}; it saves as you work"
-    limit = min(limit, HARD_CAP)
     so_far = ""
     if source == "compact":
         own = sessions.existing_file(project, session)
@@ -142,23 +148,26 @@ def session_start(project: paths.Project, limit: int, source: str, session: str)
         if own_text:
             so_far, _ = fit(own_text, SESSION_SO_FAR)
             so_far = f"\n\nThis session so far ({os.path.basename(own or '')}):\n{so_far.strip()}"
-    body, left = fit(text.lstrip("\ufeff"), limit - len(so_far) - 600)
+    missed = ""
+    if unsaved:
+        missed = "\n\nSessions that ended without a save (their records hold what they did):\n" + "\n".join(unsaved)
     try:
         saved = _age(time.time() - os.stat(project.memory).st_mtime)
     except OSError:
-        saved = "unknown"
-    notes = [f"Keeper memory for project '{project.name}' (from {project.memory}, saved {saved})."]
+        saved = "never"
+    head = f"Keeper memory for project '{project.name}' (from {project.memory}, saved {saved})."
+    tail = "Session files hold the full history; `keeper recall <words>` searches them and memory.md."
+    room = limit - len(head) - len(tail) - len(so_far) - len(missed) - 300
+    body, left = briefing.select(text, max(room, 0)) if text.strip() else ("", [])
     if left:
-        notes.append("Left out for size: " + "; ".join(left) + ".")
-    if files:
-        notes.append(
-            f"{len(files)} session file(s) hold the full history; `keeper recall <words>` searches them and memory.md."
-        )
-    context = notes[0] + "\n\n" + body.strip() + so_far + "\n\n" + " ".join(notes[1:])
+        tail = f"Left out for size: {'; '.join(left)}; `keeper recall <words>` finds them. " + tail
+    context = head + ("\n\n" + body.strip() if body.strip() else "") + missed + so_far + "\n\n" + tail
     view = memory.overview(text)
     parts = [f"{view.decisions} decision{'s' if view.decisions != 1 else ''}"]
     if view.issues:
         parts.append(f"{view.issues} open issue{'s' if view.issues != 1 else ''}")
+    if unsaved:
+        parts.append(f"{len(unsaved)} unsaved session{'s' if len(unsaved) != 1 else ''}")
     status = f"Keeper: {', '.join(parts)}, last saved {saved}"
     return context.strip()[:HARD_CAP], status
 

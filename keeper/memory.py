@@ -137,6 +137,11 @@ def _date_suffix(text: str) -> str | None:
     return day if (day[:4] + day[5:7] + day[8:]).isdigit() else None
 
 
+def date_of_item(lines: list[str]) -> str | None:
+    """The date Keeper put after an item (its last line), if any."""
+    return _date_suffix(bare(lines[-1]).rstrip()) if lines else None
+
+
 def items(text: str | None, name: str) -> list[tuple[str, str | None]]:
     """A section's items as ``(text, date)`` in file order: what memory.md holds, read back."""
     if not text:

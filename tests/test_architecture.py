@@ -19,7 +19,7 @@ FLOORS: list[set[str]] = [
     {"resolve", "sessions"},
     {"record", "chunks"},
     {"saving", "index", "trash"},
-    {"search"},
+    {"search", "briefing"},
     {"context"},
     {"prompts", "status", "doctor"},
     {"hooks", "demo"},

@@ -1,0 +1,110 @@
+"""What a session starts with: after months of saves, the right things within the budget."""
+
+from __future__ import annotations
+
+import random
+import re
+from datetime import datetime, timedelta
+from pathlib import Path
+
+import pytest
+
+from keeper import briefing, config, context, memory, paths, saving
+from keeper.memory import SaveInput
+from tests.helpers import run_hook
+
+
+def project_of(folder: Path) -> paths.Project:
+    return paths.make_project(paths.find_project_root(str(folder)))
+
+
+def test_after_300_saves_the_newest_decisions_and_open_issues_come_first(project_dir: Path) -> None:
+    rng = random.Random(7)
+    project, cfg = project_of(project_dir), config.load(None)
+    start = datetime(2026, 1, 5, 9, 0)
+    live_decisions: dict[str, datetime] = {}
+    open_issues: dict[str, datetime] = {}
+    retired: set[str] = set()
+    resolved: set[str] = set()
+    for n in range(300):
+        now = start + timedelta(days=n // 2, minutes=n)
+        decision = f"Decision {n}: module_{n} uses strategy {rng.randint(1000, 9999)}"
+        data = SaveInput(summary=f"Save {n} of session {n // 8}", state=[f"Working on step {n}"], decisions=[decision])
+        if n % 3 == 0:
+            data.issues = [f"Issue {n}: flaky check_{n} in suite {rng.randint(100, 999)}"]
+        if n % 5 == 0 and live_decisions:
+            old = sorted(live_decisions)[rng.randrange(len(live_decisions))]
+            data.retired = [old]
+        if n % 4 == 0 and open_issues:
+            fixed = sorted(open_issues)[rng.randrange(len(open_issues))]
+            data.resolved = [fixed]
+        report, _ = saving.save(project, cfg, data, f"session-{n // 8}", now=now)
+        live_decisions[decision] = now
+        for item in report.retired:
+            text = memory.item_text([f"- {item}"])
+            retired.add(text)
+            live_decisions.pop(text, None)
+        for item in data.issues:
+            open_issues[item] = now
+        for item in report.resolved:
+            text = memory.item_text([f"- {item}"])
+            resolved.add(text)
+            open_issues.pop(text, None)
+    assert retired and resolved and len(live_decisions) > 200 and len(open_issues) > 10
+    text, _ = context.session_start(project, 6000, "startup", "new-session")
+    assert len(text) <= 6000
+    assert "Working on step 299" in text and "Save 299 of session 37" in text
+    shown_decisions = set(re.findall(r"Decision \d+: module_\d+ uses strategy \d+", text))
+    newest = sorted(live_decisions, key=live_decisions.__getitem__)[-len(shown_decisions) :]
+    assert shown_decisions == set(newest) and len(shown_decisions) >= 5  # the newest ones, none older
+    shown_issues = set(re.findall(r"Issue \d+: flaky check_\d+ in suite \d+", text))
+    assert shown_issues == set(sorted(open_issues, key=open_issues.__getitem__)[-len(shown_issues) :])
+    assert shown_issues  # never an empty Known Issues while the file has some
+    assert not shown_decisions & retired and not shown_issues & resolved
+    assert "older item(s) of 'Core Decisions'" in text and "keeper recall <words>" in text
+    assert re.search(r"\(20\d\d-\d\d-\d\d\)", text)  # dates stay visible
+
+
+@pytest.mark.parametrize("limit", [500, 1200, 3000])
+def test_every_known_section_with_lines_shows_at_least_its_newest_item(limit: int) -> None:
+    text = memory.template("api")
+    for name, items in (
+        ("decisions", [f"d{i} " + "x" * 80 for i in range(40)]),
+        ("issues", [f"i{i} " + "y" * 80 for i in range(40)]),
+        ("state", ["s"]),
+    ):
+        for i, item in enumerate(items):
+            text, _, _ = memory.merge(
+                text,
+                {},
+                SaveInput(**{name: [item]}),
+                project_name="api",
+                session_id="s",
+                now=datetime(2026, 1, 1) + timedelta(days=i),
+                recent_sessions=3,
+            )
+    body, left = briefing.select(text, limit)
+    assert len(body) <= limit
+    assert "d39 " in body and "i39 " in body  # the newest of each
+    assert left
+
+
+def test_a_session_that_ended_without_a_save_is_shown_until_a_save_covers_it(
+    project_dir: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    from tests.transcripts import realistic
+
+    t = realistic(tmp_path / "t.jsonl")
+    first = {"session_id": "first", "cwd": str(project_dir), "transcript_path": str(t.path)}
+    run_hook("session-start", {**first, "source": "startup"}, monkeypatch, capsys)
+    run_hook("stop", {**first, "stop_hook_active": False, "last_assistant_message": "Done."}, monkeypatch, capsys)
+    second = {"session_id": "second", "cwd": str(project_dir), "transcript_path": ""}
+    reply = run_hook("session-start", {**second, "source": "startup"}, monkeypatch, capsys)
+    given = reply["hookSpecificOutput"]["additionalContext"]
+    assert "is empty so far" not in given
+    assert "ended without a save" in given and 'first prompt: "Fix the discount stacking bug in checkout' in given
+    assert "files: " in given and "src/checkout/discounts.py" in given
+    assert "1 unsaved session" in reply["systemMessage"]
+    saving.save(project_of(project_dir), config.load(None), SaveInput(summary="picked it up"), "second")
+    given = run_hook("session-start", {**second, "source": "resume"}, monkeypatch, capsys)
+    assert "ended without a save" not in given["hookSpecificOutput"]["additionalContext"]
