@@ -140,3 +140,39 @@ def test_plugin_passes_strict_validation(claude_bin: str, tmp_path: Path) -> Non
     assert done.returncode == 0, done.stdout + done.stderr
     assert "Validation passed" in done.stdout
     assert "⚠" not in done.stdout and "✘" not in done.stdout
+
+
+HOSTILE_SAVE = """keeper save <<'KEEPER'
+summary: PR #42 open, waiting on review: "ship it" said Ana
+decisions:
+  - Use Redis SCAN, not KEYS: KEYS blocks the server
+  - Logs live in C:\\Users\\ana\\logs # not in %TEMP%
+state:
+  - yes
+  - 1.10
+issues:
+  - - leading dash: {unclosed [bracket
+KEEPER"""
+
+
+def test_a_save_with_hashes_colons_and_quotes_arrives_intact(claude: Claude, tmp_path: Path) -> None:
+    project = git_project(tmp_path, "api")
+    seen, _ = session(claude, "finish the review notes", project, [bash(HOSTILE_SAVE), text("Saved.")])
+    assert "Saved to" in seen[1] and "could not read" not in seen[1]
+    memory = claude.memory_of(project)
+    for value in (
+        "Use Redis SCAN, not KEYS: KEYS blocks the server (",
+        "Logs live in C:\\Users\\ana\\logs # not in %TEMP% (",
+        "- yes\n- 1.10\n",
+        "- - leading dash: {unclosed [bracket (",
+        'PR #42 open, waiting on review: "ship it" said Ana',
+    ):
+        assert value in memory, value
+
+
+def test_a_session_that_never_saved_is_seen_by_the_next_one(claude: Claude, tmp_path: Path) -> None:
+    project = git_project(tmp_path, "web")
+    env = {"KEEPER_SAVE_EVERY": "50", "KEEPER_FINAL_SAVE_MIN": "50"}
+    session(claude, "rename the invoice exporter", project, [bash("echo renaming"), text("Renamed.")], env)
+    first = session(claude, "where were we?", project, [text("Here.")])[0][0]
+    assert "ended without a save" in first and 'first prompt: "rename the invoice exporter"' in first
