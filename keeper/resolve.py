@@ -43,14 +43,18 @@ def start_folder(candidates: list[str], strict: bool) -> str:
 
 
 def resolve(start: str, session: object = None, *, strict: bool) -> Resolved:
-    """The project that ``start`` belongs to, its merged config, and a file-safe session id."""
-    root = paths.find_project_root(start)
-    cfg = config.load(root)
+    """The project that ``start`` belongs to, its merged config, and a file-safe session id.
+
+    Settings come from the ``.claude/keeper.yaml`` of the work tree in use (in a linked worktree,
+    its own checkout, not the main work tree's).
+    """
+    root, here, _ = paths.locate(start)
+    cfg = config.load(here)
     warnings = list(cfg.warnings)
     pinned = cfg.get("project")
     if pinned:
         try:
-            pinned = paths.check_pinned_name(pinned, os.path.join(root, paths.PROJECT_CONFIG))
+            pinned = paths.check_pinned_name(pinned, os.path.join(here, paths.PROJECT_CONFIG))
         except KeeperError as exc:
             if strict:
                 raise
