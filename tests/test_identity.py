@@ -1,7 +1,8 @@
 """Which project a folder belongs to, on real git layouts: worktrees share, sub-projects stand apart.
 
 Repositories here are made by git itself (``git init``, ``git worktree add``, ``git submodule
-add``); the damaged layouts git would never write are built by hand.
+add``); the damaged layouts git would never write are built by hand. Stores made under the old
+rule (the nearest ``.git`` was the project) are taken over once, and every byte of them survives.
 """
 
 from __future__ import annotations
@@ -9,11 +10,12 @@ from __future__ import annotations
 import json
 import os
 import subprocess
+import time
 from pathlib import Path
 
 import pytest
 
-from keeper import cli, hooks, paths
+from keeper import cli, hooks, migrate, paths
 from keeper.resolve import resolve
 
 GIT_ENV = {"GIT_CONFIG_GLOBAL": os.devnull, "GIT_CONFIG_NOSYSTEM": "1"}
@@ -55,6 +57,21 @@ def shop(tmp_path: Path) -> tuple[Path, Path]:
     """A main work tree ``code/shop`` and its linked worktree ``code/shop-feature``."""
     main = new_repo(tmp_path / "code" / "shop")
     return main, add_worktree(main, "shop-feature")
+
+
+def log_lines(store: Path, level: str) -> list[str]:
+    log = store / "logs" / "keeper.log"
+    lines = log.read_text(encoding="utf-8").splitlines() if log.exists() else []
+    return [line for line in lines if f" {level} " in line]
+
+
+def inventory(folder: Path) -> dict[str, bytes]:
+    """Every file under ``folder`` and its bytes (lock files hold nothing and are left out)."""
+    return {
+        str(p.relative_to(folder)): p.read_bytes()
+        for p in sorted(folder.rglob("*"))
+        if p.is_file() and p.name != ".lock"
+    }
 
 
 # -- worktrees --------------------------------------------------------------------------------
@@ -254,3 +271,114 @@ def test_status_in_a_worktree_shows_the_main_trees_root(
     assert data["project"]["root"] == real(main) and data["project"]["id"] == paths.project_id(real(main))
     assert cli.main(["status", "--project-dir", str(wt)]) == 0
     assert f"project root  {real(main)}" in capsys.readouterr().out
+
+
+# -- taking over stores made under the old rule -----------------------------------------------
+
+
+def old_store(store: Path, folder: Path, files: dict[str, str]) -> Path:
+    """A store as the old rule made it: its id hashed the nearest ``.git`` folder, here ``folder``."""
+    old = store / "projects" / paths.project_id(real(folder))
+    for name, text in files.items():
+        (old / name).parent.mkdir(parents=True, exist_ok=True)
+        (old / name).write_text(text, encoding="utf-8")
+    return old
+
+
+def test_a_worktrees_old_store_is_moved_once_with_a_log_line(shop: tuple[Path, Path], store: Path) -> None:
+    main, wt = shop
+    old = old_store(
+        store,
+        wt,
+        {"memory.md": "# Project Memory: shop-feature\n", "sessions/2026-01-02_1030.md": "s1", "state/s.json": "{}"},
+    )
+    (old / ".lock").write_text("")
+    before = inventory(old)
+    at = resolve(str(wt), "s", strict=True)
+    assert not old.exists()
+    assert inventory(Path(at.project.dir)) == before
+    moved = [line for line in log_lines(store, "INFO") if " migrate " in line]
+    assert len(moved) == 1 and old.name in moved[0] and at.project.id in moved[0]
+    resolve(str(wt), "s", strict=True)
+    resolve(str(main), "s", strict=True)
+    assert len([line for line in log_lines(store, "INFO") if " migrate " in line]) == 1
+
+
+def test_when_both_stores_exist_every_old_file_is_kept(
+    shop: tuple[Path, Path], store: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    main, wt = shop
+    old = old_store(
+        store,
+        wt,
+        {
+            "memory.md": "# Project Memory: shop-feature\n\n## Core Decisions\n- use zanzibar tokens\n",
+            "sessions/2026-01-02_1030.md": "old clash",
+            "sessions/2026-01-02_1030-2.md": "old clash two",
+            "sessions/2026-01-03_0900.md": "old only",
+            "state/s.json": '{"file": "2026-01-02_1030.md"}',
+            "state/index.sqlite3": "db",
+            "notes.txt": "a person's file",
+        },
+    )
+    new = old_store(
+        store,
+        main,
+        {"memory.md": "# Project Memory: shop\n", "sessions/2026-01-02_1030.md": "new", "state/s.json": "{}"},
+    )
+    before_old, before_new = inventory(old), inventory(new)
+    resolve(str(wt), "s", strict=True)
+    assert not old.exists()
+    after, trashed = inventory(new), inventory(store / "trash" / old.name)
+    everything = [*after.values(), *trashed.values()]
+    assert all(everything.count(data) >= list(before_old.values()).count(data) for data in before_old.values())
+    assert all(after[name] == data for name, data in before_new.items())  # the new store's files are untouched
+    day = time.strftime("%Y-%m-%d")
+    assert {name: after[name] for name in after if name not in before_new} == {
+        "notes.txt": b"a person's file",  # no clash: moved across as it was
+        "sessions/2026-01-02_1030-2.md": b"old clash two",  # its own name was free
+        "sessions/2026-01-02_1030-3.md": b"old clash",  # taken twice over: the next free suffix
+        "sessions/2026-01-03_0900.md": b"old only",
+        f"sessions/{day}_0000-migrated-{old.name}.md": before_old["memory.md"],
+    }
+    assert sorted(name.split("/", 1)[1] for name in trashed) == ["state/index.sqlite3", "state/s.json"]
+    assert cli.main(["recall", "zanzibar", "--project-dir", str(main), "--json"]) == 0
+    assert any("_0000-migrated-" in hit["path"] for hit in json.loads(capsys.readouterr().out))
+    assert len([line for line in log_lines(store, "INFO") if " migrate " in line]) == 1
+
+
+def test_a_sub_project_never_takes_the_top_levels_store(tmp_path: Path, store: Path) -> None:
+    mono = new_repo(tmp_path / "mono", MONOREPO)
+    top = old_store(store, mono, {"memory.md": "top\n"})
+    at = resolve(str(mono / "services" / "api"), "s", strict=True)
+    assert at.project.root == real(mono / "services" / "api")
+    assert inventory(top) == {"memory.md": b"top\n"} and not os.path.exists(at.project.dir)
+
+
+def test_a_pinned_project_takes_over_nothing(shop: tuple[Path, Path], store: Path) -> None:
+    _, wt = shop
+    old = old_store(store, wt, {"memory.md": "mine\n"})
+    (wt / ".claude").mkdir()
+    (wt / ".claude" / "keeper.yaml").write_text("project: shop-pinned\n", encoding="utf-8")
+    assert resolve(str(wt), "s", strict=True).project.id == "shop-pinned"
+    assert inventory(old) == {"memory.md": b"mine\n"}
+
+
+def test_a_failed_move_is_logged_and_retried_and_the_hook_goes_on(
+    shop: tuple[Path, Path], store: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    _, wt = shop
+    old = old_store(store, wt, {"memory.md": "mine\n", "sessions/2026-01-02_1030.md": "s"})
+
+    def refuse(src: str, dst: str) -> None:
+        raise PermissionError(13, "Permission denied", src)
+
+    payload = json.dumps({"session_id": "s1", "cwd": str(wt), "tool_name": "Read"}).encode()
+    with monkeypatch.context() as patched:
+        patched.setattr(migrate.os, "rename", refuse)
+        assert hooks.handle("post-tool-use", payload) == {}
+    assert inventory(old) == {"memory.md": b"mine\n", "sessions/2026-01-02_1030.md": b"s"}
+    assert any(" migrate WARN " in line and "will retry" in line for line in log_lines(store, "WARN"))
+    at = resolve(str(wt), "s1", strict=False)
+    assert os.path.exists(os.path.join(at.project.state, "s1.tally"))  # the hook counted meanwhile
+    assert not old.exists() and (Path(at.project.dir) / "memory.md").read_text() == "mine\n"
