@@ -246,7 +246,7 @@ def cmd_doctor(args: argparse.Namespace) -> int:
     from keeper import doctor
 
     at = _resolve(args)
-    checks = doctor.run_checks(at.project)
+    checks = doctor.run_checks(at.project, at.cfg.warnings)
     _emit(args, [c.as_dict() for c in checks], lambda: doctor.lines(checks))
     return 1 if any(c.ok is False for c in checks) else 0
 

@@ -14,7 +14,7 @@ import shutil
 import subprocess
 import sys
 
-from keeper import __version__, config, counters, paths
+from keeper import __version__, counters, paths
 from keeper.fsutil import ensure_dir
 
 
@@ -98,8 +98,7 @@ def _store() -> Check:
     return Check("store", True, f"{root} is writable")
 
 
-def _config(project_root: str) -> list[Check]:
-    warnings = config.load(project_root).warnings
+def _config(warnings: list[str]) -> list[Check]:
     if not warnings:
         return [Check("config", True, "no problems in the config files or KEEPER_* variables")]
     return [Check("config", False, warning, "edit the file or variable it names") for warning in warnings]
@@ -142,8 +141,9 @@ def _plugin(project: paths.Project) -> list[Check]:
     return checks
 
 
-def run_checks(project: paths.Project) -> list[Check]:
-    return [_python(), _command(), _store(), *_config(project.root), *_plugin(project)]
+def run_checks(project: paths.Project, config_warnings: list[str]) -> list[Check]:
+    """Every check; ``config_warnings`` are the resolver's, from the config files it really read."""
+    return [_python(), _command(), _store(), *_config(config_warnings), *_plugin(project)]
 
 
 def lines(checks: list[Check]) -> list[str]:

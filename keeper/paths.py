@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import os
 import posixpath
+import stat
 import sys
 from types import ModuleType
 
@@ -57,21 +58,77 @@ def global_config_file() -> str:
     return os.path.join(_platform_dir("XDG_CONFIG_HOME", "~/.config"), "config.yaml")
 
 
-def find_project_root(start: str) -> str:
-    """The git top level above ``start`` (a ``.git`` folder or file), else ``start`` itself.
+def _pointer(path: str) -> str:
+    """The first line of a git pointer file (``.git`` or ``commondir``), trimmed; OSError if unreadable."""
+    with open(path, "rb") as fh:
+        lines = os.fsdecode(fh.read(4096)).splitlines()
+    return lines[0].strip() if lines else ""
 
-    Walks up with ``os.stat`` rather than running git: spawning a process and importing
-    subprocess cost more than the whole hook budget.
+
+def _main_work_tree(top: str) -> str:
+    """The main work tree's top level when ``top`` is a linked worktree, else ``top`` itself.
+
+    A linked worktree's ``.git`` file says ``gitdir: <main>/.git/worktrees/<name>``, whose
+    ``commondir`` leads back to ``<main>/.git``. A submodule's gitdir has no ``commondir`` and a bare
+    repository's common dir is not named ``.git``: those keep their own top level, as does any
+    pointer that is missing, unreadable or garbled.
     """
-    here = os.path.realpath(os.path.abspath(start))
-    probe = here
+    try:
+        line = _pointer(os.path.join(top, ".git"))
+        if not line.startswith("gitdir:"):
+            return top
+        gitdir = os.path.join(top, line[len("gitdir:") :].strip())
+        common = os.path.realpath(os.path.join(gitdir, _pointer(os.path.join(gitdir, "commondir"))))
+        if os.path.basename(common) != ".git" or not os.path.isdir(common):
+            return top
+        return os.path.dirname(common)
+    except (OSError, ValueError):  # ValueError: a NUL in the path, or bytes Windows cannot decode
+        return top
+
+
+def locate(start: str) -> tuple[str, str, str]:
+    """``(root, here, heir_of)`` for a start folder; ``root`` is what ``find_project_root`` returns.
+
+    ``here`` is the folder in this work tree whose ``.claude/keeper.yaml`` applies (``root`` itself
+    except in a linked worktree). ``heir_of`` is the folder whose id under the old rule (the nearest
+    ``.git``) this project takes over; it equals ``root`` when there is nothing to take over.
+    Costs one stat per folder up to the git top level, one more per folder below it, and two tiny
+    reads only where ``.git`` is a file.
+    """
+    start = os.path.realpath(os.path.abspath(start))
+    top = start
     while True:
-        if os.path.exists(os.path.join(probe, ".git")):
-            return probe
-        parent = os.path.dirname(probe)
-        if parent == probe:
-            return here
-        probe = parent
+        try:
+            st = os.stat(os.path.join(top, ".git"))
+            break
+        except (OSError, ValueError):
+            parent = os.path.dirname(top)
+            if parent == top:
+                return start, start, start
+            top = parent
+    here = start
+    while here != top and not os.path.isfile(os.path.join(here, PROJECT_CONFIG)):
+        here = os.path.dirname(here)
+    main = top if stat.S_ISDIR(st.st_mode) else _main_work_tree(top)
+    if main == top:
+        return here, here, here
+    if here == top:
+        return main, here, top
+    shared = os.path.join(main, os.path.relpath(here, top))  # the same sub-project in the main work tree
+    return shared, here, shared
+
+
+def find_project_root(start: str) -> str:
+    """The project a folder belongs to, as the contract defines it.
+
+    Inside git: the nearest folder below the top level holding ``.claude/keeper.yaml`` (a
+    sub-project), else the top level of the repository's main work tree, so every worktree shares
+    one memory; a sub-project in a linked worktree is the same sub-project of the main work tree.
+    Outside git: ``start`` itself (a ``.claude`` folder alone, like Claude Code's ``~/.claude``,
+    never makes a project). Reads git's own files rather than running git: spawning a process
+    costs more than the whole hook budget.
+    """
+    return locate(start)[0]
 
 
 def canonical_key(path: str, flavour: ModuleType = os.path) -> str:

@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import os
 
-from keeper import config, paths
+from keeper import config, migrate, paths
 from keeper.errors import KeeperError
 
 
@@ -43,17 +43,25 @@ def start_folder(candidates: list[str], strict: bool) -> str:
 
 
 def resolve(start: str, session: object = None, *, strict: bool) -> Resolved:
-    """The project that ``start`` belongs to, its merged config, and a file-safe session id."""
-    root = paths.find_project_root(start)
-    cfg = config.load(root)
+    """The project that ``start`` belongs to, its merged config, and a file-safe session id.
+
+    Settings come from the ``.claude/keeper.yaml`` of the work tree in use (in a linked worktree,
+    its own checkout, not the main work tree's). A project whose id changed with the identity rule
+    takes over its old store here, once; a pinned id was chosen by hand and takes over nothing.
+    """
+    root, here, heir_of = paths.locate(start)
+    cfg = config.load(here)
     warnings = list(cfg.warnings)
     pinned = cfg.get("project")
     if pinned:
         try:
-            pinned = paths.check_pinned_name(pinned, os.path.join(root, paths.PROJECT_CONFIG))
+            pinned = paths.check_pinned_name(pinned, os.path.join(here, paths.PROJECT_CONFIG))
         except KeeperError as exc:
             if strict:
                 raise
             warnings.append(f"{exc} Using the folder's own id until it is fixed.")
             pinned = None
-    return Resolved(paths.make_project(root, pinned or None), cfg, paths.safe_session_id(session), warnings)
+    project = paths.make_project(root, pinned or None)
+    if heir_of != root and not pinned:
+        migrate.adopt(project, heir_of)
+    return Resolved(project, cfg, paths.safe_session_id(session), warnings)
