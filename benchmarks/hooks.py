@@ -1,8 +1,12 @@
-"""Hook latency, whole process, as Claude Code runs it: ``keeper hook <event>`` against ``python -c pass``.
+"""Hook latency, whole process, as Claude Code runs it, against ``python -c pass``.
 
-Every variant is run as a fresh process with its JSON on stdin, interleaved round by round with the
-baseline (the same interpreter the ``keeper`` script runs on), so machine noise hits all alike.
-Reports the median and p90 per variant and the ratio of medians to the baseline.
+By default it times exactly what hooks.json runs after a plugin-only install: ``sh -c
+'"${CLAUDE_PLUGIN_ROOT}/bin/keeper" hook <event>'``, the launcher starting the environment Keeper
+set up for itself (built first, in a temporary plugin data folder, by ``keeper/bootstrap.py``).
+``--keeper PATH`` times a ``keeper`` console script instead (pip, pipx, uv). Every variant is run
+as a fresh process with its JSON on stdin, interleaved round by round with the baseline (the same
+interpreter), so machine noise hits all alike. Reports the median and p90 per variant and the
+ratio of medians to the baseline.
 
     python benchmarks/hooks.py [--rounds 30] [--keeper PATH] [--json results.json] [--check]
 
@@ -30,11 +34,31 @@ TARGETS = {
 }
 
 
-def keeper_command(explicit: str | None) -> tuple[str, str]:
+REPO = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+
+
+def plugin_command(base: str) -> tuple[list[str], str, dict[str, str]]:
+    """The shell-form hook command of hooks.json, a plugin data folder set up for it, and its Python."""
+    sys.path.insert(0, REPO)
+    from keeper import __version__, bootstrap
+
+    data = os.path.join(base, "plugin-data")
+    if bootstrap.setup(REPO, data) != 0:
+        sys.exit(f"benchmarks/hooks.py: the plugin set-up failed; see {data}/setup.log")
+    python = bootstrap.env_python(os.path.join(data, "env", __version__))  # what the hooks run on
+    launcher = os.path.join(REPO, "bin", "keeper")
+    return (
+        ["/bin/sh", "-c", f'"{launcher}" hook "$0"'],
+        python,
+        {"CLAUDE_PLUGIN_ROOT": REPO, "CLAUDE_PLUGIN_DATA": data},
+    )
+
+
+def keeper_command(explicit: str) -> tuple[str, str]:
     """The installed ``keeper`` script and the interpreter its shebang names."""
-    script = explicit or shutil.which("keeper")
-    if not script or not os.path.exists(script):
-        sys.exit("benchmarks/hooks.py: no `keeper` script; install it first (python -m pip install .) or pass --keeper")
+    script = explicit
+    if not os.path.exists(script):
+        sys.exit(f"benchmarks/hooks.py: no keeper script at {script}")
     python = sys.executable
     try:
         with open(script, "rb") as fh:
@@ -66,16 +90,21 @@ def full_memory(project: str, env: dict[str, str]) -> None:
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--rounds", type=int, default=30, help="rounds of every variant (default 30; use >= 20)")
-    parser.add_argument("--keeper", help="the keeper script to time (default: the one on PATH)")
+    parser.add_argument("--keeper", help="time this keeper script instead of the plugin's launcher")
     parser.add_argument("--json", help="also write the results to this file")
     parser.add_argument("--check", action="store_true", help="exit 1 when a ratio exceeds its bound")
     args = parser.parse_args()
-    script, python = keeper_command(args.keeper)
     base = tempfile.mkdtemp(prefix="keeper-bench-")
+    if args.keeper:
+        script, python = keeper_command(args.keeper)
+        hook, plugin_env = [script, "hook"], {}
+    else:
+        hook, python, plugin_env = plugin_command(base)
+        script = "hooks.json's command: " + hook[2].replace('"$0"', "<event>")
     project = os.path.join(base, "shop-api")
     os.makedirs(os.path.join(project, ".git"))
     env = {k: v for k, v in os.environ.items() if not k.startswith(("KEEPER_", "CLAUDE_"))}
-    env.update(KEEPER_HOME=os.path.join(base, "store"), CLAUDE_PROJECT_DIR=project)
+    env.update(KEEPER_HOME=os.path.join(base, "store"), CLAUDE_PROJECT_DIR=project, **plugin_env)
     full_memory(project, env)
     memory_bytes = sum(
         os.path.getsize(os.path.join(d, f)) for d, _, fs in os.walk(env["KEEPER_HOME"]) for f in fs if f == "memory.md"
@@ -88,33 +117,33 @@ def main() -> int:
     variants: dict[str, tuple[list[str], object, dict[str, str]]] = {
         "python -c pass": ([python, "-c", "pass"], b"", {}),
         "post-tool-use": (
-            [script, "hook", "post-tool-use"],
+            [*hook, "post-tool-use"],
             payload(tool_name="Bash", tool_input={"command": "pytest -q"}, tool_response={"stdout": "ok"}),
             {"KEEPER_SAVE_EVERY": "1000000000"},
         ),
         "post-tool-use (save due)": (
-            [script, "hook", "post-tool-use"],
+            [*hook, "post-tool-use"],
             payload(tool_name="Edit", tool_input={"file_path": "a.py"}),
             {"KEEPER_SAVE_EVERY": "1"},
         ),
-        "session-start (full memory)": ([script, "hook", "session-start"], payload(source="startup"), {}),
+        "session-start (full memory)": ([*hook, "session-start"], payload(source="startup"), {}),
         "user-prompt-submit": (
-            [script, "hook", "user-prompt-submit"],
+            [*hook, "user-prompt-submit"],
             payload(prompt="fix the flaky checkout test"),
             {},
         ),
         "user-prompt-submit (/keeper:recall)": (
-            [script, "hook", "user-prompt-submit"],
+            [*hook, "user-prompt-submit"],
             payload(prompt="/keeper:recall retry budgt module_42"),
             {},
         ),
         "stop (session file updated)": (
-            [script, "hook", "stop"],
+            [*hook, "stop"],
             lambda: payload(stop_hook_active=True, last_assistant_message=f"Reply {next(counter)} done."),
             {},
         ),
-        "pre-compact": ([script, "hook", "pre-compact"], payload(trigger="auto"), {}),
-        "session-end": ([script, "hook", "session-end"], payload(reason="other"), {}),
+        "pre-compact": ([*hook, "pre-compact"], payload(trigger="auto"), {}),
+        "session-end": ([*hook, "session-end"], payload(reason="other"), {}),
     }
     times: dict[str, list[float]] = {name: [] for name in variants}
     names = list(variants)

@@ -382,6 +382,24 @@ def build_parser(only: str | None = None) -> argparse.ArgumentParser:
     return parser
 
 
+def os_problem(exc: OSError) -> str:
+    """What an OS-level failure means for the user, and what to do about it."""
+    import errno
+
+    where = f" ({exc.filename})" if exc.filename else ""
+    what = exc.strerror or str(exc)
+    advice = {
+        errno.ENOSPC: "free some disk space, then run the command again",
+        errno.EDQUOT: "free some disk space, then run the command again",
+        errno.EACCES: "make Keeper's folder writable for you, or set KEEPER_HOME to a folder you own",
+        errno.EPERM: "make Keeper's folder writable for you, or set KEEPER_HOME to a folder you own",
+        errno.EROFS: "the disk is read-only: set KEEPER_HOME to a writable folder",
+        errno.ENOTDIR: "a file stands where Keeper needs a folder: move it away, or set KEEPER_HOME elsewhere",
+        errno.EEXIST: "a file stands where Keeper needs a folder: move it away, or set KEEPER_HOME elsewhere",
+    }.get(exc.errno or 0, "check the path and its permissions, then run the command again")
+    return f"{what}{where}; {advice}. Memory already written is unchanged."
+
+
 def main(argv: list[str] | None = None) -> int:
     args_list = sys.argv[1:] if argv is None else list(argv)
     if args_list[:1] == ["hook"] and not {"-h", "--help"} & set(args_list):
@@ -397,6 +415,9 @@ def main(argv: list[str] | None = None) -> int:
         return int(args.func(args))
     except KeeperError as exc:
         print(f"keeper: error: {exc}", file=sys.stderr)
+        return 1
+    except OSError as exc:  # the machine said no (full disk, no permission, a file where a folder should be)
+        print(f"keeper: error: {os_problem(exc)}", file=sys.stderr)
         return 1
     except KeyboardInterrupt:
         print("keeper: interrupted", file=sys.stderr)

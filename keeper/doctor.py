@@ -1,20 +1,18 @@
 """``keeper doctor``: find what stops Keeper from working here, and say how to fix each thing.
 
-Checks the Python in use, the installed package, the ``keeper`` command Claude Code's hooks will
-run (found on PATH, the same version, a real executable on Windows), a writable store, the
-configuration, and whether the plugin is enabled and its hooks have run in this project.
+Checks the Python in use; the plugin as Claude Code has it (enabled, set up, its marketplace
+folder still there); a ``keeper`` on PATH (the same version, not only inside a virtualenv, a real
+executable on Windows); a writable store; the configuration; and whether hooks ran here.
 """
 
 from __future__ import annotations
 
-import json
 import os
 import platform
-import shutil
 import subprocess
 import sys
 
-from keeper import __version__, counters, paths
+from keeper import __version__, counters, install, paths
 from keeper.fsutil import ensure_dir
 
 
@@ -28,56 +26,85 @@ class Check:
         return {"check": self.name, "ok": self.ok, "detail": self.detail, "fix": self.fix}
 
 
-def install_hint(system: str, have: set[str]) -> str:
-    """How to put ``keeper`` on PATH, given the OS and which installers are at hand."""
-    if "uv" in have:
-        command = "uv tool install claude-keeper"
-    elif "pipx" in have:
-        command = "pipx install claude-keeper"
-    elif system == "Windows" and "py" in have:
-        command = "py -m pip install --user claude-keeper (then add the Scripts folder it names to PATH)"
-    else:
-        command = f"{'python' if system == 'Windows' else 'python3'} -m pip install --user claude-keeper"
-    return f"run `{command}`, then restart Claude Code so its hooks see the new PATH"
-
-
 def _python() -> Check:
     version = platform.python_version()
     ok = sys.version_info >= (3, 9) and platform.python_implementation() == "CPython"
-    fix = "" if ok else "install CPython 3.9 or newer and reinstall Keeper with it"
+    fix = "" if ok else "install CPython 3.9 or newer, then start a new Claude Code session"
     return Check("python", ok, f"{platform.python_implementation()} {version} at {sys.executable}", fix)
 
 
 def _command() -> Check:
-    found = shutil.which("keeper")
-    have = {tool for tool in ("uv", "pipx", "py") if shutil.which(tool)}
+    """The ``keeper`` on PATH: not needed with the plugin, but Claude's Bash tool runs it first."""
+    found = install.keeper_on_path()
     if not found:
-        return Check(
-            "command",
-            False,
-            "`keeper` is not on PATH, so Claude Code cannot run the hooks",
-            install_hint(platform.system(), have),
-        )
+        return Check("command", None, "no `keeper` on PATH: the plugin runs its own (a shell of yours has none)")
     if os.name == "nt" and not found.lower().endswith(".exe"):
         return Check(
             "command",
             False,
-            f"`keeper` on PATH is {found}, not an .exe: Claude Code's exec-form hooks need a real executable",
-            install_hint("Windows", have),
+            f"`keeper` on PATH is {found}, not an .exe, so it cannot be run directly",
+            install.install_hint(),
         )
     try:
         done = subprocess.run([found, "--version"], capture_output=True, text=True, timeout=20, check=False)
         reported = done.stdout.strip()
     except (OSError, subprocess.SubprocessError) as exc:
-        return Check("command", False, f"{found} does not run: {exc}", install_hint(platform.system(), have))
+        return Check("command", False, f"{found} does not run: {exc}", f"remove it, then {install.install_hint()}")
     if reported != f"keeper {__version__}":
         return Check(
             "command",
             False,
-            f"{found} reports {reported or 'nothing'!r}, but this is keeper {__version__}",
-            "reinstall so that one version is on PATH: " + install_hint(platform.system(), have),
+            f"{found} reports {reported or 'nothing'!r}, but this is keeper {__version__}; Claude's Bash tool "
+            "runs the one on PATH first, so saves would go through another version",
+            f"upgrade or remove {found} (pipx upgrade / pipx uninstall, or pip in its environment)",
+        )
+    if install.in_virtualenv(found) and not install.plugin_installs():
+        return Check(
+            "command",
+            False,
+            f"{found} is inside a virtualenv, so Claude Code started from another shell cannot run it",
+            install.install_hint(),
         )
     return Check("command", True, f"{found} (keeper {__version__})")
+
+
+def _plugin_installs() -> list[Check]:
+    """The plugin as Claude Code has it: enabled, set up, its marketplace folder still there."""
+    found = install.plugin_installs()
+    if not found:
+        where = os.path.join(install.claude_dir(), "settings.json")
+        return [
+            Check(
+                "plugin",
+                None,
+                f"no keeper plugin is enabled in {where} (fine with --plugin-dir)",
+                install.install_hint(),
+            )
+        ]
+    checks = []
+    for plugin in found:
+        checks.append(Check("plugin", True, f"{plugin.name} {plugin.version} is enabled"))
+        if plugin.source_missing:
+            checks.append(
+                Check(
+                    "source",
+                    False,
+                    f"the marketplace folder {plugin.source_path} no longer exists, so the hooks cannot run",
+                    f"run `claude plugin marketplace remove {plugin.name.split('@', 1)[1]}`, then add the folder where "
+                    f"it is now (`claude plugin marketplace add PATH`) and `claude plugin install {plugin.name}`",
+                )
+            )
+        if plugin.env_ready:
+            checks.append(Check("setup", True, f"hooks run Keeper in {plugin.data} (Python {plugin.env_python})"))
+        elif plugin.failure:
+            checks.append(
+                Check("setup", False, plugin.failure, "follow the advice above, then start a new Claude Code session")
+            )
+        else:
+            checks.append(
+                Check("setup", None, "not set up yet: the next Claude Code session sets Keeper up by itself (~1 min)")
+            )
+    return checks
 
 
 def _store() -> Check:
@@ -104,46 +131,18 @@ def _config(warnings: list[str]) -> list[Check]:
     return [Check("config", False, warning, "edit the file or variable it names") for warning in warnings]
 
 
-def _plugin(project: paths.Project) -> list[Check]:
-    settings_dir = os.environ.get("CLAUDE_CONFIG_DIR") or os.path.join(os.path.expanduser("~"), ".claude")
-    settings = os.path.join(settings_dir, "settings.json")
-    try:
-        with open(settings, encoding="utf-8") as fh:
-            enabled = json.load(fh).get("enabledPlugins", {})
-    except (OSError, ValueError, AttributeError):
-        enabled = {}
-    names = (
-        [name for name, on in enabled.items() if name.startswith("keeper@") and on] if isinstance(enabled, dict) else []
-    )
-    checks = [
-        Check("plugin", True, f"enabled in {settings} as {', '.join(names)}")
-        if names
-        else Check(
-            "plugin",
-            None,
-            f"no keeper plugin is enabled in {settings} (fine when loaded with --plugin-dir)",
-            "claude plugin marketplace add OWNER/REPO, then claude plugin install keeper@keeper",
-        )
-    ]
+def _hooks(project: paths.Project) -> Check:
     ran = counters.hook_summary(project.state)
     if ran:
-        calls = sum(v["calls"] for v in ran.values())
-        checks.append(Check("hooks", True, f"{calls} hook calls recorded for this project"))
-    else:
-        checks.append(
-            Check(
-                "hooks",
-                None,
-                "no hook has run for this project yet",
-                "start Claude Code in this folder and send a prompt",
-            )
-        )
-    return checks
+        return Check("hooks", True, f"{sum(v['calls'] for v in ran.values())} hook calls recorded for this project")
+    return Check(
+        "hooks", None, "no hook has run for this project yet", "start Claude Code in this folder and send a prompt"
+    )
 
 
 def run_checks(project: paths.Project, config_warnings: list[str]) -> list[Check]:
     """Every check; ``config_warnings`` are the resolver's, from the config files it really read."""
-    return [_python(), _command(), _store(), *_config(config_warnings), *_plugin(project)]
+    return [_python(), *_plugin_installs(), _command(), _store(), *_config(config_warnings), _hooks(project)]
 
 
 def lines(checks: list[Check]) -> list[str]:

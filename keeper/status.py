@@ -4,9 +4,9 @@ from __future__ import annotations
 
 import glob
 import os
-import shutil
+import sys
 
-from keeper import __version__, counters, log, memory, paths, sessions
+from keeper import __version__, counters, install, log, memory, paths, sessions
 from keeper.config import Config
 from keeper.fsutil import read_json, read_text
 
@@ -66,7 +66,9 @@ def collect(project: paths.Project, cfg: Config) -> dict[str, Any]:
         "config": {"global": paths.global_config_file(), "warnings": cfg.warnings},
         "last_error": log.last_error(),
         "log": log.log_file(),
-        "keeper_on_path": shutil.which("keeper"),
+        "keeper_on_path": install.keeper_on_path(),
+        "running": {"python": sys.executable, "plugin_environment": install.running_in_plugin_env()},
+        "plugin": [plugin.as_dict() for plugin in install.plugin_installs()],
         "platform_data_dir_agrees": bool(os.environ.get("KEEPER_HOME")) or expected == data_root,
     }
 
@@ -111,9 +113,22 @@ def lines(data: dict[str, Any]) -> list[str]:
     out.append(f"  log           {data['log']}")
     if data["last_error"]:
         out.append(f"  last error    {data['last_error']}")
-    if not data["keeper_on_path"]:
-        out.append("  problem       `keeper` is not on PATH, so Claude Code cannot run the hooks. Install with")
-        out.append("                `pipx install claude-keeper` (or pip) and restart Claude Code.")
+    for plugin in data["plugin"]:
+        state = (
+            "set up"
+            if plugin["environment_ready"]
+            else "set-up failed: see `keeper doctor`"
+            if plugin["setup_failure"]
+            else "sets itself up at the next session start"
+        )
+        out.append(f"  plugin        {plugin['plugin']} {plugin['version']}: {state} ({plugin['data']})")
+        if plugin["marketplace_folder_missing"]:
+            out.append(
+                f"  problem       its marketplace folder {plugin['marketplace_folder']} is gone: run `keeper doctor`"
+            )
+    if not data["plugin"] and not data["keeper_on_path"]:
+        out.append("  problem       no keeper plugin is enabled in Claude Code and no `keeper` is on PATH:")
+        out.append(f"                {install.install_hint()}")
     if not data["platform_data_dir_agrees"]:
         out.append("  note          platformdirs suggests another data folder; set KEEPER_HOME to choose one.")
     return out

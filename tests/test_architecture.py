@@ -13,8 +13,8 @@ PACKAGE = REPO / "keeper"
 
 # Lowest floor first. A module may import only modules on lower floors (or its own).
 FLOORS: list[set[str]] = [
-    {"errors", "jsonio", "markdown", "redact", "tokens", "saveformat", "shell"},
-    {"paths", "fsutil"},
+    {"errors", "jsonio", "markdown", "redact", "tokens", "saveformat", "shell", "bootstrap"},
+    {"paths", "fsutil", "install"},
     {"log", "config", "counters", "transcript", "memory"},
     {"migrate", "sessions"},
     {"resolve", "record", "chunks"},

@@ -221,3 +221,37 @@ def test_a_user_error_is_one_line_and_exit_1(tmp_path: Path, capsys: pytest.Capt
     code, out, err = cli(["status", "--project-dir", str(tmp_path / "missing")], capsys)
     assert code == 1 and out == ""
     assert err.startswith("keeper: error: project folder") and err.count("\n") == 1 and "--project-dir" in err
+
+
+@pytest.mark.parametrize(
+    "args",
+    [["save", "--summary", "x"], ["recall", "anything"], ["clear", "all", "--yes"], ["restore"], ["status"]],
+)
+def test_a_file_where_the_store_should_be_is_a_clear_error_not_a_traceback(
+    args: list[str], tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    blocker = tmp_path / "not-a-folder"
+    blocker.write_text("a file")
+    monkeypatch.setenv("KEEPER_HOME", str(blocker / "store"))
+    code, _, err = cli(args, capsys)
+    if code:  # reading commands may find nothing to do; writing ones must say what is wrong
+        assert code == 1 and err.startswith("keeper: error: ") and err.count("\n") == 1
+        assert "KEEPER_HOME" in err or args[0] == "restore"  # restore: "nothing to restore" is the truth
+
+
+def test_a_full_disk_during_a_save_is_a_clear_error_and_loses_nothing(
+    project_dir: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    import errno
+
+    assert cli(["save", "--decision", "Kept before the disk filled"], capsys)[0] == 0
+    before = memory_file(project_dir).read_bytes()
+
+    def full(*args: object, **kwargs: object) -> None:
+        raise OSError(errno.ENOSPC, "No space left on device", str(args[0]))
+
+    with monkeypatch.context() as patch:
+        patch.setattr(os, "replace", full)
+        code, _, err = cli(["save", "--decision", "Lost to a full disk"], capsys)
+    assert code == 1 and err.startswith("keeper: error: No space left on device")
+    assert "free some disk space" in err and memory_file(project_dir).read_bytes() == before

@@ -35,17 +35,32 @@ def test_every_config_key_is_documented_with_its_default() -> None:
             assert f"| {default} |" in row, key
 
 
-def test_hooks_json_runs_known_events_in_exec_form() -> None:
+def test_hooks_json_runs_the_plugin_launcher_for_known_events() -> None:
     data = json.loads((REPO / "hooks" / "hooks.json").read_text())
     seen = set()
     for groups in data["hooks"].values():
         for group in groups:
             for handler in group["hooks"]:
-                assert handler["type"] == "command" and handler["command"] == "keeper"
-                assert handler["args"][0] == "hook" and handler["args"][1] in hooks.HANDLERS
+                assert handler["type"] == "command" and "args" not in handler
+                launcher, verb, event = handler["command"].split(" ")
+                assert launcher == '"${CLAUDE_PLUGIN_ROOT}/bin/keeper"'  # quoted: spaces and backslashes survive
+                assert verb == "hook" and event in hooks.HANDLERS
                 assert isinstance(handler["timeout"], int) and handler["timeout"] > 0
-                seen.add(handler["args"][1])
+                seen.add(event)
     assert seen == set(hooks.HANDLERS)
+
+
+def test_the_launcher_and_bootstrap_know_this_version() -> None:
+    from keeper import bootstrap
+
+    launcher = (REPO / "bin" / "keeper").read_text(encoding="utf-8")
+    assert f"\nKEEPER_VERSION={__version__}\n" in launcher
+    assert bootstrap.plugin_version(str(REPO)) == __version__
+    if sys.version_info >= (3, 11):
+        import tomllib
+
+        pyproject = tomllib.loads((REPO / "pyproject.toml").read_text(encoding="utf-8"))
+        assert bootstrap.dependencies(str(REPO)) == pyproject["project"]["dependencies"]
 
 
 def test_commands_have_descriptions_and_keep_arguments_out_of_the_shell() -> None:

@@ -14,19 +14,12 @@ from keeper import __version__, doctor
 from keeper.cli import main
 
 
-@pytest.mark.parametrize(
-    ("system", "have", "expected"),
-    [
-        ("Linux", {"uv", "pipx"}, "uv tool install claude-keeper"),
-        ("Darwin", {"pipx"}, "pipx install claude-keeper"),
-        ("Windows", {"py"}, "py -m pip install --user claude-keeper"),
-        ("Windows", set(), "python -m pip install --user claude-keeper"),
-        ("Linux", set(), "python3 -m pip install --user claude-keeper"),
-    ],
-)
-def test_install_hints_fit_the_platform(system: str, have: set[str], expected: str) -> None:
-    hint = doctor.install_hint(system, have)
-    assert expected in hint and "restart Claude Code" in hint
+def test_the_install_hint_is_two_commands_that_work_from_this_checkout() -> None:
+    from tests.conftest import REPO
+
+    assert doctor.install.install_hint() == (
+        f"run `claude plugin marketplace add {REPO}`, then `claude plugin install keeper@keeper`"
+    )
 
 
 def fake_keeper(folder: Path, version: str) -> None:
@@ -45,12 +38,62 @@ def test_doctor_reports_each_problem_with_a_fix(
     (project_dir / ".claude" / "keeper.yaml").write_text("save_every: never\n")
     assert main(["doctor"]) == 1
     out = capsys.readouterr().out
-    assert (
-        "FAIL  command  `keeper` is not on PATH" in out
-        and "fix: run `python3 -m pip install --user claude-keeper`" in out
-    )
+    assert "note  plugin   no keeper plugin is enabled" in out and "claude plugin install keeper@keeper" in out
+    assert "note  command  no `keeper` on PATH: the plugin runs its own" in out
     assert "FAIL  config" in out and "save_every must be a positive whole number" in out
-    assert "ok    store" in out and "2 problem(s) found." in out
+    assert "ok    store" in out and "1 problem(s) found." in out
+
+
+def claude_plugin_state(home: Path, source: Path, data_files: dict[str, str]) -> Path:
+    """Write what `claude plugin marketplace add` + `install` leave behind, and a data folder."""
+    claude = home / ".claude"
+    (claude / "plugins").mkdir(parents=True, exist_ok=True)
+    (claude / "settings.json").write_text(json.dumps({"enabledPlugins": {"keeper@keeper": True}}))
+    marketplaces = {"keeper": {"source": {"source": "directory", "path": str(source)}}}
+    (claude / "plugins" / "known_marketplaces.json").write_text(json.dumps(marketplaces))
+    installed = {"version": 2, "plugins": {"keeper@keeper": [{"version": __version__, "installPath": "x"}]}}
+    (claude / "plugins" / "installed_plugins.json").write_text(json.dumps(installed))
+    data = claude / "plugins" / "data" / "keeper-keeper"
+    for name, text in data_files.items():
+        (data / name).parent.mkdir(parents=True, exist_ok=True)
+        (data / name).write_text(text)
+    return data
+
+
+def test_doctor_tells_the_truth_about_the_plugin_set_up(
+    project_dir: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    home = Path(os.environ["HOME"])
+    source = tmp_path / "checkout"
+    source.mkdir()
+    ready = {f"env/{__version__}/keeper-env.json": json.dumps({"version": __version__, "python": "/usr/bin/python3"})}
+    claude_plugin_state(home, source, ready)
+    main(["doctor", "--json"])
+    found = {c["check"]: c for c in json.loads(capsys.readouterr().out)}
+    assert found["setup"]["ok"] is True and "Python /usr/bin/python3" in found["setup"]["detail"]
+    assert "source" not in found
+    failure = {"systemMessage": "Keeper could not set itself up: pip failed: no network."}
+    claude_plugin_state(home, tmp_path / "moved-away", {"setup-failed.json": json.dumps(failure)})
+    os.remove(home / ".claude/plugins/data/keeper-keeper/env" / __version__ / "keeper-env.json")
+    assert main(["doctor"]) == 1
+    out = capsys.readouterr().out
+    assert "FAIL  setup    Keeper could not set itself up: pip failed: no network." in out
+    assert f"FAIL  source   the marketplace folder {tmp_path / 'moved-away'} no longer exists" in out
+    assert "claude plugin marketplace remove keeper" in out
+
+
+@pytest.mark.skipif(os.name == "nt", reason="uses a POSIX shell script as a stand-in keeper")
+def test_a_keeper_only_inside_a_virtualenv_is_a_problem_without_the_plugin(
+    project_dir: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    venv = tmp_path / "project-venv"
+    fake_keeper(venv / "bin", __version__)
+    (venv / "pyvenv.cfg").write_text("home = /usr/bin\n")
+    monkeypatch.setenv("PATH", str(venv / "bin"))
+    assert main(["doctor", "--json"]) == 1
+    found = {c["check"]: c for c in json.loads(capsys.readouterr().out)}
+    assert found["command"]["ok"] is False and "inside a virtualenv" in found["command"]["detail"]
+    assert "claude plugin install keeper@keeper" in found["command"]["fix"]
 
 
 @pytest.mark.skipif(os.name == "nt", reason="uses a POSIX shell script as a stand-in keeper")

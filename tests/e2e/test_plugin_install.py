@@ -1,0 +1,116 @@
+"""Installed as a newcomer installs it: marketplace add + plugin install, and nothing else.
+
+A fresh HOME, no `keeper` anywhere on PATH, the real Claude Code CLI. Keeper must set itself up
+from the plugin's own files (and the package index for its dependencies), tell the user so, and
+have the model's `keeper save` land, so that the next session starts with that memory.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import shutil
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from keeper import __version__
+from tests.conftest import REPO
+from tests.e2e.fakeapi import FakeAPI, bash, text, texts_of
+
+pytestmark = [pytest.mark.e2e, pytest.mark.skipif(sys.platform == "win32", reason="POSIX paths in this test")]
+
+# the user's pip cache (read before the test fixtures point HOME elsewhere), so set-up runs offline when it can
+PIP_CACHE = os.environ.get("PIP_CACHE_DIR") or os.path.expanduser(os.path.join("~", ".cache", "pip"))
+SAVE = """keeper save <<'KEEPER'
+summary: Set up the invoice exporter: CSV first, PDF later
+decisions:
+  - Export invoices as CSV with ISO dates: finance imports them as is
+KEEPER"""
+
+
+def clean_clone(base: Path) -> Path:
+    """The repository as a fresh clone has it: tracked files only (no .venv, caches or build output)."""
+    listed = subprocess.run(["git", "ls-files", "-z"], cwd=REPO, capture_output=True, check=True).stdout
+    target = base / "keeper-src"
+    for name in filter(None, listed.decode().split("\0")):
+        source = REPO / name
+        if source.is_file():
+            (target / name).parent.mkdir(parents=True, exist_ok=True)
+            shutil.copy2(source, target / name)
+    return target
+
+
+class Machine:
+    """One user's machine: a HOME, a PATH with Node, git and a system Python, and no Keeper."""
+
+    def __init__(self, claude_bin: str, base: Path, path: str) -> None:
+        self.claude, self.base = claude_bin, base
+        self.home = base / "home"
+        self.home.mkdir(parents=True)  # base is new: one machine per test
+        self.path = path
+        self.env = {
+            "HOME": str(self.home),
+            "USERPROFILE": str(self.home),
+            "PATH": path,
+            "KEEPER_HOME": str(base / "store"),
+            "ANTHROPIC_API_KEY": "sk-ant-test-key",
+            "CLAUDE_CODE_DISABLE_NONESSENTIAL_TRAFFIC": "1",
+            "DISABLE_AUTOUPDATER": "1",
+            "CLAUDE_CODE_MAX_RETRIES": "0",
+            "CLAUDE_CODE_DISABLE_AUTO_MEMORY": "1",
+            "PIP_CACHE_DIR": PIP_CACHE,
+            **{k: v for k, v in os.environ.items() if k.startswith(("PIP_", "UV_")) or k in ("LANG", "TMPDIR")},
+        }
+
+    def claude_cmd(self, *args: str) -> subprocess.CompletedProcess[str]:
+        return subprocess.run(
+            [self.claude, *args], env=self.env, capture_output=True, text=True, timeout=120, check=False
+        )
+
+    def session(self, prompt: str, cwd: Path, script: list) -> tuple[list[str], list[dict]]:
+        """One `claude -p` run: the text of each request the model got, and the stream-json events."""
+        with FakeAPI(script) as api:
+            done = subprocess.run(
+                [self.claude, "-p", prompt, "--allowedTools", "Bash", "--output-format", "stream-json", "--verbose"],
+                cwd=cwd,
+                env={**self.env, "ANTHROPIC_BASE_URL": api.url},
+                capture_output=True,
+                text=True,
+                timeout=300,
+                check=False,
+            )
+        assert done.returncode == 0, done.stderr
+        events = [json.loads(line) for line in done.stdout.splitlines() if line.startswith("{")]
+        return [texts_of(r) for r in api.requests], events
+
+
+def test_marketplace_add_and_install_is_the_whole_install(claude_bin: str, tmp_path: Path) -> None:
+    node = os.path.dirname(os.path.realpath(shutil.which("node") or "/usr/bin/node"))
+    path = os.pathsep.join(dict.fromkeys([node, "/usr/local/bin", "/usr/bin", "/bin"]))
+    keeper_on_path = [d for d in path.split(os.pathsep) if os.path.exists(os.path.join(d, "keeper"))]
+    if keeper_on_path or not shutil.which("python3", path=path):
+        pytest.skip(f"needs a machine whose system PATH has python3 and no keeper (keeper in {keeper_on_path})")
+    source = clean_clone(tmp_path)
+    before = sorted(str(p) for p in source.rglob("*"))
+    machine = Machine(claude_bin, tmp_path / "machine", path)
+    added = machine.claude_cmd("plugin", "marketplace", "add", str(source))
+    assert added.returncode == 0, added.stdout + added.stderr
+    installed = machine.claude_cmd("plugin", "install", "keeper@keeper")
+    assert installed.returncode == 0, installed.stdout + installed.stderr
+
+    project = tmp_path / "work" / "invoices"
+    (project / ".git").mkdir(parents=True)
+    seen, events = machine.session("set up the invoice exporter", project, [bash(SAVE), text("Saved.")])
+    shown = json.dumps(events)
+    assert "Keeper is setting itself up" in shown  # the user is told, in one line
+    assert "Saved to" in seen[1], seen[1][-2000:]  # the model's save landed, during the set-up
+    data = machine.home / ".claude" / "plugins" / "data" / "keeper-keeper"
+    assert (data / "env" / __version__ / "keeper-env.json").exists()
+
+    first = machine.session("what did we decide about invoices?", project, [text("CSV.")])[0][0]
+    assert "SessionStart hook additional context: Keeper memory for project 'invoices'" in first
+    assert "Export invoices as CSV with ISO dates: finance imports them as is" in first
+    assert sorted(str(p) for p in source.rglob("*")) == before  # nothing written into the plugin's folder

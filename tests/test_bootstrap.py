@@ -1,0 +1,120 @@
+"""Keeper's one-time set-up in the plugin's data folder: atomic, locked, repaired, and per version."""
+
+from __future__ import annotations
+
+import json
+import os
+import threading
+import time
+from pathlib import Path
+
+import pytest
+
+from keeper import __version__, bootstrap
+from tests.conftest import REPO
+
+
+def fake_build(calls: list[str], delay: float = 0.0, fail: str = ""):  # type: ignore[no-untyped-def]
+    """Stands in for the venv + pip step: makes a finished environment (or fails), counting calls."""
+
+    def build(root: str, target: str, deps: list[str], log: bootstrap.Log) -> None:
+        calls.append(target)
+        time.sleep(delay)
+        if fail:
+            raise RuntimeError(fail)
+        (Path(target) / "bin").mkdir(parents=True)
+        (Path(target) / "bin" / "python").write_text("")
+        (Path(target) / bootstrap.READY).write_text(json.dumps({"version": bootstrap.plugin_version(root)}))
+
+    return build
+
+
+@pytest.fixture
+def data(tmp_path: Path) -> Path:
+    return tmp_path / "plugin-data"
+
+
+def test_setup_builds_once_and_then_is_a_no_op(data: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    calls: list[str] = []
+    monkeypatch.setattr(bootstrap, "build", fake_build(calls))
+    assert bootstrap.setup(str(REPO), str(data)) == 0
+    assert bootstrap.setup(str(REPO), str(data)) == 0
+    assert calls == [str(data / "env" / __version__)]
+    assert not (data / "setup.lock").exists() and "setting up keeper" in (data / "setup.log").read_text()
+
+
+def test_a_second_start_while_one_runs_builds_nothing(data: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    calls: list[str] = []
+    monkeypatch.setattr(bootstrap, "build", fake_build(calls, delay=1.0))
+    first = threading.Thread(target=bootstrap.setup, args=(str(REPO), str(data)))
+    first.start()
+    time.sleep(0.3)
+    assert bootstrap.setup(str(REPO), str(data)) == 0  # a hook's background run: the lock is taken, it leaves
+    first.join()
+    assert len(calls) == 1
+    assert bootstrap.setup(str(REPO), str(data), foreground=True) == 0 and len(calls) == 1
+
+
+def test_a_foreground_run_waits_for_the_running_setup(data: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    calls: list[str] = []
+    monkeypatch.setattr(bootstrap, "build", fake_build(calls, delay=1.0))
+    first = threading.Thread(target=bootstrap.setup, args=(str(REPO), str(data)))
+    first.start()
+    time.sleep(0.3)
+    assert bootstrap.setup(str(REPO), str(data), foreground=True) == 0  # `keeper save` waits, then runs
+    assert bootstrap.is_ready(str(data / "env" / __version__), __version__)
+    first.join()
+    assert len(calls) == 1
+
+
+def test_a_setup_killed_midway_is_repaired_by_the_next(data: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    target = data / "env" / __version__
+    (target / "bin").mkdir(parents=True)  # a half-built environment, without its ready marker
+    (data / "env" / ".build-999-1").mkdir()
+    (data / "setup.lock").mkdir()
+    old = time.time() - bootstrap.LOCK_STALE_SECONDS - 60
+    os.utime(data / "setup.lock", (old, old))
+    assert not bootstrap.is_ready(str(target), __version__)
+    calls: list[str] = []
+    monkeypatch.setattr(bootstrap, "build", fake_build(calls))
+    assert bootstrap.setup(str(REPO), str(data)) == 0
+    assert calls == [str(target)] and bootstrap.is_ready(str(target), __version__)
+    assert sorted(os.listdir(data / "env")) == [__version__]  # the killed build's leftovers are gone
+
+
+def test_a_new_plugin_version_sets_up_again_and_drops_the_old(data: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    old = data / "env" / "0.0.9"
+    (old / "bin").mkdir(parents=True)
+    (old / bootstrap.READY).write_text(json.dumps({"version": "0.0.9"}))
+    calls: list[str] = []
+    monkeypatch.setattr(bootstrap, "build", fake_build(calls))
+    assert bootstrap.setup(str(REPO), str(data)) == 0
+    assert sorted(os.listdir(data / "env")) == [__version__]
+
+
+def test_a_failure_is_kept_for_the_next_session_start_and_cleared_by_success(
+    data: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setattr(bootstrap, "build", fake_build([], fail="pip failed: no network"))
+    assert bootstrap.setup(str(REPO), str(data)) == 1
+    reply = json.loads((data / "setup-failed.json").read_text())
+    assert reply["systemMessage"].startswith("Keeper could not set itself up: pip failed: no network.")
+    assert "tries again at the next session start" in reply["systemMessage"]
+    assert not (data / "setup.lock").exists()
+    monkeypatch.setattr(bootstrap, "build", fake_build([]))
+    assert bootstrap.setup(str(REPO), str(data)) == 0
+    assert not (data / "setup-failed.json").exists()
+
+
+def test_the_set_up_writes_nothing_into_the_plugin_folder(
+    tmp_path: Path, data: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    import shutil
+
+    root = tmp_path / "checkout"
+    shutil.copytree(REPO / "keeper", root / "keeper", ignore=shutil.ignore_patterns("__pycache__"))
+    shutil.copy(REPO / "pyproject.toml", root / "pyproject.toml")
+    before = sorted(str(p.relative_to(root)) for p in root.rglob("*"))
+    monkeypatch.setattr(bootstrap, "build", fake_build([]))
+    assert bootstrap.main(["--root", str(root), "--data", str(data)]) == 0
+    assert sorted(str(p.relative_to(root)) for p in root.rglob("*")) == before

@@ -1,0 +1,135 @@
+"""bin/keeper, the launcher a plugin-only install runs: which Keeper it starts, and what it answers
+while Keeper sets itself up. Runs the real script under /bin/sh with a controlled PATH."""
+
+from __future__ import annotations
+
+import json
+import os
+import shutil
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import pytest
+
+from keeper import __version__
+from tests.conftest import REPO
+
+pytestmark = pytest.mark.skipif(sys.platform == "win32", reason="the POSIX launcher; Windows runs it under Git Bash")
+LAUNCHER = REPO / "bin" / "keeper"
+SYSTEM_PATH = os.pathsep.join(p for p in ("/usr/bin", "/bin") if os.path.isdir(p))
+
+
+def fake_program(folder: Path, name: str, body: str) -> Path:
+    """A stand-in executable that records how it was called into ``calls.log`` beside it."""
+    folder.mkdir(parents=True, exist_ok=True)
+    path = folder / name
+    path.write_text(f'#!/bin/sh\necho "{name} $*" >> "{folder}/calls.log"\n{body}\n', encoding="utf-8")
+    path.chmod(0o755)
+    return path
+
+
+def run(args: list[str], env: dict[str, str], stdin: str = "{}") -> subprocess.CompletedProcess[str]:
+    return subprocess.run(
+        [str(LAUNCHER), *args], input=stdin, env=env, capture_output=True, text=True, timeout=60, check=False
+    )
+
+
+@pytest.fixture
+def base_env(tmp_path: Path) -> dict[str, str]:
+    data = tmp_path / "plugin-data"
+    data.mkdir()
+    return {
+        "HOME": str(tmp_path / "home"),
+        "PATH": str(tmp_path / "nothing"),
+        "CLAUDE_PLUGIN_ROOT": str(REPO),
+        "CLAUDE_PLUGIN_DATA": str(data),
+    }
+
+
+def test_a_ready_environment_is_started_isolated(tmp_path: Path, base_env: dict[str, str]) -> None:
+    env_bin = Path(base_env["CLAUDE_PLUGIN_DATA"]) / "env" / __version__ / "bin"
+    fake_program(env_bin, "python", 'echo \'{"from": "plugin env"}\'')
+    other = fake_program(tmp_path / "elsewhere", "keeper", 'echo \'{"from": "path"}\'')
+    done = run(["hook", "stop"], {**base_env, "PATH": f"{other.parent}:{SYSTEM_PATH}"})
+    assert json.loads(done.stdout) == {"from": "plugin env"}
+    expected = "python -I -c from keeper.cli import main; raise SystemExit(main()) hook stop\n"
+    assert (env_bin / "calls.log").read_text() == expected  # -I: a repository's own keeper/ cannot shadow Keeper
+
+
+def test_a_keeper_on_path_is_honoured_while_there_is_no_environment(tmp_path: Path, base_env: dict[str, str]) -> None:
+    other = fake_program(tmp_path / "pipx-bin", "keeper", "echo '{}'")
+    done = run(["save", "--summary", "x"], {**base_env, "PATH": f"{LAUNCHER.parent}:{other.parent}:{SYSTEM_PATH}"})
+    assert done.returncode == 0
+    assert (other.parent / "calls.log").read_text() == "keeper save --summary x\n"  # itself skipped, no loop
+
+
+def test_while_setting_up_a_hook_answers_at_once_and_setup_starts_once(
+    tmp_path: Path, base_env: dict[str, str]
+) -> None:
+    tools = tmp_path / "tools"
+    fake_program(tools, "python3", '[ "$1" = -c ] || sleep 2')  # answers the version check, then is slow
+    env = {**base_env, "PATH": f"{tools}:{SYSTEM_PATH}"}
+    started = time.monotonic()
+    first = run(["hook", "session-start"], env)
+    assert time.monotonic() - started < 1.5  # the set-up runs in the background
+    assert "setting itself up" in json.loads(first.stdout)["systemMessage"]
+    Path(base_env["CLAUDE_PLUGIN_DATA"], "setup.lock").mkdir()  # as the running set-up holds it
+    assert json.loads(run(["hook", "post-tool-use"], env).stdout) == {}
+    time.sleep(0.3)
+    calls = [c for c in (tools / "calls.log").read_text().splitlines() if "bootstrap.py" in c]
+    assert len(calls) == 1 and calls[0].startswith("python3 -B -I ") and "/keeper/bootstrap.py --root " in calls[0]
+
+
+def test_a_failed_setup_is_shown_at_session_start(tmp_path: Path, base_env: dict[str, str]) -> None:
+    fake_program(tmp_path / "tools", "python3", "true")
+    reply = {"systemMessage": "Keeper could not set itself up: pip failed. It tries again at the next session start"}
+    Path(base_env["CLAUDE_PLUGIN_DATA"], "setup-failed.json").write_text(json.dumps(reply) + "\n")
+    done = run(["hook", "session-start"], {**base_env, "PATH": f"{tmp_path / 'tools'}:{SYSTEM_PATH}"})
+    assert json.loads(done.stdout) == reply
+
+
+@pytest.mark.parametrize("event", ["session-start", "post-tool-use"])
+def test_the_windows_store_stub_is_not_taken_for_python(tmp_path: Path, base_env: dict[str, str], event: str) -> None:
+    stub = fake_program(
+        tmp_path / "WindowsApps",
+        "python3",
+        "echo 'Python was not found; run without arguments to install from the Microsoft Store'; exit 9009",
+    )
+    done = run(["hook", event], {**base_env, "PATH": str(stub.parent)})
+    reply = json.loads(done.stdout)
+    assert done.returncode == 0 and not (stub.parent / "calls.log").exists()  # never even run
+    if event == "session-start":
+        assert "needs Python 3.9 or newer" in reply["systemMessage"]
+    else:
+        assert reply == {}
+
+
+def test_a_command_without_python_says_what_to_do(base_env: dict[str, str]) -> None:
+    done = run(["status"], base_env)
+    assert done.returncode == 1 and done.stderr.startswith("keeper: error: Keeper needs Python 3.9")
+
+
+def test_a_python_older_than_3_9_is_passed_over(tmp_path: Path, base_env: dict[str, str]) -> None:
+    old = fake_program(tmp_path / "old", "python3", "exit 1")  # fails the version check, as Python 3.6 would
+    newer = fake_program(tmp_path / "new", "python3.11", "true")
+    run(["hook", "session-start"], {**base_env, "PATH": f"{old.parent}:{newer.parent}:{SYSTEM_PATH}"})
+    time.sleep(0.3)
+    assert "bootstrap.py" not in (old.parent / "calls.log").read_text()
+    assert "bootstrap.py" in (newer.parent / "calls.log").read_text()
+
+
+def test_the_bash_tool_finds_the_environment_without_claude_plugin_data(
+    tmp_path: Path, base_env: dict[str, str]
+) -> None:
+    data = Path(base_env["HOME"]) / ".claude" / "plugins" / "data" / "keeper-keeper"
+    fake_program(data / "env" / __version__ / "bin", "python", "echo saved")
+    env = {k: v for k, v in base_env.items() if k not in ("CLAUDE_PLUGIN_DATA", "CLAUDE_PLUGIN_ROOT")}
+    done = run(["save"], {**env, "PATH": SYSTEM_PATH}, stdin="summary: x\n")
+    assert done.stdout == "saved\n"
+
+
+@pytest.mark.skipif(shutil.which("dash") is None, reason="dash is the strictest POSIX sh at hand")
+def test_the_launcher_is_plain_posix_sh() -> None:
+    assert subprocess.run(["dash", "-n", str(LAUNCHER)], check=False).returncode == 0
