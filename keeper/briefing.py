@@ -3,7 +3,9 @@
 At any size the briefing keeps what the next session needs first: the current state, the newest
 recent context, at least the newest item of every section (so no heading is ever shown empty
 while the file has lines for it), then the open issues newest first, the sections a person
-added, and the decisions newest (or most recently re-confirmed) first. Items keep their dates so
+added, and the decisions newest (or most recently re-confirmed) first. Typed memories rank with
+them: feedback beside the state, the user beside recent context, tools and references with the
+decisions. Items keep their dates so
 stale facts can be judged, and whatever did not fit is named with how to recall it. Sessions
 that ended without a save are listed too: their work is otherwise invisible until recalled.
 """
@@ -22,7 +24,17 @@ ITEM_CHARS = 1200  # one item is cut beyond this, so one huge entry cannot take 
 
 # Lower tiers are taken first; within a tier, units in the order they were made.
 _FIRST, _STATE, _RECENT, _ISSUES, _OTHER, _DECISIONS = range(6)
-_NEWEST_FIRST = ("decisions", "issues")
+_NEWEST_FIRST = ("decisions", "issues", "feedback", "user", "tool", "reference")
+_TIERS = {
+    "state": _STATE,
+    "feedback": _STATE,  # corrections not to repeat: as urgent as where the work stands
+    "recent": _RECENT,
+    "user": _RECENT,
+    "issues": _ISSUES,
+    "decisions": _DECISIONS,
+    "tool": _DECISIONS,
+    "reference": _DECISIONS,
+}
 
 
 class _Unit:
@@ -60,7 +72,7 @@ def _units(index: int, section: Section, name: str | None) -> list[_Unit]:
         position = end
     if name in _NEWEST_FIRST:
         found.sort(key=lambda pair: pair[0], reverse=True)  # newest date first; later lines are newer
-    tier = {"state": _STATE, "recent": _RECENT, "issues": _ISSUES, "decisions": _DECISIONS}.get(name or "", _OTHER)
+    tier = _TIERS.get(name or "", _OTHER)
     return [_Unit(index, key, lines, _FIRST if i == 0 else tier) for i, (key, lines) in enumerate(found)]
 
 

@@ -33,10 +33,11 @@ def _content(lines: list[str]) -> str:
     return "".join(line for line in lines if line.split(":", 1)[0] not in sessions.BOOKKEEPING).strip()
 
 
-def chunks_of(path: str, text: str) -> list[Chunk]:
-    """Split a file at ``#``-``###`` headings; the title becomes part of each heading."""
+def chunks_of(path: str, text: str, title: str | None = None) -> list[Chunk]:
+    """Split a file at ``#``-``###`` headings; the title (the file's ``#`` heading unless given)
+    becomes part of each heading."""
     doc = Document.parse(text, split_level=3)
-    title = next((s.title for s in doc.sections if s.level == 1), os.path.basename(path))
+    title = title or next((s.title for s in doc.sections if s.level == 1), os.path.basename(path))
     day = sessions.date_of(path)
     out: list[Chunk] = []
     line = 1

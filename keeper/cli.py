@@ -66,7 +66,8 @@ def _add_save(sub: Any, common: argparse.ArgumentParser) -> None:
         help="merge a save into memory.md and this session's file",
         description="Read Keeper's save format on stdin (key: lines; list items as '  - item' lines; every "
         "value plain text, stored as written) or a JSON object; or give the same with flags. Keys: summary, "
-        "decisions, state, issues, resolved, retired. Prints what changed.",
+        "decisions, state, issues, resolved, retired; typed lists feedback, user, tool, reference, and scope "
+        "(project or global: where the typed lists go). Prints what changed.",
     )
     p.add_argument("--summary", help="what this session did (text)")
     p.add_argument("--decision", action="append", default=[], help="a durable decision (repeatable)")
@@ -74,6 +75,18 @@ def _add_save(sub: Any, common: argparse.ArgumentParser) -> None:
     p.add_argument("--issue", action="append", default=[], help="an open issue (repeatable)")
     p.add_argument("--resolved", action="append", default=[], help="a fixed issue to remove (repeatable)")
     p.add_argument("--retired", action="append", default=[], help="a decision that no longer holds (repeatable)")
+    p.add_argument("--feedback", action="append", default=[], help="a correction not to repeat (repeatable)")
+    p.add_argument("--user", action="append", default=[], help="who the user is, a preference (repeatable)")
+    p.add_argument("--tool", action="append", default=[], help="a binary or service: install, config, gotchas")
+    p.add_argument("--reference", action="append", default=[], help="stable technical knowledge (repeatable)")
+    p.add_argument(
+        "--global",
+        dest="scope",
+        action="store_const",
+        const="global",
+        default="project",
+        help="send the typed lists (feedback, user, tool, reference) to the global memory",
+    )
     p.add_argument("--session", help="session id (default: $CLAUDE_CODE_SESSION_ID, else one per day)")
     _json_flag(p, "the result")
     p.set_defaults(func=cmd_save)
@@ -91,9 +104,14 @@ def cmd_save(args: argparse.Namespace) -> int:
         "issues": args.issue,
         "resolved": args.resolved,
         "retired": args.retired,
+        "feedback": args.feedback,
+        "user": args.user,
+        "tool": args.tool,
+        "reference": args.reference,
     }
     problems: list[str] = []
     if any(flags.values()):
+        flags["scope"] = args.scope
         save = saving.to_save_input(flags, at.cfg["redact_patterns"])
     else:
         if sys.stdin is None or sys.stdin.isatty():
@@ -103,6 +121,8 @@ def cmd_save(args: argparse.Namespace) -> int:
             )
         raw = sys.stdin.buffer.read().decode("utf-8", errors="replace")
         save, problems = saving.read_input(raw, at.cfg["redact_patterns"])
+        if args.scope == "global":
+            save.scope = "global"
     report, session_file = saving.save(at.project, at.cfg, save, at.session)
 
     def text() -> list[str]:
@@ -125,10 +145,17 @@ def _add_recall(sub: Any, common: argparse.ArgumentParser) -> None:
         "recall",
         parents=[common],
         help="search this project's memory, best first (tolerates typos)",
-        description="Keyword search over memory.md and the session files. Words are matched literally.",
+        description="Keyword search over memory.md, the session files, the global memory and Claude Code's "
+        "auto memory of this project. Words are matched literally.",
     )
     p.add_argument("query", nargs="+", help="words to look for")
     p.add_argument("--limit", type=int, default=None, help="most results to show (default: recall_limit)")
+    p.add_argument(
+        "--scope",
+        choices=["project", "global", "all"],
+        default="all",
+        help="this project's memory (with Claude Code's auto memory of it), the global memory, or both",
+    )
     _json_flag(p, "a list of results")
     p.set_defaults(func=cmd_recall)
 
@@ -139,7 +166,7 @@ def cmd_recall(args: argparse.Namespace) -> int:
     at = _resolve(args)
     query = " ".join(args.query)
     limit = args.limit if args.limit and args.limit > 0 else int(at.cfg["recall_limit"])
-    results = search.search(at.project, query, limit=limit)
+    results = search.search(at.project, query, limit=limit, scope=args.scope)
     _emit(
         args,
         [r.as_dict() for r in results],

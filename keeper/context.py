@@ -38,10 +38,20 @@ def save_command(windows: bool = False) -> str:
     return body
 
 
+TYPED_HINT = (
+    "Where they apply, add typed lists the same way: feedback (a correction from the user not to repeat), "
+    "user (who the user is, how they like to work), tool (a binary or service: install, config, gotchas), "
+    "reference (stable technical knowledge); with a line scope: global they hold across all projects."
+)
+
+
 def _how_to_save() -> str:
     from keeper import saveformat
 
-    return f"{saveformat.rules()} Replace the example values with this session's:\n\n{save_command(os.name == 'nt')}"
+    return (
+        f"{saveformat.rules()} {TYPED_HINT} Replace the example values with this session's:\n\n"
+        f"{save_command(os.name == 'nt')}"
+    )
 
 
 def save_request(unsaved: int) -> str:
@@ -124,18 +134,23 @@ def fit(text: str, limit: int) -> tuple[str, list[str]]:
     return out, left
 
 
+GLOBAL_SHARE = 0.3  # at most this share of the budget for the global memory; what it leaves goes to the project
+
+
 def session_start(project: paths.Project, limit: int, source: str, session: str) -> tuple[str, str]:
     """The context for a new (or resumed, cleared, compacted) session and the user's status line.
 
-    Everything fits in ``limit`` characters: memory.md chosen by importance (``briefing.select``),
+    Everything fits in ``limit`` characters: the global memory in its own share (feedback and
+    the user first), then the project's memory.md chosen by importance (``briefing.select``),
     sessions that ended without a save, and after a compaction this session's own record so far.
     """
     from keeper import briefing
 
     limit = min(limit, HARD_CAP)
     text = read_text(project.memory) or ""
+    global_text = read_text(paths.global_memory_file()) or ""
     unsaved = briefing.unsaved_sessions(project, session)
-    if not text.strip() and not unsaved:
+    if not text.strip() and not unsaved and not global_text.strip():
         context = (
             f"Keeper memory for project '{project.name}' is empty so far. Keeper asks for a save every "
             "few tool uses; a save is a `keeper save` Bash command with key: lines on stdin."
@@ -157,19 +172,33 @@ def session_start(project: paths.Project, limit: int, source: str, session: str)
         saved = "never"
     head = f"Keeper memory for project '{project.name}' (from {project.memory}, saved {saved})."
     tail = "Session files hold the full history; `keeper recall <words>` searches them and memory.md."
-    room = limit - len(head) - len(tail) - len(so_far) - len(missed) - 300
-    body, left = briefing.select(text, max(room, 0)) if text.strip() else ("", [])
+    room = max(limit - len(head) - len(tail) - len(so_far) - len(missed) - 300, 0)
+    left: list[str] = []
+    across = ""
+    if global_text.strip():
+        body, left_global = briefing.select(global_text, int(room * GLOBAL_SHARE))
+        across = f"Across all projects ({paths.global_memory_file()}):\n\n{body.strip()}\n\n"
+        left += [f"{item} (global)" for item in left_global]
+        room -= len(across)
+    body, left_project = briefing.select(text, room) if text.strip() else ("", [])
+    left += left_project
     if left:
         tail = f"Left out for size: {'; '.join(left)}; `keeper recall <words>` finds them. " + tail
-    context = head + ("\n\n" + body.strip() if body.strip() else "") + missed + so_far + "\n\n" + tail
+    context = head + "\n\n" + across + body.strip() + missed + so_far + "\n\n" + tail
     view = memory.overview(text)
     parts = [f"{view.decisions} decision{'s' if view.decisions != 1 else ''}"]
     if view.issues:
         parts.append(f"{view.issues} open issue{'s' if view.issues != 1 else ''}")
+    global_items = memory.overview(global_text).typed
+    if global_items:
+        parts.append(f"{global_items} global note{'s' if global_items != 1 else ''}")
     if unsaved:
         parts.append(f"{len(unsaved)} unsaved session{'s' if len(unsaved) != 1 else ''}")
     status = f"Keeper: {', '.join(parts)}, last saved {saved}"
     return context.strip()[:HARD_CAP], status
+
+
+SCOPE_LABELS = {"global": "[global memory] ", "native": "[Claude Code auto memory] "}
 
 
 def _grouped(results: list[Result]) -> list[tuple[str, list[Result]]]:
@@ -184,14 +213,16 @@ def recall_block(query: str, results: list[Result], limit_chars: int = 6000) -> 
     """Recall results grouped by file, dated, best first; bounded for the hook channel."""
     if not results:
         return (
-            f"Keeper recall for {query!r}: no match in this project's memory.md or session files. "
+            f"Keeper recall for {query!r}: no match in this project's memory.md, its session files or the "
+            "global memory. "
             "Different words (or fewer) may find it; `keeper status` shows where the files are."
         )
     groups = _grouped(results)
     lines = [f"Keeper recall for {query!r}: {len(results)} match(es) in {len(groups)} file(s), best first."]
     for path, items in groups:
         dated = items[0].chunk.date
-        lines.append(f"\n{os.path.basename(path)}" + (f" ({dated})" if dated else "") + f": {path}")
+        label = SCOPE_LABELS.get(items[0].scope, "")
+        lines.append(f"\n{label}{os.path.basename(path)}" + (f" ({dated})" if dated else "") + f": {path}")
         for item in items:
             heading = item.chunk.heading.split(" > ", 1)[-1]
             lines.append(f"  - {heading} [score {item.score:.2f}, id {item.id}]")
@@ -210,7 +241,8 @@ def auto_recall_block(results: list[Result], limit_chars: int) -> str:
     for item in results:
         dated = f"{item.chunk.date}, " if item.chunk.date else ""
         snippet = " ".join(item.snippet.split())
-        lines.append(f"- {item.chunk.heading} ({dated}id {item.id}): {snippet[:300]}")
+        label = SCOPE_LABELS.get(item.scope, "")
+        lines.append(f"- {label}{item.chunk.heading} ({dated}id {item.id}): {snippet[:300]}")
     lines.append("The whole section: `keeper expand <id>`; more: `keeper recall <words>`.")
     out = "\n".join(lines)
     return out if len(out) <= limit_chars else out[: limit_chars - 1] + "…"

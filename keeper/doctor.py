@@ -72,7 +72,7 @@ def _plugin_installs() -> list[Check]:
     """The plugin as Claude Code has it: enabled, set up, its marketplace folder still there."""
     found = install.plugin_installs()
     if not found:
-        where = os.path.join(install.claude_dir(), "settings.json")
+        where = os.path.join(paths.claude_dir(), "settings.json")
         return [
             Check(
                 "plugin",

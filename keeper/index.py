@@ -30,7 +30,7 @@ TYPE_CHECKING = False
 if TYPE_CHECKING:
     from collections.abc import Iterable
 
-SCHEMA_VERSION = "6"
+SCHEMA_VERSION = "7"
 NEWEST_ALWAYS_CHECKED = 20
 WINDOW = 256  # older files stat'ed per quick check (automatic recall on each prompt)
 THOROUGH_UP_TO = 500  # explicit recall stats every file up to this many; beyond, this many per call
@@ -54,6 +54,43 @@ CREATE TRIGGER IF NOT EXISTS sections_ad AFTER DELETE ON sections BEGIN
     INSERT INTO sections_fts(sections_fts, rowid, terms) VALUES ('delete', old.id, old.terms);
 END;
 """
+
+
+GLOBAL = f"{paths.GLOBAL_DIR}/{paths.MEMORY_FILE}"  # index names of files outside the project's folder
+NATIVE = "native/"
+NATIVE_TITLE = "Claude Code auto memory: "
+
+
+def native_memory_dir(project: paths.Project) -> str:
+    """Where Claude Code keeps its own auto memory for this project (read, never written)."""
+    encoded = "".join(c if c.isalnum() else "-" for c in project.root)
+    return os.path.join(paths.claude_dir(), "projects", encoded, "memory")
+
+
+def outside_sources(project: paths.Project) -> dict[str, str]:
+    """Files recall searches beside the project's own: the global memory and native auto memory."""
+    found = {GLOBAL: paths.global_memory_file()}
+    folder = native_memory_dir(project)
+    try:
+        names = [n for n in os.listdir(folder) if n.endswith(".md")]
+    except OSError:
+        names = []
+    found.update((NATIVE + name, os.path.join(folder, name)) for name in sorted(names)[:200])
+    return found
+
+
+def source_path(project: paths.Project, name: str) -> str:
+    """The file an index name stands for."""
+    if name == GLOBAL:
+        return paths.global_memory_file()
+    if name.startswith(NATIVE):
+        return os.path.join(native_memory_dir(project), os.path.basename(name[len(NATIVE) :]))
+    return os.path.join(project.dir, *name.split("/"))
+
+
+def scope_of(name: str) -> str:
+    """``global`` for the global memory, ``native`` for Claude Code's auto memory, else ``project``."""
+    return "global" if name == GLOBAL else "native" if name.startswith(NATIVE) else "project"
 
 
 def index_file(project: paths.Project) -> str:
@@ -179,7 +216,7 @@ def _quick_changes(
             listed = {f"{paths.SESSIONS_DIR}/{n}" for n in os.listdir(project.sessions) if n.endswith(".md")}
         except OSError:
             listed = set()
-        indexed = {n for (n,) in con.execute("SELECT name FROM files WHERE name != ?", (paths.MEMORY_FILE,))}
+        indexed = {n for (n,) in con.execute("SELECT name FROM files WHERE name LIKE 'sessions/%'")}
         added, gone = sorted(listed - indexed), sorted(indexed - listed)
     cursor = (con.execute("SELECT value FROM meta WHERE key='window'").fetchone() or [""])[0]
     checked = _rows(con, "SELECT * FROM files WHERE name = ?", (paths.MEMORY_FILE,))
@@ -190,15 +227,15 @@ def _quick_changes(
     )
     batch = _rows(
         con,
-        "SELECT * FROM files WHERE name > ? AND name != ? ORDER BY name LIMIT ?",
-        (cursor, paths.MEMORY_FILE, window),
+        "SELECT * FROM files WHERE name > ? AND name LIKE 'sessions/%' ORDER BY name LIMIT ?",
+        (cursor, window),
     )
     if len(batch) < window:  # wrap round to the start
         batch.update(
             _rows(
                 con,
-                "SELECT * FROM files WHERE name != ? ORDER BY name LIMIT ?",
-                (paths.MEMORY_FILE, window - len(batch)),
+                "SELECT * FROM files WHERE name LIKE 'sessions/%' ORDER BY name LIMIT ?",
+                (window - len(batch),),
             )
         )
     checked.update(batch)
@@ -218,12 +255,22 @@ def refresh(con: sqlite3.Connection, project: paths.Project, thorough: bool = Tr
     folder = _folder_mtime(project)
     count = con.execute("SELECT count(*) FROM files").fetchone()[0]
     if thorough and count <= THOROUGH_UP_TO:
-        known = _rows(con, "SELECT * FROM files")
+        known = _rows(con, "SELECT * FROM files WHERE name = ? OR name LIKE 'sessions/%'", (paths.MEMORY_FILE,))
         current = _stamps(project, None)
         changed = [(name, stamp) for name, stamp in current.items() if known.get(name) != stamp]
         removed = [name for name in known if name not in current]
     else:
         changed, removed = _quick_changes(con, project, folder, THOROUGH_UP_TO if thorough else WINDOW)
+    outside = outside_sources(project)
+    known_outside = _rows(con, "SELECT * FROM files WHERE name LIKE 'global/%' OR name LIKE 'native/%'")
+    for name, path in outside.items():
+        try:
+            st = os.stat(path)
+        except OSError:
+            continue
+        if known_outside.get(name) != (st.st_mtime_ns, st.st_size):
+            changed.append((name, (st.st_mtime_ns, st.st_size)))
+    removed += [name for name in known_outside if name not in outside or not os.path.exists(outside[name])]
     if not changed and not removed:
         con.execute("INSERT OR REPLACE INTO meta VALUES ('folder', ?)", (folder,))
         return 0
@@ -238,8 +285,8 @@ def refresh(con: sqlite3.Connection, project: paths.Project, thorough: bool = Tr
             con.execute("DELETE FROM sections WHERE name=?", (name,))
             con.execute("DELETE FROM files WHERE name=?", (name,))
         for name, stamp in changed:
-            text = read_text(os.path.join(project.dir, *name.split("/"))) or ""
-            chunks = chunks_of(name, text)
+            text = read_text(source_path(project, name)) or ""
+            chunks = chunks_of(name, text, NATIVE_TITLE + name[len(NATIVE) :] if name.startswith(NATIVE) else None)
             con.executemany("INSERT OR IGNORE INTO surface VALUES (?, ?)", words(text))
             con.executemany(
                 "INSERT INTO sections(name, heading, line, day, body, terms, nterms) VALUES (?,?,?,?,?,?,?)",
@@ -277,8 +324,20 @@ def surface_words(con: sqlite3.Connection, raw: str) -> dict[str, str]:
     return found
 
 
+SCOPE_FILTERS = {
+    "all": "",
+    "project": f" AND s.name != '{GLOBAL}'",
+    "global": f" AND s.name = '{GLOBAL}'",
+}
+
+
 def candidates(
-    con: sqlite3.Connection, project: paths.Project, terms: list[str], limit: int = CANDIDATES, min_terms: int = 1
+    con: sqlite3.Connection,
+    project: paths.Project,
+    terms: list[str],
+    limit: int = CANDIDATES,
+    min_terms: int = 1,
+    scope: str = "all",
 ) -> list[Chunk]:
     """Sections holding any of ``terms`` (with ``min_terms`` 2: at least two of them), best first
     by FTS5's own BM25. Pairs make FTS5 intersect short lists instead of ranking every match."""
@@ -291,10 +350,12 @@ def candidates(
         match = " OR ".join(quoted)
     rows = con.execute(
         "SELECT s.name, s.heading, s.line, s.day, s.body, s.terms FROM sections_fts "
-        "JOIN sections s ON s.id = sections_fts.rowid WHERE sections_fts MATCH ? ORDER BY rank LIMIT ?",
+        "JOIN sections s ON s.id = sections_fts.rowid WHERE sections_fts MATCH ?"
+        + SCOPE_FILTERS[scope]
+        + " ORDER BY rank LIMIT ?",
         (match, limit),
     ).fetchall()
     return [
-        Chunk(os.path.join(project.dir, *name.split("/")), heading, line, body, day, terms.split())
+        Chunk(source_path(project, name), heading, line, body, day, terms.split())
         for name, heading, line, day, body, terms in rows
     ]

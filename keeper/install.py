@@ -14,14 +14,11 @@ import shutil
 import sys
 
 from keeper import __version__
+from keeper.paths import claude_dir
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
     from typing import Any
-
-
-def claude_dir() -> str:
-    return os.environ.get("CLAUDE_CONFIG_DIR") or os.path.join(os.path.expanduser("~"), ".claude")
 
 
 def _json(path: str) -> dict[str, Any]:

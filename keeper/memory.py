@@ -37,7 +37,15 @@ SECTIONS: dict[str, tuple[str, tuple[str, ...]]] = {
     "state": ("Current State", ("current state", "state", "status")),
     "recent": ("Recent Context", ("recent context", "recent sessions", "recent")),
     "issues": ("Known Issues", ("known issues", "issues", "open issues")),
+    # typed memories: in a project's memory.md or the global one, merged like Core Decisions
+    "feedback": ("Feedback", ("feedback",)),
+    "user": ("User", ("user",)),
+    "tool": ("Tools", ("tools", "tool")),
+    "reference": ("Reference", ("reference", "references")),
 }
+PROJECT_SECTIONS = ("decisions", "state", "recent", "issues")
+TYPED = ("feedback", "user", "tool", "reference")
+GLOBAL_TITLE = "Global Memory"
 _DATE_SUFFIX = r"\s*\(\d{4}-\d{2}-\d{2}\)\s*$"
 _NEGATIONS = frozenset({"not", "no", "never", "dont", "don", "avoid", "without", "stop", "nor"})
 LAST_UPDATED = "Last updated:"
@@ -59,6 +67,8 @@ class SaveInput:
         resolved: list[str] | None = None,
         retired: list[str] | None = None,
         unplaced: list[tuple[str, str]] | None = None,
+        typed: dict[str, list[str]] | None = None,
+        scope: str = "project",
     ) -> None:
         self.summary = summary
         self.decisions = decisions or []
@@ -67,6 +77,8 @@ class SaveInput:
         self.resolved = resolved or []
         self.retired = retired or []
         self.unplaced = unplaced or []
+        self.typed = {name: items for name, items in (typed or {}).items() if items}
+        self.scope = scope  # where the typed lists go: "project" or "global"
 
     def is_empty(self) -> bool:
         return not (
@@ -77,6 +89,7 @@ class SaveInput:
             or self.resolved
             or self.retired
             or self.unplaced
+            or self.typed
         )
 
 
@@ -95,13 +108,20 @@ class MergeReport:
         self.retired: list[str] = []
         self.unmatched_retired: list[str] = []
         self.reconfirmed: list[str] = []
+        self.added_typed: dict[str, list[str]] = {}  # "feedback" or "feedback (global)" -> items
+        self.known_typed: dict[str, list[str]] = {}
 
 
 def template(project_name: str, newline: str = "\n") -> str:
+    """A new project memory.md: the four project sections (typed ones are added when first used)."""
     lines = [f"# Project Memory: {project_name}", ""]
-    for title, _ in SECTIONS.values():
-        lines += [f"## {title}", ""]
+    for name in PROJECT_SECTIONS:
+        lines += [f"## {SECTIONS[name][0]}", ""]
     return newline.join(lines)
+
+
+def global_template() -> str:
+    return f"# {GLOBAL_TITLE}\n\nWhat holds across projects; Keeper adds typed sections as they are first saved.\n"
 
 
 def bullet(item: str, stamp: str = "") -> list[str]:
@@ -247,28 +267,43 @@ def _redate(section: Section, index: int, stamp: str) -> bool:
     return True
 
 
-def _remove_matching(doc: Document, section: Section, wanted: list[str]) -> tuple[list[str], list[str]]:
-    """Remove the best-matching item for each of ``wanted`` (resolved issues, retired decisions)."""
+def _remove_matching(doc: Document, sections: list[Section], wanted: list[str]) -> tuple[list[str], list[str]]:
+    """Remove the best-matching item, across ``sections``, for each of ``wanted`` (resolved, retired)."""
     from rapidfuzz import fuzz
 
     removed: list[str] = []
     unmatched: list[str] = []
     for item in wanted:
         target = normalize(item)
-        best: tuple[float, int] | None = None
-        for index, _ in section.bullets():
-            candidate = normalize(_item_at(section, index))
-            if not target or not candidate:
-                continue
-            score = 100.0 if same_item(target, candidate) else float(fuzz.token_set_ratio(target, candidate))
-            if score >= 85 and (best is None or score > best[0]):
-                best = (score, index)
+        best: tuple[float, Section, int] | None = None
+        for section in sections:
+            for index, _ in section.bullets():
+                candidate = normalize(_item_at(section, index))
+                if not target or not candidate:
+                    continue
+                score = 100.0 if same_item(target, candidate) else float(fuzz.token_set_ratio(target, candidate))
+                if score >= 85 and (best is None or score > best[0]):
+                    best = (score, section, index)
         if best is None:
             unmatched.append(item)
             continue
-        gone = doc.remove(section, best[1], section.item_span(best[1]))
+        _, section, index = best
+        gone = doc.remove(section, index, section.item_span(index))
         removed.append(item_text(gone, keep_date=True))
     return removed, unmatched
+
+
+def _retirable(doc: Document, names: tuple[str, ...]) -> list[Section]:
+    return [section for name in names if (section := doc.find(SECTIONS[name][1])) is not None]
+
+
+def _merge_typed(doc: Document, typed: dict[str, list[str]], day: str, report: MergeReport, label: str) -> None:
+    for name in TYPED:
+        if typed.get(name):
+            added, known, moved = _add_items(doc, _section(doc, name), typed[name], day, reconfirm=True)
+            key = name + label
+            report.added_typed[key], report.known_typed[key] = added, known
+            report.reconfirmed += moved
 
 
 def merge(
@@ -289,8 +324,11 @@ def merge(
     recent_owned = [r for r in provenance.get("recent", []) if isinstance(r, dict) and isinstance(r.get("line"), str)]
 
     if data.retired:
-        section = _section(doc, "decisions")
-        report.retired, report.unmatched_retired = _remove_matching(doc, section, data.retired)
+        sections = _retirable(doc, ("decisions", *TYPED))
+        report.retired, report.unmatched_retired = _remove_matching(doc, sections, data.retired)
+
+    if data.scope == "project":
+        _merge_typed(doc, data.typed, day, report, "")
 
     if data.decisions:
         section = _section(doc, "decisions")
@@ -321,13 +359,24 @@ def merge(
 
     if data.resolved:
         section = _section(doc, "issues")
-        report.resolved, report.unmatched = _remove_matching(doc, section, data.resolved)
+        report.resolved, report.unmatched = _remove_matching(doc, [section], data.resolved)
 
     if data.issues:
         section = _section(doc, "issues")
         report.added_issues, report.known_issues, _ = _add_items(doc, section, data.issues, day)
 
     return doc.render(), {"state": state_owned, "recent": recent_owned}, report
+
+
+def merge_global(text: str | None, data: SaveInput, retire: list[str], now: datetime, report: MergeReport) -> str:
+    """Merge a save's global typed lists into the global memory.md, and retire ``retire`` there."""
+    doc = Document.parse(text if text and text.strip() else global_template())
+    if retire:
+        removed, unmatched = _remove_matching(doc, _retirable(doc, TYPED), retire)
+        report.retired += removed
+        report.unmatched_retired = unmatched
+    _merge_typed(doc, data.typed, now.strftime("%Y-%m-%d"), report, " (global)")
+    return doc.render()
 
 
 class Overview:
@@ -337,6 +386,7 @@ class Overview:
         self.decisions = 0
         self.issues = 0
         self.recent = 0
+        self.typed = 0  # feedback, user, tool and reference items
         self.last_updated: str | None = None
 
 
@@ -349,6 +399,7 @@ def overview(text: str | None) -> Overview:
         section = doc.find(SECTIONS[name][1])
         if section is not None:
             setattr(found, attr, len(section.bullets()))
+    found.typed = sum(len(section.bullets()) for section in _retirable(doc, TYPED))
     state = doc.find(SECTIONS["state"][1])
     if state is not None:
         for _, item in state.bullets():

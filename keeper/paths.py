@@ -22,6 +22,7 @@ if TYPE_CHECKING:
 APP = "keeper"
 MEMORY_FILE = "memory.md"
 SESSIONS_DIR = "sessions"
+GLOBAL_DIR = "global"
 STATE_DIR = "state"
 PROJECT_CONFIG = os.path.join(".claude", "keeper.yaml")
 
@@ -52,6 +53,16 @@ def data_root() -> str:
     """``$KEEPER_HOME``, else the user data folder (``~/.local/share/keeper`` and kin)."""
     home = os.environ.get("KEEPER_HOME", "").strip()
     return os.path.abspath(os.path.expanduser(home)) if home else _platform_dir("XDG_DATA_HOME", "~/.local/share")
+
+
+def claude_dir() -> str:
+    """Claude Code's own folder: ``$CLAUDE_CONFIG_DIR``, else ``~/.claude``."""
+    return os.environ.get("CLAUDE_CONFIG_DIR") or os.path.join(os.path.expanduser("~"), ".claude")
+
+
+def global_memory_file() -> str:
+    """``<root>/global/memory.md``: what holds across projects (feedback, the user, tools, references)."""
+    return os.path.join(data_root(), GLOBAL_DIR, MEMORY_FILE)
 
 
 def global_config_file() -> str:

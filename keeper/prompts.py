@@ -21,6 +21,7 @@ SLASH_COMMANDS = ("keeper:recall", "recall", "keeper:clear")
 AUTO_LIMIT, AUTO_CHARS = 3, 1500
 AUTO_MIN_WORDS = 4
 MIN_COVERAGE, MIN_HITS = 0.5, 2
+NATIVE_INDEX = "MEMORY.md"  # Claude Code's auto memory index: in context already
 
 
 def slash_command(prompt: str) -> tuple[str, str] | None:
@@ -82,7 +83,8 @@ def auto_recall(project: paths.Project, cfg: Config, prompt: str, session: str) 
     """Up to three past sections that cover enough of the prompt, or "" when nothing is relevant.
 
     memory.md (given at session start) and this session's own file (in context already) are left
-    out. The index check is the quick one and typo correction is off: this runs on every prompt.
+    out, as is Claude Code's own MEMORY.md index, which it loads itself. The index check is the
+    quick one and typo correction is off: this runs on every prompt.
     """
     if not cfg["auto_recall"] or prompt.lstrip().startswith("/") or len(prompt.split()) < AUTO_MIN_WORDS:
         return ""
@@ -97,7 +99,7 @@ def auto_recall(project: paths.Project, cfg: Config, prompt: str, session: str) 
         for r in results
         if r.coverage >= MIN_COVERAGE
         and r.hits >= MIN_HITS
-        and os.path.basename(r.chunk.path) != paths.MEMORY_FILE
+        and os.path.basename(r.chunk.path) not in (paths.MEMORY_FILE, NATIVE_INDEX)
         and r.chunk.path != own
     ][:AUTO_LIMIT]
     return context.auto_recall_block(relevant, AUTO_CHARS) if relevant else ""

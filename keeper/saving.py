@@ -15,16 +15,15 @@ from keeper.config import Config
 from keeper.errors import KeeperError
 from keeper.fsutil import atomic_write, project_lock, read_json, read_text, sweep_temp_files
 
-MERGED = ("summary", "decisions", "state", "issues", "resolved", "retired")
-NOT_YET = ("feedback", "user", "tool", "reference", "scope")  # typed memories: kept in the session file
+SCOPES = ("project", "global")
 
 
 def read_input(text: str, extra_patterns: list[str]) -> tuple[memory.SaveInput, list[str]]:
     """A save from Keeper's save format (or JSON) on stdin, redacted, and what could not be read.
 
     Every value is text, stored as written (see ``keeper.saveformat``). Nothing is dropped: an
-    unknown key, text outside any key and keys this version does not merge are kept in the
-    session file, and each is named in the problems so the model that saved can be told.
+    unknown key and text outside any key are kept in the session file, and each is named in the
+    problems so the model that saved can be told.
     """
     from keeper import saveformat
 
@@ -32,12 +31,12 @@ def read_input(text: str, extra_patterns: list[str]) -> tuple[memory.SaveInput, 
     values = dict(parsed.values)
     problems = list(parsed.problems)
     unplaced: list[tuple[str, str]] = []
-    for key in NOT_YET:
-        if key in values:
-            value = values.pop(key)
-            items = value if isinstance(value, list) else [value]
-            unplaced += [(key, item) for item in items if item.strip()]
-            problems.append(f"'{key}' is not merged into memory by this version; its text is kept in the session file")
+    scope = values.get("scope")
+    if isinstance(scope, str) and scope.strip().lower() not in SCOPES:
+        problems.append(
+            f"scope {scope.strip()!r} is neither 'project' nor 'global'; the typed lists went to the project"
+        )
+        values.pop("scope")
     for key, value in parsed.unknown.items():
         unplaced += [(key, item) for item in (value if isinstance(value, list) else [value]) if item.strip()]
     stray = "\n".join(parsed.stray)
@@ -65,7 +64,10 @@ def to_save_input(
     summary = values.get("summary") or ""
     if isinstance(summary, list):
         summary = "\n".join(summary)
+    scope = values.get("scope")
     return memory.SaveInput(
+        typed={name: listed(name) for name in memory.TYPED},
+        scope="global" if isinstance(scope, str) and scope.strip().lower() == "global" else "project",
         summary=clean(summary) if summary.strip() else "",
         decisions=listed("decisions"),
         state=listed("state"),
@@ -107,9 +109,13 @@ def save(
             now=now,
             recent_sessions=int(cfg["recent_sessions"]),
         )
-        if merged != text:
+        if merged != text and (text is not None or _touches_project(data)):
             atomic_write(project.memory, merged)
-        atomic_write(_provenance_file(project), json.dumps(provenance, ensure_ascii=False, sort_keys=True))
+            atomic_write(_provenance_file(project), json.dumps(provenance, ensure_ascii=False, sort_keys=True))
+        if (data.scope == "global" and data.typed) or (
+            report.unmatched_retired and _exists(paths.global_memory_file())
+        ):
+            _save_global(data, report, now)
         session_file = sessions.ensure_file(project, session, record.started_at(project, session) or now)
         sessions.append_save(session_file, sessions.render_save(now, data, report))
         state = sessions.read_state(project, session)
@@ -117,6 +123,29 @@ def save(
         sessions.write_state(project, session, state)
     counters.append(counters.tally_path(project.state, session), counters.SAVE)
     return report, session_file
+
+
+def _touches_project(data: memory.SaveInput) -> bool:
+    """Whether a save has anything for the project's memory.md (a global-only save does not)."""
+    project_typed = data.scope == "project" and bool(data.typed)
+    return bool(data.summary or data.decisions or data.state or data.issues or data.resolved or project_typed)
+
+
+def _exists(path: str) -> bool:
+    return os.path.isfile(path)
+
+
+def _save_global(data: memory.SaveInput, report: memory.MergeReport, now: datetime) -> None:
+    """Merge the global part of a save (and retirements the project had no match for). Taken after
+    the project lock, always in that order, so two saves can never wait on each other."""
+    path = paths.global_memory_file()
+    with project_lock(os.path.join(os.path.dirname(path), ".lock")):
+        text = read_text(path)
+        merged = memory.merge_global(
+            text, data if data.scope == "global" else memory.SaveInput(), report.unmatched_retired, now, report
+        )
+        if merged != text:
+            atomic_write(path, merged)
 
 
 def report_lines(report: memory.MergeReport) -> list[str]:
@@ -134,6 +163,12 @@ def report_lines(report: memory.MergeReport) -> list[str]:
         lines.append(f"+ {len(report.added_issues)} issue(s): " + "; ".join(report.added_issues))
     if report.known_issues:
         lines.append(f"= {len(report.known_issues)} issue(s) already known")
+    for kind, items in report.added_typed.items():
+        if items:
+            lines.append(f"+ {len(items)} {kind} item(s): " + "; ".join(items))
+    for kind, items in report.known_typed.items():
+        if items:
+            lines.append(f"= {len(items)} {kind} item(s) already known")
     if report.reconfirmed:
         lines.append(f"~ {len(report.reconfirmed)} decision(s) re-confirmed today: " + "; ".join(report.reconfirmed))
     if report.retired:

@@ -24,25 +24,36 @@ K1, B = 1.2, 0.75
 SIBLING_WEIGHT = 0.5  # how much the other matching sections of a file add to a section's score
 
 
-def corpus(project: paths.Project) -> list[Chunk]:
-    files = [project.memory, *sessions.list_files(project)]
+def corpus(project: paths.Project, scope: str = "all") -> list[Chunk]:
+    """Every section recall can find, for the scan without an index."""
+    from keeper import index
+
+    files: list[tuple[str, str | None]] = [(project.memory, None), *((p, None) for p in sessions.list_files(project))]
+    for name, path in index.outside_sources(project).items():
+        files.append((path, index.NATIVE_TITLE + name[len(index.NATIVE) :] if name.startswith(index.NATIVE) else None))
     chunks: list[Chunk] = []
-    for path in files:
-        text = read_text(path)
+    for path, title in files:
+        in_scope = scope == "all" or (scope == "global") == (path == paths.global_memory_file())
+        text = read_text(path) if in_scope else None
         if text:
-            chunks.extend(chunks_of(path, text))
+            chunks.extend(chunks_of(path, text, title))
     return chunks
 
 
 class Result:
     """A ranked match, as ``keeper recall`` prints it and ``--json`` returns it."""
 
-    __slots__ = ("_snippet", "chunk", "coverage", "hits", "id", "matched", "score")
+    __slots__ = ("_snippet", "chunk", "coverage", "hits", "id", "matched", "scope", "score")
 
     def __init__(self, chunk: Chunk, score: float, matched: set[str], root: str, coverage: float, hits: int) -> None:
         self.chunk, self.score, self.matched = chunk, score, matched
         self.coverage, self.hits = coverage, hits  # share of the query's idf matched; query terms matched
-        self.id = f"{os.path.relpath(chunk.path, root).replace(os.sep, '/')}:{chunk.line}"
+        try:
+            rel = os.path.relpath(chunk.path, root).replace(os.sep, "/")
+        except ValueError:  # another drive (Windows): _labelled names it
+            rel = chunk.path
+        self.id = f"{rel}:{chunk.line}"
+        self.scope = "project"  # or "global", "native" (Claude Code's auto memory): see _labelled
         self._snippet: str | None = None
 
     @property
@@ -61,6 +72,7 @@ class Result:
             "line": self.chunk.line,
             "score": round(self.score, 4),
             "snippet": self.snippet,
+            "scope": self.scope,
         }
 
 
@@ -183,8 +195,12 @@ def search(
     thorough: bool = True,
     correct: bool = True,
     min_terms: int = 1,
+    scope: str = "all",
 ) -> list[Result]:
     """Rank the project's memory sections for ``query``; an empty list when nothing matches.
+
+    ``scope``: ``project`` (memory.md, the session files, Claude Code's auto memory of this
+    project), ``global`` (the global memory.md) or ``all``.
 
     ``min_terms`` 2 retrieves only sections holding at least two query words (what automatic
     recall would inject anyway), which is much cheaper for FTS5 on a large index.
@@ -206,7 +222,7 @@ def search(
     except sqlite3.Error:
         con = None
     if con is None:
-        return _scan(project, query_words, terms, query, limit, today_number, correct)
+        return _scan(project, query_words, terms, query, limit, today_number, correct, scope)
     try:
         index.refresh(con, project, thorough=thorough)
         df, n, avg = index.document_frequencies(con, terms)
@@ -223,10 +239,24 @@ def search(
         common = n if thorough else max(n * 0.2, 20)
         rare = sorted((w for w in found if w in df and (df[w] <= common or len(found) == 1)), key=df.__getitem__)
         depth = index.CANDIDATES if thorough else index.CANDIDATES // 4
-        chunks = index.candidates(con, project, rare[: 8 if min_terms < 2 else 6], depth, min_terms)
+        chunks = index.candidates(con, project, rare[: 8 if min_terms < 2 else 6], depth, min_terms, scope)
     finally:
         con.close()
-    return rank(chunks, terms, stand_ins, (df, n, avg), query, project.dir, today_number)[:limit]
+    return _labelled(project, rank(chunks, terms, stand_ins, (df, n, avg), query, project.dir, today_number)[:limit])
+
+
+def _labelled(project: paths.Project, results: list[Result]) -> list[Result]:
+    """Give results from outside the project's folder their scope and an id ``keeper expand`` takes."""
+    from keeper import index
+
+    native = index.native_memory_dir(project)
+    for result in results:
+        path = result.chunk.path
+        if path == paths.global_memory_file():
+            result.scope, result.id = "global", f"{index.GLOBAL}:{result.chunk.line}"
+        elif os.path.dirname(path) == native:
+            result.scope, result.id = "native", f"{index.NATIVE}{os.path.basename(path)}:{result.chunk.line}"
+    return results
 
 
 def _scan(
@@ -237,9 +267,10 @@ def _scan(
     limit: int,
     today: int,
     correct: bool,
+    scope: str,
 ) -> list[Result]:
     """Search without an index: read and tokenise every file (Pythons built without FTS5)."""
-    chunks = corpus(project)
+    chunks = corpus(project, scope)
     df: dict[str, int] = {}
     written: dict[str, str] = {}
     for chunk in chunks:
@@ -249,7 +280,7 @@ def _scan(
     stand_ins = _stand_ins(query_words, set(df), (lambda _raw: written) if correct else None)
     n = len(chunks)
     avg = sum(len(c.terms) for c in chunks) / n if n else 1.0
-    return rank(chunks, terms, stand_ins, (df, n, avg), query, project.dir, today)[:limit]
+    return _labelled(project, rank(chunks, terms, stand_ins, (df, n, avg), query, project.dir, today)[:limit])
 
 
 def section_for(project: paths.Project, ident: str) -> tuple[str, str, str]:
@@ -257,18 +288,23 @@ def section_for(project: paths.Project, ident: str) -> tuple[str, str, str]:
 
     Only files inside this project's memory folder can be named. Raises KeeperError otherwise.
     """
+    from keeper import index
     from keeper.errors import KeeperError
 
     name, _, line_text = ident.rpartition(":")
     parts = name.split("/")
-    valid = name == paths.MEMORY_FILE or (
-        len(parts) == 2 and parts[0] == paths.SESSIONS_DIR and parts[1].endswith(".md") and ".." not in parts[1]
+    valid = name in (paths.MEMORY_FILE, index.GLOBAL) or (
+        len(parts) == 2
+        and parts[0] in (paths.SESSIONS_DIR, index.NATIVE.rstrip("/"))
+        and parts[1].endswith(".md")
+        and ".." not in parts[1]
+        and "\\" not in parts[1]
     )
     if not valid or not line_text.isdigit():
         raise KeeperError(
             f"{ident!r} is not a result id; ids look like sessions/2026-11-21_1430.md:12 (see keeper recall)"
         )
-    path = os.path.join(project.dir, *parts)
+    path = index.source_path(project, name)
     text = read_text(path)
     if text is None:
         raise KeeperError(f"{path} no longer exists; run keeper recall again for fresh ids")

@@ -142,7 +142,9 @@ def render_save(now: datetime, data: SaveInput, report: MergeReport) -> list[str
     Saved text can hold anything, so each line that would read as a heading or a code fence is
     made inert (``escape_line``): a save can never forge Keeper's own sections.
     """
-    from keeper.memory import bullet
+    from keeper.memory import SECTIONS, bullet
+
+    titles = {name: title for name, (title, _) in SECTIONS.items()}
 
     lines = [f"### {now.strftime('%H:%M')} save", ""]
     if data.summary:
@@ -155,6 +157,11 @@ def render_save(now: datetime, data: SaveInput, report: MergeReport) -> list[str
         + [("Resolved (no matching issue)", r) for r in report.unmatched]
         + [("Retired", r) for r in report.retired]
         + [("Retired (no matching decision)", r) for r in report.unmatched_retired]
+        + [
+            (f"{titles[name]}{' (global)' if data.scope == 'global' else ''}", item)
+            for name, items in data.typed.items()
+            for item in items
+        ]
         + [(f"Not merged ({label})", text) for label, text in data.unplaced]
     )
     items = [line for label, text in labelled for line in bullet(f"{label}: {text}")]

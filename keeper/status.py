@@ -49,6 +49,7 @@ def collect(project: paths.Project, cfg: Config) -> dict[str, Any]:
             "recent": view.recent,
             "last_updated": view.last_updated,
         },
+        "global": _global_memory(),
         "sessions": {
             "count": len(files),
             "bytes": sum(os.path.getsize(f) for f in files),
@@ -73,6 +74,17 @@ def collect(project: paths.Project, cfg: Config) -> dict[str, Any]:
     }
 
 
+def _global_memory() -> dict[str, Any]:
+    path = paths.global_memory_file()
+    text = read_text(path)
+    return {
+        "path": path,
+        "exists": text is not None,
+        "bytes": len(text.encode("utf-8")) if text else 0,
+        "items": memory.overview(text).typed,
+    }
+
+
 def size(n: int) -> str:
     """A byte count as people read it: ``512 B``, ``3.4 KB``, ``1.2 MB``."""
     return f"{n} B" if n < 1024 else f"{n / 1024:.1f} KB" if n < 1 << 20 else f"{n / (1 << 20):.1f} MB"
@@ -93,6 +105,12 @@ def lines(data: dict[str, Any]) -> list[str]:
         )
     else:
         out.append("  memory.md     not written yet (the first save creates it)")
+    glob_ = data["global"]
+    out.append(
+        f"  global memory {size(glob_['bytes'])}, {glob_['items']} item(s) at {glob_['path']}"
+        if glob_["exists"]
+        else "  global memory none yet (saves with scope: global create it)"
+    )
     out.append(
         f"  sessions      {ses['count']} file(s), {size(ses['bytes'])}"
         + (f"; newest {ses['newest']}" if ses["newest"] else "")

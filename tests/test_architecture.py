@@ -14,8 +14,8 @@ PACKAGE = REPO / "keeper"
 # Lowest floor first. A module may import only modules on lower floors (or its own).
 FLOORS: list[set[str]] = [
     {"errors", "jsonio", "markdown", "redact", "tokens", "saveformat", "shell", "bootstrap"},
-    {"paths", "fsutil", "install"},
-    {"log", "config", "counters", "transcript", "memory"},
+    {"paths", "fsutil"},
+    {"log", "config", "counters", "transcript", "memory", "install"},
     {"migrate", "sessions"},
     {"resolve", "record", "chunks"},
     {"saving", "index", "trash"},

@@ -109,3 +109,4 @@ def test_the_save_command_file_shows_the_same_save_as_the_hooks_request() -> Non
     text = (REPO / "commands" / "save.md").read_text(encoding="utf-8")
     assert f"```bash\n{context.save_command()}\n```" in text
     assert " ".join(saveformat.rules().split()) in " ".join(text.split())
+    assert " ".join(context.TYPED_HINT.split()) in " ".join(text.split())

@@ -78,10 +78,14 @@ def test_an_unknown_key_is_reported_to_the_model_and_kept_in_the_session_file(
     assert "- Not merged (summry): Reworked the cart" in record
 
 
-def test_typed_lists_are_kept_until_they_can_be_merged() -> None:
-    save, problems = read("summary: x\nfeedback:\n  - Never bypass hooks\n")
-    assert save.unplaced == [("feedback", "Never bypass hooks")]
-    assert any("'feedback' is not merged" in p for p in problems)
+def test_typed_lists_and_their_scope_are_read() -> None:
+    save, problems = read(
+        "summary: x\nscope: global\nfeedback:\n  - Never bypass hooks\ntool:\n  - psql lives in /opt/pg16/bin\n"
+    )
+    assert problems == [] and save.scope == "global"
+    assert save.typed == {"feedback": ["Never bypass hooks"], "tool": ["psql lives in /opt/pg16/bin"]}
+    save, problems = read("scope: everywhere\nuser:\n  - Ana reviews on Fridays\n")
+    assert save.scope == "project" and any("neither 'project' nor 'global'" in p for p in problems)
 
 
 def test_an_empty_save_is_refused() -> None:

@@ -176,3 +176,12 @@ def test_a_session_that_never_saved_is_seen_by_the_next_one(claude: Claude, tmp_
     session(claude, "rename the invoice exporter", project, [bash("echo renaming"), text("Renamed.")], env)
     first = session(claude, "where were we?", project, [text("Here.")])[0][0]
     assert "ended without a save" in first and 'first prompt: "rename the invoice exporter"' in first
+
+
+def test_a_correction_saved_in_one_project_reaches_a_session_in_another(claude: Claude, tmp_path: Path) -> None:
+    first, second = git_project(tmp_path, "alpha"), git_project(tmp_path, "beta")
+    save = "keeper save <<'KEEPER'\nscope: global\nfeedback:\n  - Never bypass git hooks with --no-verify\nKEEPER"
+    seen, _ = session(claude, "commit this", first, [bash(save), text("Noted.")])
+    assert "+ 1 feedback (global) item(s)" in seen[1]
+    request = session(claude, "commit that", second, [text("Committing.")])[0][0]
+    assert "Never bypass git hooks with --no-verify" in request
