@@ -352,6 +352,44 @@ def cmd_restore(args: argparse.Namespace) -> int:
     return 0
 
 
+# -- pin -----------------------------------------------------------------------------------------
+
+
+def _add_pin(sub: Any, common: argparse.ArgumentParser) -> None:
+    p = sub.add_parser(
+        "pin",
+        parents=[common],
+        help="allow this folder to share the memory its .claude/keeper.yaml names (project: NAME)",
+        description="A repository's own files never give it another project's memory: a project: pin takes "
+        "effect only once you allow it here. --revoke takes the allowance back.",
+    )
+    p.add_argument("--revoke", action="store_true", help="withdraw the allowance; the folder keeps its own memory")
+    p.set_defaults(func=cmd_pin)
+
+
+def cmd_pin(args: argparse.Namespace) -> int:
+    from keeper import config, paths, pins
+    from keeper.errors import KeeperError
+    from keeper.resolve import start_folder
+
+    start = start_folder([args.project_dir or "", os.environ.get("CLAUDE_PROJECT_DIR", "")], strict=True)
+    root, here, _ = paths.locate(start)
+    source = os.path.join(here, paths.PROJECT_CONFIG)
+    if args.revoke:
+        done = pins.revoke(here)
+        print(f"{here} keeps its own memory again." if done else f"{here} had no allowed pin.")
+        return 0
+    name = config.load(here).get("project")
+    if not name:
+        raise KeeperError(f"{source} has no project: line; add one (project: NAME) to share memory between clones.")
+    name = paths.check_pinned_name(name, source)
+    pins.allow(name, here)
+    shared = paths.make_project(root, name)
+    print(f"{here} now shares the memory '{name}' ({shared.dir}).")
+    print(f"Undo with: keeper pin --revoke --project-dir {here}")
+    return 0
+
+
 # -- hook / demo -------------------------------------------------------------------------------
 
 
@@ -385,6 +423,7 @@ COMMANDS: dict[str, Adder] = {
     "doctor": _add_doctor,
     "clear": _add_clear,
     "restore": _add_restore,
+    "pin": _add_pin,
     "hook": _add_hook,
     "demo": _add_demo,
 }

@@ -28,8 +28,8 @@ KEYS: dict[str, tuple[Any, str, str]] = {
     ),
     "recall_limit": (5, "posint", "results `keeper recall` and /keeper:recall show by default"),
     "auto_recall": (True, "bool", "show Claude relevant past sessions with each prompt (false: only on request)"),
-    "clear_older_than": (30, "posint", "days after which `keeper clear old` removes session files"),
-    "trash_days": (14, "posint", "days cleared files stay restorable with `keeper restore`"),
+    "clear_older_than": (30, "days", "days after which `keeper clear old` removes session files"),
+    "trash_days": (14, "days", "days cleared files stay restorable with `keeper restore`"),
     "enabled": (True, "bool", "false turns every hook into a no-op (the CLI still works)"),
     "redact_patterns": (
         [],
@@ -55,22 +55,37 @@ class Config(dict):  # type: ignore[type-arg]
         self.warnings = warnings
 
 
+MAX_FILE_BYTES = 64 << 10  # a config file is a dozen lines; anything bigger is not one
+_BOUNDS = {  # kind: (lowest, highest, what to write)
+    "posint": (1, 1_000_000, "a positive whole number"),
+    "nonneg": (0, 1_000_000, "a whole number, 0 or more"),
+    "days": (1, 36_500, "a whole number of days from 1 to 36500"),
+    "context": (500, 9500, "a whole number from 500 to 9500"),
+}
+
+
+def _shown(value: Any) -> str:
+    """A value as a message may quote it: short, whatever its size or nesting."""
+    import reprlib
+
+    short = reprlib.Repr()
+    short.maxlevel, short.maxstring, short.maxother = 2, 40, 40
+    return short.repr(value)
+
+
 def _check(key: str, value: Any, where: str) -> tuple[Any, str | None]:
-    """Return ``(value, None)`` if valid, else ``(default, warning)``."""
+    """Return ``(value, None)`` if valid, else ``(default, warning)``. Any value of any type is answered."""
     default, kind, _ = KEYS[key]
     ok = False
-    if kind in ("posint", "nonneg", "context"):
-        if isinstance(value, str) and value.strip().lstrip("-").isdigit():
-            value = int(value)
-        if isinstance(value, int) and not isinstance(value, bool):
-            low = {"posint": 1, "nonneg": 0, "context": 500}[kind]
-            high = 9500 if kind == "context" else 1_000_000
-            ok = low <= value <= high
-        need = {
-            "posint": "a positive whole number",
-            "nonneg": "a whole number, 0 or more",
-            "context": "a whole number from 500 to 9500",
-        }[kind]
+    need = "a folder name"
+    if kind in _BOUNDS:
+        low, high, need = _BOUNDS[kind]
+        if isinstance(value, str):
+            text = value.strip()
+            digits = text[1:] if text.startswith("-") else text
+            if digits.isascii() and digits.isdigit() and len(digits) <= 9:  # not "²", not 10**100
+                value = int(text)
+        ok = isinstance(value, int) and not isinstance(value, bool) and low <= value <= high
     elif kind == "bool":
         if isinstance(value, str) and value.strip().lower() in _TRUE | _FALSE:
             value = value.strip().lower() in _TRUE
@@ -78,33 +93,49 @@ def _check(key: str, value: Any, where: str) -> tuple[Any, str | None]:
         need = "true or false"
     elif kind == "patterns":
         if isinstance(value, str):
-            value = jsonio.loads(value) if value.strip().startswith("[") else [value]
-        ok = isinstance(value, list) and all(isinstance(p, str) for p in value)
+            try:
+                value = jsonio.loads(value) if value.strip().startswith("[") else [value]
+            except (ValueError, RecursionError):
+                value = None
+        ok = isinstance(value, list) and len(value) <= 50 and all(isinstance(p, str) and len(p) <= 500 for p in value)
         if ok:
             import re
 
             try:
                 for pattern in value:
                     re.compile(pattern)
-            except re.error as exc:
+            except (re.error, RecursionError, OverflowError) as exc:
                 return default, f"{where}: redact_patterns: {exc}; ignoring these patterns"
-        need = "a list of regular expressions"
+        need = "a list of at most 50 regular expressions"
     else:  # pin
-        ok = value is None or isinstance(value, str)
-        need = "a folder name"
+        ok = value is None or (isinstance(value, str) and len(value) <= 200)
     if ok:
         return value, None
-    return default, f"{where}: {key} must be {need} (got {value!r}); using {default!r}"
+    return default, f"{where}: {key} must be {need} (got {_shown(value)}); using {default!r}"
 
 
 def _parse_yaml_file(path: str) -> tuple[dict[str, Any], list[str]]:
+    """A config file's valid values and warnings. The file is untrusted input: a cloned repository
+    brings its own ``.claude/keeper.yaml``. So it is read only up to ``MAX_FILE_BYTES``, and YAML
+    anchors and aliases (which Keeper's settings never need, and which make "billion laughs"
+    bombs) are refused before anything is built; deep nesting fails cleanly."""
     import yaml
 
     try:
-        with open(path, encoding="utf-8-sig") as fh:
-            data = yaml.safe_load(fh)
-    except (OSError, UnicodeDecodeError, yaml.YAMLError) as exc:
-        reason = " ".join(str(exc).split())
+        with open(path, "rb") as fh:
+            raw = fh.read(MAX_FILE_BYTES + 1)
+    except OSError as exc:
+        return {}, [f"{path}: cannot read it ({exc.strerror or exc}); using the defaults for its keys"]
+    if len(raw) > MAX_FILE_BYTES:
+        return {}, [f"{path}: larger than {MAX_FILE_BYTES // 1024} KB, so not a Keeper config; ignoring the file"]
+    try:
+        text = raw.decode("utf-8-sig")
+        for token in yaml.scan(text, Loader=yaml.SafeLoader):
+            if isinstance(token, (yaml.AliasToken, yaml.AnchorToken)):
+                return {}, [f"{path}: YAML anchors and aliases (& and *) are not supported; ignoring the file"]
+        data = yaml.safe_load(text)
+    except (UnicodeDecodeError, yaml.YAMLError, RecursionError, ValueError) as exc:
+        reason = " ".join(str(exc).split())[:200] if not isinstance(exc, RecursionError) else "nested too deeply"
         return {}, [f"{path}: cannot read it ({reason}); using the defaults for its keys"]
     if data is None:
         return {}, []
@@ -112,17 +143,17 @@ def _parse_yaml_file(path: str) -> tuple[dict[str, Any], list[str]]:
         return {}, [f"{path}: expected key: value lines, got {type(data).__name__}; ignoring the file"]
     values: dict[str, Any] = {}
     warnings: list[str] = []
-    for key, raw in data.items():
+    for key, raw_value in data.items():
         if key not in KEYS:
             known = ", ".join(KEYS)
-            warnings.append(f"{path}: unknown key {key!r} ignored (known keys: {known})")
+            warnings.append(f"{path}: unknown key {_shown(key)} ignored (known keys: {known})")
             continue
-        value, warning = _check(key, raw, path)
+        value, warning = _check(key, raw_value, path)
         if warning:
             warnings.append(warning)
         else:
             values[key] = value
-    return values, warnings
+    return values, warnings[:20]
 
 
 def _cache_file(path: str) -> str:
@@ -135,17 +166,20 @@ def read_file(path: str) -> tuple[dict[str, Any], list[str]] | None:
         st = os.stat(path)
     except OSError:
         return None
+    import stat as stat_module
+
+    if not stat_module.S_ISREG(st.st_mode):  # a FIFO or a device would hang or flood the hook
+        return {}, [f"{path}: not a regular file; ignoring it"]
     stamp = [st.st_mtime_ns, st.st_size]
     cache = _cache_file(path)
     from keeper.fsutil import atomic_write, read_json
 
     cached = read_json(cache)
-    if (
-        cached.get("stamp") == stamp
-        and isinstance(cached.get("values"), dict)
-        and isinstance(cached.get("warnings"), list)
-    ):
-        return dict(cached["values"]), list(cached["warnings"])
+    values, warnings = cached.get("values"), cached.get("warnings")
+    if cached.get("stamp") == stamp and isinstance(values, dict) and isinstance(warnings, list):
+        checked = {k: v for k, v in values.items() if k in KEYS and _check(k, v, path)[1] is None}
+        if len(checked) == len(values) and all(isinstance(w, str) for w in warnings):
+            return checked, list(warnings)  # a damaged cache entry is re-parsed, never trusted
     values, warnings = _parse_yaml_file(path)
     try:
         atomic_write(cache, jsonio.dumps({"stamp": stamp, "values": values, "warnings": warnings}))

@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import os
 
-from keeper import config, migrate, paths
+from keeper import config, migrate, paths, pins
 from keeper.errors import KeeperError
 
 
@@ -47,7 +47,8 @@ def resolve(start: str, session: object = None, *, strict: bool) -> Resolved:
 
     Settings come from the ``.claude/keeper.yaml`` of the work tree in use (in a linked worktree,
     its own checkout, not the main work tree's). A project whose id changed with the identity rule
-    takes over its old store here, once; a pinned id was chosen by hand and takes over nothing.
+    takes over its old store here, once; a pinned id was chosen by hand and takes over nothing,
+    and counts only once the user allowed it (``keeper.pins``).
     """
     root, here, heir_of = paths.locate(start)
     cfg = config.load(here)
@@ -61,6 +62,12 @@ def resolve(start: str, session: object = None, *, strict: bool) -> Resolved:
                 raise
             warnings.append(f"{exc} Using the folder's own id until it is fixed.")
             pinned = None
+    if pinned and not pins.is_allowed(pinned, here):
+        warnings.append(
+            f"{os.path.join(here, paths.PROJECT_CONFIG)} asks to share the memory '{pinned}'; this folder keeps "
+            f"its own until you allow it: keeper pin --project-dir {here}"
+        )
+        pinned = None
     project = paths.make_project(root, pinned or None)
     if heir_of != root and not pinned:
         migrate.adopt(project, heir_of)

@@ -140,6 +140,10 @@ def test_project_dir_and_pins(project_dir: Path, tmp_path: Path, capsys: pytest.
     other.mkdir(parents=True)
     (other / ".claude").mkdir()
     (other / ".claude" / "keeper.yaml").write_text("project: shared-svc\n")
+    code, _, err = cli(["save", "--project-dir", str(other), "--decision", "Not pinned yet"], capsys)
+    assert code == 0 and "asks to share the memory 'shared-svc'" in err and "keeper pin --project-dir" in err
+    assert not (Path(os.environ["KEEPER_HOME"]) / "projects" / "shared-svc").exists()
+    assert cli(["pin", "--project-dir", str(other)], capsys)[0] == 0
     cli(["save", "--project-dir", str(other), "--decision", "Pinned"], capsys)
     assert (Path(os.environ["KEEPER_HOME"]) / "projects" / "shared-svc" / "memory.md").exists()
     (other / ".claude" / "keeper.yaml").write_text("project: ../escape\n")

@@ -15,7 +15,7 @@ from pathlib import Path
 
 import pytest
 
-from keeper import cli, hooks, migrate, paths
+from keeper import cli, hooks, migrate, paths, pins
 from keeper.resolve import resolve
 
 GIT_ENV = {"GIT_CONFIG_GLOBAL": os.devnull, "GIT_CONFIG_NOSYSTEM": "1"}
@@ -360,6 +360,7 @@ def test_a_pinned_project_takes_over_nothing(shop: tuple[Path, Path], store: Pat
     old = old_store(store, wt, {"memory.md": "mine\n"})
     (wt / ".claude").mkdir()
     (wt / ".claude" / "keeper.yaml").write_text("project: shop-pinned\n", encoding="utf-8")
+    pins.allow("shop-pinned", str(wt.resolve()))
     assert resolve(str(wt), "s", strict=True).project.id == "shop-pinned"
     assert inventory(old) == {"memory.md": b"mine\n"}
 

@@ -9,7 +9,7 @@ from pathlib import Path
 
 import pytest
 
-from keeper import hooks, paths
+from keeper import hooks, paths, pins
 from keeper.errors import KeeperError
 from keeper.resolve import resolve, start_folder
 from tests.helpers import Stdin, run_hook
@@ -50,9 +50,18 @@ def test_a_bad_pin_is_refused_by_the_cli_and_survived_by_hooks(tmp_path: Path) -
     assert any("is not a safe folder name" in w and "own id" in w for w in at.warnings)
 
 
-def test_a_valid_pin_names_the_folder(tmp_path: Path) -> None:
-    at = resolve(str(make(tmp_path / "svc", pin="shared-svc")), "s", strict=True)
+def test_a_pin_counts_only_once_the_user_allowed_it_for_that_folder(tmp_path: Path) -> None:
+    folder = make(tmp_path / "svc", pin="shared-svc")
+    at = resolve(str(folder), "s", strict=True)
+    assert at.project.id == paths.project_id(str(folder.resolve()))  # a repository cannot choose on its own
+    assert any("asks to share the memory 'shared-svc'" in w and "keeper pin --project-dir" in w for w in at.warnings)
+    pins.allow("shared-svc", str(folder.resolve()))
+    at = resolve(str(folder), "s", strict=True)
     assert at.project.id == "shared-svc" and at.project.dir.endswith(os.path.join("projects", "shared-svc"))
+    other = make(tmp_path / "hostile-clone", pin="shared-svc")
+    assert resolve(str(other), "s", strict=True).project.id != "shared-svc"  # allowed per folder, not per name
+    assert pins.revoke(str(folder.resolve()))
+    assert resolve(str(folder), "s", strict=True).project.id != "shared-svc"
 
 
 def test_hook_project_dir_beats_the_environment_and_the_payload_and_leaves_no_trace(
