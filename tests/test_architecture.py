@@ -16,7 +16,7 @@ FLOORS: list[set[str]] = [
     {"errors", "jsonio", "markdown", "redact", "tokens", "saveformat", "shell", "bootstrap"},
     {"paths", "fsutil", "install"},
     {"log", "config", "counters", "transcript", "memory"},
-    {"migrate", "sessions"},
+    {"migrate", "sessions", "archive"},
     {"resolve", "record", "chunks"},
     {"saving", "index", "trash"},
     {"search", "briefing"},
