@@ -390,6 +390,64 @@ def cmd_pin(args: argparse.Namespace) -> int:
     return 0
 
 
+# -- export / import --------------------------------------------------------------------------
+
+
+def _add_export(sub: Any, common: argparse.ArgumentParser) -> None:
+    p = sub.add_parser(
+        "export",
+        parents=[common],
+        help="write the store's memory (or one project's, with --project-dir) to one zip archive",
+        description="Writes every project's memory.md, session files and state/memory.json (which memory.md "
+        "lines Keeper wrote) and the global memory.md, with a manifest, to one zip. Indexes, counters, caches, "
+        "logs and the trash are left out: they are rebuilt or local. --project-dir exports that project only.",
+    )
+    p.add_argument(
+        "--out",
+        metavar="FILE",
+        help="where to write (default: keeper-export-YYYYmmdd-HHMMSS.zip here; a folder: in it)",
+    )
+    _json_flag(p, "the result")
+    p.set_defaults(func=cmd_export)
+
+
+def cmd_export(args: argparse.Namespace) -> int:
+    from keeper import archive
+
+    project = _resolve(args).project if args.project_dir else None
+    data = archive.export(project, args.out)
+    _emit(args, data, lambda: archive.export_lines(data))
+    return 0
+
+
+def _add_import(sub: Any, common: argparse.ArgumentParser) -> None:
+    p = sub.add_parser(
+        "import",
+        parents=[common],
+        help="merge an archive from `keeper export` into the store, never overwriting",
+        description="Projects missing here are created as exported. For one that exists, new session files are "
+        "added, identical ones skipped, and one whose name is taken by other text is added as NAME-imported.md; "
+        "memory.md is merged (no duplicate items, dates kept, the newer Current State, your lines kept). "
+        "Anything in the archive that is not Keeper's layout is refused and named (exit 1). --project-dir "
+        "imports the archive's one project (or --project ID) into the project of that folder.",
+    )
+    p.add_argument("archive", metavar="FILE", help="a zip made by keeper export")
+    p.add_argument("--project", metavar="ID", help="import only this project of the archive")
+    p.add_argument("--dry-run", action="store_true", help="say what would change, write nothing")
+    _json_flag(p, "the result")
+    p.set_defaults(func=cmd_import)
+
+
+def cmd_import(args: argparse.Namespace) -> int:
+    """Exit 1 when the archive held files Keeper refused (the rest was imported), so scripts can tell."""
+    from keeper import archive
+
+    into = _resolve(args).project if args.project_dir else None
+    data = archive.import_archive(args.archive, args.project, into, args.dry_run)
+    _emit(args, data, lambda: archive.import_lines(data))
+    return 1 if data["refused"] else 0
+
+
 # -- hook / demo -------------------------------------------------------------------------------
 
 
@@ -424,6 +482,8 @@ COMMANDS: dict[str, Adder] = {
     "clear": _add_clear,
     "restore": _add_restore,
     "pin": _add_pin,
+    "export": _add_export,
+    "import": _add_import,
     "hook": _add_hook,
     "demo": _add_demo,
 }

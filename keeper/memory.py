@@ -22,10 +22,12 @@ from keeper.markdown import (
     Section,
     after_last_bullet,
     bare,
+    content_end,
     content_start,
     escape_line,
     unescape_line,
 )
+from keeper.markdown import bullet as bullet_text
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
@@ -407,3 +409,161 @@ def overview(text: str | None) -> Overview:
                 found.last_updated = item[len(LAST_UPDATED) :].strip()
                 break
     return found
+
+
+class FileMergeReport:
+    """What merging another memory.md into this one added, for ``keeper import``'s report."""
+
+    def __init__(self) -> None:
+        self.added: dict[str, int] = {}  # section title ("" for the top) -> items and lines added
+        self.new_sections: list[str] = []
+        self.state_replaced = False
+
+    def count(self, title: str, added: int) -> None:
+        if added:
+            self.added[title] = self.added.get(title, 0) + added
+
+
+def _kind(section: Section) -> str | None:
+    """Which of Keeper's own sections this is (``decisions`` …), or None for any other."""
+    if section.level != 2:
+        return None
+    return next((name for name, (_, keys) in SECTIONS.items() if section.key() in keys), None)
+
+
+def _last_updated(section: Section) -> str:
+    """The section's ``Last updated: YYYY-MM-DD HH:MM`` value ("" without one); such values sort by time."""
+    return next(
+        (text[len(LAST_UPDATED) :].strip() for _, text in section.bullets() if text.startswith(LAST_UPDATED)), ""
+    )
+
+
+def _strings(value: object) -> list[str]:
+    return [s for s in value if isinstance(s, str)] if isinstance(value, list) else []
+
+
+def _recent_owned(provenance: dict[str, Any]) -> list[dict[str, Any]]:
+    found = provenance.get("recent")
+    return (
+        [r for r in found if isinstance(r, dict) and isinstance(r.get("line"), str)] if isinstance(found, list) else []
+    )
+
+
+def _merge_lines(
+    doc: Document, target: Section, theirs: Section, report: FileMergeReport, skip: frozenset[str] = frozenset()
+) -> None:
+    """Add what ``theirs`` holds and ``target`` lacks: items (duplicates by ``same_item``) as written,
+    dates included, after the last item; any other missing line after the section's text."""
+    known = [normalize(_item_at(target, index)) for index, _ in target.bullets()]
+    present = {bare(line).strip() for line in target.lines if line.strip()}
+    items: list[str] = []
+    prose: list[str] = []
+    index = 0
+    while index < len(theirs.lines):
+        is_item = bullet_text(theirs.lines[index]) is not None
+        end = theirs.item_span(index) if is_item else index + 1
+        chunk = [bare(line) for line in theirs.lines[index:end]]
+        index = end
+        if not chunk[0].strip() or all(line in skip for line in chunk):
+            continue
+        norm = normalize(item_text(chunk)) if is_item else ""
+        if norm:
+            if not any(same_item(norm, other) for other in known):
+                known.append(norm)
+                items += chunk
+                report.count(target.title, 1)
+        elif chunk[0].strip() not in present:
+            present.add(chunk[0].strip())
+            prose.append(chunk[0])
+            report.count(target.title, 1)
+    doc.insert(target, after_last_bullet(target), items)
+    doc.insert(target, content_end(target), prose)
+
+
+def _merge_state(
+    doc: Document, target: Section, theirs: Section, owned: list[str], their_owned: list[str], report: FileMergeReport
+) -> list[str]:
+    """Keeper's state lines come from whichever file was updated last; a person's lines of both stay."""
+    lines = [bare(line) for line in theirs.lines]
+    incoming = [line for line in their_owned if line in lines]
+    if incoming and _last_updated(theirs) > _last_updated(target):
+        first = _remove_owned(doc, target, owned)
+        doc.insert(target, content_start(target) if first is None else first, incoming)
+        owned = incoming
+        report.state_replaced = True
+    stamps = frozenset(line for line in lines if line.startswith(f"- {LAST_UPDATED}"))
+    _merge_lines(doc, target, theirs, report, skip=frozenset(their_owned) | stamps)
+    return owned
+
+
+def _merge_recent(
+    doc: Document,
+    target: Section,
+    theirs: Section,
+    owned: list[dict[str, Any]],
+    their_owned: list[dict[str, Any]],
+    report: FileMergeReport,
+) -> list[dict[str, Any]]:
+    """Add missing ``- YYYY-MM-DD: …`` lines newest first; Keeper's stay Keeper's, so saves roll them out."""
+    known = [normalize(_item_at(target, index)) for index, _ in target.bullets()]
+    theirs_by_line = {r["line"]: r for r in their_owned}
+    owned = list(owned)
+    for index, _ in theirs.bullets():
+        chunk = [bare(line) for line in theirs.lines[index : theirs.item_span(index)]]
+        norm = normalize(item_text(chunk))
+        if not norm or norm in known:  # exact: two sessions' short summaries can be near-duplicates
+            continue
+        known.append(norm)
+        day = chunk[0][2:12]
+        later = [i for i, text in target.bullets() if text[:10] < day]
+        doc.insert(target, later[0] if later else after_last_bullet(target), chunk)
+        report.count(target.title, 1)
+        if len(chunk) == 1 and chunk[0] in theirs_by_line:
+            at = next((i for i, r in enumerate(owned) if r["line"][2:12] < day), len(owned))
+            owned.insert(at, theirs_by_line[chunk[0]])
+    _merge_lines(doc, target, theirs, report)  # a person's text between the lines
+    return owned
+
+
+def merge_file(
+    text: str, provenance: dict[str, Any], other: str, other_provenance: dict[str, Any]
+) -> tuple[str, dict[str, Any], FileMergeReport]:
+    """Merge another memory.md (an imported one) into ``text``, losing nothing of either.
+
+    Every line here stays. Each section of ``other`` goes into the same section here, or is
+    appended when this file lacks it; what this file lacks is added as written, dates included,
+    and duplicates are not (the rules saves follow). Current State comes from whichever file was
+    updated last; Recent Context lines go in by date, and the ones Keeper wrote stay Keeper's in
+    the returned provenance, so later saves still replace and roll them out. Merging the same
+    file twice changes nothing the second time.
+    """
+    doc = Document.parse(text)
+    theirs = Document.parse(other)
+    report = FileMergeReport()
+    state = _strings(provenance.get("state"))
+    recent = _recent_owned(provenance)
+    for section in theirs.sections:
+        name = _kind(section)
+        if section.level < 2:
+            target = (doc.title() if section.level == 1 else None) or doc.sections[0]
+        elif name is not None:
+            target = _section(doc, name)
+        else:
+            found = doc.find((section.key(),))
+            if found is None:
+                added = doc.add_section(section.title)
+                doc.insert(
+                    added, 0, [bare(line) for line in section.lines[content_start(section) : content_end(section)]]
+                )
+                report.new_sections.append(section.title)
+                continue
+            target = found
+        if name == "state":
+            state = _merge_state(doc, target, section, state, _strings(other_provenance.get("state")), report)
+        elif name == "recent":
+            recent = _merge_recent(doc, target, section, recent, _recent_owned(other_provenance), report)
+        else:
+            _merge_lines(doc, target, section, report)
+    if state != _strings(provenance.get("state")) or recent != _recent_owned(provenance):
+        provenance = {**provenance, "state": state, "recent": recent}
+    return doc.render(), provenance, report

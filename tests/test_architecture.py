@@ -16,7 +16,7 @@ FLOORS: list[set[str]] = [
     {"errors", "jsonio", "markdown", "redact", "tokens", "saveformat", "shell", "bootstrap"},
     {"paths", "fsutil"},
     {"log", "config", "counters", "transcript", "memory", "install"},
-    {"migrate", "sessions", "pins"},
+    {"migrate", "sessions", "pins", "archive"},
     {"resolve", "record", "chunks"},
     {"saving", "index", "trash"},
     {"search", "briefing"},

@@ -1,0 +1,509 @@
+"""``keeper export`` and ``keeper import``: the store's memory in one zip, and back without loss.
+
+An archive holds only what cannot be rebuilt: each project's ``memory.md``, its session files and
+``state/memory.json`` (the record of which memory.md lines Keeper wrote: without it a restored
+store would take Keeper's own state and recent-context lines for a person's and keep them for
+ever), the global ``memory.md``, and a manifest. Indexes, counters, hook stats, caches, logs and
+the trash are derived or local to a machine and stay out.
+
+Import trusts nothing in the archive. Only Keeper's own layout is read (anything else is named and
+skipped, never extracted by its name), every member is read in chunks against a size cap whatever
+its header claims, and the whole archive is read and checked before the first byte is written.
+Nothing is overwritten: session files are added (one of the same name with other bytes under
+``-imported`` names) and memory.md files are merged by ``memory.merge_file``, under the project lock.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import re
+import stat
+
+from keeper import __version__, memory, paths
+from keeper.errors import KeeperError
+from keeper.fsutil import atomic_write, create_new, project_lock, read_json, read_text
+
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    import zipfile
+    from typing import Any
+
+MANIFEST = "keeper-export.json"
+FORMAT = 1  # the manifest's "format": an archive from a newer layout is refused, not misread
+PROVENANCE = "memory.json"
+MAX_MEMBER = 8 << 20  # bytes of one member, decompressed: memory files are text, far smaller
+MAX_TOTAL = 256 << 20  # bytes of all members read, decompressed
+MAX_MEMBERS = 20_000
+_CHUNK = 1 << 16
+_SESSION_NAME = re.compile(r"[0-9][A-Za-z0-9._-]{0,199}\.md")  # a digit first: no dot files or device names
+
+
+class _Skip(Exception):
+    """A member that is not one of Keeper's files; the message says why."""
+
+
+class ProjectFiles:
+    """One project's files as an archive carries them (text, already checked)."""
+
+    __slots__ = ("memory", "provenance", "sessions")
+
+    def __init__(self) -> None:
+        self.memory: str | None = None
+        self.provenance: str | None = None
+        self.sessions: dict[str, str] = {}
+
+    def is_empty(self) -> bool:
+        return self.memory is None and not self.sessions
+
+
+class Archive:
+    """What an archive holds that Keeper can use, and the members it refused with the reason."""
+
+    def __init__(self) -> None:
+        self.manifest: dict[str, Any] = {}
+        self.projects: dict[str, ProjectFiles] = {}
+        self.global_memory: str | None = None
+        self.refused: list[tuple[str, str]] = []
+
+
+def place(name: str) -> tuple[str, str, str]:
+    """Where an archive member belongs: ``(kind, project id, file name)``; _Skip for anything else.
+
+    Kinds: ``manifest``, ``global``, ``memory``, ``provenance``, ``session``.
+    """
+    if "\\" in name:
+        raise _Skip("a backslash in the name (a Windows path)")
+    if name.startswith("/"):
+        raise _Skip("an absolute path")
+    if re.match(r"[A-Za-z]:", name):
+        raise _Skip("a drive letter")
+    parts = name.split("/")
+    if any(part in ("", ".", "..") for part in parts):
+        raise _Skip("an empty, '.' or '..' part in the path")
+    if parts == [MANIFEST]:
+        return "manifest", "", MANIFEST
+    if parts == ["global", paths.MEMORY_FILE]:
+        return "global", "", paths.MEMORY_FILE
+    if len(parts) < 3 or parts[0] != "projects":
+        raise _Skip("not a file Keeper exports")
+    try:
+        pid = paths.check_pinned_name(parts[1], "archive")
+    except KeeperError:
+        raise _Skip(f"project id {parts[1]!r} is not a safe folder name") from None
+    rest = parts[2:]
+    if rest == [paths.MEMORY_FILE]:
+        return "memory", pid, paths.MEMORY_FILE
+    if rest == [paths.STATE_DIR, PROVENANCE]:
+        return "provenance", pid, PROVENANCE
+    if len(rest) == 2 and rest[0] == paths.SESSIONS_DIR:
+        if not _SESSION_NAME.fullmatch(rest[1]):
+            raise _Skip("not a safe session file name")
+        return "session", pid, rest[1]
+    raise _Skip("not a file Keeper exports")
+
+
+def _text(data: bytes, kind: str) -> str:
+    """A member's bytes as the text Keeper keeps; _Skip for what is not UTF-8 (or JSON where due)."""
+    if len(data) > MAX_MEMBER:
+        raise _Skip(f"larger than {MAX_MEMBER >> 20} MiB")
+    try:
+        text = data.decode("utf-8")
+    except UnicodeDecodeError:
+        raise _Skip("not UTF-8 text (memory files are text)") from None
+    if kind in ("manifest", "provenance"):
+        try:
+            value = json.loads(text)
+        except ValueError:
+            raise _Skip("not valid JSON") from None
+        if not isinstance(value, dict):
+            raise _Skip("not a JSON object")
+    return text
+
+
+def _add(archive: Archive, kind: str, pid: str, name: str, text: str) -> None:
+    if kind == "manifest":
+        archive.manifest = json.loads(text)
+    elif kind == "global":
+        archive.global_memory = text
+    else:
+        files = archive.projects.setdefault(pid, ProjectFiles())
+        if kind == "memory":
+            files.memory = text
+        elif kind == "provenance":
+            files.provenance = text
+        else:
+            files.sessions[name] = text
+
+
+# -- export ------------------------------------------------------------------------------------
+
+
+def _take(archive: Archive, member: str, path: str) -> None:
+    """Add a store file to the export as ``member``, if it exists; what import would refuse is left out."""
+    if not os.path.isfile(path):
+        return
+    try:
+        kind, pid, name = place(member)
+        with open(path, "rb") as fh:
+            text = _text(fh.read(MAX_MEMBER + 1), kind)
+    except _Skip as why:
+        archive.refused.append((path, str(why)))
+        return
+    _add(archive, kind, pid, name, text)
+
+
+def _take_project(archive: Archive, folder: str, pid: str) -> None:
+    """Add one project's files, read under its lock: a save writes memory.md and memory.json together."""
+    if not os.path.isdir(folder):
+        return
+    sessions = os.path.join(folder, paths.SESSIONS_DIR)
+    try:
+        names = sorted(n for n in os.listdir(sessions) if n.endswith(".md") and not n.startswith("."))
+    except OSError:
+        names = []
+    with project_lock(os.path.join(folder, ".lock")):
+        _take(archive, f"projects/{pid}/{paths.MEMORY_FILE}", os.path.join(folder, paths.MEMORY_FILE))
+        provenance = os.path.join(folder, paths.STATE_DIR, PROVENANCE)
+        _take(archive, f"projects/{pid}/{paths.STATE_DIR}/{PROVENANCE}", provenance)
+        for name in names:
+            _take(archive, f"projects/{pid}/{paths.SESSIONS_DIR}/{name}", os.path.join(sessions, name))
+
+
+def _title(text: str | None) -> str | None:
+    """The project name memory.md's title gives (``# Project Memory: <name>``)."""
+    from keeper.markdown import Document
+
+    found = Document.parse(text).title() if text else None
+    prefix = "Project Memory:"
+    return found.title[len(prefix) :].strip() if found and found.title.startswith(prefix) else None
+
+
+def collect(project: paths.Project | None) -> Archive:
+    """The files an export carries: one project's, or every project's and the global memory."""
+    archive = Archive()
+    base = os.path.join(paths.data_root(), "projects")
+    if project is not None:
+        ids = [project.id]
+    else:
+        try:
+            ids = sorted(n for n in os.listdir(base) if os.path.isdir(os.path.join(base, n)))
+        except FileNotFoundError:
+            ids = []
+        _take(archive, f"global/{paths.MEMORY_FILE}", os.path.join(paths.data_root(), "global", paths.MEMORY_FILE))
+    for pid in ids:
+        try:
+            paths.check_pinned_name(pid, "store")
+        except KeeperError:
+            archive.refused.append((os.path.join(base, pid), "not a project id Keeper makes"))
+            continue
+        _take_project(archive, os.path.join(base, pid), pid)
+    archive.projects = {pid: files for pid, files in archive.projects.items() if not files.is_empty()}
+    return archive
+
+
+def _members(archive: Archive) -> list[tuple[str, str]]:
+    found = [(MANIFEST, json.dumps(archive.manifest, indent=1, ensure_ascii=False) + "\n")]
+    if archive.global_memory is not None:
+        found.append((f"global/{paths.MEMORY_FILE}", archive.global_memory))
+    for pid, files in sorted(archive.projects.items()):
+        if files.memory is not None:
+            found.append((f"projects/{pid}/{paths.MEMORY_FILE}", files.memory))
+            if files.provenance is not None:
+                found.append((f"projects/{pid}/{paths.STATE_DIR}/{PROVENANCE}", files.provenance))
+        found += [(f"projects/{pid}/{paths.SESSIONS_DIR}/{n}", t) for n, t in sorted(files.sessions.items())]
+    return found
+
+
+def _inside(path: str, folder: str) -> bool:
+    try:
+        return os.path.commonpath([folder, path]) == folder
+    except ValueError:  # on another drive
+        return False
+
+
+def export(project: paths.Project | None, out: str | None) -> dict[str, Any]:
+    """Write the archive (atomically, 0600) and return what it holds, for the report."""
+    import io
+    import zipfile
+    from datetime import datetime
+
+    now = datetime.now()
+    archive = collect(project)
+    if not archive.projects and archive.global_memory is None:
+        where = f"project {project.id}" if project else f"the store at {paths.data_root()}"
+        raise KeeperError(f"nothing to export: {where} holds no memory yet.")
+    default = f"keeper-export-{now:%Y%m%d-%H%M%S}.zip"
+    target = os.path.abspath(out or default)
+    if os.path.isdir(target):
+        target = os.path.join(target, default)
+    store = os.path.realpath(paths.data_root())
+    if _inside(os.path.realpath(target), store):
+        raise KeeperError(f"cannot write {target}: it is inside the store; choose a place outside {store}.")
+    if not os.path.isdir(os.path.dirname(target)):
+        raise KeeperError(f"cannot write {target}: its folder does not exist; create it or choose another --out.")
+    archive.manifest = {
+        "format": FORMAT,
+        "keeper": __version__,
+        "created": now.astimezone().isoformat(timespec="seconds"),
+        "scope": "project" if project else "store",
+        "projects": [
+            {
+                "id": pid,
+                "name": _title(files.memory) or (project.name if project else None),
+                "root": project.root if project else None,
+                "sessions": len(files.sessions),
+            }
+            for pid, files in sorted(archive.projects.items())
+        ],
+        "global": archive.global_memory is not None,
+    }
+    buffer = io.BytesIO()
+    with zipfile.ZipFile(buffer, "w", zipfile.ZIP_DEFLATED) as zf:
+        for name, text in _members(archive):
+            info = zipfile.ZipInfo(name, date_time=now.timetuple()[:6])
+            info.external_attr = (stat.S_IFREG | 0o600) << 16
+            info.compress_type = zipfile.ZIP_DEFLATED
+            zf.writestr(info, text.encode("utf-8"))
+    atomic_write(target, buffer.getvalue())
+    return {
+        "archive": target,
+        "bytes": len(buffer.getvalue()),
+        "projects": len(archive.projects),
+        "sessions": sum(len(f.sessions) for f in archive.projects.values()),
+        "global": archive.global_memory is not None,
+        "left_out": [{"path": p, "reason": r} for p, r in archive.refused],
+    }
+
+
+def export_lines(data: dict[str, Any]) -> list[str]:
+    extra = " and the global memory" if data["global"] else ""
+    lines = [
+        f"Exported {data['projects']} project(s) with {data['sessions']} session file(s){extra} "
+        f"to {data['archive']} ({data['bytes']:,} bytes)"
+    ]
+    lines += [f"  ! left out {item['path']}: {item['reason']}" for item in data["left_out"]]
+    return lines
+
+
+# -- import ------------------------------------------------------------------------------------
+
+
+def _read_member(zf: zipfile.ZipFile, info: zipfile.ZipInfo, room: int) -> bytes:
+    """A member's real bytes, counted as they come out: headers can lie about sizes (zip bombs)."""
+    parts: list[bytes] = []
+    size = 0
+    with zf.open(info) as fh:
+        while True:
+            chunk = fh.read(_CHUNK)
+            if not chunk:
+                return b"".join(parts)
+            size += len(chunk)
+            if size > MAX_MEMBER:
+                raise KeeperError(f"{info.filename} unpacks to more than {MAX_MEMBER >> 20} MiB")
+            if size > room:
+                raise KeeperError(f"its files unpack to more than {MAX_TOTAL >> 20} MiB in all")
+            parts.append(chunk)
+
+
+def _load(zf: zipfile.ZipFile) -> Archive:
+    infos = zf.infolist()
+    if len(infos) > MAX_MEMBERS:
+        raise KeeperError(f"it holds {len(infos):,} entries, more than the {MAX_MEMBERS:,} Keeper accepts")
+    seen: set[str] = set()
+    for info in infos:
+        key = info.filename.casefold()  # two names one case-insensitive disk cannot tell apart count too
+        if key in seen:
+            raise KeeperError(f"it holds {info.filename!r} twice, so which one is meant is unclear")
+        seen.add(key)
+    archive = Archive()
+    room = MAX_TOTAL
+    for info in infos:
+        if info.is_dir():
+            continue
+        try:
+            if stat.S_ISLNK(info.external_attr >> 16):
+                raise _Skip("a symbolic link")
+            kind, pid, name = place(info.filename)
+            if info.flag_bits & 0x1:
+                raise _Skip("encrypted")
+            data = _read_member(zf, info, room)
+            room -= len(data)
+            text = _text(data, kind)
+        except _Skip as why:
+            archive.refused.append((info.filename, str(why)))
+            continue
+        _add(archive, kind, pid, name, text)
+    made = archive.manifest.get("format")
+    if isinstance(made, int) and made > FORMAT:
+        raise KeeperError(f"it was made by a newer Keeper (format {made}); upgrade Keeper to import it")
+    return archive
+
+
+def read_archive(path: str) -> Archive:
+    """Read and check a whole archive before anything is written; KeeperError rejects all of it."""
+    import zipfile
+    import zlib
+
+    try:
+        with zipfile.ZipFile(path) as zf:
+            return _load(zf)
+    except KeeperError as exc:
+        raise KeeperError(f"{path}: {exc}; nothing was imported.") from None
+    except (zipfile.BadZipFile, zlib.error, EOFError, NotImplementedError, ValueError) as exc:
+        raise KeeperError(f"{path} is not a zip archive Keeper can read ({exc}); nothing was imported.") from None
+
+
+class Result:
+    """What importing one project (or the global memory) did, or would do with ``--dry-run``."""
+
+    def __init__(self, pid: str, folder: str) -> None:
+        self.id, self.dir = pid, folder
+        self.memory = ""  # created, merged, unchanged; "" when the archive has no memory.md
+        self.merge: memory.FileMergeReport | None = None
+        self.added: list[str] = []
+        self.identical: list[str] = []
+        self.renamed: list[tuple[str, str]] = []
+        self.writes: list[tuple[str, str, bool]] = []  # (path, text, whether it must be new)
+
+    def as_dict(self) -> dict[str, Any]:
+        merge = self.merge
+        return {
+            "id": self.id,
+            "dir": self.dir,
+            "memory": self.memory or None,
+            "memory_added": merge.added if merge else {},
+            "memory_new_sections": merge.new_sections if merge else [],
+            "memory_state_replaced": bool(merge and merge.state_replaced),
+            "sessions_added": self.added,
+            "sessions_identical": self.identical,
+            "sessions_renamed": [{"from": a, "to": b} for a, b in self.renamed],
+        }
+
+
+def _session_plan(files: ProjectFiles, project: paths.Project, result: Result) -> None:
+    """A new name is added; the same bytes under a name (or an ``-imported`` one) are skipped; others
+    go in as ``<name>-imported.md``, ``-imported-2.md`` … so neither copy is lost."""
+    taken: dict[str, bytes] = {}
+    for name, text in sorted(files.sessions.items()):
+        data = text.encode("utf-8")
+        stem = name[: -len(".md")]
+        tries = 0
+        while True:
+            candidate = name if tries == 0 else f"{stem}-imported{'' if tries == 1 else f'-{tries}'}.md"
+            path = os.path.join(project.sessions, candidate)
+            try:
+                with open(path, "rb") as fh:
+                    current: bytes | None = fh.read()
+            except FileNotFoundError:
+                current = taken.get(candidate)
+            if current == data:
+                result.identical.append(name)
+                break
+            if current is None:
+                taken[candidate] = data
+                result.writes.append((path, text, True))
+                if tries:
+                    result.renamed.append((name, candidate))
+                else:
+                    result.added.append(name)
+                break
+            tries += 1
+
+
+def plan(files: ProjectFiles, project: paths.Project) -> Result:
+    """What importing ``files`` into ``project`` writes, read from the store as it is now."""
+    result = Result(project.id, project.dir)
+    provenance_file = os.path.join(project.state, PROVENANCE)
+    if files.memory is not None:
+        current = read_text(project.memory)
+        if current is None:
+            result.memory = "created"
+            result.writes.append((project.memory, files.memory, True))
+            if files.provenance is not None:
+                result.writes.append((provenance_file, files.provenance, False))
+        else:
+            theirs = json.loads(files.provenance) if files.provenance is not None else {}
+            mine = read_json(provenance_file)
+            merged, provenance, result.merge = memory.merge_file(current, mine, files.memory, theirs)
+            result.memory = "unchanged" if merged == current else "merged"
+            if merged != current:
+                result.writes.append((project.memory, merged, False))
+            if provenance != mine:
+                text = json.dumps(provenance, ensure_ascii=False, sort_keys=True)
+                result.writes.append((provenance_file, text, False))
+    _session_plan(files, project, result)
+    return result
+
+
+def apply(files: ProjectFiles, project: paths.Project) -> Result:
+    """Import ``files`` into ``project`` under its lock: planned and written while no save can interleave."""
+    with project_lock(project.lock):
+        result = plan(files, project)
+        for path, text, new in result.writes:
+            if not new:
+                atomic_write(path, text)
+            elif not create_new(path, text):
+                raise KeeperError(f"{path} appeared while importing (another program wrote it); run import again.")
+    return result
+
+
+def targets(archive: Archive, only: str | None, into: paths.Project | None) -> list[tuple[ProjectFiles, paths.Project]]:
+    """Which of the archive's projects go where: each to its own id, or one (``--project``) into
+    the project ``--project-dir`` names, since an id made from a folder's path differs on another
+    machine. The global memory comes along only with the whole archive."""
+    chosen = dict(archive.projects)
+    listing = ", ".join(sorted(chosen)) or "none"
+    if only is not None:
+        if only not in chosen:
+            raise KeeperError(f"the archive holds no project {only!r}; it holds: {listing}.")
+        chosen = {only: chosen[only]}
+    base = os.path.join(paths.data_root(), "projects")
+    found = [(files, paths.Project("", pid, os.path.join(base, pid))) for pid, files in sorted(chosen.items())]
+    if only is None and into is None and archive.global_memory is not None:
+        g = ProjectFiles()
+        g.memory = archive.global_memory
+        found.append((g, paths.Project("", "global", os.path.join(paths.data_root(), "global"))))
+    if into is not None:
+        if len(chosen) != 1:
+            raise KeeperError(f"the archive holds {len(chosen)} projects ({listing}); pick one with --project ID.")
+        found = [(found[0][0], into)]
+    return found
+
+
+def import_archive(path: str, only: str | None, into: paths.Project | None, dry_run: bool) -> dict[str, Any]:
+    """Import an archive (or say what importing it would do); return the report."""
+    archive = read_archive(path)
+    results = [(plan if dry_run else apply)(files, project) for files, project in targets(archive, only, into)]
+    return {
+        "archive": os.path.abspath(path),
+        "dry_run": dry_run,
+        "made_by": archive.manifest.get("keeper"),
+        "projects": [r.as_dict() for r in results],
+        "refused": [{"name": n, "reason": r} for n, r in archive.refused],
+    }
+
+
+def import_lines(data: dict[str, Any]) -> list[str]:
+    verb = "Would import" if data["dry_run"] else "Imported"
+    lines = [f"{verb} {data['archive']}" + (" (dry run: nothing was written)" if data["dry_run"] else "")]
+    for item in data["projects"]:
+        parts = []
+        if item["memory"] == "merged":
+            changes = [f"+{n} {title or 'top'}" for title, n in item["memory_added"].items()]
+            changes += [f"new section {title}" for title in item["memory_new_sections"]]
+            if item["memory_state_replaced"]:
+                changes.append("Current State from the archive (newer)")
+            parts.append(f"memory.md merged ({', '.join(changes)})")
+        elif item["memory"]:
+            parts.append(f"memory.md {item['memory']}")
+        if item["sessions_added"]:
+            parts.append(f"{len(item['sessions_added'])} session file(s) added")
+        if item["sessions_identical"]:
+            parts.append(f"{len(item['sessions_identical'])} already there")
+        parts += [f"{r['from']} differs, added as {r['to']}" for r in item["sessions_renamed"]]
+        lines.append(f"  {item['id']} ({item['dir']}): {'; '.join(parts) or 'nothing to import'}")
+    if not data["projects"]:
+        lines.append("  nothing Keeper can import")
+    lines += [f"  ! refused {item['name']}: {item['reason']}" for item in data["refused"]]
+    return lines
