@@ -37,14 +37,19 @@ def ensure_dir(path: str) -> None:
         pass
 
 
-def read_text(path: str) -> str | None:
-    """The file's text (UTF-8, BOM kept, undecodable bytes replaced), or None when missing."""
+def read_text(path: str, exact: bool = False) -> str | None:
+    """The file's text (UTF-8, BOM kept), or None when missing.
+
+    Undecodable bytes (a hand edit saved in Latin-1) are replaced for reading; with ``exact`` they
+    are carried as surrogates, so a read-modify-write through ``atomic_write`` keeps them byte
+    for byte.
+    """
     try:
         with open(path, "rb") as fh:
             data = fh.read()
     except FileNotFoundError:
         return None
-    return data.decode("utf-8", errors="replace")
+    return data.decode("utf-8", errors="surrogateescape" if exact else "replace")
 
 
 def read_json(path: str) -> dict[str, Any]:
@@ -68,7 +73,7 @@ def atomic_write(path: str, text: str | bytes) -> None:
 
     folder = os.path.dirname(path) or "."
     ensure_dir(folder)
-    data = text.encode("utf-8") if isinstance(text, str) else text
+    data = text.encode("utf-8", "surrogateescape") if isinstance(text, str) else text
     fd, tmp = tempfile.mkstemp(dir=folder, prefix="." + os.path.basename(path) + ".", suffix=".tmp")
     try:
         with os.fdopen(fd, "wb") as fh:

@@ -322,8 +322,13 @@ def merge(
     doc = Document.parse(text if text and text.strip() else template(project_name))
     report = MergeReport()
     day = now.strftime("%Y-%m-%d")
-    state_owned = [s for s in provenance.get("state", []) if isinstance(s, str)]
-    recent_owned = [r for r in provenance.get("recent", []) if isinstance(r, dict) and isinstance(r.get("line"), str)]
+    state_raw, recent_raw = provenance.get("state"), provenance.get("recent")  # derived: any shape reads as empty
+    state_owned = [s for s in state_raw if isinstance(s, str)] if isinstance(state_raw, list) else []
+    recent_owned = (
+        [r for r in recent_raw if isinstance(r, dict) and isinstance(r.get("line"), str)]
+        if isinstance(recent_raw, list)
+        else []
+    )
 
     if data.retired:
         sections = _retirable(doc, ("decisions", *TYPED))

@@ -135,7 +135,8 @@ def update(
         saved if isinstance(saved, dict) else None, clean=lambda text: redact.redact(text, patterns)
     )
     stored_offset = state.get("offset")
-    offset = stored_offset if isinstance(stored_offset, int) else 0
+    valid = isinstance(stored_offset, int) and not isinstance(stored_offset, bool) and stored_offset >= 0
+    offset = stored_offset if valid and isinstance(stored_offset, int) else 0
     start = now or datetime.now()
     if path:
         offset = transcript.update(activity, path, offset)
@@ -148,13 +149,14 @@ def update(
         first = transcript.local_time(activity.first_ts) if activity.first_ts else None
         start = first or start
     old_facts = state.get("facts")
-    merged = {**(old_facts if isinstance(old_facts, dict) else {}), **new_facts}
+    kept = {k: v for k, v in old_facts.items() if isinstance(v, str)} if isinstance(old_facts, dict) else {}
+    merged = {**kept, **new_facts}
     changes = {"facts": merged, "activity": activity.as_dict(), "offset": offset, "transcript": path}
     if all(state.get(k) == v for k, v in changes.items()) and sessions.existing_file(project, session):
         return False
     with project_lock(project.lock, timeout=HOOK_LOCK_TIMEOUT):
         record = sessions.ensure_file(project, session, started_at(project, session) or start)
-        text = read_text(record) or ""
+        text = read_text(record, exact=True) or ""
         updated = sessions.set_activity(sessions.set_facts(text, merged), transcript.render(activity, project.root))
         if updated != text:
             atomic_write(record, updated)

@@ -99,7 +99,7 @@ def save(
     with project_lock(project.lock):
         for folder in (project.dir, project.sessions, project.state):
             sweep_temp_files(folder)  # what writers killed mid-write left behind
-        text = read_text(project.memory)
+        text = read_text(project.memory, exact=True)  # a hand edit in another encoding keeps its bytes
         merged, provenance, report = memory.merge(
             text,
             read_json(_provenance_file(project)),
@@ -140,7 +140,7 @@ def _save_global(data: memory.SaveInput, report: memory.MergeReport, now: dateti
     the project lock, always in that order, so two saves can never wait on each other."""
     path = paths.global_memory_file()
     with project_lock(os.path.join(os.path.dirname(path), ".lock")):
-        text = read_text(path)
+        text = read_text(path, exact=True)
         merged = memory.merge_global(
             text, data if data.scope == "global" else memory.SaveInput(), report.unmatched_retired, now, report
         )

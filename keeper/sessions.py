@@ -53,11 +53,12 @@ def write_state(project: paths.Project, session: str, state: dict[str, object]) 
 def existing_file(project: paths.Project, session: str) -> str | None:
     """The session's file if it was created and still exists (a person may delete it)."""
     name = read_state(project, session).get("file")
-    if isinstance(name, str) and os.path.basename(name) == name:
-        path = os.path.join(project.sessions, name)
-        if os.path.exists(path):
-            return path
-    return None
+    if not (isinstance(name, str) and name.endswith(".md") and not name.startswith(".")):
+        return None  # damaged state ("..", "/etc/passwd", 42) reads as no file: a new one is made
+    if os.path.basename(name) != name or "\\" in name or "\x00" in name:
+        return None
+    path = os.path.join(project.sessions, name)
+    return path if os.path.isfile(path) and not os.path.islink(path) else None
 
 
 def ensure_file(project: paths.Project, session: str, start: datetime) -> str:
@@ -109,7 +110,7 @@ def set_facts(text: str, facts: dict[str, str | None]) -> str:
             if found is not None:
                 doc.remove(header, found, found + 1)
             continue
-        line = f"- {label}: {value}"
+        line = f"- {label}: {' '.join(str(value).split())[:400]}"  # one line: a value can never forge structure
         if found is not None:
             ending = header.lines[found][len(header.lines[found].rstrip("\r\n")) :] or doc.newline
             header.lines[found] = line + ending
@@ -172,7 +173,7 @@ def render_save(now: datetime, data: SaveInput, report: MergeReport) -> list[str
 
 def append_save(path: str, lines: list[str]) -> None:
     """Append a rendered save under ``## Saves``. Call under the project lock."""
-    doc = Document.parse(read_text(path) or "")
+    doc = Document.parse(read_text(path, exact=True) or "")
     section = doc.find((SAVES.lower(),)) or doc.add_section(SAVES, before=doc.find((ACTIVITY.lower(),)))
     end = content_end(section)
     block = ([""] if end and section.lines[end - 1].strip() else []) + lines

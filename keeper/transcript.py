@@ -70,6 +70,8 @@ def read_lines(path: str, start: int = 0, stop: int | None = None) -> Iterator[t
                     return
                 skipped = len(line)
                 while True:
+                    if stop is not None and offset + skipped >= stop:
+                        return  # an over-long line runs past the part asked for: never read on
                     more = fh.readline(CHUNK)
                     if not more:
                         return
@@ -129,6 +131,18 @@ def prompt_text(entry: dict[str, Any], content: Any) -> str | None:
     return _slash_prompt(text)
 
 
+def _text(value: object) -> str:
+    return value if isinstance(value, str) else ""
+
+
+def _texts(value: object) -> list[str]:
+    return [v for v in value if isinstance(v, str)] if isinstance(value, list) else []
+
+
+def _count(value: object) -> int:
+    return value if isinstance(value, int) and not isinstance(value, bool) and value >= 0 else 0
+
+
 def _short(text: str, limit: int) -> str:
     flat = " ".join(text.split())
     return flat if len(flat) <= limit else flat[: limit - 1].rstrip() + "…"
@@ -138,23 +152,35 @@ class Activity:
     """What a transcript shows a session did; persisted between hooks as plain JSON."""
 
     def __init__(self, data: dict[str, Any] | None = None, clean: Callable[[str], str] = str) -> None:
-        """``clean`` is applied to every text kept (Keeper passes its redactor), so no secret is stored."""
-        data = data or {}
+        """``clean`` is applied to every text kept (Keeper passes its redactor), so no secret is stored.
+
+        ``data`` is the saved digest; a damaged one (wrong types, negative counts) reads as empty
+        field by field, so the next Stop rebuilds what it can instead of failing.
+        """
+        data = data if isinstance(data, dict) else {}
         self._clean = clean
-        self.first_ts: str = data.get("first_ts", "")
-        self.last_ts: str = data.get("last_ts", "")
-        self.branch: str = data.get("branch", "")
-        self.prompts: list[str] = list(data.get("prompts", []))
-        self.prompt_count: int = int(data.get("prompt_count", 0))
-        self.files: dict[str, str] = dict(data.get("files", {}))
-        self.commands: list[str] = list(data.get("commands", []))
-        self.tools: dict[str, int] = dict(data.get("tools", {}))
-        self.errors: list[str] = list(data.get("errors", []))
-        self.error_count: int = int(data.get("error_count", 0))
-        self.compactions: int = int(data.get("compactions", 0))
-        self.saves: int = int(data.get("saves", 0))
-        self.skipped: int = int(data.get("skipped", 0))
-        self.gap: bool = bool(data.get("gap", False))
+        self.first_ts: str = _text(data.get("first_ts"))
+        self.last_ts: str = _text(data.get("last_ts"))
+        self.branch: str = _text(data.get("branch"))
+        self.prompts: list[str] = _texts(data.get("prompts"))[:KEEP_PROMPTS]
+        self.prompt_count: int = max(_count(data.get("prompt_count")), len(self.prompts))
+        files = data.get("files")
+        self.files: dict[str, str] = (
+            {k: v for k, v in files.items() if isinstance(k, str) and v in ("written", "edited")}
+            if isinstance(files, dict)
+            else {}
+        )
+        self.commands: list[str] = _texts(data.get("commands"))[-KEEP_COMMANDS:]
+        tools = data.get("tools")
+        self.tools: dict[str, int] = (
+            {k: _count(v) for k, v in tools.items() if isinstance(k, str)} if isinstance(tools, dict) else {}
+        )
+        self.errors: list[str] = _texts(data.get("errors"))[-KEEP_ERRORS:]
+        self.error_count: int = _count(data.get("error_count"))
+        self.compactions: int = _count(data.get("compactions"))
+        self.saves: int = _count(data.get("saves"))
+        self.skipped: int = _count(data.get("skipped"))
+        self.gap: bool = data.get("gap") is True
         self._tool_names: dict[str, str] = {}
         self._seen_tool_ids: set[str] = set()
 
@@ -355,15 +381,15 @@ def render(activity: Activity, project_root: str) -> list[str]:
     lines: list[str] = []
     if activity.prompt_count:
         lines.append(f"- Prompts ({activity.prompt_count}):")
-        lines += [f"  {i}. {p}" for i, p in enumerate(activity.prompts, 1)]
+        lines += [f"  {i}. {_short(p, 300)}" for i, p in enumerate(activity.prompts, 1)]
         if activity.prompt_count > len(activity.prompts):
             lines.append(f"  (and {activity.prompt_count - len(activity.prompts)} more in the transcript)")
     if activity.files:
         lines.append(f"- Files changed ({len(activity.files)}):")
-        lines += [f"  - {rel(p)} ({how})" for p, how in sorted(activity.files.items())]
+        lines += [f"  - {_short(rel(p), 300)} ({how})" for p, how in sorted(activity.files.items())]
     if activity.commands:
         lines.append(f"- Commands ({len(activity.commands)} most recent):")
-        lines += [f"  - `{c.replace('`', chr(39))}`" for c in activity.commands]
+        lines += [f"  - `{_short(c, 300).replace('`', chr(39))}`" for c in activity.commands]
     if activity.saves:
         lines.append(f"- Saves to memory: {activity.saves}")
     if activity.tools:
@@ -371,7 +397,7 @@ def render(activity: Activity, project_root: str) -> list[str]:
         lines.append(f"- Tools: {counts}")
     if activity.error_count:
         lines.append(f"- Errors ({activity.error_count}):")
-        lines += [f"  - {e}" for e in activity.errors]
+        lines += [f"  - {_short(e, 300)}" for e in activity.errors]
     if activity.compactions:
         lines.append(f"- Compactions: {activity.compactions}")
     if activity.gap:
