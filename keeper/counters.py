@@ -20,10 +20,12 @@ from __future__ import annotations
 import os
 import sys
 
+from keeper import fsutil
+
 USE, SAVE_USE, SAVE, REMIND, FINAL_ASK, TURN = b"u", b"k", b"s", b"r", b"f", b"p"
 SAVED = (SAVE, SAVE_USE)  # either one means the work so far was saved
 HOOK_LOG_MAX_BYTES = 1 << 20
-_APPEND = os.O_RDWR | os.O_APPEND | os.O_CREAT | getattr(os, "O_BINARY", 0)
+_APPEND = os.O_RDWR | os.O_APPEND | os.O_CREAT | getattr(os, "O_BINARY", 0) | getattr(os, "O_NOFOLLOW", 0)
 
 # -- the tool-use tally ------------------------------------------------------------------------
 
@@ -34,12 +36,11 @@ def tally_path(state_dir: str, session: str) -> str:
 
 def append(path: str, marks: bytes) -> bytes:
     """Append ``marks`` to a tally and return the log up to and including them."""
+    fsutil.guard(path)
     try:
         fd = os.open(path, _APPEND, 0o600)
     except FileNotFoundError:
-        from keeper.fsutil import ensure_dir
-
-        ensure_dir(os.path.dirname(path))
+        fsutil.ensure_dir(os.path.dirname(path))
         fd = os.open(path, _APPEND, 0o600)
     try:
         if sys.platform == "win32":  # pragma: no cover - exercised by the Windows CI job
@@ -136,14 +137,14 @@ def record_hook(state_dir: str, event: str, injected: int) -> None:
     """Count one hook call; never raises (statistics must not break a hook)."""
     path = hook_log_path(state_dir)
     try:
-        fd = os.open(path, os.O_WRONLY | os.O_APPEND | os.O_CREAT, 0o600)
+        fd = fsutil.open_append(path)
         try:
             os.write(fd, f"{event}\t{injected}\n".encode())
             if os.fstat(fd).st_size > HOOK_LOG_MAX_BYTES:
                 os.replace(path, path + ".1")
         finally:
             os.close(fd)
-    except OSError:
+    except (OSError, fsutil.OutsideStore):
         pass
 
 

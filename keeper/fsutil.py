@@ -2,14 +2,47 @@
 
 ``atomic_write`` writes a uniquely named temp file beside the target, fsyncs it and replaces the
 target, so a crash, a kill or a full disk leaves either the old file or the new one, never a mix.
-Read-modify-write of shared files happens inside ``project_lock``.
+Read-modify-write of shared files happens inside ``project_lock``. The store is private: files are
+created 0600 and folders 0700 whatever the umask, and no write follows a link out of the store
+(``guard``): a symlinked ``sessions/`` or log file cannot make Keeper write elsewhere.
 """
 
 from __future__ import annotations
 
 import os
 
+from keeper import paths
 from keeper.errors import KeeperError
+
+
+class OutsideStore(KeeperError):
+    """A write inside the store would land outside it, through a symbolic link."""
+
+
+def guard(path: str) -> None:
+    """Refuse a write to ``path`` (in the store, by its name) whose folder really lies elsewhere."""
+    root = paths.data_root()
+    lexical = os.path.abspath(path)
+    if not lexical.startswith(root + os.sep):
+        return  # not the store's (an export's output, say): the caller chose where it goes
+    real_root = os.path.realpath(root)
+    folder = os.path.realpath(os.path.dirname(lexical))
+    if folder != real_root and not folder.startswith(real_root + os.sep):
+        raise OutsideStore(f"{os.path.dirname(lexical)} leads out of Keeper's store (to {folder}); not writing there")
+    if os.path.islink(lexical):
+        raise OutsideStore(f"{lexical} is a symbolic link; Keeper does not write through links in its store")
+
+
+def open_append(path: str) -> int:
+    """An append-only descriptor for a store file: created 0600, never through a link."""
+    guard(path)
+    flags = os.O_WRONLY | os.O_APPEND | os.O_CREAT | getattr(os, "O_NOFOLLOW", 0) | getattr(os, "O_BINARY", 0)
+    try:
+        return os.open(path, flags, 0o600)
+    except FileNotFoundError:
+        ensure_dir(os.path.dirname(path))
+        return os.open(path, flags, 0o600)
+
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
@@ -31,6 +64,7 @@ def ensure_dir(path: str) -> None:
     parent = os.path.dirname(path)
     if parent and parent != path:
         ensure_dir(parent)
+    guard(path)
     try:
         os.mkdir(path, 0o700)
     except FileExistsError:
@@ -73,6 +107,7 @@ def atomic_write(path: str, text: str | bytes) -> None:
 
     folder = os.path.dirname(path) or "."
     ensure_dir(folder)
+    guard(path)
     data = text.encode("utf-8", "surrogateescape") if isinstance(text, str) else text
     fd, tmp = tempfile.mkstemp(dir=folder, prefix="." + os.path.basename(path) + ".", suffix=".tmp")
     try:
@@ -100,10 +135,11 @@ def create_new(path: str, text: str) -> bool:
 
     folder = os.path.dirname(path) or "."
     ensure_dir(folder)
+    guard(path)
     fd, tmp = tempfile.mkstemp(dir=folder, prefix="." + os.path.basename(path) + ".", suffix=".tmp")
     try:
         with os.fdopen(fd, "wb") as fh:
-            fh.write(text.encode("utf-8"))
+            fh.write(text.encode("utf-8", "surrogateescape"))
             fh.flush()
             os.fsync(fh.fileno())
         try:

@@ -15,6 +15,7 @@ import os
 import sys
 
 from keeper import counters, jsonio, log
+from keeper.errors import KeeperError
 from keeper.resolve import Resolved, resolve, start_folder
 from keeper.shell import is_save_command
 
@@ -230,6 +231,8 @@ def run(argv: list[str]) -> int:
     reply: Reply = {}
     try:
         reply = handle(name, _read_stdin(), project_dir)
+    except KeeperError as exc:  # a refusal the user can fix (a link out of the store): not a bug
+        log.write(name or "-", "WARN", f"refused: {exc}")
     except BaseException as exc:  # fail open: a hook must never break Claude Code
         where = ""
         tb = exc.__traceback__

@@ -23,7 +23,7 @@ import sqlite3
 
 from keeper import paths
 from keeper.chunks import Chunk, chunks_of
-from keeper.fsutil import ensure_dir, read_text
+from keeper.fsutil import ensure_dir, open_append, read_text
 from keeper.tokens import words
 
 TYPE_CHECKING = False
@@ -114,6 +114,8 @@ def open_index(project: paths.Project) -> sqlite3.Connection | None:
     """The project's index, created or rebuilt as needed; None when this Python has no FTS5."""
     path = index_file(project)
     ensure_dir(project.state)
+    if not os.path.exists(path):  # created 0600 by Keeper: SQLite gives -wal and -shm the same mode
+        os.close(open_append(path))
     try:
         return _connect(path)
     except sqlite3.OperationalError as exc:

@@ -21,22 +21,22 @@ def log_file() -> str:
 def write(event: str, level: str, message: str) -> None:
     """Append one line; never raise (a full disk must not break a hook)."""
     try:
-        path = log_file()
-        if not os.path.isdir(os.path.dirname(path)):
-            from keeper.fsutil import ensure_dir
+        from keeper import fsutil
+        from keeper.redact import redact  # only when something is logged: it compiles regexes
 
-            ensure_dir(os.path.dirname(path))
+        path = log_file()
         try:
             if os.stat(path).st_size > MAX_BYTES:
                 os.replace(path, path + ".1")
         except OSError:
             pass
-        from keeper.redact import redact  # only when something is logged: it compiles regexes
-
         event = "".join(event.split())[:80] or "-"
         line = redact(f"{time.strftime('%Y-%m-%dT%H:%M:%S')} {os.getpid()} {event} {level} {' '.join(message.split())}")
-        with open(path, "a", encoding="utf-8", errors="replace") as fh:
-            fh.write(line[:2200] + "\n")
+        fd = fsutil.open_append(path)  # 0600, never through a link
+        try:
+            os.write(fd, (line[:2200] + "\n").encode("utf-8", "replace"))
+        finally:
+            os.close(fd)
     except Exception:
         pass
 

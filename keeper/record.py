@@ -15,7 +15,7 @@ import time
 from keeper import counters, log, paths, sessions
 from keeper.config import Config
 from keeper.errors import KeeperError
-from keeper.fsutil import HOOK_LOCK_TIMEOUT, atomic_write, ensure_dir, project_lock, read_text
+from keeper.fsutil import HOOK_LOCK_TIMEOUT, atomic_write, ensure_dir, guard, open_append, project_lock, read_text
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
@@ -41,6 +41,7 @@ def mark_start(project: paths.Project, session: str, transcript_path: str = "") 
     Cheap enough for the hook: one exclusive create, no lock.
     """
     path = _marker(project, session, "start")
+    guard(path)
     try:
         fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600)
     except FileExistsError:
@@ -75,9 +76,7 @@ def mark_ended(project: paths.Project, session: str, ended: bool = True) -> None
     path = _marker(project, session, "end")
     try:
         if ended:
-            ensure_dir(project.state)
-            with open(path, "w", encoding="utf-8"):
-                pass
+            os.close(open_append(path))
         else:
             os.unlink(path)
     except OSError:

@@ -14,7 +14,8 @@ PACKAGE = REPO / "keeper"
 # Lowest floor first. A module may import only modules on lower floors (or its own).
 FLOORS: list[set[str]] = [
     {"errors", "jsonio", "markdown", "redact", "tokens", "saveformat", "shell", "bootstrap"},
-    {"paths", "fsutil"},
+    {"paths"},
+    {"fsutil"},
     {"log", "config", "counters", "transcript", "memory", "install"},
     {"migrate", "sessions", "pins", "archive"},
     {"resolve", "record", "chunks"},
