@@ -240,6 +240,11 @@ def search(
         rare = sorted((w for w in found if w in df and (df[w] <= common or len(found) == 1)), key=df.__getitem__)
         depth = index.CANDIDATES if thorough else index.CANDIDATES // 4
         chunks = index.candidates(con, project, rare[: 8 if min_terms < 2 else 6], depth, min_terms, scope)
+    except sqlite3.DatabaseError as exc:  # replaced or damaged under us (a clear, a copy): it is only derived
+        from keeper import log
+
+        log.write("recall", "WARN", f"search index unusable ({exc}); searched the files directly")
+        return _scan(project, query_words, terms, query, limit, today_number, correct, scope)
     finally:
         con.close()
     return _labelled(project, rank(chunks, terms, stand_ins, (df, n, avg), query, project.dir, today_number)[:limit])

@@ -17,6 +17,8 @@ from keeper import paths, sessions
 from keeper.errors import KeeperError
 from keeper.fsutil import atomic_write, ensure_dir, project_lock
 
+MANIFEST = "manifest.json"
+
 
 def trash_dir(project: paths.Project) -> str:
     return os.path.join(paths.data_root(), "trash", project.id)
@@ -37,11 +39,20 @@ def old_session_files(project: paths.Project, older_than_days: int, today: date 
     return found
 
 
+def _derived_index(project: paths.Project) -> list[str]:
+    from keeper import index
+
+    base = index.index_file(project)
+    return [base + suffix for suffix in ("", "-wal", "-shm", "-journal")]
+
+
 def all_files(project: paths.Project) -> list[str]:
-    """Everything Keeper keeps for the project (the lock file excepted)."""
+    """Everything Keeper keeps for the project but the lock and the search index (derived: a clear
+    deletes it, so cleared text does not linger in it, and a recall using it is not pulled apart)."""
+    skip = {project.lock, *_derived_index(project)}
     found: list[str] = []
     for folder, _, names in os.walk(project.dir):
-        found.extend(os.path.join(folder, n) for n in names if os.path.join(folder, n) != project.lock)
+        found.extend(p for p in (os.path.join(folder, n) for n in names) if p not in skip)
     return sorted(found)
 
 
@@ -58,33 +69,63 @@ def files_to_clear(project: paths.Project, what: str, older_than_days: int) -> l
 
 
 def clear(project: paths.Project, files: list[str], reason: str, keep_days: int) -> str:
-    """Move ``files`` to a new backup, purge backups past ``keep_days``, and return the backup."""
+    """Move ``files`` to a new backup, purge backups past ``keep_days``, and return the backup.
+
+    The search index is rebuilt from the files, so after a clear it is dropped: what was cleared
+    must not stay findable through it.
+    """
     backup = move_to_trash(project, files, reason)
+    for path in _derived_index(project):
+        try:
+            os.remove(path)
+        except OSError:
+            pass  # in use on Windows: the index notices the files are gone and forgets them itself
     purge_expired(project, keep_days)
     return backup
 
 
-def move_to_trash(project: paths.Project, files: list[str], reason: str) -> str:
-    """Move ``files`` into a new backup folder and return its path."""
+def _new_backup(project: paths.Project) -> str:
+    """A backup folder no other clear shares: ``mkdir`` fails when the name is taken, so two clears
+    in the same second get two folders (a shared one let a restore delete the other's files)."""
+    base = trash_dir(project)
+    ensure_dir(base)
     stamp = datetime.now().strftime("%Y%m%d-%H%M%S")
-    backup = os.path.join(trash_dir(project), stamp)
     suffix = 1
-    while os.path.exists(backup):
-        suffix += 1
-        backup = os.path.join(trash_dir(project), f"{stamp}-{suffix}")
+    while True:
+        path = os.path.join(base, stamp if suffix == 1 else f"{stamp}-{suffix}")
+        try:
+            os.mkdir(path, 0o700)
+            return path
+        except FileExistsError:
+            suffix += 1
+
+
+def _move(source: str, target: str) -> bool:
+    """Move one file without ever replacing another; whether it moved (False: source gone)."""
+    ensure_dir(os.path.dirname(target))
+    if os.path.lexists(target):
+        return False
+    try:
+        os.rename(source, target)  # same file system: atomic, and the file is never in two places
+    except FileNotFoundError:
+        return False
+    except OSError:
+        shutil.copy2(source, target)  # another file system: copy first, delete the original after
+        os.remove(source)
+    return True
+
+
+def move_to_trash(project: paths.Project, files: list[str], reason: str) -> str:
+    """Move ``files`` into a new backup folder, under the project lock, and return its path."""
     with project_lock(project.lock):
-        moved = []
-        for path in files:
-            rel = os.path.relpath(path, project.dir)
-            target = os.path.join(backup, rel)
-            ensure_dir(os.path.dirname(target))
-            try:
-                shutil.move(path, target)
-            except FileNotFoundError:
-                continue
-            moved.append(rel)
+        backup = _new_backup(project)
+        moved = [
+            os.path.relpath(path, project.dir)
+            for path in files
+            if _move(path, os.path.join(backup, os.path.relpath(path, project.dir)))
+        ]
         atomic_write(
-            os.path.join(backup, "manifest.json"),
+            os.path.join(backup, MANIFEST),
             json.dumps({"project": project.id, "reason": reason, "files": moved, "root": project.root}, indent=1),
         )
     return backup
@@ -92,49 +133,73 @@ def move_to_trash(project: paths.Project, files: list[str], reason: str) -> str:
 
 def backups(project: paths.Project) -> list[str]:
     try:
-        names = sorted(os.listdir(trash_dir(project)))
+        names = sorted(n for n in os.listdir(trash_dir(project)) if not n.startswith("."))
     except OSError:
         return []
     return [os.path.join(trash_dir(project), n) for n in names]
 
 
 def restore(project: paths.Project, name: str | None = None) -> tuple[list[str], list[str]]:
-    """Move a backup's files back; a file that exists again is kept and the backup copy skipped."""
-    available = backups(project)
-    if not available:
-        raise KeeperError(f"nothing to restore: no backups in {trash_dir(project)}.")
-    backup = available[-1]
-    if name:
-        chosen = [b for b in available if os.path.basename(b) == name]
-        if not chosen:
-            listing = ", ".join(os.path.basename(b) for b in available)
-            raise KeeperError(f"no backup named {name!r}; available: {listing}.")
-        backup = chosen[0]
-    restored: list[str] = []
-    kept: list[str] = []
+    """Move a backup's files back; a file that exists again is kept and the backup copy stays.
+
+    All of it under the project lock; the backup folder goes only once it is empty, so nothing a
+    concurrent clear put there can be lost.
+    """
     with project_lock(project.lock):
+        available = backups(project)
+        if not available:
+            raise KeeperError(f"nothing to restore: no backups in {trash_dir(project)}.")
+        backup = available[-1]
+        if name:
+            chosen = [b for b in available if os.path.basename(b) == name]
+            if not chosen:
+                listing = ", ".join(os.path.basename(b) for b in available)
+                raise KeeperError(f"no backup named {name!r}; available: {listing}.")
+            backup = chosen[0]
+        restored: list[str] = []
+        kept: list[str] = []
         for folder, _, names in os.walk(backup):
             for n in names:
                 source = os.path.join(folder, n)
                 rel = os.path.relpath(source, backup)
-                if rel == "manifest.json":
+                if rel == MANIFEST:
                     continue
-                target = os.path.join(project.dir, rel)
-                if os.path.exists(target):
+                if _move(source, os.path.join(project.dir, rel)):
+                    restored.append(rel)
+                elif os.path.exists(source):
                     kept.append(rel)
-                    continue
-                ensure_dir(os.path.dirname(target))
-                shutil.move(source, target)
-                restored.append(rel)
-    if not kept:
-        shutil.rmtree(backup, ignore_errors=True)
+        if not kept:
+            _remove_empty(backup)
     return restored, kept
 
 
+def _remove_empty(backup: str) -> None:
+    """Remove a restored backup: its manifest and its folders, which must be empty by now."""
+    try:
+        os.remove(os.path.join(backup, MANIFEST))
+    except OSError:
+        pass
+    for folder, _, _ in sorted(os.walk(backup), key=lambda entry: -len(entry[0])):
+        try:
+            os.rmdir(folder)  # fails, and keeps the folder, if anything is still in it
+        except OSError:
+            pass
+
+
+def _created(backup: str) -> float:
+    """When a backup was made, from its name (its folder's mtime changes as files come and go)."""
+    stamp = os.path.basename(backup)[:15]
+    try:
+        return datetime.strptime(stamp, "%Y%m%d-%H%M%S").timestamp()
+    except ValueError:
+        return os.path.getmtime(backup)
+
+
 def purge_expired(project: paths.Project, keep_days: int) -> int:
-    """Delete backups older than ``keep_days`` for good."""
+    """Delete backups older than ``keep_days`` for good: the one deletion, and only of the trash."""
     cutoff = time.time() - keep_days * 86400
-    expired = [b for b in backups(project) if os.path.getmtime(b) < cutoff]
-    for backup in expired:
-        shutil.rmtree(backup, ignore_errors=True)
+    with project_lock(project.lock):
+        expired = [b for b in backups(project) if _created(b) < cutoff]
+        for backup in expired:
+            shutil.rmtree(backup, ignore_errors=True)
     return len(expired)

@@ -1,0 +1,102 @@
+"""Every writer at once — saves, hooks, clears, restores, recalls — then an inventory of every file.
+
+Clear and restore used to destroy files when they raced (old session files vanished, in neither
+sessions/ nor the trash). After this run every decision saved and every session file made is
+somewhere: in the project, or in a backup in the trash.
+"""
+
+from __future__ import annotations
+
+import json
+import multiprocessing
+import os
+import time
+import traceback
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from keeper import config, hooks, paths, saving, search, trash
+from keeper.errors import KeeperError
+from keeper.memory import SaveInput
+
+pytestmark = pytest.mark.slow
+SECONDS = float(os.environ.get("KEEPER_STRESS_SECONDS", "12"))
+
+
+def _run(role: str, worker: int, root: str, home: str, seconds: float, queue: Any) -> None:
+    os.environ["KEEPER_HOME"] = home
+    project, cfg = paths.make_project(root), config.load(root)
+    made: dict[str, list[str]] = {"decisions": [], "files": []}
+    errors: list[str] = []
+    deadline, i = time.monotonic() + seconds, 0
+    while time.monotonic() < deadline:
+        i += 1
+        try:
+            if role == "saver":
+                decision = f"Saver {worker} decision {i} about module_{worker}_{i}"
+                session = f"saver-{worker}-{i // 5}"
+                _, session_file = saving.save(project, cfg, SaveInput(decisions=[decision], summary=f"s{i}"), session)
+                made["decisions"].append(decision)
+                made["files"].append(os.path.basename(session_file))
+            elif role == "hooks":
+                base = {"session_id": f"hooked-{worker}", "cwd": root}
+                hooks.handle("post-tool-use", json.dumps({**base, "tool_name": "Read"}).encode())
+                hooks.handle("stop", json.dumps({**base, "last_assistant_message": f"r{i}"}).encode())
+            elif role == "clearer":
+                what = "all" if i % 3 == 0 else "old"
+                files = trash.files_to_clear(project, what, 0)
+                if files:
+                    trash.clear(project, files, f"stress {what}", 14)
+            elif role == "restorer":
+                try:
+                    trash.restore(project)
+                except KeeperError as exc:
+                    if "nothing to restore" not in str(exc):
+                        raise
+            else:
+                search.search(project, f"module_{i % 3} decision", limit=3)
+        except KeeperError as exc:  # a busy lock is a fair answer under this load; anything else is not
+            if "held" not in str(exc):
+                errors.append(f"{role}: {exc}")
+        except Exception:
+            errors.append(f"{role}: {traceback.format_exc()[-600:]}")
+    queue.put((role, made, errors))
+
+
+def _everything(folder: Path) -> dict[str, list[Path]]:
+    found: dict[str, list[Path]] = {}
+    for path in folder.rglob("*.md"):
+        found.setdefault(path.name, []).append(path)
+    return found
+
+
+def test_every_writer_at_once_loses_nothing(project_dir: Path, store: Path) -> None:
+    root, home = str(project_dir), str(store)
+    ctx = multiprocessing.get_context("spawn")
+    queue = ctx.Queue()
+    roles = [("saver", 1), ("saver", 2), ("hooks", 1), ("clearer", 1), ("clearer", 2), ("restorer", 1)]
+    roles += [("restorer", 2), ("recaller", 1)]
+    procs = [ctx.Process(target=_run, args=(role, n, root, home, SECONDS, queue)) for role, n in roles]
+    for proc in procs:
+        proc.start()
+    results = [queue.get(timeout=SECONDS + 120) for _ in procs]
+    for proc in procs:
+        proc.join(timeout=60)
+    errors = [e for _, _, errs in results for e in errs]
+    assert not errors, errors[:3]
+    project = paths.make_project(root)
+    while trash.backups(project):  # bring back what can come back; the rest stays in the trash
+        restored, kept = trash.restore(project)
+        if not restored and kept:
+            break
+    decisions = [d for role, made, _ in results if role == "saver" for d in made["decisions"]]
+    files = {f for role, made, _ in results if role == "saver" for f in made["files"]}
+    assert len(decisions) > 20 and files
+    texts = [p.read_text(encoding="utf-8") for p in store.rglob("memory.md")]
+    missing = [d for d in decisions if not any(f"- {d} (" in text for text in texts)]
+    assert not missing, missing[:5]
+    everywhere = _everything(store / "projects") | _everything(store / "trash")
+    assert not [f for f in files if f not in everywhere], sorted(files - set(everywhere))[:5]
+    assert not list(store.rglob("*.tmp"))
