@@ -31,6 +31,12 @@ KEYS: dict[str, tuple[Any, str, str]] = {
     "clear_older_than": (30, "days", "days after which `keeper clear old` removes session files"),
     "trash_days": (14, "days", "days cleared files stay restorable with `keeper restore`"),
     "enabled": (True, "bool", "false turns every hook into a no-op (the CLI still works)"),
+    "notices": (
+        True,
+        "bool",
+        "one line for you when Keeper recalls on its own, answers /keeper:recall or asks for a save",
+    ),
+    "debug": (False, "bool", "log one line per hook call: event, time taken, bytes put into context"),
     "redact_patterns": (
         [],
         "patterns",

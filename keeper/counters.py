@@ -9,8 +9,8 @@ the hot path costs one small write.
   ``O_APPEND`` write is atomic and each hook reads only the prefix up to its own write, so two
   hooks finishing together still see distinct counts and a threshold is crossed exactly once.
   Windows appends under ``msvcrt.locking``.
-- The hook log (``state/hooks.stats``): one ``event<TAB>bytes injected`` line per hook call, for
-  ``keeper status``; it restarts past 1 MiB, the old one kept as ``.1``.
+- The hook log (``state/hooks.stats``): one ``event<TAB>characters injected<TAB>ms`` line per hook
+  call, for ``keeper status``; it restarts past 1 MiB, the old one kept as ``.1``.
 
 Standard library only: this runs on every tool use.
 """
@@ -21,6 +21,10 @@ import os
 import sys
 
 from keeper import fsutil
+
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    from typing import Any
 
 USE, SAVE_USE, SAVE, REMIND, FINAL_ASK, TURN = b"u", b"k", b"s", b"r", b"f", b"p"
 SAVED = (SAVE, SAVE_USE)  # either one means the work so far was saved
@@ -133,13 +137,13 @@ def hook_log_path(state_dir: str) -> str:
     return os.path.join(state_dir, "hooks.stats")
 
 
-def record_hook(state_dir: str, event: str, injected: int) -> None:
+def record_hook(state_dir: str, event: str, injected: int, took_ms: float = 0.0) -> None:
     """Count one hook call; never raises (statistics must not break a hook)."""
     path = hook_log_path(state_dir)
     try:
         fd = fsutil.open_append(path)
         try:
-            os.write(fd, f"{event}\t{injected}\n".encode())
+            os.write(fd, f"{event}\t{injected}\t{took_ms:.1f}\n".encode())
             if os.fstat(fd).st_size > HOOK_LOG_MAX_BYTES:
                 os.replace(path, path + ".1")
         finally:
@@ -148,9 +152,10 @@ def record_hook(state_dir: str, event: str, injected: int) -> None:
         pass
 
 
-def hook_summary(state_dir: str) -> dict[str, dict[str, int]]:
-    """``{event: {"calls": n, "injected_bytes": n, "last_injected": n}}`` over the kept history."""
-    found: dict[str, dict[str, int]] = {}
+def hook_summary(state_dir: str) -> dict[str, dict[str, Any]]:
+    """Per event over the kept history: calls, characters injected (all, and the last call's), and
+    the slowest recent calls' time in Keeper (ms)."""
+    found: dict[str, dict[str, Any]] = {}
     for name in (hook_log_path(state_dir) + ".1", hook_log_path(state_dir)):
         try:
             with open(name, encoding="utf-8", errors="replace") as fh:
@@ -158,12 +163,20 @@ def hook_summary(state_dir: str) -> dict[str, dict[str, int]]:
         except OSError:
             continue
         for line in lines:
-            event, _, size = line.partition("\t")
+            event, _, rest = line.partition("\t")
+            size, _, took = rest.partition("\t")
             if not event or not size.isdigit():
                 continue
-            entry = found.setdefault(event, {"calls": 0, "injected_bytes": 0, "last_injected": 0})
+            entry = found.setdefault(event, {"calls": 0, "injected_bytes": 0, "last_injected": 0, "recent_ms": []})
             entry["calls"] += 1
             entry["injected_bytes"] += int(size)
             if int(size):
                 entry["last_injected"] = int(size)
+            try:
+                entry["recent_ms"] = [*entry["recent_ms"], float(took)][-50:]
+            except ValueError:
+                pass
+    for entry in found.values():
+        recent = entry.pop("recent_ms")
+        entry["slowest_recent_ms"] = round(max(recent), 1) if recent else None
     return found

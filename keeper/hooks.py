@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import os
 import sys
+import time
 
 from keeper import counters, jsonio, log
 from keeper.errors import KeeperError
@@ -92,6 +93,13 @@ def _specific(event_name: str, text: str) -> Reply:
     return {"hookSpecificOutput": {"hookEventName": event_name, "additionalContext": text}}
 
 
+def _noticed(at: Resolved, reply: Reply, notice: str) -> Reply:
+    """``reply`` with one line for the user (systemMessage), unless notices are turned off."""
+    if notice and at.cfg["notices"]:
+        reply["systemMessage"] = notice
+    return reply
+
+
 _EVENT_NAMES = {"post-tool-use": "PostToolUse", "post-tool-use-failure": "PostToolUseFailure"}
 
 
@@ -120,7 +128,9 @@ def post_tool_use(event: Event, at: Resolved) -> Reply:
     from keeper import context
 
     counters.append(_tally(at), counters.REMIND)
-    return _specific(_EVENT_NAMES[event.name], context.save_request(counters.unsaved(seen)))
+    unsaved = counters.unsaved(seen)
+    reply = _specific(_EVENT_NAMES[event.name], context.save_request(unsaved))
+    return _noticed(at, reply, f"Keeper: asked Claude to save ({unsaved} tool uses since the last save)")
 
 
 def stop(event: Event, at: Resolved) -> Reply:
@@ -138,7 +148,9 @@ def stop(event: Event, at: Resolved) -> Reply:
     from keeper import context
 
     counters.append(_tally(at), counters.FINAL_ASK)
-    return _specific("Stop", context.final_save_request(counters.unsaved(seen)))
+    unsaved = counters.unsaved(seen)
+    reply = _specific("Stop", context.final_save_request(unsaved))
+    return _noticed(at, reply, f"Keeper: asked Claude to save before it finishes ({unsaved} unsaved tool uses)")
 
 
 def pre_compact(event: Event, at: Resolved) -> Reply:
@@ -162,8 +174,8 @@ def user_prompt_submit(event: Event, at: Resolved) -> Reply:
 
     if at.has_session:
         counters.append(_tally(at), counters.TURN)  # a turn starts: Stop never asks in a turn that saved
-    text = prompts.answer(at.project, at.cfg, event.prompt, at.session)
-    return _specific("UserPromptSubmit", text) if text else {}
+    found = prompts.answer(at.project, at.cfg, event.prompt, at.session)
+    return _noticed(at, _specific("UserPromptSubmit", found.context), found.notice) if found.context else {}
 
 
 HANDLERS: dict[str, Callable[[Event, Resolved], Reply]] = {
@@ -184,6 +196,7 @@ def handle(name: str, raw: bytes, project_dir: str = "") -> Reply:
     ``project_dir`` (``keeper hook --project-dir``) wins over ``$CLAUDE_PROJECT_DIR`` and the
     payload's ``cwd``.
     """
+    started = time.perf_counter()
     handler = HANDLERS.get(name)
     if handler is None:
         log.write(name or "-", "WARN", f"unknown hook event {name!r}; known: {', '.join(HANDLERS)}")
@@ -203,7 +216,10 @@ def handle(name: str, raw: bytes, project_dir: str = "") -> Reply:
     reply = handler(event, at)
     specific = reply.get("hookSpecificOutput")
     injected = len(specific.get("additionalContext", "")) if isinstance(specific, dict) else 0
-    counters.record_hook(at.project.state, name, injected)
+    took_ms = (time.perf_counter() - started) * 1000
+    counters.record_hook(at.project.state, name, injected, took_ms)
+    if at.cfg["debug"]:
+        log.write(name, "INFO", f"debug: {took_ms:.1f} ms in Keeper, {injected} characters into context")
     return reply
 
 

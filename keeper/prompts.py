@@ -32,8 +32,17 @@ def slash_command(prompt: str) -> tuple[str, str] | None:
     return parts[0][1:], parts[1].strip() if len(parts) > 1 else ""
 
 
-def answer(project: paths.Project, cfg: Config, prompt: str, session: str) -> str:
-    """What Claude is given with this prompt: a command's answer, relevant notes, or ""."""
+class Answer:
+    """What a prompt gets: text in front of Claude, and one line for the user ("" for none)."""
+
+    __slots__ = ("context", "notice")
+
+    def __init__(self, context: str = "", notice: str = "") -> None:
+        self.context, self.notice = context, notice
+
+
+def answer(project: paths.Project, cfg: Config, prompt: str, session: str) -> Answer:
+    """A command's answer, relevant earlier notes, or nothing."""
     found = slash_command(prompt)
     if found is None:
         return auto_recall(project, cfg, prompt, session)
@@ -43,43 +52,56 @@ def answer(project: paths.Project, cfg: Config, prompt: str, session: str) -> st
     return clear_for_prompt(project, cfg, args)
 
 
-def recall_for_prompt(project: paths.Project, cfg: Config, query: str) -> str:
+def recall_for_prompt(project: paths.Project, cfg: Config, query: str) -> Answer:
     from keeper import context, search
 
     if not query:
-        return (
-            "Keeper recall: no query was given. Usage: /keeper:recall <words> (for example "
-            "/keeper:recall cache invalidation)."
+        usage = (
+            "Keeper recall: no query was given. Usage: /keeper:recall <words> "
+            "(for example /keeper:recall cache invalidation)."
         )
-    return context.recall_block(query, search.search(project, query, limit=int(cfg["recall_limit"])))
+        return Answer(usage, "Keeper: /keeper:recall needs words to look for")
+    results = search.search(project, query, limit=int(cfg["recall_limit"]))
+    files = len({r.chunk.path for r in results})
+    shown = query if len(query) <= 40 else query[:39] + "…"
+    matches = f"{len(results)} match{'es' if len(results) != 1 else ''}"
+    notice = (
+        f"Keeper: {matches} for '{shown}' in {files} file{'s' if files != 1 else ''}"
+        if results
+        else f"Keeper: nothing found for '{shown}'"
+    )
+    return Answer(context.recall_block(query, results), notice)
 
 
-def clear_for_prompt(project: paths.Project, cfg: Config, args: str) -> str:
+def clear_for_prompt(project: paths.Project, cfg: Config, args: str) -> Answer:
     from keeper import trash
 
     words = args.split()
     what = words[0].lower() if words else "old"
     if what not in trash.CLEAR_WHAT or len(words) > 1:
-        return (
+        text = (
             f"Keeper clear: {args!r} is not understood, so nothing was removed. Usage: /keeper:clear old "
             "(session files older than the configured days) or /keeper:clear all."
         )
+        return Answer(text, "Keeper: nothing was cleared (use /keeper:clear old or /keeper:clear all)")
     days = int(cfg["clear_older_than"])
     try:
         files = trash.files_to_clear(project, what, days)
         if not files:
             scope = "memory" if what == "all" else f"session files older than {days} days"
-            return f"Keeper clear {what}: no {scope} to clear for project '{project.name}'. Nothing was removed."
+            text = f"Keeper clear {what}: no {scope} to clear for project '{project.name}'. Nothing was removed."
+            return Answer(text, f"Keeper: no {scope} to clear")
         backup = trash.clear(project, files, f"/keeper:clear {what}", int(cfg["trash_days"]))
     except KeeperError as exc:
-        return f"Keeper clear {what}: nothing was removed: {exc}"
-    return (
+        return Answer(f"Keeper clear {what}: nothing was removed: {exc}", "Keeper: nothing was cleared (see above)")
+    text = (
         f"Keeper clear {what}: moved {len(files)} file(s) of project '{project.name}' to {backup}. "
         f"They can be brought back with `keeper restore` for {cfg['trash_days']} days."
     )
+    return Answer(text, f"Keeper: moved {len(files)} file(s) to the trash; `keeper restore` brings them back")
 
 
-def auto_recall(project: paths.Project, cfg: Config, prompt: str, session: str) -> str:
+def auto_recall(project: paths.Project, cfg: Config, prompt: str, session: str) -> Answer:
     """Up to three past sections that cover enough of the prompt, or "" when nothing is relevant.
 
     memory.md (given at session start) and this session's own file (in context already) are left
@@ -87,9 +109,9 @@ def auto_recall(project: paths.Project, cfg: Config, prompt: str, session: str) 
     quick one and typo correction is off: this runs on every prompt.
     """
     if not cfg["auto_recall"] or prompt.lstrip().startswith("/") or len(prompt.split()) < AUTO_MIN_WORDS:
-        return ""
+        return Answer()
     if not os.path.isdir(project.sessions):
-        return ""  # nothing beyond memory.md, which SessionStart already gave
+        return Answer()  # nothing beyond memory.md, which SessionStart already gave
     from keeper import context, search, sessions
 
     own = sessions.existing_file(project, session)
@@ -102,4 +124,9 @@ def auto_recall(project: paths.Project, cfg: Config, prompt: str, session: str) 
         and os.path.basename(r.chunk.path) not in (paths.MEMORY_FILE, NATIVE_INDEX)
         and r.chunk.path != own
     ][:AUTO_LIMIT]
-    return context.auto_recall_block(relevant, AUTO_CHARS) if relevant else ""
+    if not relevant:
+        return Answer()
+    days = sorted({r.chunk.date for r in relevant if r.chunk.date}, reverse=True)
+    when = f" from {', '.join(days)}" if days else ""
+    notice = f"Keeper: recalled {len(relevant)} earlier note{'s' if len(relevant) != 1 else ''}{when}"
+    return Answer(context.auto_recall_block(relevant, AUTO_CHARS), notice)

@@ -125,6 +125,10 @@ def lines(data: dict[str, Any]) -> list[str]:
         injected = sum(v["injected_bytes"] for v in data["hooks"].values())
         start = data["hooks"].get("session-start", {}).get("last_injected", 0)
         out.append(f"  hooks         {calls}")
+        timed = [(v["slowest_recent_ms"], e) for e, v in data["hooks"].items() if v.get("slowest_recent_ms")]
+        if timed:
+            slowest = ", ".join(f"{e} {ms:.0f} ms" for ms, e in sorted(timed, reverse=True)[:3])
+            out.append(f"  slowest       {slowest} (recent calls, time in Keeper)")
         out.append(f"  injected      {size(injected)} in all; the last session start put {size(start)} into context")
     out.append(f"  config        {data['config']['global']} (+ .claude/keeper.yaml, KEEPER_* variables)")
     out += [f"  config issue  {warning}" for warning in data["config"]["warnings"]]

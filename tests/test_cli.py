@@ -201,7 +201,9 @@ def test_status_counts_hooks_and_bytes_injected(
     )
     injected = len(reply["hookSpecificOutput"]["additionalContext"])
     data = json.loads(cli(["status", "--json"], capsys)[1])
-    assert data["hooks"]["session-start"] == {"calls": 1, "injected_bytes": injected, "last_injected": injected}
+    started = data["hooks"]["session-start"]
+    assert (started["calls"], started["injected_bytes"], started["last_injected"]) == (1, injected, injected)
+    assert isinstance(started["slowest_recent_ms"], float)
     assert data["hooks"]["post-tool-use"]["calls"] == 1
     assert "injected" in cli(["status"], capsys)[1]
 

@@ -31,8 +31,9 @@ def test_every_config_key_is_documented_with_its_default() -> None:
     for key, (default, _, _) in config.KEYS.items():
         row = next((line for line in README.splitlines() if line.startswith(f"| `{key}` |")), None)
         assert row is not None, key
-        if default not in (None, [], True):
-            assert f"| {default} |" in row, key
+        if default not in (None, []):
+            shown = str(default).lower() if isinstance(default, bool) else default
+            assert f"| {shown} |" in row, key
 
 
 def test_hooks_json_runs_the_plugin_launcher_for_known_events() -> None:

@@ -7,7 +7,9 @@ every request, so the assertions are about what Claude Code really sent to the m
 
 from __future__ import annotations
 
+import json
 import os
+import re
 import subprocess
 from pathlib import Path
 
@@ -185,3 +187,30 @@ def test_a_correction_saved_in_one_project_reaches_a_session_in_another(claude: 
     assert "+ 1 feedback (global) item(s)" in seen[1]
     request = session(claude, "commit that", second, [text("Committing.")])[0][0]
     assert "Never bypass git hooks with --no-verify" in request
+
+
+def test_notices_reach_the_user_and_nothing_else_is_added(claude: Claude, tmp_path: Path) -> None:
+    project = git_project(tmp_path, "notices")
+    assert (
+        claude.keeper(
+            ["save", "--summary", "Sessions moved to Redis with a 24h TTL", "--session", "old"], project
+        ).returncode
+        == 0
+    )
+    env = {"KEEPER_SAVE_EVERY": "1", "KEEPER_FINAL_SAVE_MIN": "50"}
+    turns = ["why is the redis session ttl 24h?"]
+    with FakeAPI([bash("echo checking"), text("Because of checkout."), text("done")]) as api:
+        done = claude.run(turns, project, api.url, env)
+    assert done.returncode == 0, done.stderr
+    events = [json.loads(line) for line in done.stdout.splitlines() if line.startswith("{")]
+    shown = [
+        json.dumps(e) for e in events if e.get("type") == "system" and e.get("subtype") not in ("init", "hook_started")
+    ]
+    notices = [s for s in shown if "Keeper: " in s]
+    assert any("Keeper: recalled 1 earlier note" in s for s in notices), shown
+    assert any("Keeper: asked Claude to save (1 tool uses since the last save)" in s for s in notices), shown
+    keeper_lines = {line for s in notices for line in re.findall(r"Keeper: [^\"\\\\]*", s)}
+    assert all(
+        line.startswith(("Keeper: no memory", "Keeper: 0 decisions", "Keeper: recalled", "Keeper: asked"))
+        for line in keeper_lines
+    ), keeper_lines
