@@ -167,11 +167,10 @@ def cmd_recall(args: argparse.Namespace) -> int:
     query = " ".join(args.query)
     limit = args.limit if args.limit and args.limit > 0 else int(at.cfg["recall_limit"])
     results = search.search(at.project, query, limit=limit, scope=args.scope)
-    _emit(
-        args,
-        [r.as_dict() for r in results],
-        lambda: [context.recall_block(query, results, limit_chars=1 << 30)],
-    )
+    from keeper.redact import redact
+
+    found = [{**r.as_dict(), "snippet": redact(r.snippet, at.cfg["redact_patterns"])} for r in results]
+    _emit(args, found, lambda: [context.recall_block(query, results, limit_chars=1 << 30)])
     return 0
 
 
@@ -186,10 +185,11 @@ def _add_expand(sub: Any, common: argparse.ArgumentParser) -> None:
 def cmd_expand(args: argparse.Namespace) -> int:
     from keeper import search, sessions
     from keeper.fsutil import read_text
+    from keeper.redact import redact
 
     at = _resolve(args)
     path, heading, text = search.section_for(at.project, args.id)
-    print(f"{heading}\n{path}\n\n{text}")
+    print(redact(f"{heading}\n{path}\n\n{text}", at.cfg["redact_patterns"]))
     if os.path.dirname(path) == at.project.sessions:
         facts = sessions.read_facts(read_text(path) or "")
         if facts.get("Transcript"):
@@ -212,8 +212,10 @@ def _add_transcript(sub: Any, common: argparse.ArgumentParser) -> None:
 
 
 def cmd_transcript(args: argparse.Namespace) -> int:
+    """The transcript is Claude Code's, not Keeper's: nothing in it was redacted, so the output is."""
     from keeper import transcript
     from keeper.errors import KeeperError
+    from keeper.redact import redact
 
     if not transcript.readable(args.path):
         raise KeeperError(
@@ -238,7 +240,11 @@ def cmd_transcript(args: argparse.Namespace) -> int:
             lines.append("")
         return lines or ["No prompts in this transcript."]
 
-    _emit(args, [{"turn": i, **t.as_dict()} for i, t in numbered], text)
+    data = [
+        {"turn": i, **t.as_dict(), "prompt": redact(t.prompt), "items": [redact(item) for item in t.items]}
+        for i, t in numbered
+    ]
+    _emit(args, data, lambda: [redact(line) for line in text()])
     return 0
 
 

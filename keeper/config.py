@@ -76,7 +76,8 @@ def _shown(value: Any) -> str:
 
     short = reprlib.Repr()
     short.maxlevel, short.maxstring, short.maxother = 2, 40, 40
-    return short.repr(value)
+    text = short.repr(value)
+    return text if len(text) <= 80 else text[:77] + "..."
 
 
 def _check(key: str, value: Any, where: str) -> tuple[Any, str | None]:

@@ -231,8 +231,16 @@ def recall_block(query: str, results: list[Result], limit_chars: int = 6000) -> 
         "\nFor the whole section: `keeper expand <id>`. A session file's Transcript line names the full "
         "conversation: `keeper transcript <path>`."
     )
-    out = "\n".join(lines)
-    return out if len(out) <= limit_chars else out[: limit_chars - 1] + "…"
+    return _bounded("\n".join(lines), limit_chars)
+
+
+def _bounded(text: str, limit: int) -> str:
+    """Text for Claude's context: redacted (recall also reads files Keeper did not write, such as
+    hand edits and Claude Code's own memory) and cut to ``limit``."""
+    from keeper.redact import redact
+
+    out = redact(text)
+    return out if len(out) <= limit else out[: limit - 1] + "…"
 
 
 def auto_recall_block(results: list[Result], limit_chars: int) -> str:
@@ -244,5 +252,4 @@ def auto_recall_block(results: list[Result], limit_chars: int) -> str:
         label = SCOPE_LABELS.get(item.scope, "")
         lines.append(f"- {label}{item.chunk.heading} ({dated}id {item.id}): {snippet[:300]}")
     lines.append("The whole section: `keeper expand <id>`; more: `keeper recall <words>`.")
-    out = "\n".join(lines)
-    return out if len(out) <= limit_chars else out[: limit_chars - 1] + "…"
+    return _bounded("\n".join(lines), limit_chars)

@@ -6,6 +6,8 @@ import os
 from pathlib import Path
 
 import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
 
 from keeper import config
 
@@ -99,3 +101,77 @@ def test_a_corrupt_cache_is_rebuilt(project_dir: Path) -> None:
     config.load(str(project_dir))
     Path(config._cache_file(str(path))).write_text("{not json")
     assert config.load(str(project_dir))["save_every"] == 4
+
+
+# -- untrusted files: any YAML document, any value type ------------------------------------------
+
+scalars = st.one_of(
+    st.none(),
+    st.booleans(),
+    st.integers(min_value=-(10**30), max_value=10**30),
+    st.floats(allow_nan=True),
+    st.text(max_size=30),
+    st.sampled_from(["²", "١٢", "0x1F", "1e9", "999999", "-0", "yes", "~", "[", "{a", "&a", "*a", "!!python/object"]),
+)
+values = st.recursive(
+    scalars,
+    lambda inner: st.lists(inner, max_size=4) | st.dictionaries(st.text(max_size=8), inner, max_size=4),
+    max_leaves=15,
+)
+keys = st.one_of(st.sampled_from(sorted(config.KEYS)), st.text(max_size=12))
+
+
+@settings(max_examples=30, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+@given(document=st.dictionaries(keys, values, max_size=6), raw=st.sampled_from(["", "---\n", "%YAML 1.1\n---\n"]))
+def test_any_document_gives_valid_settings_and_one_message_per_problem(
+    project_dir: Path, document: dict, raw: str
+) -> None:
+    import yaml
+
+    try:
+        text = raw + yaml.safe_dump(document, allow_unicode=True)
+    except yaml.YAMLError:
+        return
+    write(project_dir / ".claude" / "keeper.yaml", text)
+    cfg = config.load(str(project_dir))
+    for key, (_, kind, _) in config.KEYS.items():
+        value = cfg[key]
+        if kind in ("posint", "nonneg", "days", "context"):
+            assert isinstance(value, int) and not isinstance(value, bool)
+        elif kind == "bool":
+            assert isinstance(value, bool)
+    assert all(isinstance(w, str) and len(w) < 600 and "\n" not in w for w in cfg.warnings)
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        "a: &a [1, 2]\nb: &b [*a, *a, *a, *a, *a, *a, *a, *a, *a]\nc: &c [*b, *b, *b, *b, *b, *b, *b, *b, *b]\n"
+        "d: &d [*c, *c, *c, *c, *c, *c, *c, *c, *c]\nsave_every: 7\n",
+        "save_every: " + "[" * 5000 + "]" * 5000 + "\n",
+        "save_every: ²\n",
+        "clear_older_than: 999999\n",
+        "x: " + "y" * (70 << 10) + "\n",
+        "latin-1: caf\xe9\n",
+    ],
+    ids=["alias bomb", "deep nesting", "superscript two", "huge days", "oversized", "bad encoding"],
+)
+def test_hostile_config_files_are_answered_with_a_message_and_the_defaults(
+    project_dir: Path, text: str, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    from tests.helpers import run_hook
+
+    path = project_dir / ".claude" / "keeper.yaml"
+    path.parent.mkdir(parents=True, exist_ok=True)
+    path.write_bytes(
+        text.encode("utf-8", "surrogateescape") if text.startswith("\xff") is False else b"\xff\xfe not utf-8"
+    )
+    cfg = config.load(str(project_dir))
+    assert cfg["save_every"] == 15 and cfg["clear_older_than"] == 30
+    assert cfg.warnings and str(path) in cfg.warnings[0]
+    cache = list((Path(os.environ["KEEPER_HOME"]) / "cache").glob("config-*.json"))
+    assert cache, "a failed parse is cached like a success"
+    reply = run_hook(
+        "session-start", {"session_id": "s1", "cwd": str(project_dir), "source": "startup"}, monkeypatch, capsys
+    )
+    assert "config problem" in reply["systemMessage"]

@@ -235,3 +235,33 @@ def test_recall_returns_content_not_record_bookkeeping(
     for result in search.search(project_of(project_dir), "tool uses saves session started transcript", limit=10):
         for line in result.snippet.splitlines():
             assert not line.startswith(("- Tool uses:", "- Session id:", "- Started:", "- Transcript:")), line
+
+
+def test_what_keeper_puts_in_front_of_claude_from_files_it_did_not_write_is_redacted(
+    project_dir: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    import json as json_module
+
+    from keeper.cli import main
+
+    token = "ghp_" + "R" * 36
+    t = realistic(tmp_path / "leaky.jsonl")
+    t.prompt(f"use the token {token} to push")
+    assert main(["transcript", str(t.path)]) == 0
+    out = capsys.readouterr().out
+    assert token not in out and "[REDACTED:github-token]" in out
+    assert main(["transcript", str(t.path), "--json"]) == 0
+    assert token not in capsys.readouterr().out
+    project = project_of(project_dir)
+    saving.save(project, config.load(None), SaveInput(decisions=["Deploys go through the release bot"]), "s1")
+    with open(project.memory, "a", encoding="utf-8") as fh:  # a hand edit: Keeper never redacted it
+        fh.write(f"\n## Notes\n\n- the release bot pushes with {token}\n")
+    assert main(["recall", "release bot pushes"]) == 0
+    shown = capsys.readouterr().out
+    assert token not in shown and "release bot" in shown
+    assert main(["recall", "release bot pushes", "--json"]) == 0
+    listed = capsys.readouterr().out
+    assert token not in listed
+    found = json_module.loads(listed)
+    assert main(["expand", found[0]["id"]]) == 0
+    assert token not in capsys.readouterr().out
