@@ -17,7 +17,7 @@ FLOORS: list[set[str]] = [
     {"paths", "fsutil", "install"},
     {"log", "config", "counters", "transcript", "memory"},
     {"migrate", "sessions"},
-    {"resolve", "record", "chunks"},
+    {"resolve", "record", "chunks", "projects"},
     {"saving", "index", "trash"},
     {"search", "briefing"},
     {"context"},
