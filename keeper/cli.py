@@ -358,7 +358,7 @@ def cmd_restore(args: argparse.Namespace) -> int:
     return 0
 
 
-# -- projects ----------------------------------------------------------------------------------
+# -- projects / hub ----------------------------------------------------------------------------
 
 
 def _add_projects(sub: Any, common: argparse.ArgumentParser) -> None:
@@ -376,6 +376,31 @@ def cmd_projects(args: argparse.Namespace) -> int:
 
     found = projects.list_all()
     _emit(args, [p.as_dict() for p in found], lambda: projects.lines(found))
+    return 0
+
+
+def _add_hub(sub: Any, common: argparse.ArgumentParser) -> None:
+    p = sub.add_parser(
+        "hub",
+        parents=[common],
+        help="write the Memory Hub: one offline HTML page of every project's memory, sessions and history",
+        description="Write one self-contained HTML file (no network requests; open it from disk) and print its path.",
+    )
+    p.add_argument("--out", metavar="FILE", help="where to write it (default: <store>/hub.html)")
+    p.add_argument("--open", action="store_true", help="open it in the default web browser")
+    p.set_defaults(func=cmd_hub)
+
+
+def cmd_hub(args: argparse.Namespace) -> int:
+    from keeper import hub
+
+    path = hub.write(args.out)
+    print(path)
+    if args.open:
+        import webbrowser
+        from pathlib import Path
+
+        webbrowser.open(Path(path).as_uri())
     return 0
 
 
@@ -413,6 +438,7 @@ COMMANDS: dict[str, Adder] = {
     "clear": _add_clear,
     "restore": _add_restore,
     "projects": _add_projects,
+    "hub": _add_hub,
     "hook": _add_hook,
     "demo": _add_demo,
 }

@@ -13,12 +13,12 @@ PACKAGE = REPO / "keeper"
 
 # Lowest floor first. A module may import only modules on lower floors (or its own).
 FLOORS: list[set[str]] = [
-    {"errors", "jsonio", "markdown", "redact", "tokens", "saveformat", "shell", "bootstrap"},
+    {"errors", "jsonio", "markdown", "redact", "tokens", "saveformat", "shell", "bootstrap", "hubpage"},
     {"paths", "fsutil", "install"},
     {"log", "config", "counters", "transcript", "memory"},
     {"migrate", "sessions"},
     {"resolve", "record", "chunks", "projects"},
-    {"saving", "index", "trash"},
+    {"saving", "index", "trash", "hub"},
     {"search", "briefing"},
     {"context"},
     {"prompts", "status", "doctor"},
