@@ -35,7 +35,7 @@ STYLE = r"""
   :root:not([data-theme="light"]) {
     --bg: #0f1114; --surface: #171a1e; --surface-2: #1d2126; --text: #e3e5e8; --muted: #9ba1a9;
     --faint: #6d737b; --border: #272b31; --accent: #63c39a; --accent-soft: #1b2f27; --mark: #5b4a12;
-    --h0: #1e2227; --h1: #18392c; --h2: #1e5d43; --h3: #2e8b62; --h4: #5cc890;
+    --h0: #1e2227; --h1: #1a3f30; --h2: #24704f; --h3: #34a06f; --h4: #66d69c;
     --decided: #8ba6ff; --opened: #f1a566; --resolved: #63c39a; --retired: #8d949c;
     --warn-bg: #2e2113; --warn: #f1a566; --shadow: none; color-scheme: dark;
   }
@@ -43,7 +43,7 @@ STYLE = r"""
 :root[data-theme="dark"] {
   --bg: #0f1114; --surface: #171a1e; --surface-2: #1d2126; --text: #e3e5e8; --muted: #9ba1a9;
   --faint: #6d737b; --border: #272b31; --accent: #63c39a; --accent-soft: #1b2f27; --mark: #5b4a12;
-  --h0: #1e2227; --h1: #18392c; --h2: #1e5d43; --h3: #2e8b62; --h4: #5cc890;
+  --h0: #1e2227; --h1: #1a3f30; --h2: #24704f; --h3: #34a06f; --h4: #66d69c;
   --decided: #8ba6ff; --opened: #f1a566; --resolved: #63c39a; --retired: #8d949c;
   --warn-bg: #2e2113; --warn: #f1a566; --shadow: none; color-scheme: dark;
 }
