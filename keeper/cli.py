@@ -18,6 +18,8 @@ if TYPE_CHECKING:
     from collections.abc import Callable
     from typing import Any
 
+    from keeper.config import Config
+    from keeper.paths import Project
     from keeper.resolve import Resolved
 
     Adder = Callable[[Any, argparse.ArgumentParser], None]
@@ -298,17 +300,46 @@ def _add_clear(sub: Any, common: argparse.ArgumentParser) -> None:
     p.add_argument("what", choices=["old", "all"], help="what to clear")
     p.add_argument("--older-than", type=int, default=None, metavar="DAYS", help="age cutoff for 'old'")
     p.add_argument("--yes", action="store_true", help="do not ask for confirmation")
+    _project_flag(p)
     _json_flag(p, "the result")
     p.set_defaults(func=cmd_clear)
+
+
+def _project_flag(p: argparse.ArgumentParser) -> None:
+    p.add_argument(
+        "--project",
+        metavar="ID",
+        help="a project by its id from `keeper projects` (works when its folder is gone), instead of --project-dir",
+    )
+
+
+def _stored_project(args: argparse.Namespace) -> tuple[Project, Config]:
+    """The project to clear or restore: ``--project ID`` straight from the store, else ``--project-dir``.
+
+    A project whose folder was deleted or moved cannot be named by a folder any more; by id it can,
+    with the global configuration (its own ``.claude/keeper.yaml`` went with the folder).
+    """
+    if args.project is None:
+        at = _resolve(args)
+        return at.project, at.cfg
+    from keeper import config, projects
+    from keeper.errors import KeeperError
+
+    if args.project_dir:
+        raise KeeperError("give either --project ID or --project-dir DIR, not both.")
+    cfg = config.load(None)
+    for warning in cfg.warnings:
+        print(f"keeper: warning: {warning}", file=sys.stderr)
+    return projects.find(args.project), cfg
 
 
 def cmd_clear(args: argparse.Namespace) -> int:
     from keeper import trash
     from keeper.errors import KeeperError
 
-    at = _resolve(args)
-    days = args.older_than if args.older_than is not None else int(at.cfg["clear_older_than"])
-    files = trash.files_to_clear(at.project, args.what, days)
+    project, cfg = _stored_project(args)
+    days = args.older_than if args.older_than is not None else int(cfg["clear_older_than"])
+    files = trash.files_to_clear(project, args.what, days)
     if not files:
         _emit(args, {"moved": [], "backup": None}, lambda: ["Nothing to clear."])
         return 0
@@ -317,17 +348,18 @@ def cmd_clear(args: argparse.Namespace) -> int:
             raise KeeperError(
                 f"clear {args.what} would move {len(files)} file(s); add --yes to confirm (nothing was removed)."
             )
-        answer = input(f"Move {len(files)} file(s) of '{at.project.name}' to a restorable backup? [y/N] ")
+        answer = input(f"Move {len(files)} file(s) of '{project.name}' to a restorable backup? [y/N] ")
         if answer.strip().lower() not in ("y", "yes"):
             print("Nothing was removed.")
             return 0
-    backup = trash.clear(at.project, files, f"keeper clear {args.what}", int(at.cfg["trash_days"]))
+    backup = trash.clear(project, files, f"keeper clear {args.what}", int(cfg["trash_days"]))
+    named = f" --project {project.id}" if args.project else ""
     _emit(
         args,
         {"moved": files, "backup": backup},
         lambda: [
             f"Moved {len(files)} file(s) to {backup}",
-            f"Undo with: keeper restore {os.path.basename(backup)}   (kept for {at.cfg['trash_days']} days)",
+            f"Undo with: keeper restore {os.path.basename(backup)}{named}   (kept for {cfg['trash_days']} days)",
         ],
     )
     return 0
@@ -337,22 +369,23 @@ def _add_restore(sub: Any, common: argparse.ArgumentParser) -> None:
     p = sub.add_parser("restore", parents=[common], help="bring back what `keeper clear` moved away")
     p.add_argument("backup", nargs="?", help="backup name (default: the newest); see --list")
     p.add_argument("--list", action="store_true", help="list the backups instead")
+    _project_flag(p)
     p.set_defaults(func=cmd_restore)
 
 
 def cmd_restore(args: argparse.Namespace) -> int:
     from keeper import trash
 
-    at = _resolve(args)
+    project, _ = _stored_project(args)
     if args.list:
-        found = trash.backups(at.project)
+        found = trash.backups(project)
         for backup in found:
             print(os.path.basename(backup))
         if not found:
             print("No backups.")
         return 0
-    restored, kept = trash.restore(at.project, args.backup)
-    print(f"Restored {len(restored)} file(s) into {at.project.dir}")
+    restored, kept = trash.restore(project, args.backup)
+    print(f"Restored {len(restored)} file(s) into {project.dir}")
     for rel in kept:
         print(f"  kept the current {rel}; the backup copy stays in the trash")
     return 0
@@ -454,6 +487,52 @@ def cmd_import(args: argparse.Namespace) -> int:
     return 1 if data["refused"] else 0
 
 
+# -- projects / hub ----------------------------------------------------------------------------
+
+
+def _add_projects(sub: Any, common: argparse.ArgumentParser) -> None:
+    p = sub.add_parser(
+        "projects",
+        parents=[common],
+        help="every project in the store: root folder, sessions, size, last activity, open issues",
+    )
+    _json_flag(p, "the list")
+    p.set_defaults(func=cmd_projects)
+
+
+def cmd_projects(args: argparse.Namespace) -> int:
+    from keeper import projects
+
+    found = projects.list_all()
+    _emit(args, [p.as_dict() for p in found], lambda: projects.lines(found))
+    return 0
+
+
+def _add_hub(sub: Any, common: argparse.ArgumentParser) -> None:
+    p = sub.add_parser(
+        "hub",
+        parents=[common],
+        help="write the Memory Hub: one offline HTML page of every project's memory, sessions and history",
+        description="Write one self-contained HTML file (no network requests; open it from disk) and print its path.",
+    )
+    p.add_argument("--out", metavar="FILE", help="where to write it (default: <store>/hub.html)")
+    p.add_argument("--open", action="store_true", help="open it in the default web browser")
+    p.set_defaults(func=cmd_hub)
+
+
+def cmd_hub(args: argparse.Namespace) -> int:
+    from keeper import hub
+
+    path = hub.write(args.out)
+    print(path)
+    if args.open:
+        import webbrowser
+        from pathlib import Path
+
+        webbrowser.open(Path(path).as_uri())
+    return 0
+
+
 # -- hook / demo -------------------------------------------------------------------------------
 
 
@@ -490,6 +569,8 @@ COMMANDS: dict[str, Adder] = {
     "pin": _add_pin,
     "export": _add_export,
     "import": _add_import,
+    "projects": _add_projects,
+    "hub": _add_hub,
     "hook": _add_hook,
     "demo": _add_demo,
 }

@@ -24,6 +24,7 @@ MEMORY_FILE = "memory.md"
 SESSIONS_DIR = "sessions"
 GLOBAL_DIR = "global"
 STATE_DIR = "state"
+ROOT_RECORD = "project.json"  # in STATE_DIR: {"root": ..., "name": ...}, for `keeper projects` and the hub
 PROJECT_CONFIG = os.path.join(".claude", "keeper.yaml")
 
 _WINDOWS_RESERVED = frozenset(
@@ -231,6 +232,10 @@ class Project:
     @property
     def state(self) -> str:
         return os.path.join(self.dir, STATE_DIR)
+
+    @property
+    def root_record(self) -> str:
+        return os.path.join(self.dir, STATE_DIR, ROOT_RECORD)
 
     @property
     def lock(self) -> str:

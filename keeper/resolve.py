@@ -10,8 +10,9 @@ from __future__ import annotations
 
 import os
 
-from keeper import config, migrate, paths, pins
+from keeper import config, jsonio, migrate, paths, pins
 from keeper.errors import KeeperError
+from keeper.fsutil import atomic_write, read_json
 
 
 class Resolved:
@@ -71,4 +72,30 @@ def resolve(start: str, session: object = None, *, strict: bool) -> Resolved:
     project = paths.make_project(root, pinned or None)
     if heir_of != root and not pinned:
         migrate.adopt(project, heir_of)
+    remember_root(project, check=bool(pinned))
     return Resolved(project, cfg, paths.safe_session_id(session), warnings)
+
+
+def remember_root(project: paths.Project, check: bool) -> None:
+    """Note the project's root folder in its store (``state/project.json``), for ``keeper projects``.
+
+    The store is named by a hash of the root, which cannot be turned back into a folder. Every
+    hook resolves, so the usual cost is one stat: an unpinned id is a hash of its root, so a record
+    that exists is right. A pinned id is shared by clones, so with ``check`` the record is read and
+    rewritten when another clone is in use. Nothing is written before the store has a ``state``
+    folder (a command run in a random folder makes no project), and a failure is left to the next call.
+    """
+    path = project.root_record
+    try:
+        os.stat(path)
+        if not check or read_json(path).get("root") == project.root:
+            return
+    except FileNotFoundError:
+        if not os.path.isdir(project.state):
+            return
+    except (OSError, ValueError):  # ValueError: a NUL in the path
+        return
+    try:
+        atomic_write(path, jsonio.dumps({"root": project.root, "name": project.name}))
+    except OSError:
+        pass

@@ -10,7 +10,7 @@ import json
 import os
 from datetime import datetime
 
-from keeper import counters, memory, paths, record, redact, sessions
+from keeper import counters, memory, paths, record, redact, resolve, sessions
 from keeper.config import Config
 from keeper.errors import KeeperError
 from keeper.fsutil import atomic_write, project_lock, read_json, read_text, sweep_temp_files
@@ -121,6 +121,7 @@ def save(
         state = sessions.read_state(project, session)
         state["last_save"] = now.isoformat(timespec="seconds")
         sessions.write_state(project, session, state)
+    resolve.remember_root(project, check=True)
     counters.append(counters.tally_path(project.state, session), counters.SAVE)
     return report, session_file
 

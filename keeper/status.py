@@ -9,6 +9,7 @@ import sys
 from keeper import __version__, counters, install, log, memory, paths, sessions
 from keeper.config import Config
 from keeper.fsutil import read_json, read_text
+from keeper.projects import size
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
@@ -83,11 +84,6 @@ def _global_memory() -> dict[str, Any]:
         "bytes": len(text.encode("utf-8")) if text else 0,
         "items": memory.overview(text).typed,
     }
-
-
-def size(n: int) -> str:
-    """A byte count as people read it: ``512 B``, ``3.4 KB``, ``1.2 MB``."""
-    return f"{n} B" if n < 1024 else f"{n / 1024:.1f} KB" if n < 1 << 20 else f"{n / (1 << 20):.1f} MB"
 
 
 def lines(data: dict[str, Any]) -> list[str]:

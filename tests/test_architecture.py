@@ -13,14 +13,14 @@ PACKAGE = REPO / "keeper"
 
 # Lowest floor first. A module may import only modules on lower floors (or its own).
 FLOORS: list[set[str]] = [
-    {"errors", "jsonio", "markdown", "redact", "tokens", "saveformat", "shell", "bootstrap"},
+    {"errors", "jsonio", "markdown", "redact", "tokens", "saveformat", "shell", "bootstrap", "hubpage"},
     {"paths"},
     {"fsutil"},
     {"log", "config", "counters", "transcript", "memory", "install"},
     {"migrate", "sessions", "pins", "archive"},
-    {"resolve", "record", "chunks"},
+    {"resolve", "record", "chunks", "projects"},
     {"saving", "index"},
-    {"search", "briefing", "trash"},
+    {"search", "briefing", "trash", "hub"},
     {"context"},
     {"prompts", "status", "doctor"},
     {"hooks", "demo"},

@@ -66,7 +66,7 @@ def test_the_launcher_and_bootstrap_know_this_version() -> None:
 
 def test_commands_have_descriptions_and_keep_arguments_out_of_the_shell() -> None:
     files = sorted((REPO / "commands").glob("*.md"))
-    assert [f.stem for f in files] == ["clear", "recall", "save", "status"]
+    assert [f.stem for f in files] == ["clear", "hub", "recall", "save", "status"]
     for path in files:
         text = path.read_text(encoding="utf-8")
         front = text.split("---")[1]
@@ -74,7 +74,7 @@ def test_commands_have_descriptions_and_keep_arguments_out_of_the_shell() -> Non
         for line in text.splitlines():
             if line.lstrip().startswith("!`") or "```!" in line:
                 assert "$ARGUMENTS" not in line and not re.search(r"\$\d", line), path.name
-                assert re.search(r"!`keeper (status)`", line), path.name
+                assert re.search(r"!`keeper (status|hub)`", line), path.name
     assert "disable-model-invocation: true" in (REPO / "commands" / "clear.md").read_text()
 
 

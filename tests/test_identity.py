@@ -296,7 +296,9 @@ def test_a_worktrees_old_store_is_moved_once_with_a_log_line(shop: tuple[Path, P
     before = inventory(old)
     at = resolve(str(wt), "s", strict=True)
     assert not old.exists()
-    assert inventory(Path(at.project.dir)) == before
+    after = inventory(Path(at.project.dir))
+    assert json.loads(after.pop("state/project.json"))["root"] == real(main)  # the root, noted for `keeper projects`
+    assert after == before
     moved = [line for line in log_lines(store, "INFO") if " migrate " in line]
     assert len(moved) == 1 and old.name in moved[0] and at.project.id in moved[0]
     resolve(str(wt), "s", strict=True)
@@ -334,6 +336,7 @@ def test_when_both_stores_exist_every_old_file_is_kept(
     assert all(everything.count(data) >= list(before_old.values()).count(data) for data in before_old.values())
     assert all(after[name] == data for name, data in before_new.items())  # the new store's files are untouched
     day = time.strftime("%Y-%m-%d")
+    assert json.loads(after.pop("state/project.json"))["root"] == real(main)
     assert {name: after[name] for name in after if name not in before_new} == {
         "notes.txt": b"a person's file",  # no clash: moved across as it was
         "sessions/2026-01-02_1030-2.md": b"old clash two",  # its own name was free
