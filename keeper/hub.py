@@ -229,7 +229,7 @@ def collect(now: datetime | None = None) -> dict[str, Any]:
     dated.sort(key=lambda e: e[1], reverse=True)
     kept = [[p, when, kind, _cut(text, TEXT_CHARS["event"]), file] for p, when, kind, text, file in dated[:EVENT_LIMIT]]
 
-    global_memory = read_text(os.path.join(paths.data_root(), "global", paths.MEMORY_FILE))
+    global_memory = read_text(paths.global_memory_file())
     return {
         "version": __version__,
         "generated": now.strftime("%Y-%m-%d %H:%M"),
