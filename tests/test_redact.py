@@ -9,6 +9,7 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
+from benchmarks.redact import shapes
 from keeper import redact as redact_module
 from keeper.redact import EXTRA_PIECE, redact
 
@@ -315,6 +316,18 @@ def test_a_clean_text_compiles_nothing_and_a_secret_compiles_only_its_rules(monk
     assert redact_module._compiled == {}
     redact("push with " + "gh" + "p_" + "a1B2" * 9)
     assert [redact_module._RULES[i][0] for i in redact_module._compiled] == ["github-token"]
+
+
+ADVERSARIAL = shapes(16_000)
+
+
+@pytest.mark.parametrize("name", sorted(ADVERSARIAL))
+def test_adversarial_inputs_finish(name: str) -> None:
+    # No timing here (benchmarks/redact.py times 1 MB inputs); a backtracking rule would make
+    # this 16 KB input take seconds, which the suite's run time shows.
+    text = ADVERSARIAL[name]
+    once = redact(text)
+    assert redact(once) == once
 
 
 PIECES = sorted(
