@@ -12,6 +12,7 @@ from hypothesis import strategies as st
 from benchmarks.redact import shapes
 from keeper import redact as redact_module
 from keeper.redact import EXTRA_PIECE, redact
+from tests.conftest import REPO
 
 HEX = "0123456789abcdef"
 PEM = (
@@ -297,6 +298,12 @@ def test_redacting_twice_changes_nothing() -> None:
     text = "\n".join(before + secret + after for _, before, secret, after in LEAKS)
     once = redact(text)
     assert redact(once) == once and all(secret not in once for _, _, secret, _ in LEAKS)
+
+
+def test_every_kind_is_documented() -> None:
+    security = (REPO / "docs" / "SECURITY.md").read_text(encoding="utf-8")
+    for kind in {rule[0] for rule in redact_module._RULES}:
+        assert f"`{kind}`" in security, kind
 
 
 def test_extra_patterns_from_config() -> None:
