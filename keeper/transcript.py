@@ -227,13 +227,13 @@ class Activity:
                     name = self._tool_names.get(str(block.get("tool_use_id")), "tool")
                     self.error_count += 1
                     first = _text_of(block.get("content")).strip().splitlines()
-                    error = self._clean(f"{name}: {_short(first[0] if first else 'error', 160)}")
+                    error = _short(self._clean(f"{name}: {(first[0] if first else 'error')[:4096]}"), 170)
                     self.errors = [*self.errors, error][-KEEP_ERRORS:]
         text = prompt_text(entry, content)
         if text is None:
             return
         self.prompt_count += 1
-        prompt = self._clean(_short(text, 240))
+        prompt = _short(self._clean(text[:4096]), 240)  # redact, then cut: a cut secret would no longer match
         if len(self.prompts) < KEEP_PROMPTS:
             self.prompts.append(prompt)
         else:  # keep the first half and the most recent ones
@@ -259,7 +259,7 @@ class Activity:
             if name == "Bash" and isinstance(command, str) and is_save_command(command):
                 self.saves += 1  # Keeper's own save: a save, not a command of the session's work
             elif name == "Bash" and isinstance(command, str) and command.strip():
-                short = self._clean(_short(command.strip().splitlines()[0], 160))
+                short = _short(self._clean(command.strip().splitlines()[0][:4096]), 160)
                 self.commands = [*self.commands, short][-KEEP_COMMANDS:]
             path = tool_input.get("file_path") or tool_input.get("notebook_path")
             room = len(self.files) < KEEP_FILES or path in self.files
