@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import os
 
-from keeper import config, migrate, paths
+from keeper import config, paths
 from keeper.errors import KeeperError
 
 
@@ -63,5 +63,7 @@ def resolve(start: str, session: object = None, *, strict: bool) -> Resolved:
             pinned = None
     project = paths.make_project(root, pinned or None)
     if heir_of != root and not pinned:
+        from keeper import migrate  # once per old store: every hook would pay for its import
+
         migrate.adopt(project, heir_of)
     return Resolved(project, cfg, paths.safe_session_id(session), warnings)

@@ -126,6 +126,7 @@ def restore(project: paths.Project, name: str | None = None) -> tuple[list[str],
                 ensure_dir(os.path.dirname(target))
                 shutil.move(source, target)
                 restored.append(rel)
+        sessions.forget_newest(project.state)  # restored session files join the newest list when it is rebuilt
     if not kept:
         shutil.rmtree(backup, ignore_errors=True)
     return restored, kept
