@@ -41,9 +41,9 @@ __all__ = ["DatabaseError", "Error", "OperationalError"]
 
 SCHEMA_VERSION = 8  # PRAGMA user_version; bump whenever the stored terms change
 NEWEST_ALWAYS_CHECKED = 20
-WINDOW = 64  # older files stat'ed per quick check (automatic recall on each prompt)
+WINDOW = 32  # older files stat'ed per quick check (automatic recall on each prompt)
 THOROUGH_UP_TO = 500  # explicit recall stats every file up to this many
-THOROUGH_WINDOW = 128  # beyond that, older files stat'ed per explicit recall
+THOROUGH_WINDOW = 64  # beyond that, older files stat'ed per explicit recall
 CANDIDATES = 60  # sections ranked for an explicit recall; half that for automatic recall
 OPTIMIZE_AFTER = 1000  # files indexed in one go: merge FTS5's segments for fast queries afterwards
 _SESSIONS = "name >= 'sessions/' AND name < 'sessions0'"  # names in sessions/, by the name index (LIKE cannot)
