@@ -44,7 +44,7 @@ NEWEST_ALWAYS_CHECKED = 20
 WINDOW = 32  # older files stat'ed per quick check (automatic recall on each prompt)
 THOROUGH_UP_TO = 500  # explicit recall stats every file up to this many
 THOROUGH_WINDOW = 64  # beyond that, older files stat'ed per explicit recall
-CANDIDATES = 60  # sections ranked for an explicit recall; half that for automatic recall
+CANDIDATES = 100  # sections ranked for an explicit recall; a quarter of it for automatic recall
 OPTIMIZE_AFTER = 1000  # files indexed in one go: merge FTS5's segments for fast queries afterwards
 _SESSIONS = "name >= 'sessions/' AND name < 'sessions0'"  # names in sessions/, by the name index (LIKE cannot)
 _OUTSIDE = "(name >= 'global/' AND name < 'global0') OR (name >= 'native/' AND name < 'native0')"

@@ -371,7 +371,7 @@ def search(
             df, n, avg = index.document_frequencies(con, found)
         ranked = sorted((w for w in found if df.get(w)), key=df.__getitem__)
         weights = {w: _idf(n, df[w]) for w in ranked}
-        depth = index.CANDIDATES if thorough else index.CANDIDATES // 2
+        depth = index.CANDIDATES if thorough else index.CANDIDATES // 4
         chunks = index.candidates(con, project, ranked, df, weights, depth, scope)
     finally:
         con.close()
