@@ -30,6 +30,8 @@ import time
 TARGETS = {
     "post-tool-use": (1.3, 2.0),
     "session-start (full memory)": (2.0, 4.0),
+    "session-start (10,000 session files)": (2.0, 4.0),
+    "stop (nothing new)": (2.0, None),
     "user-prompt-submit": (None, 4.0),
 }
 
@@ -87,11 +89,51 @@ def full_memory(project: str, env: dict[str, str]) -> None:
     )
 
 
+def large_store(project: str, env: dict[str, str], count: int) -> None:
+    """A project with ``count`` past sessions: their files and the state each one left behind."""
+    status = subprocess.run(
+        [sys.executable, "-m", "keeper", "status", "--json", "--project-dir", project],
+        env=env,
+        check=True,
+        capture_output=True,
+    )
+    store = json.loads(status.stdout)["store"]
+    sessions, state = os.path.join(store, "sessions"), os.path.join(store, "state")
+    os.makedirs(sessions, exist_ok=True)
+    os.makedirs(state, exist_ok=True)
+    for i in range(count):
+        day = f"2026-{1 + i % 12:02d}-{1 + i % 28:02d}"
+        name = f"{day}_{i % 10000:04d}-{i // 10000 + 1}.md"
+        with open(os.path.join(sessions, name), "w", encoding="utf-8") as fh:
+            fh.write(
+                f"# Session {day} 10:00 · big\n\n- Session id: old-{i}\n\n## Saves\n\n### 10:30 save\n\nWork {i}.\n"
+            )
+        for suffix, text in ((".start", f"{day}T10:00:00\n"), (".end", ""), (".tally", "uuus")):
+            with open(os.path.join(state, f"old-{i}{suffix}"), "w", encoding="utf-8") as fh:
+                fh.write(text)
+        with open(os.path.join(state, f"old-{i}.json"), "w", encoding="utf-8") as fh:
+            fh.write(json.dumps({"file": name}))
+
+
+def idle_transcript(path: str) -> str:
+    """A short transcript that does not grow: what a Stop with nothing new reads."""
+    with open(path, "w", encoding="utf-8") as fh:
+        for i in range(3):
+            fh.write(
+                json.dumps(
+                    {"type": "user", "timestamp": f"2026-11-22T10:0{i}:00Z", "message": {"content": f"step {i}"}}
+                )
+            )
+            fh.write("\n")
+    return path
+
+
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--rounds", type=int, default=30, help="rounds of every variant (default 30; use >= 20)")
     parser.add_argument("--keeper", help="time this keeper script instead of the plugin's launcher")
     parser.add_argument("--json", help="also write the results to this file")
+    parser.add_argument("--sessions", type=int, default=10_000, help="session files of the large store")
     parser.add_argument("--check", action="store_true", help="exit 1 when a ratio exceeds its bound")
     args = parser.parse_args()
     base = tempfile.mkdtemp(prefix="keeper-bench-")
@@ -106,6 +148,11 @@ def main() -> int:
     env = {k: v for k, v in os.environ.items() if not k.startswith(("KEEPER_", "CLAUDE_"))}
     env.update(KEEPER_HOME=os.path.join(base, "store"), CLAUDE_PROJECT_DIR=project, **plugin_env)
     full_memory(project, env)
+    big = os.path.join(base, "big-project")
+    os.makedirs(os.path.join(big, ".git"))
+    full_memory(big, env)
+    large_store(big, env, args.sessions)
+    idle = idle_transcript(os.path.join(base, "idle.jsonl"))
     memory_bytes = sum(
         os.path.getsize(os.path.join(d, f)) for d, _, fs in os.walk(env["KEEPER_HOME"]) for f in fs if f == "memory.md"
     )
@@ -127,6 +174,11 @@ def main() -> int:
             {"KEEPER_SAVE_EVERY": "1"},
         ),
         "session-start (full memory)": ([*hook, "session-start"], payload(source="startup"), {}),
+        "session-start (10,000 session files)": (
+            [*hook, "session-start"],
+            payload(source="startup", cwd=big),
+            {"CLAUDE_PROJECT_DIR": big},
+        ),
         "user-prompt-submit": (
             [*hook, "user-prompt-submit"],
             payload(prompt="fix the flaky checkout test"),
@@ -140,6 +192,11 @@ def main() -> int:
         "stop (session file updated)": (
             [*hook, "stop"],
             lambda: payload(stop_hook_active=True, last_assistant_message=f"Reply {next(counter)} done."),
+            {},
+        ),
+        "stop (nothing new)": (
+            [*hook, "stop"],
+            payload(session_id="bench-idle", transcript_path=idle, last_assistant_message="All tests pass."),
             {},
         ),
         "pre-compact": ([*hook, "pre-compact"], payload(trigger="auto"), {}),

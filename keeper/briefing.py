@@ -114,11 +114,11 @@ def select(text: str, limit: int) -> tuple[str, list[str]]:
 def unsaved_sessions(project: paths.Project, current: str) -> list[str]:
     """One line for each recent session that ended without a save and is newer than the last save.
 
-    Only the newest few session files are looked at; a later save covers the ones before it.
+    Only the newest few session files are looked at (``sessions.newest``: the folder is not
+    listed, so this costs the same at any size); a later save covers the ones before it.
     """
-    try:
-        names = sorted(n for n in os.listdir(project.sessions) if n.endswith(".md"))[-UNSAVED_LOOKED_AT:]
-    except OSError:
+    names = sessions.newest(project, UNSAVED_LOOKED_AT)
+    if not names:
         return []
     try:
         saved_at = os.stat(project.memory).st_mtime

@@ -31,12 +31,12 @@ def _resolve(args: argparse.Namespace, session: str | None = None) -> Resolved:
     Config warnings go to stderr; the session is ``session``, else $CLAUDE_CODE_SESSION_ID, else
     one per day (``manual-YYYYMMDD``).
     """
-    from datetime import date
+    import time
 
     from keeper.resolve import resolve, start_folder
 
     start = start_folder([args.project_dir or "", os.environ.get("CLAUDE_PROJECT_DIR", "")], strict=True)
-    raw = session or os.environ.get("CLAUDE_CODE_SESSION_ID") or f"manual-{date.today():%Y%m%d}"
+    raw = session or os.environ.get("CLAUDE_CODE_SESSION_ID") or f"manual-{time.strftime('%Y%m%d')}"
     at = resolve(start, raw, strict=True)
     for warning in at.warnings:
         print(f"keeper: warning: {warning}", file=sys.stderr)
@@ -174,6 +174,58 @@ def cmd_recall(args: argparse.Namespace) -> int:
     found = [{**r.as_dict(), "snippet": redact(r.snippet, at.cfg["redact_patterns"])} for r in results]
     _emit(args, found, lambda: [context.recall_block(query, results, limit_chars=1 << 30)])
     return 0
+
+
+class Arguments:
+    """Parsed arguments, as argparse's Namespace holds them, for a command parsed without argparse."""
+
+    def __init__(self, **values: Any) -> None:
+        self.__dict__.update(values)
+
+
+def quick_recall_args(argv: list[str]) -> Arguments | None:
+    """``recall`` arguments read without argparse, which with ``re`` costs recall ~7 ms, a fifth of
+    a grep over 10,000 files; None for anything but the plain forms (help, an unknown or
+    abbreviated option, a bad value, words after options), which argparse then handles.
+    """
+    values: dict[str, Any] = {"project_dir": None, "limit": None, "scope": "all", "json": False}
+    query: list[str] = []
+    rest = iter(argv[1:] if argv[:1] == ["recall"] else [])
+    literal = optioned = False
+    for arg in rest:
+        if literal or arg == "-" or not arg.startswith("-"):
+            if query and optioned and not literal:
+                return None  # argparse takes the words in one run
+            query.append(arg)
+            continue
+        if arg == "--":
+            literal = True
+            continue
+        optioned = optioned or bool(query)
+        name, equals, value = arg.partition("=")
+        if name == "--json" and not equals:
+            values["json"] = True
+            continue
+        if name not in ("--limit", "--scope", "--project-dir"):
+            return None
+        if not equals:
+            value = next(rest, "-")
+        if value.startswith("-"):
+            return None
+        if name == "--limit":
+            try:
+                values["limit"] = int(value)
+            except ValueError:
+                return None
+        elif name == "--scope":
+            if value not in ("project", "global", "all"):
+                return None
+            values["scope"] = value
+        else:
+            values["project_dir"] = value
+    if not query:
+        return None
+    return Arguments(command="recall", query=query, func=cmd_recall, **values)
 
 
 def _add_expand(sub: Any, common: argparse.ArgumentParser) -> None:
@@ -621,9 +673,11 @@ def main(argv: list[str] | None = None) -> int:
         return hooks.run(args_list[1:])
     from keeper.errors import KeeperError
 
-    first = args_list[0] if args_list else None
-    parser = build_parser(first if first in COMMANDS and not {"-h", "--help"} & set(args_list) else None)
-    args = parser.parse_args(args_list)
+    args: Any = quick_recall_args(args_list)
+    if args is None:
+        first = args_list[0] if args_list else None
+        parser = build_parser(first if first in COMMANDS and not {"-h", "--help"} & set(args_list) else None)
+        args = parser.parse_args(args_list)
     try:
         return int(args.func(args))
     except KeeperError as exc:

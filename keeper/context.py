@@ -10,13 +10,16 @@ from __future__ import annotations
 import os
 import time
 
-from keeper import memory, paths, sessions
+from keeper import paths
 from keeper.fsutil import read_text
-from keeper.markdown import Document, Section
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
+    from keeper.markdown import Section
     from keeper.search import Result
+
+# memory, sessions and markdown load inside the functions that use them: `keeper recall` prints
+# through this module and needs none of them.
 
 HARD_CAP = 9500  # stays under Claude Code's 10,000-character hook output limit
 SESSION_SO_FAR = 1500
@@ -82,6 +85,8 @@ def _age(seconds: float) -> str:
 
 
 def _section_name(section: Section) -> str | None:
+    from keeper import memory
+
     for name, (_, keys) in memory.SECTIONS.items():
         if section.level == 2 and section.key() in keys:
             return name
@@ -95,6 +100,8 @@ def fit(text: str, limit: int) -> tuple[str, list[str]]:
     """
     if len(text) <= limit:
         return text, []
+    from keeper.markdown import Document
+
     doc = Document.parse(text)
 
     def rank(i: int) -> tuple[bool, int, int]:
@@ -144,7 +151,7 @@ def session_start(project: paths.Project, limit: int, source: str, session: str)
     the user first), then the project's memory.md chosen by importance (``briefing.select``),
     sessions that ended without a save, and after a compaction this session's own record so far.
     """
-    from keeper import briefing
+    from keeper import briefing, memory, sessions
 
     limit = min(limit, HARD_CAP)
     text = read_text(project.memory) or ""

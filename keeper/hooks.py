@@ -15,7 +15,7 @@ import os
 import sys
 import time
 
-from keeper import counters, jsonio, log
+from keeper import counters, jsonio
 from keeper.errors import KeeperError
 from keeper.resolve import Resolved, resolve, start_folder
 from keeper.shell import is_save_command
@@ -28,6 +28,12 @@ if TYPE_CHECKING:
     Reply = dict[str, Any]  # one JSON object
 
 MAX_STDIN = 32 << 20
+
+
+def _log(event: str, level: str, message: str) -> None:
+    from keeper import log  # only when there is something to say
+
+    log.write(event, level, message)
 
 
 def parse_payload(raw: bytes) -> tuple[dict[str, Any], str | None]:
@@ -134,13 +140,15 @@ def post_tool_use(event: Event, at: Resolved) -> Reply:
 
 
 def stop(event: Event, at: Resolved) -> Reply:
-    from keeper import record
+    from keeper import record, sessions
 
     seen = counters.read(_tally(at))
     record.mark_ended(at.project, at.session, ended=False)  # alive after all, if it was thought gone
     # A continuation's reply ("Saved.") answers our own request: the real last reply stays.
-    found = record.facts(seen, "" if event.stop_hook_active else event.last_reply, at.cfg["redact_patterns"])
-    record.update_from_hook(event.name, at, {**found, "Ended": None}, event.transcript_path)
+    last_reply = "" if event.stop_hook_active else event.last_reply
+    state = sessions.read_state(at.project, at.session)
+    found = record.facts(seen, last_reply, at.cfg["redact_patterns"], state)
+    record.update_from_hook(event.name, at, {**found, "Ended": None}, event.transcript_path, last_reply)
     if event.stop_hook_active:
         return {}  # this Stop follows our own request (or another hook's): never loop
     if not counters.final_ask_due(seen, int(at.cfg["final_save_min"]), int(at.cfg["save_every"])):
@@ -149,8 +157,8 @@ def stop(event: Event, at: Resolved) -> Reply:
 
     counters.append(_tally(at), counters.FINAL_ASK)
     unsaved = counters.unsaved(seen)
-    reply = _specific("Stop", context.final_save_request(unsaved))
-    return _noticed(at, reply, f"Keeper: asked Claude to save before it finishes ({unsaved} unsaved tool uses)")
+    asked = _specific("Stop", context.final_save_request(unsaved))
+    return _noticed(at, asked, f"Keeper: asked Claude to save before it finishes ({unsaved} unsaved tool uses)")
 
 
 def pre_compact(event: Event, at: Resolved) -> Reply:
@@ -199,11 +207,11 @@ def handle(name: str, raw: bytes, project_dir: str = "") -> Reply:
     started = time.perf_counter()
     handler = HANDLERS.get(name)
     if handler is None:
-        log.write(name or "-", "WARN", f"unknown hook event {name!r}; known: {', '.join(HANDLERS)}")
+        _log(name or "-", "WARN", f"unknown hook event {name!r}; known: {', '.join(HANDLERS)}")
         return {}
     payload, problem = parse_payload(raw)
     if problem:
-        log.write(name, "WARN", problem)
+        _log(name, "WARN", problem)
     event = Event(name, payload)
     start = start_folder([project_dir, os.environ.get("CLAUDE_PROJECT_DIR", ""), event.cwd], strict=False)
     at = resolve(start, event.session_id, strict=False)
@@ -211,7 +219,7 @@ def handle(name: str, raw: bytes, project_dir: str = "") -> Reply:
         return {}
     if not at.has_session and name not in NEEDS_NO_SESSION:
         if not problem:  # one log line per bad input: an unreadable payload was logged already
-            log.write(name, "WARN", "no session_id in the payload or CLAUDE_CODE_SESSION_ID; nothing recorded")
+            _log(name, "WARN", "no session_id in the payload or CLAUDE_CODE_SESSION_ID; nothing recorded")
         return {}
     reply = handler(event, at)
     specific = reply.get("hookSpecificOutput")
@@ -219,7 +227,7 @@ def handle(name: str, raw: bytes, project_dir: str = "") -> Reply:
     took_ms = (time.perf_counter() - started) * 1000
     counters.record_hook(at.project.state, name, injected, took_ms)
     if at.cfg["debug"]:
-        log.write(name, "INFO", f"debug: {took_ms:.1f} ms in Keeper, {injected} characters into context")
+        _log(name, "INFO", f"debug: {took_ms:.1f} ms in Keeper, {injected} characters into context")
     return reply
 
 
@@ -248,7 +256,7 @@ def run(argv: list[str]) -> int:
     try:
         reply = handle(name, _read_stdin(), project_dir)
     except KeeperError as exc:  # a refusal the user can fix (a link out of the store): not a bug
-        log.write(name or "-", "WARN", f"refused: {exc}")
+        _log(name or "-", "WARN", f"refused: {exc}")
     except BaseException as exc:  # fail open: a hook must never break Claude Code
         where = ""
         tb = exc.__traceback__
@@ -256,7 +264,7 @@ def run(argv: list[str]) -> int:
             tb = tb.tb_next
         if tb is not None:
             where = f" at {os.path.basename(tb.tb_frame.f_code.co_filename)}:{tb.tb_lineno}"
-        log.write(name or "-", "ERROR", f"{type(exc).__name__}: {exc}{where}")
+        _log(name or "-", "ERROR", f"{type(exc).__name__}: {exc}{where}")
         reply = {}
     try:
         sys.stdout.write(jsonio.dumps(reply))

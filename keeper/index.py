@@ -1,58 +1,66 @@
-"""The derived search index: SQLite FTS5 over memory.md and the session files.
+"""The derived search index: SQLite FTS5 over memory.md, the session files and the outside sources.
 
-Markdown stays the source of truth. The index (``state/index.sqlite3``) holds each section's
-Keeper-tokenised terms and is brought up to date from file names, sizes and mtimes on every
-search, so it is never stale after a person edits, adds or deletes a file; it can be deleted at
-any time and a corrupt one is rebuilt. SQLite's WAL mode and busy timeout make concurrent readers
-and writers safe. Where a Python build lacks FTS5, ``open_index`` returns None and search scans
-the files instead.
+Markdown stays the source of truth. The index (``state/index.sqlite3``) holds, per section, where
+it is, its distinct Keeper-tokenised terms with their counts (what ranking needs), and an FTS5
+posting list of those terms (contentless, no positions: the smallest FTS5 can store); section
+text is read from the files for the few results shown. It can be deleted at any time and a
+corrupt or older one is rebuilt. WAL mode and a busy timeout make concurrent readers and writers
+safe; where a Python build lacks FTS5, ``open_index`` returns None and search scans the files.
 
-Adding, deleting or renaming a file (and every atomic save, Keeper's and most editors') changes
-the sessions folder's mtime, so those are always seen at once, as are edits to memory.md and to
-the newest session files, which are stat'ed on every call. Other files are checked by (mtime,
-size): all of them on each explicit recall up to ``THOROUGH_UP_TO`` files; beyond that, and for
-automatic recall on each prompt (which must stay within a hook's budget), a rotating window of
-them per call. So an in-place edit of an old session file in a very large store reaches search
-within a few calls; stat'ing 10,000 files costs about 40 ms in Python, more than a hook may take.
+Freshness is checked from file names, sizes and mtimes on every search, without writing anything
+unless something changed. Adding, deleting or renaming a file (and every atomic save, Keeper's
+and most editors') changes the sessions folder's mtime, so those are always seen at once, as are
+edits to memory.md, the outside sources and the newest session files, which are stat'ed on every
+call. Other files are checked by (mtime, size): all of them on each explicit recall up to
+``THOROUGH_UP_TO`` files; beyond that, and for automatic recall on each prompt, a window of them
+at a random place per call (stat'ing 10,000 files costs more than a hook may take), so an
+in-place edit of an old session file in a very large store reaches search within a few calls.
 """
 
 from __future__ import annotations
 
 import os
-import sqlite3
 
-from keeper import paths
-from keeper.chunks import Chunk, chunks_of
+from keeper import paths, sessions
+from keeper.chunks import Chunk, section_words, sections_of
 from keeper.fsutil import ensure_dir, open_append, read_text
-from keeper.tokens import words
+
+try:  # the C module alone: the sqlite3 package would add datetime and more to every recall
+    from _sqlite3 import DatabaseError, Error, OperationalError
+    from _sqlite3 import connect as _sqlite_connect
+except ImportError:  # pragma: no cover - CPython always has it where sqlite3 works
+    from sqlite3 import DatabaseError, Error, OperationalError
+    from sqlite3 import connect as _sqlite_connect
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
     from collections.abc import Iterable
+    from sqlite3 import Connection
 
-SCHEMA_VERSION = "7"
+__all__ = ["DatabaseError", "Error", "OperationalError"]
+
+SCHEMA_VERSION = 8  # PRAGMA user_version; bump whenever the stored terms change
 NEWEST_ALWAYS_CHECKED = 20
-WINDOW = 256  # older files stat'ed per quick check (automatic recall on each prompt)
-THOROUGH_UP_TO = 500  # explicit recall stats every file up to this many; beyond, this many per call
-CANDIDATES = 100
-_SCHEMA = """
-CREATE TABLE IF NOT EXISTS meta(key TEXT PRIMARY KEY, value TEXT);
-CREATE TABLE IF NOT EXISTS files(name TEXT PRIMARY KEY, mtime_ns INTEGER, size INTEGER) WITHOUT ROWID;
+WINDOW = 32  # older files stat'ed per quick check (automatic recall on each prompt)
+THOROUGH_UP_TO = 500  # explicit recall stats every file up to this many
+THOROUGH_WINDOW = 64  # beyond that, older files stat'ed per explicit recall
+CANDIDATES = 100  # sections ranked for an explicit recall; a quarter of it for automatic recall
+OPTIMIZE_AFTER = 1000  # files indexed in one go: merge FTS5's segments for fast queries afterwards
+_SESSIONS = "name >= 'sessions/' AND name < 'sessions0'"  # names in sessions/, by the name index (LIKE cannot)
+_OUTSIDE = "(name >= 'global/' AND name < 'global0') OR (name >= 'native/' AND name < 'native0')"
+_SCHEMA = f"""
+CREATE TABLE IF NOT EXISTS meta(key TEXT PRIMARY KEY, value TEXT) WITHOUT ROWID;
+CREATE TABLE IF NOT EXISTS files(id INTEGER PRIMARY KEY, name TEXT NOT NULL UNIQUE, mtime_ns INTEGER, size INTEGER);
 CREATE TABLE IF NOT EXISTS sections(
-    id INTEGER PRIMARY KEY, name TEXT, heading TEXT, line INTEGER, day TEXT, body TEXT, terms TEXT, nterms INTEGER
+    id INTEGER PRIMARY KEY, file INTEGER NOT NULL, line INTEGER, heading TEXT, nterms INTEGER, terms TEXT, counts TEXT
 );
-CREATE INDEX IF NOT EXISTS sections_by_name ON sections(name);
+CREATE INDEX IF NOT EXISTS sections_by_file ON sections(file);
 CREATE TABLE IF NOT EXISTS surface(word TEXT PRIMARY KEY, term TEXT) WITHOUT ROWID;
-CREATE VIRTUAL TABLE IF NOT EXISTS sections_fts USING fts5(
-    terms, content='sections', content_rowid='id', tokenize="unicode61 remove_diacritics 0 tokenchars '_./\\-'"
+CREATE VIRTUAL TABLE IF NOT EXISTS fts USING fts5(
+    terms, content='', detail=none, columnsize=0, tokenize="ascii tokenchars '_./\\-'"
 );
-CREATE VIRTUAL TABLE IF NOT EXISTS vocab USING fts5vocab(sections_fts, row);
-CREATE TRIGGER IF NOT EXISTS sections_ai AFTER INSERT ON sections BEGIN
-    INSERT INTO sections_fts(rowid, terms) VALUES (new.id, new.terms);
-END;
-CREATE TRIGGER IF NOT EXISTS sections_ad AFTER DELETE ON sections BEGIN
-    INSERT INTO sections_fts(sections_fts, rowid, terms) VALUES ('delete', old.id, old.terms);
-END;
+CREATE VIRTUAL TABLE IF NOT EXISTS vocab USING fts5vocab(fts, row);
+PRAGMA user_version = {SCHEMA_VERSION};
 """
 
 
@@ -88,6 +96,11 @@ def source_path(project: paths.Project, name: str) -> str:
     return os.path.join(project.dir, *name.split("/"))
 
 
+def title_of(name: str) -> str | None:
+    """The heading a file's sections carry, where it is not the file's own ``#`` heading."""
+    return NATIVE_TITLE + name[len(NATIVE) :] if name.startswith(NATIVE) else None
+
+
 def scope_of(name: str) -> str:
     """``global`` for the global memory, ``native`` for Claude Code's auto memory, else ``project``."""
     return "global" if name == GLOBAL else "native" if name.startswith(NATIVE) else "project"
@@ -97,20 +110,27 @@ def index_file(project: paths.Project) -> str:
     return os.path.join(project.state, "index.sqlite3")
 
 
-def _connect(path: str) -> sqlite3.Connection:
-    con = sqlite3.connect(path, timeout=5.0, isolation_level=None)
+def _connect(path: str) -> Connection:
+    """An open index of this schema; a new file gets the schema, an older layout raises DatabaseError."""
+    con: Connection = _sqlite_connect(path, timeout=5.0, isolation_level=None)
+    version = con.execute("PRAGMA user_version").fetchone()[0]
+    if version == SCHEMA_VERSION:
+        return con
+    if version != 0 or con.execute("SELECT count(*) FROM sqlite_master WHERE name != 'meta'").fetchone()[0]:
+        con.close()
+        raise DatabaseError("index schema changed")
     con.execute("PRAGMA journal_mode=WAL")
-    con.execute("PRAGMA synchronous=NORMAL")
-    con.executescript(_SCHEMA)
-    row = con.execute("SELECT value FROM meta WHERE key='schema'").fetchone()
-    if row is None:
-        con.execute("INSERT OR REPLACE INTO meta VALUES ('schema', ?)", (SCHEMA_VERSION,))
-    elif row[0] != SCHEMA_VERSION:
-        raise sqlite3.DatabaseError("index schema changed")
+    try:  # in one transaction: two processes creating it at once, the second finds it made
+        con.executescript(f"BEGIN IMMEDIATE; {_SCHEMA} COMMIT;")
+    except BaseException:
+        if con.in_transaction:
+            con.execute("ROLLBACK")
+        con.close()
+        raise
     return con
 
 
-def open_index(project: paths.Project) -> sqlite3.Connection | None:
+def open_index(project: paths.Project) -> Connection | None:
     """The project's index, created or rebuilt as needed; None when this Python has no FTS5."""
     path = index_file(project)
     ensure_dir(project.state)
@@ -118,11 +138,11 @@ def open_index(project: paths.Project) -> sqlite3.Connection | None:
         os.close(open_append(path))
     try:
         return _connect(path)
-    except sqlite3.OperationalError as exc:
+    except OperationalError as exc:
         if "fts5" in str(exc).lower() or "no such module" in str(exc).lower():
             return None
         raise
-    except sqlite3.DatabaseError:  # corrupt, or an older layout: it is derived, so start over
+    except DatabaseError:  # corrupt, or an older layout: it is derived, so start over
         for suffix in ("", "-wal", "-shm"):
             try:
                 os.remove(path + suffix)
@@ -192,59 +212,52 @@ def _folder_mtime(project: paths.Project) -> str:
         return "-"
 
 
-def _meta_int(con: sqlite3.Connection, key: str) -> int:
-    row = con.execute("SELECT value FROM meta WHERE key=?", (key,)).fetchone()
-    return int(row[0]) if row and str(row[0]).lstrip("-").isdigit() else 0
+def _meta(con: Connection) -> dict[str, str]:
+    return dict(con.execute("SELECT key, value FROM meta"))
 
 
-def _rows(con: sqlite3.Connection, sql: str, args: tuple[object, ...] = ()) -> dict[str, tuple[int, int]]:
+def _number(meta: dict[str, str], key: str) -> int:
+    value = meta.get(key, "")
+    return int(value) if value.lstrip("-").isdigit() else 0
+
+
+def _rows(con: Connection, sql: str, args: tuple[object, ...] = ()) -> dict[str, tuple[int, int]]:
     return {name: (mtime, size) for name, mtime, size in con.execute(sql, args)}
 
 
 def _quick_changes(
-    con: sqlite3.Connection, project: paths.Project, folder: str, window: int
+    con: Connection, project: paths.Project, folder: str, known_folder: str, window: int
 ) -> tuple[list[tuple[str, tuple[int, int]]], list[str]]:
     """The quick check: it reads only the rows it checks, and stats only those files.
 
     Adding, deleting or atomically replacing a file changes the folder's mtime: only then is the
-    folder listed. For in-place edits it stats memory.md, the newest sessions and the next
-    ``window`` older ones in name order, wrapping round.
+    folder listed. For in-place edits it stats memory.md, the newest sessions and ``window``
+    older ones from a random place in the index (no cursor to write back).
     """
-    row = con.execute("SELECT value FROM meta WHERE key='folder'").fetchone()
     added: list[str] = []
     gone: list[str] = []
-    if not row or row[0] != folder:
+    if known_folder != folder:
         try:
             listed = {f"{paths.SESSIONS_DIR}/{n}" for n in os.listdir(project.sessions) if n.endswith(".md")}
         except OSError:
             listed = set()
-        indexed = {n for (n,) in con.execute("SELECT name FROM files WHERE name LIKE 'sessions/%'")}
+        indexed = {n for (n,) in con.execute("SELECT name FROM files WHERE " + _SESSIONS)}
         added, gone = sorted(listed - indexed), sorted(indexed - listed)
-    cursor = (con.execute("SELECT value FROM meta WHERE key='window'").fetchone() or [""])[0]
-    checked = _rows(con, "SELECT * FROM files WHERE name = ?", (paths.MEMORY_FILE,))
+    checked = _rows(con, "SELECT name, mtime_ns, size FROM files WHERE name = ?", (paths.MEMORY_FILE,))
     checked.update(
         _rows(
-            con, "SELECT * FROM files WHERE name LIKE 'sessions/%' ORDER BY name DESC LIMIT ?", (NEWEST_ALWAYS_CHECKED,)
+            con,
+            f"SELECT name, mtime_ns, size FROM files WHERE {_SESSIONS} ORDER BY name DESC LIMIT ?",
+            (NEWEST_ALWAYS_CHECKED,),
         )
     )
-    batch = _rows(
-        con,
-        "SELECT * FROM files WHERE name > ? AND name LIKE 'sessions/%' ORDER BY name LIMIT ?",
-        (cursor, window),
-    )
+    last = con.execute("SELECT max(id) FROM files").fetchone()[0] or 0
+    start = int.from_bytes(os.urandom(4), "little") % (last + 1)
+    query = f"SELECT name, mtime_ns, size FROM files WHERE id >= ? AND {_SESSIONS} ORDER BY id LIMIT ?"
+    batch = _rows(con, query, (start, window))
     if len(batch) < window:  # wrap round to the start
-        batch.update(
-            _rows(
-                con,
-                "SELECT * FROM files WHERE name LIKE 'sessions/%' ORDER BY name LIMIT ?",
-                (window - len(batch),),
-            )
-        )
+        batch.update(_rows(con, query.replace(">=", "<"), (start, window - len(batch))))
     checked.update(batch)
-    last = max(batch, default="")
-    con.executemany(  # one write for the window and the folder stamp
-        "INSERT OR REPLACE INTO meta VALUES (?, ?)", [("window", last), ("folder", folder)]
-    )
     names = [paths.MEMORY_FILE, *(n for n in checked if n not in gone), *added]
     stamped = _stamps(project, names)
     changed = [(n, stamped[n]) for n in dict.fromkeys(names) if n in stamped and checked.get(n) != stamped[n]]
@@ -252,19 +265,31 @@ def _quick_changes(
     return changed, removed
 
 
-def refresh(con: sqlite3.Connection, project: paths.Project, thorough: bool = True) -> int:
-    """Bring the index up to date with the files; return how many files were (re)indexed."""
+def refresh(con: Connection, project: paths.Project, thorough: bool = True) -> int:
+    """Bring the index up to date with the files; return how many files were (re)indexed.
+
+    Reads only, unless a file was added, changed or removed.
+    """
     folder = _folder_mtime(project)
-    count = con.execute("SELECT count(*) FROM files").fetchone()[0]
-    if thorough and count <= THOROUGH_UP_TO:
-        known = _rows(con, "SELECT * FROM files WHERE name = ? OR name LIKE 'sessions/%'", (paths.MEMORY_FILE,))
+    meta = _meta(con)
+    quick = not thorough or _number(meta, "files") > THOROUGH_UP_TO
+    if not quick:
+        known = _rows(
+            con,
+            f"SELECT name, mtime_ns, size FROM files WHERE name = ? OR ({_SESSIONS})",
+            (paths.MEMORY_FILE,),
+        )
         current = _stamps(project, None)
         changed = [(name, stamp) for name, stamp in current.items() if known.get(name) != stamp]
         removed = [name for name in known if name not in current]
     else:
-        changed, removed = _quick_changes(con, project, folder, THOROUGH_UP_TO if thorough else WINDOW)
+        window = THOROUGH_WINDOW if thorough else WINDOW
+        changed, removed = _quick_changes(con, project, folder, meta.get("folder", ""), window)
     outside = outside_sources(project)
-    known_outside = _rows(con, "SELECT * FROM files WHERE name LIKE 'global/%' OR name LIKE 'native/%'")
+    known_outside = _rows(
+        con,
+        f"SELECT name, mtime_ns, size FROM files WHERE {_OUTSIDE}",
+    )
     for name, path in outside.items():
         try:
             st = os.stat(path)
@@ -274,32 +299,82 @@ def refresh(con: sqlite3.Connection, project: paths.Project, thorough: bool = Tr
             changed.append((name, (st.st_mtime_ns, st.st_size)))
     removed += [name for name in known_outside if name not in outside or not os.path.exists(outside[name])]
     if not changed and not removed:
-        con.execute("INSERT OR REPLACE INTO meta VALUES ('folder', ?)", (folder,))
+        if quick and meta.get("folder") != folder:  # a file was replaced: list the folder only once for it
+            con.execute("INSERT OR REPLACE INTO meta VALUES ('folder', ?)", (folder,))
         return 0
+    return _write(con, project, changed, removed, folder)
+
+
+def _write(
+    con: Connection,
+    project: paths.Project,
+    changed: list[tuple[str, tuple[int, int]]],
+    removed: list[str],
+    folder: str,
+) -> int:
+    """Apply the changes in one transaction: old sections out of FTS5 and the tables, new ones in."""
+    from collections import Counter
+
+    con.execute("PRAGMA synchronous=NORMAL")
     con.execute("BEGIN IMMEDIATE")
     try:
-        sections, terms = _meta_int(con, "sections"), _meta_int(con, "terms")
-        for name in [*removed, *(n for n, _ in changed)]:
-            found, total = con.execute(
-                "SELECT count(*), coalesce(sum(nterms), 0) FROM sections WHERE name=?", (name,)
-            ).fetchone()
-            sections, terms = sections - found, terms - total
-            con.execute("DELETE FROM sections WHERE name=?", (name,))
-            con.execute("DELETE FROM files WHERE name=?", (name,))
-        for name, stamp in changed:
-            text = read_text(source_path(project, name)) or ""
-            chunks = chunks_of(name, text, NATIVE_TITLE + name[len(NATIVE) :] if name.startswith(NATIVE) else None)
-            con.executemany("INSERT OR IGNORE INTO surface VALUES (?, ?)", words(text))
-            con.executemany(
-                "INSERT INTO sections(name, heading, line, day, body, terms, nterms) VALUES (?,?,?,?,?,?,?)",
-                [(name, c.heading, c.line, c.date, c.text, " ".join(c.terms), len(c.terms)) for c in chunks],
-            )
-            con.execute("INSERT OR REPLACE INTO files VALUES (?,?,?)", (name, *stamp))
-            sections, terms = sections + len(chunks), terms + sum(len(c.terms) for c in chunks)
+        meta = _meta(con)  # as another process may have left it while this one waited for the lock
+        if len(changed) + len(removed) > 200:
+            stored = {name: (fid, (mtime, size)) for fid, name, mtime, size in con.execute("SELECT * FROM files")}
+        else:
+            wanted = [*removed, *(n for n, _ in changed)]
+            stored = {
+                name: (fid, (mtime, size))
+                for fid, name, mtime, size in con.execute(
+                    f"SELECT * FROM files WHERE name IN ({','.join('?' * len(wanted))})", wanted
+                )
+            }
+        changed = [(name, stamp) for name, stamp in changed if stored.get(name, (0, None))[1] != stamp]
+        sections, terms, files = _number(meta, "sections"), _number(meta, "terms"), _number(meta, "files")
+        outdated = [stored[name][0] for name in [*removed, *(n for n, _ in changed)] if name in stored]
+        for file_id in outdated:
+            old = con.execute("SELECT id, terms, nterms FROM sections WHERE file = ?", (file_id,)).fetchall()
+            con.executemany("INSERT INTO fts(fts, rowid, terms) VALUES ('delete', ?, ?)", [r[:2] for r in old])
+            con.execute("DELETE FROM sections WHERE file = ?", (file_id,))
+            sections, terms = sections - len(old), terms - sum(r[2] for r in old)
+        gone = [name for name in removed if name in stored]
+        con.executemany("DELETE FROM files WHERE name = ?", [(name,) for name in gone])
+        files -= sum(name.startswith(paths.SESSIONS_DIR + "/") for name in gone)
+        next_section = (con.execute("SELECT max(id) FROM sections").fetchone()[0] or 0) + 1
+        next_file = (con.execute("SELECT max(id) FROM files").fetchone()[0] or 0) + 1
+        file_rows: list[tuple[int, str, int, int]] = []
+        section_rows: list[tuple[int, int, int, str, int, str, str]] = []
+        surface: dict[str, str] = {}
+        for name, (mtime, size) in changed:
+            text = read_text(source_path(project, name))
+            if text is None:  # gone since it was stat'ed: the next call sees it removed
+                continue
+            if name in stored:
+                file_id = stored[name][0]
+            else:
+                file_id, next_file = next_file, next_file + 1
+                files += name.startswith(paths.SESSIONS_DIR + "/")
+            file_rows.append((file_id, name, mtime, size))
+            day = sessions.date_of(name)
+            for heading, line, body in sections_of(name, text, title_of(name)):
+                pairs = section_words(heading, body, day)
+                surface.update(pairs)
+                counted = Counter(term for _, term in pairs)
+                repeated = " ".join(f"{term}:{n}" for term, n in counted.items() if n > 1)  # terms hold no ":"
+                length = len(pairs)
+                section_rows.append((next_section, file_id, line, heading, length, " ".join(counted), repeated))
+                next_section += 1
+                sections, terms = sections + 1, terms + length
+        con.executemany("INSERT OR REPLACE INTO files VALUES (?, ?, ?, ?)", file_rows)
+        con.executemany("INSERT INTO sections VALUES (?, ?, ?, ?, ?, ?, ?)", section_rows)
+        con.executemany("INSERT INTO fts(rowid, terms) VALUES (?, ?)", [(r[0], r[5]) for r in section_rows])
+        con.executemany("INSERT OR IGNORE INTO surface VALUES (?, ?)", surface.items())
         con.executemany(
             "INSERT OR REPLACE INTO meta VALUES (?, ?)",
-            [("sections", str(sections)), ("terms", str(terms)), ("folder", folder)],
+            [("sections", str(sections)), ("terms", str(terms)), ("files", str(files)), ("folder", folder)],
         )
+        if len(file_rows) >= OPTIMIZE_AFTER:
+            con.execute("INSERT INTO fts(fts) VALUES ('optimize')")
         con.execute("COMMIT")
     except BaseException:
         con.execute("ROLLBACK")
@@ -307,16 +382,17 @@ def refresh(con: sqlite3.Connection, project: paths.Project, thorough: bool = Tr
     return len(changed) + len(removed)
 
 
-def document_frequencies(con: sqlite3.Connection, terms: Iterable[str]) -> tuple[dict[str, int], int, float]:
+def document_frequencies(con: Connection, terms: Iterable[str]) -> tuple[dict[str, int], int, float]:
     """``(df per term, number of sections, average section length)`` for BM25."""
     wanted = list(terms)
     marks = ",".join("?" * len(wanted))
     df = dict(con.execute(f"SELECT term, doc FROM vocab WHERE term IN ({marks})", wanted)) if wanted else {}
-    count, total = _meta_int(con, "sections"), _meta_int(con, "terms")
+    meta = _meta(con)
+    count, total = _number(meta, "sections"), _number(meta, "terms")
     return df, count, (total / count if count else 1.0)
 
 
-def surface_words(con: sqlite3.Connection, raw: str) -> dict[str, str]:
+def surface_words(con: Connection, raw: str) -> dict[str, str]:
     """Words as written in the corpus that start like ``raw`` (its first or second letter), with
     their terms: the candidates for correcting a typo in ``raw``."""
     found: dict[str, str] = {}
@@ -326,38 +402,76 @@ def surface_words(con: sqlite3.Connection, raw: str) -> dict[str, str]:
     return found
 
 
-SCOPE_FILTERS = {
-    "all": "",
-    "project": f" AND s.name != '{GLOBAL}'",
-    "global": f" AND s.name = '{GLOBAL}'",
-}
+def _quoted(term: str) -> str:
+    return '"' + term.replace('"', '""') + '"'
 
 
 def candidates(
-    con: sqlite3.Connection,
+    con: Connection,
     project: paths.Project,
-    terms: list[str],
-    limit: int = CANDIDATES,
-    min_terms: int = 1,
+    ranked: list[str],
+    df: dict[str, int],
+    weight: dict[str, float],
+    depth: int = CANDIDATES,
     scope: str = "all",
 ) -> list[Chunk]:
-    """Sections holding any of ``terms`` (with ``min_terms`` 2: at least two of them), best first
-    by FTS5's own BM25. Pairs make FTS5 intersect short lists instead of ranking every match."""
-    if not terms:
+    """The sections worth ranking for terms ``ranked`` rarest first (each with its idf ``weight``).
+
+    Cheap retrieval first: every section holding a rare term (each term's posting list, no
+    ranking), then, while fewer than ``depth`` were found, sections holding all the common terms,
+    any two of them, any one, newest first. The ``depth`` best by the idf of the terms they were
+    found by come back with their terms, for ranking.
+    """
+    count = _number(_meta(con), "sections")
+    cap = max(depth, count // 100)
+    rare = [t for t in ranked if df[t] <= cap][:8]
+    common = [t for t in ranked if df[t] > cap][:6]
+    found: dict[int, float] = {}
+    for term in rare:
+        for (rowid,) in con.execute("SELECT rowid FROM fts WHERE fts MATCH ?", (_quoted(term),)):
+            found[rowid] = found.get(rowid, 0.0) + weight[term]
+    levels: list[tuple[str, float]] = []
+    quoted = [_quoted(t) for t in common]
+    if len(common) >= 2:
+        levels.append((" AND ".join(quoted), sum(weight[t] for t in common)))
+    if len(common) >= 3:
+        pairs = [f"({a} AND {b})" for i, a in enumerate(quoted) for b in quoted[i + 1 :]]
+        levels.append((" OR ".join(pairs), weight[common[-1]] + weight[common[-2]]))
+    if common:
+        levels.append((" OR ".join(quoted), weight[common[-1]]))
+    for match, score in levels:
+        if len(found) >= depth:
+            break
+        for (rowid,) in con.execute(
+            "SELECT rowid FROM fts WHERE fts MATCH ? ORDER BY rowid DESC LIMIT ?", (match, depth)
+        ):
+            found[rowid] = found.get(rowid, 0.0) + score
+    if scope != "all":
+        in_global = {
+            r
+            for (r,) in con.execute(
+                "SELECT s.id FROM sections s JOIN files f ON f.id = s.file WHERE f.name = ?", (GLOBAL,)
+            )
+        }
+        found = {r: s for r, s in found.items() if (r in in_global) == (scope == "global")}
+    chosen = sorted(found, key=lambda r: (-found[r], -r))[:depth]
+    if not chosen:
         return []
-    quoted = ['"' + t.replace('"', '""') + '"' for t in terms]
-    if min_terms >= 2 and len(quoted) >= 2:
-        match = " OR ".join(f"({a} AND {b})" for i, a in enumerate(quoted) for b in quoted[i + 1 :])
-    else:
-        match = " OR ".join(quoted)
     rows = con.execute(
-        "SELECT s.name, s.heading, s.line, s.day, s.body, s.terms FROM sections_fts "
-        "JOIN sections s ON s.id = sections_fts.rowid WHERE sections_fts MATCH ?"
-        + SCOPE_FILTERS[scope]
-        + " ORDER BY rank LIMIT ?",
-        (match, limit),
+        "SELECT f.name, s.heading, s.line, s.nterms, s.terms, s.counts FROM sections s JOIN files f ON f.id = s.file "
+        f"WHERE s.id IN ({','.join('?' * len(chosen))})",
+        chosen,
     ).fetchall()
-    return [
-        Chunk(source_path(project, name), heading, line, body, day, terms.split())
-        for name, heading, line, day, body, terms in rows
-    ]
+    base = project.dir + os.sep
+    out = []
+    for name, heading, line, length, terms, counts in rows:
+        held = f" {terms} "
+        tf = {w: 1 for w in ranked if f" {w} " in held}
+        repeated = f" {counts} " if counts else ""
+        for word in tf:
+            at = repeated.find(f" {word}:")
+            if at >= 0:
+                tf[word] = int(repeated[at + len(word) + 2 : repeated.index(" ", at + 1)])
+        path = base + name.replace("/", os.sep) if not name.startswith((GLOBAL, NATIVE)) else source_path(project, name)
+        out.append(Chunk(path, heading, line, None, sessions.date_of(name), tf, length))
+    return out

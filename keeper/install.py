@@ -101,4 +101,9 @@ def in_virtualenv(command: str) -> bool:
 
 
 def running_in_plugin_env() -> bool:
-    return os.path.isfile(os.path.join(sys.prefix, "keeper-env.json"))
+    """Whether this interpreter is the environment Keeper set up (bin/keeper starts it without the
+    site module, so ``sys.prefix`` names the base Python: its own folder is asked instead)."""
+    env = os.path.dirname(os.path.dirname(sys.executable))
+    return os.path.isfile(os.path.join(env, "keeper-env.json")) or os.path.isfile(
+        os.path.join(sys.prefix, "keeper-env.json")
+    )

@@ -37,6 +37,10 @@ def adopt(project: paths.Project, heir_of: str) -> None:
         log.write("migrate", "WARN", f"could not move {old} into {project.dir} yet ({exc}); will retry")
         return
     if done:
+        try:  # the newest-sessions list no longer covers the files taken over: rebuilt at the next start
+            os.remove(os.path.join(project.state, paths.NEWEST_SESSIONS))
+        except OSError:
+            pass
         log.write("migrate", "INFO", f"{heir_of} now belongs to project {project.id}: {done}")
 
 

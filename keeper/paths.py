@@ -25,6 +25,8 @@ SESSIONS_DIR = "sessions"
 GLOBAL_DIR = "global"
 STATE_DIR = "state"
 ROOT_RECORD = "project.json"  # in STATE_DIR: {"root": ..., "name": ...}, for `keeper projects` and the hub
+NEWEST_SESSIONS = "newest-sessions"  # in the state folder: the newest session file names (sessions.newest)
+OPEN_SESSIONS = "open"  # in the state folder: one marker per session that started and has not ended
 PROJECT_CONFIG = os.path.join(".claude", "keeper.yaml")
 
 _WINDOWS_RESERVED = frozenset(
@@ -160,7 +162,7 @@ def canonical_key(path: str, flavour: ModuleType = os.path) -> str:
     return norm
 
 
-def _sha256_hex(data: bytes) -> str:
+def sha256_hex(data: bytes) -> str:
     # The builtin module gives hashlib's digest without loading OpenSSL (~3 ms per hook).
     try:
         from _sha256 import sha256  # type: ignore[import-not-found]  # Python <= 3.11
@@ -189,7 +191,7 @@ def project_id(root: str, flavour: ModuleType = os.path) -> str:
     """``<slug>-<hash>``: two folders named ``api`` never collide; one folder always maps alike."""
     key = canonical_key(root, flavour)
     name = flavour.basename(key.rstrip("/")) or "root"
-    return f"{slugify(name)}-{_sha256_hex(key.encode('utf-8', 'surrogatepass'))[:10]}"
+    return f"{slugify(name)}-{sha256_hex(key.encode('utf-8', 'surrogatepass'))[:10]}"
 
 
 def check_pinned_name(name: object, source: str) -> str:

@@ -35,10 +35,19 @@ def _marker(project: paths.Project, session: str, kind: str) -> str:
     return os.path.join(project.state, f"{session}.{kind}")
 
 
+def _open_marker(project: paths.Project, session: str) -> str:
+    return os.path.join(project.state, paths.OPEN_SESSIONS, session)
+
+
+def _touch(path: str) -> None:
+    os.close(open_append(path))  # 0600, never through a link; makes the folder if missing
+
+
 def mark_start(project: paths.Project, session: str, transcript_path: str = "") -> None:
     """Remember when a session started and where its transcript is (first SessionStart wins).
 
-    Cheap enough for the hook: one exclusive create, no lock.
+    Cheap enough for the hook: one exclusive create, no lock; a new session also gets its
+    marker among the open ones.
     """
     path = _marker(project, session, "start")
     guard(path)
@@ -51,6 +60,8 @@ def mark_start(project: paths.Project, session: str, transcript_path: str = "") 
         return mark_start(project, session, transcript_path)
     with os.fdopen(fd, "w", encoding="utf-8") as fh:
         fh.write(time.strftime("%Y-%m-%dT%H:%M:%S") + "\n" + transcript_path.replace("\n", " "))
+    if os.path.isdir(os.path.dirname(_open_marker(project, session))):
+        _touch(_open_marker(project, session))  # without the folder, unended() builds it from the markers
     return
 
 
@@ -77,34 +88,79 @@ def mark_ended(project: paths.Project, session: str, ended: bool = True) -> None
     try:
         if ended:
             os.close(open_append(path))
+            os.unlink(_open_marker(project, session))
         else:
-            os.unlink(path)
+            os.unlink(path)  # usually absent: a Stop of a live session pays one failed unlink
+            if os.path.isdir(os.path.dirname(_open_marker(project, session))):
+                _touch(_open_marker(project, session))
     except OSError:
         pass
 
 
 def unended(project: paths.Project) -> list[str]:
-    """Sessions that started but whose end was never recorded (one directory listing)."""
+    """Sessions that started but whose end was never recorded.
+
+    One small listing (``state/open``: a marker per open session), so a session start costs the
+    same however many sessions the store holds; a store from before it builds the folder once
+    from its start and end markers.
+    """
+    folder = os.path.join(project.state, paths.OPEN_SESSIONS)
+    try:
+        return sorted(os.listdir(folder))
+    except FileNotFoundError:
+        pass
+    except OSError:
+        return []
     try:
         names = os.listdir(project.state)
     except OSError:
         return []
     started = {n[: -len(".start")] for n in names if n.endswith(".start")}
     ended = {n[: -len(".end")] for n in names if n.endswith(".end")}
-    return sorted(started - ended)
+    found = sorted(started - ended)
+    try:
+        tmp = f"{folder}.{os.getpid()}.tmp"
+        ensure_dir(tmp)
+        for session in found:
+            _touch(os.path.join(tmp, session))
+        os.rename(tmp, folder)
+    except OSError:  # another start built it first, or the disk said no: built again next time
+        for leftover in os.listdir(tmp) if os.path.isdir(tmp) else []:
+            os.unlink(os.path.join(tmp, leftover))
+        if os.path.isdir(tmp):
+            os.rmdir(tmp)
+    return found
 
 
 # -- the record ------------------------------------------------------------------------------------
 
 
-def facts(tally: bytes, last_reply: str, patterns: list[str]) -> Facts:
-    """The header facts a hook knows: tool uses and saves so far, and the last reply (redacted)."""
-    from keeper import memory, redact
+def facts(tally: bytes, last_reply: str, patterns: list[str], state: dict[str, object] | None = None) -> Facts:
+    """The header facts a hook knows: tool uses and saves so far, and the last reply (redacted).
 
+    With the session's ``state``, a reply already recorded is taken from there: a Stop with
+    nothing new compiles no redaction pattern.
+    """
     found: Facts = {"Tool uses": f"{counters.total_uses(tally)} ({counters.saves(tally)} saves)"}
     if last_reply.strip():
-        found["Last reply"] = memory.one_line(redact.redact(last_reply, patterns), 300)
+        known = (state or {}).get("facts")
+        if (
+            state
+            and state.get("reply") == reply_key(last_reply)
+            and isinstance(known, dict)
+            and known.get("Last reply")
+        ):
+            found["Last reply"] = known["Last reply"]
+        else:
+            from keeper import memory, redact
+
+            found["Last reply"] = memory.one_line(redact.redact(last_reply, patterns), 300)
     return found
+
+
+def reply_key(reply: str) -> str:
+    """A short digest of a reply as written, to know it again without redacting it again."""
+    return paths.sha256_hex(reply.encode("utf-8", "surrogatepass"))[:16]
 
 
 def update(
@@ -114,47 +170,58 @@ def update(
     new_facts: Facts,
     transcript_path: str = "",
     now: datetime | None = None,
+    reply: str = "",
 ) -> bool:
     """Bring the session file up to date from its transcript and ``new_facts`` (``None`` removes one).
 
     Deterministic and idempotent: only what is new in the transcript is read, and when neither the
     digest nor the facts changed nothing is locked or written, so the same Stop twice leaves the
-    same bytes. Hooks call this, so the lock is held briefly and given up rather than waited for.
+    same bytes; nor is the redactor loaded (``reply``: the last reply as written, remembered by
+    its digest). Hooks call this, so the lock is held briefly and given up rather than waited for.
     """
-    from datetime import datetime
-
-    from keeper import redact, transcript
+    from keeper import transcript
 
     state = sessions.read_state(project, session)
     candidates = (transcript_path, state.get("transcript"), start_marker(project, session)[1])
     path = next((p for p in candidates if isinstance(p, str) and transcript.readable(p)), "")
     saved = state.get("activity")
     patterns = cfg["redact_patterns"]
-    activity = transcript.Activity(
-        saved if isinstance(saved, dict) else None, clean=lambda text: redact.redact(text, patterns)
-    )
+
+    def clean(text: str) -> str:
+        from keeper import redact  # only for new transcript lines: it compiles its patterns
+
+        return redact.redact(text, patterns)
+
+    activity = transcript.Activity(saved if isinstance(saved, dict) else None, clean=clean)
     stored_offset = state.get("offset")
     valid = isinstance(stored_offset, int) and not isinstance(stored_offset, bool) and stored_offset >= 0
     offset = stored_offset if valid and isinstance(stored_offset, int) else 0
-    start = now or datetime.now()
+    stored_facts = state.get("facts")
+    old_facts = (
+        {k: v for k, v in stored_facts.items() if isinstance(v, str)} if isinstance(stored_facts, dict) else None
+    )
     if path:
+        read_from = offset
         offset = transcript.update(activity, path, offset)
         new_facts = {"Transcript": path, **new_facts}
-        if activity.branch:
-            new_facts["Branch"] = activity.branch
-        last = transcript.local_time(activity.last_ts) if activity.last_ts else None
-        if last:
-            new_facts["Last activity"] = last.strftime("%Y-%m-%d %H:%M")
-        first = transcript.local_time(activity.first_ts) if activity.first_ts else None
-        start = first or start
-    old_facts = state.get("facts")
-    kept = {k: v for k, v in old_facts.items() if isinstance(v, str)} if isinstance(old_facts, dict) else {}
-    merged = {**kept, **new_facts}
-    changes = {"facts": merged, "activity": activity.as_dict(), "offset": offset, "transcript": path}
+        if offset != read_from or old_facts is None:  # else the stored facts hold these
+            if activity.branch:
+                new_facts["Branch"] = activity.branch
+            last = transcript.local_time(activity.last_ts) if activity.last_ts else None
+            if last:
+                new_facts["Last activity"] = last.strftime("%Y-%m-%d %H:%M")
+    merged = {**(old_facts or {}), **new_facts}
+    changes: dict[str, object] = {"facts": merged, "activity": activity.as_dict(), "offset": offset, "transcript": path}
+    if reply:
+        changes["reply"] = reply_key(reply)
     if all(state.get(k) == v for k, v in changes.items()) and sessions.existing_file(project, session):
         return False
+    from datetime import datetime
+
     with project_lock(project.lock, timeout=HOOK_LOCK_TIMEOUT):
-        record = sessions.ensure_file(project, session, started_at(project, session) or start)
+        first = transcript.local_time(activity.first_ts) if path and activity.first_ts else None
+        start = started_at(project, session) or first or now or datetime.now()
+        record = sessions.ensure_file(project, session, start)
         text = read_text(record, exact=True) or ""
         updated = sessions.set_activity(sessions.set_facts(text, merged), transcript.render(activity, project.root))
         if updated != text:
@@ -165,10 +232,10 @@ def update(
     return True
 
 
-def update_from_hook(event: str, at: Resolved, new_facts: Facts, transcript_path: str) -> None:
+def update_from_hook(event: str, at: Resolved, new_facts: Facts, transcript_path: str, reply: str = "") -> None:
     """``update`` for a hook: a busy lock is logged and left to the next Stop, which catches up."""
     try:
-        update(at.project, at.cfg, at.session, new_facts, transcript_path)
+        update(at.project, at.cfg, at.session, new_facts, transcript_path, reply=reply)
     except KeeperError as exc:
         log.write(event, "WARN", f"session file not updated: {exc}")
 

@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import os
 
-from keeper import config, jsonio, migrate, paths, pins
+from keeper import config, jsonio, paths, pins
 from keeper.errors import KeeperError
 from keeper.fsutil import atomic_write, read_json
 
@@ -71,6 +71,8 @@ def resolve(start: str, session: object = None, *, strict: bool) -> Resolved:
         pinned = None
     project = paths.make_project(root, pinned or None)
     if heir_of != root and not pinned:
+        from keeper import migrate  # once per old store: every hook would pay for its import
+
         migrate.adopt(project, heir_of)
     remember_root(project, check=bool(pinned))
     return Resolved(project, cfg, paths.safe_session_id(session), warnings)

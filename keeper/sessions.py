@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import os
 
-from keeper import jsonio, paths
+from keeper import paths
 from keeper.fsutil import atomic_write, create_new, ensure_dir, read_json, read_text
 from keeper.markdown import Document, after_last_bullet, content_end, escape_line
 
@@ -47,6 +47,8 @@ def read_state(project: paths.Project, session: str) -> dict[str, object]:
 
 
 def write_state(project: paths.Project, session: str, state: dict[str, object]) -> None:
+    from keeper import jsonio  # here: recall reads session files and needs no JSON
+
     atomic_write(_state_file(project, session), jsonio.dumps(dict(sorted(state.items()))))
 
 
@@ -78,6 +80,7 @@ def ensure_file(project: paths.Project, session: str, start: datetime) -> str:
     state = read_state(project, session)
     state["file"] = name
     write_state(project, session, state)
+    _remember_newest(project, name)
     return path
 
 
@@ -181,6 +184,49 @@ def append_save(path: str, lines: list[str]) -> None:
         block.pop()
     doc.insert(section, end, block)
     atomic_write(path, doc.render())
+
+
+NEWEST_KEPT = 20
+
+
+def _newest_file(project: paths.Project) -> str:
+    return os.path.join(project.state, paths.NEWEST_SESSIONS)
+
+
+def newest(project: paths.Project, count: int) -> list[str]:
+    """The names of the ``count`` newest session files, oldest first, without listing the folder.
+
+    Read from a small list kept as Keeper creates session files, so a session start costs the
+    same with 10 or 10,000 of them; a missing list is rebuilt from one listing. A name may be
+    of a file deleted since (callers stat what they open); a file put there by hand is seen
+    once the list is rebuilt.
+    """
+    text = read_text(_newest_file(project))
+    if text is not None:
+        return text.splitlines()[-count:]
+    names = [os.path.basename(p) for p in list_files(project)][-NEWEST_KEPT:]
+    if names:
+        try:
+            atomic_write(_newest_file(project), "".join(n + "\n" for n in names))
+        except OSError:
+            pass  # read-only or full: the next start lists the folder again
+    return names[-count:]
+
+
+def _remember_newest(project: paths.Project, name: str) -> None:
+    """Add a new session file to the newest list. Call under the project lock."""
+    text = read_text(_newest_file(project))
+    known = text.splitlines() if text is not None else [os.path.basename(p) for p in list_files(project)]
+    names = sorted({*known, name})[-NEWEST_KEPT:]
+    atomic_write(_newest_file(project), "".join(n + "\n" for n in names))
+
+
+def forget_newest(state_dir: str) -> None:
+    """Drop the newest list after files were moved in or out by hand or by Keeper (restore, take-over)."""
+    try:
+        os.remove(os.path.join(state_dir, paths.NEWEST_SESSIONS))
+    except OSError:
+        pass
 
 
 def list_files(project: paths.Project) -> list[str]:

@@ -168,6 +168,7 @@ def restore(project: paths.Project, name: str | None = None) -> tuple[list[str],
                     restored.append(rel)
                 elif os.path.exists(source):
                     kept.append(rel)
+        sessions.forget_newest(project.state)  # restored session files join the newest list when it is rebuilt
         if not kept:
             _remove_empty(backup)
     return restored, kept

@@ -108,3 +108,32 @@ def test_a_session_that_ended_without_a_save_is_shown_until_a_save_covers_it(
     saving.save(project_of(project_dir), config.load(None), SaveInput(summary="picked it up"), "second")
     given = run_hook("session-start", {**second, "source": "resume"}, monkeypatch, capsys)
     assert "ended without a save" not in given["hookSpecificOutput"]["additionalContext"]
+
+
+def test_a_session_start_lists_neither_the_sessions_nor_the_state_folder(
+    project_dir: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """Its cost must not grow with the store: the newest sessions and the open ones come from small lists."""
+    import os
+
+    from tests.transcripts import realistic
+
+    t = realistic(tmp_path / "t.jsonl")
+    first = {"session_id": "first", "cwd": str(project_dir), "transcript_path": str(t.path)}
+    run_hook("session-start", {**first, "source": "startup"}, monkeypatch, capsys)
+    run_hook("stop", {**first, "stop_hook_active": False, "last_assistant_message": "Done."}, monkeypatch, capsys)
+    project = project_of(project_dir)
+    for i in range(40):  # older sessions, made the way Keeper makes them
+        (Path(project.sessions) / f"2020-01-{1 + i % 28:02d}_{1000 + i}.md").write_text(f"# Session {i}\n")
+    listed: list[str] = []
+    real_listdir = os.listdir
+
+    def listdir(path: object = ".") -> list[str]:
+        listed.append(str(path))
+        return real_listdir(path)  # type: ignore[arg-type]
+
+    monkeypatch.setattr(os, "listdir", listdir)
+    second = {"session_id": "second", "cwd": str(project_dir), "transcript_path": ""}
+    reply = run_hook("session-start", {**second, "source": "startup"}, monkeypatch, capsys)
+    assert "ended without a save" in reply["hookSpecificOutput"]["additionalContext"]
+    assert project.sessions not in listed and project.state not in listed, listed

@@ -261,3 +261,43 @@ def test_a_full_disk_during_a_save_is_a_clear_error_and_loses_nothing(
         code, _, err = cli(["save", "--decision", "Lost to a full disk"], capsys)
     assert code == 1 and err.startswith("keeper: error: No space left on device")
     assert "free some disk space" in err and memory_file(project_dir).read_bytes() == before
+
+
+@pytest.mark.parametrize(
+    "argv",
+    [
+        ["recall", "cache"],
+        ["recall", "cache", "invalidation", "--limit", "3"],
+        ["recall", "--limit=7", "--scope", "global", "a", "b"],
+        ["recall", "--json", "--project-dir", "/tmp", "x"],
+        ["recall", "--scope=project", "--", "--not-an-option", "-x"],
+        ["recall", "-", "dash"],
+        ["recall", "a", "--json", "--limit", "2", "--limit", "4"],
+    ],
+)
+def test_recall_arguments_read_without_argparse_match_argparse(argv: list[str]) -> None:
+    from keeper.cli import build_parser, quick_recall_args
+
+    quick = quick_recall_args(argv)
+    assert quick is not None
+    assert vars(quick) == vars(build_parser("recall").parse_args(argv))
+
+
+@pytest.mark.parametrize(
+    "argv",
+    [
+        ["recall"],
+        ["recall", "-h"],
+        ["recall", "--lim", "3", "x"],
+        ["recall", "--limit", "three", "x"],
+        ["recall", "--limit", "-3", "x"],
+        ["recall", "--scope", "everywhere", "x"],
+        ["recall", "a", "--json", "b"],
+        ["recall", "--frobnicate", "x"],
+        ["status"],
+    ],
+)
+def test_recall_arguments_argparse_must_judge_are_left_to_it(argv: list[str]) -> None:
+    from keeper.cli import quick_recall_args
+
+    assert quick_recall_args(argv) is None

@@ -58,6 +58,40 @@ def test_a_ready_environment_is_started_isolated(tmp_path: Path, base_env: dict[
     assert (env_bin / "calls.log").read_text() == expected  # -I: a repository's own keeper/ cannot shadow Keeper
 
 
+def test_the_environment_runs_without_the_site_module_given_its_packages(
+    tmp_path: Path, base_env: dict[str, str]
+) -> None:
+    env = Path(base_env["CLAUDE_PLUGIN_DATA"]) / "env" / __version__
+    fake_program(env / "bin", "python", 'echo \'{"from": "plugin env"}\'')
+    site = env / "lib" / "python3.11" / "site-packages"
+    (site / "keeper").mkdir(parents=True)
+    done = run(["hook", "stop"], base_env)
+    assert json.loads(done.stdout) == {"from": "plugin env"}
+    bare = "import sys; sys.path.append(sys.argv.pop(1)); from keeper.hooks import run; raise SystemExit(run(sys.argv[2:]))"
+    assert (env / "bin" / "calls.log").read_text() == f"python -I -S -c {bare} {site} hook stop\n"  # -S: ~1.5 ms a hook
+    run(["recall", "x"], base_env)
+    command = "import sys; sys.path.append(sys.argv.pop(1)); from keeper.cli import main; raise SystemExit(main())"
+    assert (env / "bin" / "calls.log").read_text().splitlines()[-1] == f"python -I -S -c {command} {site} recall x"
+
+
+def test_without_the_site_module_keeper_runs_and_knows_its_environment(tmp_path: Path) -> None:
+    site = tmp_path / "env" / "lib" / "site-packages"
+    site.mkdir(parents=True)
+    (site / "keeper").symlink_to(REPO / "keeper")
+    (tmp_path / "env" / "keeper-env.json").write_text("{}")
+    (tmp_path / "env" / "bin").mkdir()
+    (tmp_path / "env" / "bin" / "python").symlink_to(sys.executable)
+    bare = "import sys; sys.path.append(sys.argv.pop(1)); from keeper.cli import main; raise SystemExit(main())"
+    done = subprocess.run(
+        [str(tmp_path / "env" / "bin" / "python"), "-I", "-S", "-c", bare, str(site), "status", "--json"],
+        capture_output=True,
+        text=True,
+        check=True,
+        cwd=tmp_path,
+    )
+    assert json.loads(done.stdout)["running"]["plugin_environment"] is True
+
+
 def test_a_keeper_on_path_is_honoured_while_there_is_no_environment(tmp_path: Path, base_env: dict[str, str]) -> None:
     other = fake_program(tmp_path / "pipx-bin", "keeper", "echo '{}'")
     done = run(["save", "--summary", "x"], {**base_env, "PATH": f"{LAUNCHER.parent}:{other.parent}:{SYSTEM_PATH}"})

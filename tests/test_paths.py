@@ -83,7 +83,7 @@ def test_ids_are_stable_across_runs_and_platforms() -> None:
 
 def test_builtin_sha256_matches_hashlib() -> None:
     data = "naïve/路径".encode()
-    assert paths._sha256_hex(data) == hashlib.sha256(data).hexdigest()
+    assert paths.sha256_hex(data) == hashlib.sha256(data).hexdigest()
 
 
 @pytest.mark.parametrize(

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import ast
 import json
 import subprocess
 import sys
@@ -22,19 +23,21 @@ SLOW_STDLIB = {
     "hashlib",
 }
 PROBE = (
-    "import json, sys\n"
+    "import sys\n"
     "from keeper.cli import main\n"
     "code = main(sys.argv[1:])\n"
-    "sys.stderr.write('\\nMODULES ' + json.dumps(sorted(sys.modules)))\n"
+    "sys.stderr.write('\\nMODULES ' + repr(sorted(sys.modules)))\n"
     "sys.exit(code)\n"
 )
+# Never on the per-tool-use path: re (and enum, which it brings) cost more than the whole hook.
+NOT_PER_TOOL_USE = {"re", "enum", "json", "argparse", "sqlite3", "_sqlite3", "datetime", "functools", "collections"}
 
 
 def _bare_interpreter_modules() -> set[str]:
     """What Python itself loads here (site, .pth files of editable installs…), which Keeper cannot avoid."""
-    code = "import sys, json; sys.stdout.write(json.dumps(sorted(sys.modules)))"
+    code = "import sys; sys.stdout.write(repr(sorted(sys.modules)))"
     done = subprocess.run([sys.executable, "-c", code], capture_output=True, check=True)
-    return {m.split(".")[0] for m in json.loads(done.stdout)} - {"json"}
+    return {m.split(".")[0] for m in ast.literal_eval(done.stdout.decode())}
 
 
 BASELINE = _bare_interpreter_modules()
@@ -45,8 +48,10 @@ def loaded_by(args: list[str], stdin: dict, cwd: Path) -> tuple[set[str], dict]:
     done = subprocess.run(
         [sys.executable, "-c", PROBE, *args], input=json.dumps(stdin).encode(), capture_output=True, cwd=cwd, check=True
     )
-    modules = json.loads(done.stderr.decode().rsplit("MODULES ", 1)[1])
-    return {m.split(".")[0] for m in modules} - BASELINE, json.loads(done.stdout)
+    modules = ast.literal_eval(done.stderr.decode().rsplit("MODULES ", 1)[1])
+    return {m.split(".")[0] for m in modules} - BASELINE | {m for m in modules if m.startswith("keeper.")}, json.loads(
+        done.stdout
+    )
 
 
 def save_in(project_dir: Path, *flags: str) -> None:
@@ -66,6 +71,35 @@ def test_per_call_hooks_import_no_dependency_when_no_save_is_due(project_dir: Pa
     assert reply == {}
     assert not loaded & HEAVY
     assert not loaded & SLOW_STDLIB
+
+
+def test_post_tool_use_imports_neither_re_nor_json_nor_anything_it_does_not_use(project_dir: Path) -> None:
+    payload = {"session_id": "s1", "cwd": str(project_dir), "tool_name": "Bash", "tool_input": {"command": "ls"}}
+    loaded_by(["hook", "post-tool-use"], payload, project_dir)  # the first one makes the state folder
+    loaded, reply = loaded_by(["hook", "post-tool-use"], payload, project_dir)
+    assert reply == {}
+    assert not loaded & NOT_PER_TOOL_USE, loaded & NOT_PER_TOOL_USE
+    # keeper.fsutil stays: the tally append checks that no link leads out of the store (issue 11)
+    unused = {"keeper.log", "keeper.migrate", "keeper.redact", "keeper.sessions"}
+    assert not loaded & unused, loaded & unused
+
+
+def test_a_stop_with_nothing_new_compiles_no_redaction_pattern(project_dir: Path, tmp_path: Path) -> None:
+    transcript = tmp_path / "t.jsonl"
+    transcript.write_text(
+        json.dumps({"type": "user", "timestamp": "2026-11-22T10:00:00Z", "message": {"content": "fix it"}}) + "\n"
+    )
+    payload = {
+        "session_id": "s1",
+        "cwd": str(project_dir),
+        "transcript_path": str(transcript),
+        "last_assistant_message": "Fixed; the token is sk-ant-abcdefghijklmnopqrstuvwxyz0123",
+    }
+    first, _ = loaded_by(["hook", "stop"], payload, project_dir)
+    again, reply = loaded_by(["hook", "stop"], payload, project_dir)
+    assert "keeper.redact" in first  # the first Stop redacts what it records
+    assert reply == {}
+    assert not again & {"keeper.redact", "re", "enum", "datetime", "keeper.memory"}, again
 
 
 def test_automatic_recall_loads_no_dependency(project_dir: Path) -> None:

@@ -1,11 +1,12 @@
 """Recall quality: R@1, R@5 and MRR of Keeper, plain BM25 and grep-style matching.
 
     python -m pip install bm25s          # development only: the plain-BM25 baseline
-    python benchmarks/recall_quality/run.py [--json results.json]
+    python benchmarks/recall_quality/run.py [--corpus coding|conversations|both] [--json results.json]
 
-The corpus and questions come from corpus.py (seeded, 320 sessions, 480 questions). A method's
+Two seeded corpora: coding sessions of a web shop (corpus.py: 320 sessions, 480 questions) and
+dated conversations between friends (conversations.py: 240 sessions, 696 questions). A method's
 answer is its ranked list of session files; a question's rank is where its session first
-appears (beyond 20: not found).
+appears (beyond 20: not found). Every kind of question is reported clean and with typos.
 """
 
 from __future__ import annotations
@@ -20,12 +21,16 @@ from datetime import date
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
+import conversations
 import corpus
 
-from keeper import paths, search, tokens
+from keeper import paths, search
 
 DEPTH = 20
-STOP = set(tokens._STOP)
+STOP = set(  # the grep-style baseline's stop words (Keeper's own list before issue 12), kept fixed
+    "a an and are as at be but by for from has have how i if in into is it its of on or our so that the their then "  # noqa: SIM905
+    "there these this to was we were what when where which who why will with you your did do does".split()
+)
 
 
 def keeper_method(folder: Path) -> Callable[[str], list[str]]:
@@ -84,28 +89,44 @@ def score(ask: Callable[[str], list[str]], questions: list[dict[str, str]]) -> d
     }
 
 
+CORPORA = {"coding": corpus.build, "conversations": conversations.build}
+
+
+def subsets(questions: list[dict[str, str]]) -> dict[str, list[dict[str, str]]]:
+    """Each kind of question, clean and with typos, then all clean and all with typos."""
+    kinds = list(dict.fromkeys(q["kind"] for q in questions if q["kind"] != "typo"))
+    found: dict[str, list[dict[str, str]]] = {}
+    for kind in kinds:
+        found[kind] = [q for q in questions if q["kind"] == kind]
+        found[f"{kind} (typos)"] = [q for q in questions if q.get("of") == kind]
+    found["clean (all)"] = [q for q in questions if q["kind"] != "typo"]
+    found["typos (all)"] = [q for q in questions if q["kind"] == "typo"]
+    return found
+
+
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("--corpus", choices=[*CORPORA, "both"], default="both")
+    parser.add_argument("--methods", default="keeper,bm25,grep", help="comma-separated: keeper, bm25, grep")
     parser.add_argument("--json", help="also write the results to this file")
     args = parser.parse_args()
-    folder = Path(tempfile.mkdtemp(prefix="keeper-recall-quality-"))
-    questions = corpus.build(folder)
-    subsets = {
-        "paraphrase": [q for q in questions if q["kind"] == "paraphrase"],
-        "identifier": [q for q in questions if q["kind"] == "identifier"],
-        "clean (both)": [q for q in questions if q["kind"] != "typo"],
-        "typo (both)": [q for q in questions if q["kind"] == "typo"],
-    }
-    methods = {"keeper": keeper_method(folder), "bm25 (bm25s)": bm25_method(folder), "grep-style": grep_method(folder)}
-    sessions = len(list((folder / "sessions").glob("*.md")))
-    print(f"{sessions} sessions, {len(subsets['clean (both)'])} questions (+ {len(subsets['typo (both)'])} typo twins)")
-    print(f"{'method':14} {'subset':14} {'n':>4} {'R@1':>6} {'R@5':>6} {'MRR':>6}")
+    makers = {"keeper": keeper_method, "bm25": bm25_method, "grep": grep_method}
     results = []
-    for method, ask in methods.items():
-        for subset, items in subsets.items():
-            row = score(ask, items)
-            results.append({"method": method, "subset": subset, **row})
-            print(f"{method:14} {subset:14} {row['n']:4d} {row['R@1']:6.3f} {row['R@5']:6.3f} {row['MRR']:6.3f}")
+    for name, build in CORPORA.items():
+        if args.corpus not in (name, "both"):
+            continue
+        folder = Path(tempfile.mkdtemp(prefix=f"keeper-recall-{name}-"))
+        questions = build(folder)
+        sessions = len(list((folder / "sessions").glob("*.md")))
+        groups = subsets(questions)
+        print(f"\n{name}: {sessions} sessions, {len(groups['clean (all)'])} questions (+ typo twins)")
+        print(f"{'method':8} {'subset':24} {'n':>4} {'R@1':>6} {'R@5':>6} {'MRR':>6}")
+        for method in args.methods.split(","):
+            ask = makers[method](folder)
+            for subset, items in groups.items():
+                row = score(ask, items)
+                results.append({"corpus": name, "method": method, "subset": subset, **row})
+                print(f"{method:8} {subset:24} {row['n']:4d} {row['R@1']:6.3f} {row['R@5']:6.3f} {row['MRR']:6.3f}")
     if args.json:
         Path(args.json).write_text(json.dumps(results, indent=1), encoding="utf-8")
     return 0

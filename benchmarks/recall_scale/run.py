@@ -1,10 +1,13 @@
-"""Recall at scale: 10,000 session files of about 2 KB, timed as whole processes.
+"""Recall at scale: stores of 100 to 50,000 session files of about 2 KB, timed as whole processes.
 
-    python benchmarks/recall_scale/run.py [--sessions 10000] [--rounds 15]
+    python benchmarks/recall_scale/run.py [--sizes 100,1000,10000,50000] [--rounds 15] [--keeper PATH]
 
-Reports the first `keeper recall` (which builds the index), warm `keeper recall` against
-`grep -ril` over the same files, the call after one new session file, and automatic recall
-(the UserPromptSubmit hook) at 1,000 and at the full count against `python -c pass`.
+For each size, in a fresh store: the first `keeper recall` (which builds the index), the index's
+size against the text's, then interleaved rounds of warm `keeper recall`, `grep -ril` over the
+same files, automatic recall (the UserPromptSubmit hook with a 9-word prompt) and `python -c
+pass`; then the call after one new session file. By default Keeper runs as a plugin install runs
+it, through `bin/keeper` and the environment `keeper/bootstrap.py` sets up (see
+benchmarks/hooks.py); `--keeper PATH` times a console script instead.
 """
 
 from __future__ import annotations
@@ -21,6 +24,9 @@ import tempfile
 import time
 from pathlib import Path
 
+sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
+from hooks import keeper_command, plugin_command
+
 WORDS = (  # noqa: SIM905 - a word list reads best as text
     "cache invalidation websocket reconnect backoff thumbnail worker queue invoice renderer tax rounding "
     "checkout discount stacking coupon webhook signature retry jitter timeout pagination cursor index "
@@ -29,6 +35,8 @@ WORDS = (  # noqa: SIM905 - a word list reads best as text
     "locale fallback translation plural currency exchange rate snapshot nightly report export csv "
     "search ranking synonym stemming analyzer shard replica latency percentile alert dashboard metric"
 ).split()
+QUERY = ["websocket", "reconnect", "backoff"]
+PROMPT = "why does the websocket reconnect backoff ignore jitter"
 
 
 def _vocabulary(size: int = 20_000, seed: int = 3) -> list[str]:
@@ -55,93 +63,99 @@ def session_text(i: int, rng: random.Random) -> str:
 
 def timed(cmd: list[str], env: dict[str, str], stdin: bytes = b"") -> float:
     start = time.perf_counter()
-    subprocess.run(cmd, input=stdin, env=env, capture_output=True, check=False)
+    done = subprocess.run(cmd, input=stdin, env=env, capture_output=True, check=False)
+    if done.returncode not in (0, 1):  # grep -l exits 1 when nothing matches
+        sys.exit(f"{cmd[:3]} failed: {done.stderr[-400:]!r}")
     return (time.perf_counter() - start) * 1000
 
 
-def median_of(rounds: int, *commands: tuple[str, list[str], bytes], env: dict[str, str]) -> dict[str, float]:
-    times: dict[str, list[float]] = {name: [] for name, _, _ in commands}
+def medians(rounds: int, commands: dict[str, tuple[list[str], bytes]], env: dict[str, str]) -> dict[str, float]:
+    """Each command ``rounds`` times, in a new random order every round, so noise hits all alike."""
+    times: dict[str, list[float]] = {name: [] for name in commands}
+    names = list(commands)
     for _ in range(rounds):
-        order = list(commands)
-        random.shuffle(order)
-        for name, cmd, stdin in order:
+        random.shuffle(names)
+        for name in names:
+            cmd, stdin = commands[name]
             times[name].append(timed(cmd, env, stdin))
     return {name: statistics.median(values) for name, values in times.items()}
 
 
-def main() -> int:
-    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    parser.add_argument("--sessions", type=int, default=10_000)
-    parser.add_argument("--rounds", type=int, default=15)
-    args = parser.parse_args()
-    keeper = shutil.which("keeper")
-    if not keeper:
-        sys.exit("install Keeper first: python -m pip install .")
-    python = sys.executable
+def folder_bytes(folder: Path) -> int:
+    return sum(f.stat().st_size for f in folder.iterdir() if f.is_file())
+
+
+def measure(size: int, rounds: int, keeper: list[str], hook: list[str], python: str, env_extra: dict[str, str]) -> dict:
+    """One fresh store of ``size`` session files, measured."""
     base = Path(tempfile.mkdtemp(prefix="keeper-scale-"))
     project = base / "shop-api"
     (project / ".git").mkdir(parents=True)
     env = {k: v for k, v in os.environ.items() if not k.startswith(("KEEPER_", "CLAUDE_"))}
-    env.update(KEEPER_HOME=str(base / "store"), CLAUDE_PROJECT_DIR=str(project))
-    status = json.loads(subprocess.run([keeper, "status", "--json"], env=env, capture_output=True, check=True).stdout)
-    sessions = Path(status["store"]) / "sessions"
+    env.update(KEEPER_HOME=str(base / "store"), CLAUDE_PROJECT_DIR=str(project), **env_extra)
+    status = subprocess.run([*keeper, "status", "--json"], env=env, capture_output=True, check=True)
+    store = Path(json.loads(status.stdout)["store"])
+    sessions = store / "sessions"
     sessions.mkdir(parents=True)
     rng = random.Random(11)
-    small = min(1000, args.sessions)
-    for i in range(args.sessions):
+    for i in range(size):
         (sessions / f"2026-{1 + i % 12:02d}-{1 + i % 28:02d}_{i:05d}.md").write_text(
             session_text(i, rng), encoding="utf-8"
         )
-        if i + 1 == small:
-            hook_payload = json.dumps(
-                {
-                    "session_id": "bench",
-                    "cwd": str(project),
-                    "prompt": "why does the websocket reconnect backoff ignore jitter",
-                }
-            ).encode()
-            subprocess.run([keeper, "recall", "warm", "up"], env=env, capture_output=True, check=True)
-            at_small = median_of(
-                args.rounds,
-                ("pass", [python, "-c", "pass"], b""),
-                ("auto", [keeper, "hook", "user-prompt-submit"], hook_payload),
-                env=env,
-            )
-    sizes = [f.stat().st_size for f in sessions.iterdir()]
-    print(
-        f"{len(sizes)} session files, {statistics.mean(sizes) / 1024:.1f} KB on average, {sum(sizes) / (1 << 20):.1f} MiB"
-    )
-    query = ["websocket", "reconnect", "backoff"]
-    first = timed([keeper, "recall", *query], env)
-    warm = median_of(
-        args.rounds,
-        ("keeper recall", [keeper, "recall", *query], b""),
-        ("grep -ril", ["grep", "-ril", query[0], str(sessions)], b""),
-        env=env,
+    text = folder_bytes(sessions)
+    first = timed([*keeper, "recall", *QUERY], env)
+    index = sum(f.stat().st_size for f in (store / "state").glob("index.sqlite3*"))
+    payload = json.dumps({"session_id": "bench", "cwd": str(project), "prompt": PROMPT}).encode()
+    warm = medians(
+        rounds,
+        {
+            "pass": ([python, "-c", "pass"], b""),
+            "recall": ([*keeper, "recall", *QUERY], b""),
+            "grep": (["grep", "-ril", QUERY[0], str(sessions)], b""),
+            "auto": ([*hook, "user-prompt-submit"], payload),
+        },
+        env,
     )
     (sessions / "2026-12-31_99999.md").write_text(session_text(99999, rng), encoding="utf-8")
-    after_new = timed([keeper, "recall", *query], env)
-    hook_payload = json.dumps(
-        {"session_id": "bench", "cwd": str(project), "prompt": "why does the websocket reconnect backoff ignore jitter"}
-    ).encode()
-    at_full = median_of(
-        args.rounds,
-        ("pass", [python, "-c", "pass"], b""),
-        ("auto", [keeper, "hook", "user-prompt-submit"], hook_payload),
-        env=env,
-    )
-    print(f"first keeper recall (builds the index)  {first:8.0f} ms")
-    print(f"warm keeper recall                      {warm['keeper recall']:8.1f} ms")
-    print(f"grep -ril over the same files           {warm['grep -ril']:8.1f} ms")
-    print(
-        f"  ratio keeper / grep                   {warm['keeper recall'] / warm['grep -ril']:8.2f}x   (target <= 0.5x, must <= 1.0x)"
-    )
-    print(f"keeper recall after one new file        {after_new:8.1f} ms")
-    for label, result in ((f"{small}", at_small), (f"{args.sessions}", at_full)):
+    after_new = timed([*keeper, "recall", *QUERY], env)
+    shutil.rmtree(base, ignore_errors=True)
+    return {
+        "sessions": size,
+        "text_bytes": text,
+        "index_bytes": index,
+        "first_ms": first,
+        "after_new_ms": after_new,
+        **warm,
+    }
+
+
+def main() -> int:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("--sizes", default="100,1000,10000", help="comma-separated session counts")
+    parser.add_argument("--rounds", type=int, default=15)
+    parser.add_argument("--keeper", help="time this keeper script instead of the plugin's launcher")
+    parser.add_argument("--json", help="also write the results to this file")
+    args = parser.parse_args()
+    base = tempfile.mkdtemp(prefix="keeper-scale-env-")
+    if args.keeper:
+        script, python = keeper_command(args.keeper)
+        keeper, hook, env_extra = [script], [script, "hook"], {}
+    else:
+        hook, python, env_extra = plugin_command(base)
+        keeper = [os.path.join(env_extra["CLAUDE_PLUGIN_ROOT"], "bin", "keeper")]
+    print(f"keeper: {' '.join(keeper)}; hooks: {' '.join(hook)}; python: {python}; {args.rounds} rounds")
+    head = f"{'sessions':>8} {'text MiB':>8} {'index/text':>10} {'first s':>8} {'recall ms':>9} {'grep ms':>8}"
+    print(head + f" {'recall/grep':>11} {'auto ms':>8} {'auto/pass':>9} {'after new ms':>12}")
+    results = []
+    for size in (int(s) for s in args.sizes.split(",")):
+        r = measure(size, args.rounds, keeper, hook, python, env_extra)
+        results.append(r)
         print(
-            f"automatic recall hook at {label:>6} sessions {result['auto']:6.1f} ms vs python -c pass {result['pass']:5.1f} ms"
-            f" = {result['auto'] / result['pass']:.2f}x (must <= 4x)"
+            f"{size:8d} {r['text_bytes'] / (1 << 20):8.1f} {r['index_bytes'] / r['text_bytes']:10.2f} "
+            f"{r['first_ms'] / 1000:8.2f} {r['recall']:9.1f} {r['grep']:8.1f} {r['recall'] / r['grep']:11.2f} "
+            f"{r['auto']:8.1f} {r['auto'] / r['pass']:9.2f} {r['after_new_ms']:12.1f}"
         )
+    if args.json:
+        Path(args.json).write_text(json.dumps(results, indent=1), encoding="utf-8")
     shutil.rmtree(base, ignore_errors=True)
     return 0
 
