@@ -463,15 +463,18 @@ def candidates(
         chosen,
     ).fetchall()
     base = project.dir + os.sep
+    needles = [(w, f" {w} ", f" {w}:") for w in ranked]
     out = []
     for name, heading, line, length, terms, counts in rows:
         held = f" {terms} "
-        tf = {w: 1 for w in ranked if f" {w} " in held}
         repeated = f" {counts} " if counts else ""
-        for word in tf:
-            at = repeated.find(f" {word}:")
-            if at >= 0:
-                tf[word] = int(repeated[at + len(word) + 2 : repeated.index(" ", at + 1)])
-        path = base + name.replace("/", os.sep) if not name.startswith((GLOBAL, NATIVE)) else source_path(project, name)
-        out.append(Chunk(path, heading, line, None, sessions.date_of(name), tf, length))
+        tf: dict[str, int] = {}
+        for word, alone, counted in needles:
+            if alone in held:
+                at = repeated.find(counted) if repeated else -1
+                tf[word] = int(repeated[at + len(counted) : repeated.index(" ", at + 1)]) if at >= 0 else 1
+        if name.startswith((GLOBAL, NATIVE)):
+            out.append(Chunk(source_path(project, name), heading, line, None, None, tf, length))
+        else:
+            out.append(Chunk(base + name.replace("/", os.sep), heading, line, None, sessions.date_of(name), tf, length))
     return out

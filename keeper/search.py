@@ -229,9 +229,8 @@ def _with_text(results: list[Result]) -> list[Result]:
     return [r for r in results if r.chunk.text is not None]
 
 
-def _close_pairs(found: list[str], wanted: set[str], window: int = 8) -> set[tuple[str, str]]:
-    """Pairs of ``wanted`` words that occur within ``window`` words of each other in ``found``."""
-    spots = [(at, word) for at, word in enumerate(found) if word in wanted]
+def _close_pairs(spots: list[tuple[int, str]], window: int = 8) -> set[tuple[str, str]]:
+    """Pairs of the words at ``spots`` (position, word; in order) within ``window`` words of each other."""
     pairs: set[tuple[str, str]] = set()
     for i, (at, word) in enumerate(spots):
         for later, other in spots[i + 1 :]:
@@ -243,31 +242,39 @@ def _close_pairs(found: list[str], wanted: set[str], window: int = 8) -> set[tup
 
 
 class _Matcher:
-    """Which written words of a text stand for some of the given terms, stemming only the few that may."""
+    """Which written words of a text stand for some of the given terms, stemming only the few that may.
+
+    A stem is its word's prefix but for a last letter (hop|ing: hope; cr|ying: cri), so a word
+    is stemmed only if it starts like a term (``starts``: first three letters, or two for short
+    terms) or is an irregular form.
+    """
 
     def __init__(self, terms: set[str]) -> None:
         self.terms = terms
-        self._prefixes: dict[str, list[str]] = {}
-        for term in terms:  # a stem is its word's prefix, but for a last letter (hop|ing: hope; cr|ying: cri)
+        self.starts: set[str] = set()
+        for term in terms:
             prefix = term[:-1] if len(term) > 2 else term
-            self._prefixes.setdefault(prefix[:2], []).append(prefix)
+            self.starts.add(prefix[:3])
         self._known: dict[str, str | None] = {}
+
+    def may_stand(self, word: str) -> bool:
+        return word[:3] in self.starts or word[:2] in self.starts or word in IRREGULAR
 
     def sequence(self, text: str) -> list[str]:
         """``text``'s words, those that stand for one of ``terms`` replaced by it."""
         found = plain_words(text)
-        starts, term = self._prefixes, self.term
-        for at in [i for i, word in enumerate(found) if word[:2] in starts or word in IRREGULAR]:
+        may, term = self.may_stand, self.term
+        for at in [i for i, word in enumerate(found) if may(word)]:
             found[at] = term(found[at]) or found[at]
         return found
 
     def term(self, word: str) -> str | None:
         """The term ``word`` stands for, if it is one of ``terms``."""
-        if word in self._known:
-            return self._known[word]
+        known = self._known.get(word, "")
+        if known != "":
+            return known
         found = None
-        prefixes = self._prefixes.get(word[:2])
-        if (prefixes and any(word.startswith(p) for p in prefixes)) or word in IRREGULAR:
+        if self.may_stand(word):
             term = term_of(word)
             found = term if term in self.terms else None
         self._known[word] = found
@@ -290,16 +297,24 @@ class _Query:
         self.pairs = set(zip(self.sequence, self.sequence[1:]))
         self.near = {(a, b) for a in content for b in content if a < b}
         self.matcher = _Matcher(content)
+        self._written = {w for w in self.sequence if w not in content}  # stop words, as written
 
     def lift(self, text: str) -> float:
         """Up to ``PHRASE_BOOST`` for the query's word pairs held side by side, and up to
         ``PROXIMITY_BOOST`` for every two of its terms found close together."""
-        found = self.matcher.sequence(text)
+        found = plain_words(text)
+        term, starts, written = self.matcher.term, self.matcher.starts, self._written
+        spots = [i for i, w in enumerate(found) if w in written or w[:3] in starts or w[:2] in starts or w in IRREGULAR]
+        for at in spots:
+            found[at] = term(found[at]) or found[at]
         factor = 1.0
         if self.pairs:
-            factor *= 1 + (PHRASE_BOOST - 1) * len(self.pairs.intersection(zip(found, found[1:]))) / len(self.pairs)
+            held = set(spots)
+            side_by_side = {(found[i], found[i + 1]) for i in spots if i + 1 in held}
+            factor *= 1 + (PHRASE_BOOST - 1) * len(self.pairs & side_by_side) / len(self.pairs)
         if self.near:
-            close = self.near & _close_pairs(found, self.matcher.terms)
+            content = self.matcher.terms
+            close = self.near & _close_pairs([(i, found[i]) for i in spots if found[i] in content])
             factor *= 1 + (PROXIMITY_BOOST - 1) * len(close) / len(self.near)
         return factor
 
