@@ -89,15 +89,22 @@ def test_every_known_section_with_lines_shows_at_least_its_newest_item(limit: in
     assert left
 
 
-def test_a_session_that_ended_without_a_save_is_shown_until_a_save_covers_it(
+def first_session_without_a_save(
     project_dir: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
 ) -> None:
+    """A realistic session that worked (a transcript, a Stop) and never saved."""
     from tests.transcripts import realistic
 
     t = realistic(tmp_path / "t.jsonl")
     first = {"session_id": "first", "cwd": str(project_dir), "transcript_path": str(t.path)}
     run_hook("session-start", {**first, "source": "startup"}, monkeypatch, capsys)
     run_hook("stop", {**first, "stop_hook_active": False, "last_assistant_message": "Done."}, monkeypatch, capsys)
+
+
+def test_a_session_that_ended_without_a_save_is_shown_until_a_save_covers_it(
+    project_dir: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    first_session_without_a_save(project_dir, tmp_path, monkeypatch, capsys)
     second = {"session_id": "second", "cwd": str(project_dir), "transcript_path": ""}
     reply = run_hook("session-start", {**second, "source": "startup"}, monkeypatch, capsys)
     given = reply["hookSpecificOutput"]["additionalContext"]
@@ -116,12 +123,7 @@ def test_a_session_start_lists_neither_the_sessions_nor_the_state_folder(
     """Its cost must not grow with the store: the newest sessions and the open ones come from small lists."""
     import os
 
-    from tests.transcripts import realistic
-
-    t = realistic(tmp_path / "t.jsonl")
-    first = {"session_id": "first", "cwd": str(project_dir), "transcript_path": str(t.path)}
-    run_hook("session-start", {**first, "source": "startup"}, monkeypatch, capsys)
-    run_hook("stop", {**first, "stop_hook_active": False, "last_assistant_message": "Done."}, monkeypatch, capsys)
+    first_session_without_a_save(project_dir, tmp_path, monkeypatch, capsys)
     project = project_of(project_dir)
     for i in range(40):  # older sessions, made the way Keeper makes them
         (Path(project.sessions) / f"2020-01-{1 + i % 28:02d}_{1000 + i}.md").write_text(f"# Session {i}\n")
