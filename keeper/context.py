@@ -15,7 +15,6 @@ from keeper.fsutil import read_text
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
-    from keeper.markdown import Section
     from keeper.search import Result
 
 # memory, sessions and markdown load inside the functions that use them: `keeper recall` prints
@@ -23,9 +22,6 @@ if TYPE_CHECKING:
 
 HARD_CAP = 9500  # stays under Claude Code's 10,000-character hook output limit
 SESSION_SO_FAR = 1500
-
-# Most recent and most durable first: what the next session needs to pick up the work.
-_PRIORITY = ("state", "recent", "decisions", "issues")
 
 
 def save_command(windows: bool = False) -> str:
@@ -84,63 +80,6 @@ def _age(seconds: float) -> str:
     return "just now"
 
 
-def _section_name(section: Section) -> str | None:
-    from keeper import memory
-
-    for name, (_, keys) in memory.SECTIONS.items():
-        if section.level == 2 and section.key() in keys:
-            return name
-    return None
-
-
-def fit(text: str, limit: int) -> tuple[str, list[str]]:
-    """memory.md cut to ``limit`` characters: whole sections by priority, then as many lines as fit.
-
-    Returns the text (in the file's own order) and what was left out, so the model can be told.
-    """
-    if len(text) <= limit:
-        return text, []
-    from keeper.markdown import Document
-
-    doc = Document.parse(text)
-
-    def rank(i: int) -> tuple[bool, int, int]:
-        section = doc.sections[i]
-        name = _section_name(section)
-        is_title = section.level == 1 or section.heading is None
-        return (not is_title, _PRIORITY.index(name) if name else len(_PRIORITY), i)
-
-    order = sorted(range(len(doc.sections)), key=rank)
-    kept: dict[int, list[str]] = {}
-    left: list[str] = []
-    budget = limit
-    for i in order:
-        section = doc.sections[i]
-        head = section.heading or ""
-        body = section.lines
-        size = len(head) + sum(len(line) for line in body)
-        if size <= budget:
-            kept[i] = [head, *body]
-            budget -= size
-            continue
-        take: list[str] = []
-        used = len(head)
-        for line in body:
-            if used + len(line) > budget:
-                break
-            take.append(line)
-            used += len(line)
-        dropped = [ln for ln in body[len(take) :] if ln.strip()]
-        if take and used <= budget:
-            kept[i] = [head, *take]
-            budget -= used
-        label = section.title or "the opening text"
-        if dropped:
-            left.append(f"{len(dropped)} line(s) of '{label}'" if i in kept else f"section '{label}'")
-    out = "".join("".join(kept[i]) for i in sorted(kept))
-    return out, left
-
-
 GLOBAL_SHARE = 0.3  # at most this share of the budget for the global memory; what it leaves goes to the project
 
 
@@ -168,7 +107,7 @@ def session_start(project: paths.Project, limit: int, source: str, session: str)
         own = sessions.existing_file(project, session)
         own_text = read_text(own) if own else None
         if own_text:
-            so_far, _ = fit(own_text, SESSION_SO_FAR)
+            so_far, _ = briefing.select(own_text, SESSION_SO_FAR)
             so_far = f"\n\nThis session so far ({os.path.basename(own or '')}):\n{so_far.strip()}"
     missed = ""
     if unsaved:

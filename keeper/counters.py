@@ -29,7 +29,6 @@ if TYPE_CHECKING:
 USE, SAVE_USE, SAVE, REMIND, FINAL_ASK, TURN = b"u", b"k", b"s", b"r", b"f", b"p"
 SAVED = (SAVE, SAVE_USE)  # either one means the work so far was saved
 HOOK_LOG_MAX_BYTES = 1 << 20
-_APPEND = os.O_RDWR | os.O_APPEND | os.O_CREAT | getattr(os, "O_BINARY", 0) | getattr(os, "O_NOFOLLOW", 0)
 
 # -- the tool-use tally ------------------------------------------------------------------------
 
@@ -40,12 +39,7 @@ def tally_path(state_dir: str, session: str) -> str:
 
 def append(path: str, marks: bytes) -> bytes:
     """Append ``marks`` to a tally and return the log up to and including them."""
-    fsutil.guard(path)
-    try:
-        fd = os.open(path, _APPEND, 0o600)
-    except FileNotFoundError:
-        fsutil.ensure_dir(os.path.dirname(path))
-        fd = os.open(path, _APPEND, 0o600)
+    fd = fsutil.open_append(path, readable=True)
     try:
         if sys.platform == "win32":  # pragma: no cover - exercised by the Windows CI job
             import msvcrt

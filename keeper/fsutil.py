@@ -14,6 +14,11 @@ import os
 from keeper import paths
 from keeper.errors import KeeperError
 
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    from types import TracebackType
+    from typing import Any
+
 
 class OutsideStore(KeeperError):
     """A write inside the store would land outside it, through a symbolic link."""
@@ -33,21 +38,18 @@ def guard(path: str) -> None:
         raise OutsideStore(f"{lexical} is a symbolic link; Keeper does not write through links in its store")
 
 
-def open_append(path: str) -> int:
-    """An append-only descriptor for a store file: created 0600, never through a link."""
+def open_append(path: str, readable: bool = False) -> int:
+    """An append-only descriptor for a store file: created 0600, never through a link (``readable``:
+    also open for reading, as the tally reads back what it appended)."""
     guard(path)
-    flags = os.O_WRONLY | os.O_APPEND | os.O_CREAT | getattr(os, "O_NOFOLLOW", 0) | getattr(os, "O_BINARY", 0)
+    mode = os.O_RDWR if readable else os.O_WRONLY
+    flags = mode | os.O_APPEND | os.O_CREAT | getattr(os, "O_NOFOLLOW", 0) | getattr(os, "O_BINARY", 0)
     try:
         return os.open(path, flags, 0o600)
     except FileNotFoundError:
         ensure_dir(os.path.dirname(path))
         return os.open(path, flags, 0o600)
 
-
-TYPE_CHECKING = False
-if TYPE_CHECKING:
-    from types import TracebackType
-    from typing import Any
 
 # Hooks wait briefly and fail open; the CLI waits longer and then says what to do.
 HOOK_LOCK_TIMEOUT = 2.0

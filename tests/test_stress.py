@@ -100,3 +100,26 @@ def test_every_writer_at_once_loses_nothing(project_dir: Path, store: Path) -> N
     everywhere = _everything(store / "projects") | _everything(store / "trash")
     assert not [f for f in files if f not in everywhere], sorted(files - set(everywhere))[:5]
     assert not list(store.rglob("*.tmp"))
+
+
+def test_two_clears_in_the_same_second_get_their_own_backups(
+    project_dir: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from datetime import datetime as real_datetime
+
+    class Frozen(real_datetime):
+        @classmethod
+        def now(cls, tz: Any = None) -> Frozen:  # type: ignore[override]
+            return cls(2026, 11, 22, 9, 30, 0)
+
+    monkeypatch.setattr(trash, "datetime", Frozen)
+    project, cfg = paths.make_project(str(project_dir)), config.load(None)
+    _, made = saving.save(project, cfg, SaveInput(summary="first"), "a")
+    first = trash.move_to_trash(project, [made], "one")
+    _, made = saving.save(project, cfg, SaveInput(summary="second"), "b")
+    second = trash.move_to_trash(project, [made], "two")
+    assert first != second and os.path.basename(second) == os.path.basename(first) + "-2"
+    for backup, reason in ((first, "one"), (second, "two")):
+        manifest = json.loads(Path(backup, trash.MANIFEST).read_text())
+        assert manifest["reason"] == reason and len(manifest["files"]) == 1
+        assert manifest["files"] == [str(Path(p).relative_to(backup)) for p in Path(backup).rglob("*.md")]
