@@ -62,6 +62,7 @@ class Config(dict):  # type: ignore[type-arg]
 
 
 MAX_FILE_BYTES = 64 << 10  # a config file is a dozen lines; anything bigger is not one
+MAX_NESTING = 64
 _BOUNDS = {  # kind: (lowest, highest, what to write)
     "posint": (1, 1_000_000, "a positive whole number"),
     "nonneg": (0, 1_000_000, "a whole number, 0 or more"),
@@ -121,6 +122,19 @@ def _check(key: str, value: Any, where: str) -> tuple[Any, str | None]:
     return default, f"{where}: {key} must be {need} (got {_shown(value)}); using {default!r}"
 
 
+def _flow_depth(text: str) -> int:
+    """How deep ``[`` and ``{`` nest, counted in one pass: PyYAML takes seconds on 30,000 levels
+    before it fails, so such a file is turned away first (Keeper's settings nest at most twice)."""
+    depth = deepest = 0
+    for ch in text:
+        if ch in "[{":
+            depth += 1
+            deepest = max(deepest, depth)
+        elif ch in "]}":
+            depth = max(depth - 1, 0)
+    return deepest
+
+
 def _parse_yaml_file(path: str) -> tuple[dict[str, Any], list[str]]:
     """A config file's valid values and warnings. The file is untrusted input: a cloned repository
     brings its own ``.claude/keeper.yaml``. So it is read only up to ``MAX_FILE_BYTES``, and YAML
@@ -137,6 +151,8 @@ def _parse_yaml_file(path: str) -> tuple[dict[str, Any], list[str]]:
         return {}, [f"{path}: larger than {MAX_FILE_BYTES // 1024} KB, so not a Keeper config; ignoring the file"]
     try:
         text = raw.decode("utf-8-sig")
+        if _flow_depth(text) > MAX_NESTING:
+            return {}, [f"{path}: nested more than {MAX_NESTING} levels deep; ignoring the file"]
         for token in yaml.scan(text, Loader=yaml.SafeLoader):
             if isinstance(token, (yaml.AliasToken, yaml.AnchorToken)):
                 return {}, [f"{path}: YAML anchors and aliases (& and *) are not supported; ignoring the file"]

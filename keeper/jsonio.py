@@ -39,6 +39,13 @@ def loads(text: str) -> Any:
         value, end = _scan(text, start)
     except StopIteration as exc:
         raise ValueError(f"Expecting value: char {exc.value}") from None
+    except SystemError:
+        # The C scanner reports most syntax errors with json.decoder's JSONDecodeError, which it
+        # can only build once that module is loaded: before, it fails with a SystemError. Only
+        # invalid input gets here, so let the json package (loaded now) say what is wrong.
+        import json
+
+        return json.loads(text)
     if text[end:].strip(_WHITESPACE):
         raise ValueError(f"Extra data: char {end}")
     return value

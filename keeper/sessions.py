@@ -18,6 +18,7 @@ from keeper.markdown import Document, after_last_bullet, content_end, escape_lin
 TYPE_CHECKING = False
 if TYPE_CHECKING:
     from datetime import datetime
+    from typing import TypeGuard
 
     from keeper.memory import MergeReport, SaveInput
 
@@ -52,13 +53,22 @@ def write_state(project: paths.Project, session: str, state: dict[str, object]) 
     atomic_write(_state_file(project, session), jsonio.dumps(dict(sorted(state.items()))))
 
 
+def is_file_name(name: object) -> TypeGuard[str]:
+    """Whether ``name`` (from derived state, so anything) can be a session file's name here."""
+    return (
+        isinstance(name, str)
+        and name.endswith(".md")
+        and not name.startswith(".")
+        and os.path.basename(name) == name
+        and not any(c in name for c in "\\/\x00")
+    )
+
+
 def existing_file(project: paths.Project, session: str) -> str | None:
     """The session's file if it was created and still exists (a person may delete it)."""
     name = read_state(project, session).get("file")
-    if not (isinstance(name, str) and name.endswith(".md") and not name.startswith(".")):
+    if not is_file_name(name):
         return None  # damaged state ("..", "/etc/passwd", 42) reads as no file: a new one is made
-    if os.path.basename(name) != name or "\\" in name or "\x00" in name:
-        return None
     path = os.path.join(project.sessions, name)
     return path if os.path.isfile(path) and not os.path.islink(path) else None
 
@@ -203,7 +213,7 @@ def newest(project: paths.Project, count: int) -> list[str]:
     """
     text = read_text(_newest_file(project))
     if text is not None:
-        return text.splitlines()[-count:]
+        return _names(text)[-count:]
     names = [os.path.basename(p) for p in list_files(project)][-NEWEST_KEPT:]
     if names:
         try:
@@ -213,10 +223,15 @@ def newest(project: paths.Project, count: int) -> list[str]:
     return names[-count:]
 
 
+def _names(text: str) -> list[str]:
+    """The list's names; a damaged line (derived state: anything) is left out, never opened."""
+    return [name for name in text.split("\n") if is_file_name(name)]
+
+
 def _remember_newest(project: paths.Project, name: str) -> None:
     """Add a new session file to the newest list. Call under the project lock."""
     text = read_text(_newest_file(project))
-    known = text.splitlines() if text is not None else [os.path.basename(p) for p in list_files(project)]
+    known = _names(text) if text is not None else [os.path.basename(p) for p in list_files(project)]
     names = sorted({*known, name})[-NEWEST_KEPT:]
     atomic_write(_newest_file(project), "".join(n + "\n" for n in names))
 

@@ -149,12 +149,13 @@ def test_any_document_gives_valid_settings_and_one_message_per_problem(
         "a: &a [1, 2]\nb: &b [*a, *a, *a, *a, *a, *a, *a, *a, *a]\nc: &c [*b, *b, *b, *b, *b, *b, *b, *b, *b]\n"
         "d: &d [*c, *c, *c, *c, *c, *c, *c, *c, *c]\nsave_every: 7\n",
         "save_every: " + "[" * 5000 + "]" * 5000 + "\n",
+        "a: " + "[" * 30000 + "]" * 30000 + "\n",  # under 64 KB: PyYAML took ~10 s on it
         "save_every: ²\n",
         "clear_older_than: 999999\n",
         "x: " + "y" * (70 << 10) + "\n",
         "latin-1: caf\xe9\n",
     ],
-    ids=["alias bomb", "deep nesting", "superscript two", "huge days", "oversized", "bad encoding"],
+    ids=["alias bomb", "deep nesting", "deeper nesting", "superscript two", "huge days", "oversized", "bad encoding"],
 )
 def test_hostile_config_files_are_answered_with_a_message_and_the_defaults(
     project_dir: Path, text: str, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
@@ -175,3 +176,11 @@ def test_hostile_config_files_are_answered_with_a_message_and_the_defaults(
         "session-start", {"session_id": "s1", "cwd": str(project_dir), "source": "startup"}, monkeypatch, capsys
     )
     assert "config problem" in reply["systemMessage"]
+
+
+def test_deep_nesting_is_turned_away_before_yaml_reads_it(project_dir: Path) -> None:
+    path = write(project_dir / ".claude" / "keeper.yaml", "a: " + "[" * 30000 + "]" * 30000 + "\n")
+    cfg = config.load(str(project_dir))
+    assert cfg.warnings == [f"{path}: nested more than {config.MAX_NESTING} levels deep; ignoring the file"]
+    write(project_dir / ".claude" / "keeper.yaml", "redact_patterns: ['[a-z]{3}', '[[:digit:]]']\nsave_every: 5\n")
+    assert config.load(str(project_dir))["save_every"] == 5  # ordinary brackets are fine

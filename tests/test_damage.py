@@ -129,3 +129,21 @@ def test_a_huge_transcript_without_newlines_is_read_within_a_byte_budget(
     payload = {"session_id": SESSION, "cwd": str(project_dir), "transcript_path": str(huge)}
     run_hook("stop", {**payload, "stop_hook_active": False, "last_assistant_message": "x"}, monkeypatch, capsys)
     assert read[0] <= transcript.TAIL_BUDGET + (4 << 20)  # the tail and the head's first prompt, never the file
+
+
+@pytest.mark.parametrize(
+    "garbage", ["a\x00b\n", "\n\n", "../../etc/passwd\n", "/etc/passwd\n", "x\\y.md\n", "sessions\n"]
+)
+def test_a_damaged_newest_sessions_list_still_gives_the_briefing(
+    garbage: str, project_dir: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    project, cfg = project_of(project_dir), config.load(None)
+    saving.save(project, cfg, SaveInput(decisions=["Money is integer cents"]), "s1")
+    Path(project.state, paths.NEWEST_SESSIONS).write_text(garbage, encoding="utf-8")
+    reply = run_hook(
+        "session-start", {"session_id": "s2", "cwd": str(project_dir), "source": "startup"}, monkeypatch, capsys
+    )
+    assert "Money is integer cents" in reply["hookSpecificOutput"]["additionalContext"]
+    saving.save(project, cfg, SaveInput(summary="again"), "s3")
+    kept = Path(project.state, paths.NEWEST_SESSIONS).read_text(encoding="utf-8").split("\n")
+    assert all(name.endswith(".md") and "/" not in name and "\x00" not in name for name in kept if name)

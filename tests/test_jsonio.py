@@ -54,3 +54,21 @@ def test_slugs_match_the_documented_rule(name: str) -> None:
 def test_non_string_keys_are_refused_rather_than_written_unlike_json(key: object) -> None:
     with pytest.raises(TypeError, match="keys must be str"):
         jsonio.dumps({key: 1})
+
+
+BROKEN = ["{{{", '"abc', '{"a": "x', '{"a":1,}', "[1,", "nul", '{"a": "\\x"}']
+
+
+def test_invalid_documents_raise_value_error_in_a_fresh_process_too() -> None:
+    """Hooks run in a new process where the json package was never loaded: the C scanner's error
+    path then differs (it raised SystemError, and a bad transcript line lost a session's record)."""
+    import subprocess
+    import sys
+
+    code = (
+        "import sys\nfrom keeper import jsonio\nfor text in sys.argv[1:]:\n"
+        "    try:\n        jsonio.loads(text)\n    except ValueError:\n        print('ValueError')\n"
+    )
+    done = subprocess.run([sys.executable, "-c", code, *BROKEN], capture_output=True, text=True, check=False)
+    assert done.returncode == 0, done.stderr
+    assert done.stdout.split() == ["ValueError"] * len(BROKEN)
