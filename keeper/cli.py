@@ -25,7 +25,7 @@ if TYPE_CHECKING:
     Adder = Callable[[Any, argparse.ArgumentParser], None]
 
 
-def _resolve(args: argparse.Namespace, session: str | None = None) -> Resolved:
+def _resolve(args: argparse.Namespace, session: str | None = None, store: bool = True) -> Resolved:
     """The project, config and session for ``--project-dir`` (default: $CLAUDE_PROJECT_DIR, else cwd).
 
     Config warnings go to stderr; the session is ``session``, else $CLAUDE_CODE_SESSION_ID, else
@@ -35,12 +35,24 @@ def _resolve(args: argparse.Namespace, session: str | None = None) -> Resolved:
 
     from keeper.resolve import resolve, start_folder
 
+    if store:  # doctor reports it among its checks instead
+        _require_store()
     start = start_folder([args.project_dir or "", os.environ.get("CLAUDE_PROJECT_DIR", "")], strict=True)
     raw = session or os.environ.get("CLAUDE_CODE_SESSION_ID") or f"manual-{time.strftime('%Y%m%d')}"
     at = resolve(start, raw, strict=True)
     for warning in at.warnings:
         print(f"keeper: warning: {warning}", file=sys.stderr)
     return at
+
+
+def _require_store() -> None:
+    """Say so when the store cannot be used, rather than answer "nothing here" from an empty one."""
+    from keeper.errors import KeeperError
+    from keeper.fsutil import store_problem
+
+    unusable = store_problem()
+    if unusable:
+        raise KeeperError(unusable + ".")
 
 
 def _emit(args: argparse.Namespace, data: Any, text: Callable[[], list[str]]) -> None:
@@ -332,7 +344,7 @@ def cmd_doctor(args: argparse.Namespace) -> int:
     """Exit 1 when a problem was found, so scripts can tell."""
     from keeper import doctor
 
-    at = _resolve(args)
+    at = _resolve(args, store=False)
     checks = doctor.run_checks(at.project, at.cfg.warnings)
     _emit(args, [c.as_dict() for c in checks], lambda: doctor.lines(checks))
     return 1 if any(c.ok is False for c in checks) else 0
@@ -555,6 +567,7 @@ def _add_projects(sub: Any, common: argparse.ArgumentParser) -> None:
 def cmd_projects(args: argparse.Namespace) -> int:
     from keeper import projects
 
+    _require_store()
     found = projects.list_all()
     _emit(args, [p.as_dict() for p in found], lambda: projects.lines(found))
     return 0

@@ -38,6 +38,24 @@ def guard(path: str) -> None:
         raise OutsideStore(f"{lexical} is a symbolic link; Keeper does not write through links in its store")
 
 
+def store_problem() -> str | None:
+    """Why Keeper's store cannot be used (a file where a folder should be, no write permission),
+    said so the user knows what to do; None when it can. One stat when the store exists."""
+    root = paths.data_root()
+    if os.path.isdir(root):
+        if os.access(root, os.W_OK):
+            return None
+        return f"Keeper cannot write to its store {root}; make it writable or set KEEPER_HOME to a folder you own"
+    probe = root
+    while not os.path.exists(probe) and os.path.dirname(probe) != probe:
+        probe = os.path.dirname(probe)
+    if not os.path.isdir(probe):
+        return f"Keeper's store {root} cannot be made: {probe} is a file; move it away or set KEEPER_HOME elsewhere"
+    if not os.access(probe, os.W_OK):
+        return f"Keeper's store {root} cannot be made in {probe} (no permission); set KEEPER_HOME to a folder you own"
+    return None
+
+
 def open_append(path: str, readable: bool = False) -> int:
     """An append-only descriptor for a store file: created 0600, never through a link (``readable``:
     also open for reading, as the tally reads back what it appended)."""

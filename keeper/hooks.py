@@ -15,7 +15,7 @@ import os
 import sys
 import time
 
-from keeper import counters, jsonio
+from keeper import counters, fsutil, jsonio
 from keeper.errors import KeeperError
 from keeper.resolve import Resolved, resolve, start_folder
 from keeper.shell import is_save_command
@@ -209,6 +209,9 @@ def handle(name: str, raw: bytes, project_dir: str = "") -> Reply:
     if handler is None:
         _log(name or "-", "WARN", f"unknown hook event {name!r}; known: {', '.join(HANDLERS)}")
         return {}
+    unusable = fsutil.store_problem()
+    if unusable:  # nothing can be recorded, and the log cannot be written either: tell the user at start
+        return {"systemMessage": unusable} if name == "session-start" else {}
     payload, problem = parse_payload(raw)
     if problem:
         _log(name, "WARN", problem)

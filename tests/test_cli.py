@@ -231,7 +231,15 @@ def test_a_user_error_is_one_line_and_exit_1(tmp_path: Path, capsys: pytest.Capt
 
 @pytest.mark.parametrize(
     "args",
-    [["save", "--summary", "x"], ["recall", "anything"], ["clear", "all", "--yes"], ["restore"], ["status"]],
+    [
+        ["save", "--summary", "x"],
+        ["recall", "anything"],
+        ["clear", "old", "--yes"],
+        ["clear", "all", "--yes"],
+        ["restore"],
+        ["status"],
+        ["projects"],
+    ],
 )
 def test_a_file_where_the_store_should_be_is_a_clear_error_not_a_traceback(
     args: list[str], tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
@@ -240,9 +248,8 @@ def test_a_file_where_the_store_should_be_is_a_clear_error_not_a_traceback(
     blocker.write_text("a file")
     monkeypatch.setenv("KEEPER_HOME", str(blocker / "store"))
     code, _, err = cli(args, capsys)
-    if code:  # reading commands may find nothing to do; writing ones must say what is wrong
-        assert code == 1 and err.startswith("keeper: error: ") and err.count("\n") == 1
-        assert "KEEPER_HOME" in err or args[0] == "restore"  # restore: "nothing to restore" is the truth
+    assert code == 1 and err.startswith("keeper: error: ") and err.count("\n") == 1  # never "nothing here"
+    assert "KEEPER_HOME" in err and "is a file" in err
 
 
 def test_a_full_disk_during_a_save_is_a_clear_error_and_loses_nothing(
@@ -301,3 +308,21 @@ def test_recall_arguments_argparse_must_judge_are_left_to_it(argv: list[str]) ->
     from keeper.cli import quick_recall_args
 
     assert quick_recall_args(argv) is None
+
+
+def test_an_unusable_store_is_named_at_session_start(
+    tmp_path: Path, project_dir: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    from tests.helpers import run_hook
+
+    blocker = tmp_path / "not-a-folder"
+    blocker.write_text("a file")
+    monkeypatch.setenv("KEEPER_HOME", str(blocker / "store"))
+    base = {"session_id": "s1", "cwd": str(project_dir)}
+    reply = run_hook("session-start", {**base, "source": "startup"}, monkeypatch, capsys)
+    assert reply == {
+        "systemMessage": f"Keeper's store {blocker / 'store'} cannot be made: {blocker} is a file; move it away or set KEEPER_HOME elsewhere"
+    }
+    assert run_hook("post-tool-use", {**base, "tool_name": "Read"}, monkeypatch, capsys) == {}
+    assert main(["doctor"]) == 1  # doctor still runs and names it among its checks
+    assert "FAIL  store" in capsys.readouterr().out

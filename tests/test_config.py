@@ -182,5 +182,5 @@ def test_deep_nesting_is_turned_away_before_yaml_reads_it(project_dir: Path) -> 
     path = write(project_dir / ".claude" / "keeper.yaml", "a: " + "[" * 30000 + "]" * 30000 + "\n")
     cfg = config.load(str(project_dir))
     assert cfg.warnings == [f"{path}: nested more than {config.MAX_NESTING} levels deep; ignoring the file"]
-    write(project_dir / ".claude" / "keeper.yaml", "redact_patterns: ['[a-z]{3}', '[[:digit:]]']\nsave_every: 5\n")
+    write(project_dir / ".claude" / "keeper.yaml", "redact_patterns: ['[a-z]{3}', '[0-9]+']\nsave_every: 5\n")
     assert config.load(str(project_dir))["save_every"] == 5  # ordinary brackets are fine
