@@ -2,7 +2,7 @@
 
 By default it times exactly what hooks.json runs after a plugin-only install: ``sh -c
 '"${CLAUDE_PLUGIN_ROOT}/bin/keeper" hook <event>'``, the launcher starting the environment Keeper
-set up for itself (built first, in a temporary plugin data folder, by ``keeper/bootstrap.py``).
+set up for itself (built first, in a temporary plugin data folder, by ``keeper/plugin/bootstrap.py``).
 ``--keeper PATH`` times a ``keeper`` console script instead (pip, pipx, uv). Every variant is run
 as a fresh process with its JSON on stdin, interleaved round by round with the baseline (the same
 interpreter), so machine noise hits all alike. Reports the median and p90 per variant and the
@@ -42,7 +42,8 @@ REPO = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 def plugin_command(base: str) -> tuple[list[str], str, dict[str, str]]:
     """The shell-form hook command of hooks.json, a plugin data folder set up for it, and its Python."""
     sys.path.insert(0, REPO)
-    from keeper import __version__, bootstrap
+    from keeper import __version__
+    from keeper.plugin import bootstrap
 
     data = os.path.join(base, "plugin-data")
     if bootstrap.setup(REPO, data) != 0:

@@ -3,9 +3,9 @@
     python benchmarks/hub.py [--sessions 10000] [--projects 12] [--rounds 3] [--keep]
 
 Builds a throwaway store of ``--sessions`` session files (about 2.5 KB each, in Keeper's own
-format: written with ``keeper.sessions``' renderers, since 10,000 fsynced saves would take
+format: written with ``keeper.store.sessions``' renderers, since 10,000 fsynced saves would take
 minutes) spread over 400 days and ``--projects`` projects, each with a memory.md made by
-``keeper.memory.merge``. Then it times ``keeper hub`` (in process) and opens the page in headless
+``keeper.memory.document.merge``. Then it times ``keeper hub`` (in process) and opens the page in headless
 Chromium (``--dump-dom``) for the overview, a search with typos and a project view, reading the
 timings the page writes on ``<html>``: ``data-ready-ms`` (navigation start to the first view
 drawn, so reading and parsing the file are in it), ``data-index-ms`` (the search index, built on
@@ -55,7 +55,9 @@ def sentence(rng: random.Random, words: int) -> str:
 
 def session_file(name: str, session: str, start: datetime, rng: random.Random, planted: bool) -> tuple[str, list]:
     """One session file's text, written by Keeper's own renderers, and the saves it records."""
-    from keeper import memory, sessions, transcript
+    from keeper.capture import transcript
+    from keeper.memory import document
+    from keeper.store import sessions
 
     text = f"# Session {start:%Y-%m-%d %H:%M} · {name}\n\n- Session id: {session}\n- Started: {start:%Y-%m-%d %H:%M}\n"
     facts = {
@@ -68,13 +70,13 @@ def session_file(name: str, session: str, start: datetime, rng: random.Random, p
     text = sessions.set_facts(text, facts)
     saves = []
     for k in range(rng.randint(1, 3)):
-        data = memory.SaveInput(
+        data = document.SaveInput(
             summary=PLANTED if planted and k == 0 else sentence(rng, rng.randint(12, 28)),
             decisions=[sentence(rng, 12) for _ in range(rng.choice([0, 0, 1, 2]))],
             state=[sentence(rng, 10) for _ in range(rng.randint(1, 2))],
             issues=[sentence(rng, 10) for _ in range(rng.choice([0, 0, 1]))],
         )
-        report = memory.MergeReport()
+        report = document.MergeReport()
         if rng.random() < 0.15:
             report.resolved = [sentence(rng, 9)]
         saves.append(data)
@@ -94,8 +96,8 @@ def session_file(name: str, session: str, start: datetime, rng: random.Random, p
 
 def _append_save(text: str, lines: list[str]) -> str:
     """``sessions.append_save`` without the disk round trip (the same document edit)."""
-    from keeper import sessions
     from keeper.markdown import Document, content_end
+    from keeper.store import sessions
 
     doc = Document.parse(text)
     section = doc.find((sessions.SAVES.lower(),)) or doc.add_section(sessions.SAVES)
@@ -109,14 +111,15 @@ def _append_save(text: str, lines: list[str]) -> str:
 
 def build(store: str, total: int, projects: int) -> list[str]:
     """Write the store; return the project ids."""
-    from keeper import memory, paths
+    from keeper.memory import document
+    from keeper.store import identity
 
     rng = random.Random(7)
     now = datetime(2026, 11, 20, 18, 0)
     names = [f"{rng.choice(WORDS)}-{rng.choice(AREAS)}" for _ in range(projects)]
     ids = []
     for p, name in enumerate(names):
-        project = paths.make_project(f"/home/dev/{name}-{p}")
+        project = identity.make_project(f"/home/dev/{name}-{p}")
         os.makedirs(project.sessions)
         os.makedirs(project.state)
         share = total // projects + (1 if p < total % projects else 0)
@@ -130,7 +133,7 @@ def build(store: str, total: int, projects: int) -> list[str]:
                 fh.write(body)
             if i >= share - 40:  # memory.md from the newest saves, merged as Keeper merges them
                 for save in saves:
-                    text, provenance, _ = memory.merge(
+                    text, provenance, _ = document.merge(
                         text, provenance, save, project_name=name, session_id=session, now=start, recent_sessions=3
                     )
         with open(project.memory, "w", encoding="utf-8") as fh:
@@ -165,7 +168,7 @@ def main() -> int:
     args = parser.parse_args()
     base = tempfile.mkdtemp(prefix="keeper-hub-bench-")
     os.environ["KEEPER_HOME"] = os.path.join(base, "store")
-    from keeper import hub
+    from keeper.hub import build
 
     try:
         started = time.perf_counter()
@@ -176,10 +179,10 @@ def main() -> int:
         timings = []
         for _ in range(args.rounds):
             started = time.perf_counter()
-            page = hub.write(os.path.join(base, "hub.html"))
+            page = build.write(os.path.join(base, "hub.html"))
             timings.append(time.perf_counter() - started)
         size = os.path.getsize(page)
-        data = hub.collect()
+        data = build.collect()
         left = data["left_out"]
         print(f"keeper hub: {statistics.median(timings):.2f} s to write {size / (1 << 20):.2f} MiB ({size:,} bytes)")
         print(

@@ -21,7 +21,7 @@ import tempfile
 
 CHILD = r"""
 import json, resource, sys, time
-from keeper import transcript
+from keeper.capture import transcript
 if sys.argv[2] == "stream":
     transcript.TAIL_BUDGET = float("inf")
 start = time.perf_counter()

@@ -20,9 +20,11 @@ import os
 import re
 import stat
 
-from keeper import __version__, memory, paths
+from keeper import __version__
 from keeper.errors import KeeperError
-from keeper.fsutil import atomic_write, create_new, project_lock, read_json, read_text
+from keeper.memory import document
+from keeper.store import identity, paths
+from keeper.store.fsutil import atomic_write, create_new, project_lock, read_json, read_text
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
@@ -31,7 +33,7 @@ if TYPE_CHECKING:
 
 MANIFEST = "keeper-export.json"
 FORMAT = 1  # the manifest's "format": an archive from a newer layout is refused, not misread
-PROVENANCE = "memory.json"
+PROVENANCE = paths.OWNED_LINES
 MAX_MEMBER = 8 << 20  # bytes of one member, decompressed: memory files are text, far smaller
 MAX_TOTAL = 256 << 20  # bytes of all members read, decompressed
 MAX_MEMBERS = 20_000
@@ -88,7 +90,7 @@ def place(name: str) -> tuple[str, str, str]:
     if len(parts) < 3 or parts[0] != "projects":
         raise _Skip("not a file Keeper exports")
     try:
-        pid = paths.check_pinned_name(parts[1], "archive")
+        pid = identity.check_pinned_name(parts[1], "archive")
     except KeeperError:
         raise _Skip(f"project id {parts[1]!r} is not a safe folder name") from None
     rest = parts[2:]
@@ -159,10 +161,12 @@ def _take_project(archive: Archive, folder: str, pid: str) -> None:
         return
     sessions = os.path.join(folder, paths.SESSIONS_DIR)
     try:
-        names = sorted(n for n in os.listdir(sessions) if n.endswith(".md") and not n.startswith("."))
+        names = sorted(
+            n for n in os.listdir(sessions) if paths.kind(f"projects/{pid}/{paths.SESSIONS_DIR}/{n}") == paths.DURABLE
+        )
     except OSError:
         names = []
-    with project_lock(os.path.join(folder, ".lock")):
+    with project_lock(os.path.join(folder, paths.LOCK_FILE)):
         _take(archive, f"projects/{pid}/{paths.MEMORY_FILE}", os.path.join(folder, paths.MEMORY_FILE))
         provenance = os.path.join(folder, paths.STATE_DIR, PROVENANCE)
         _take(archive, f"projects/{pid}/{paths.STATE_DIR}/{PROVENANCE}", provenance)
@@ -182,7 +186,7 @@ def _title(text: str | None) -> str | None:
 def collect(project: paths.Project | None) -> Archive:
     """The files an export carries: one project's, or every project's and the global memory."""
     archive = Archive()
-    base = os.path.join(paths.data_root(), "projects")
+    base = paths.projects_dir()
     if project is not None:
         ids = [project.id]
     else:
@@ -190,10 +194,10 @@ def collect(project: paths.Project | None) -> Archive:
             ids = sorted(n for n in os.listdir(base) if os.path.isdir(os.path.join(base, n)))
         except FileNotFoundError:
             ids = []
-        _take(archive, f"global/{paths.MEMORY_FILE}", os.path.join(paths.data_root(), "global", paths.MEMORY_FILE))
+        _take(archive, f"global/{paths.MEMORY_FILE}", paths.global_memory_file())
     for pid in ids:
         try:
-            paths.check_pinned_name(pid, "store")
+            identity.check_pinned_name(pid, "store")
         except KeeperError:
             archive.refused.append((os.path.join(base, pid), "not a project id Keeper makes"))
             continue
@@ -360,7 +364,7 @@ class Result:
     def __init__(self, pid: str, folder: str) -> None:
         self.id, self.dir = pid, folder
         self.memory = ""  # created, merged, unchanged; "" when the archive has no memory.md
-        self.merge: memory.FileMergeReport | None = None
+        self.merge: document.FileMergeReport | None = None
         self.added: list[str] = []
         self.identical: list[str] = []
         self.renamed: list[tuple[str, str]] = []
@@ -425,7 +429,7 @@ def plan(files: ProjectFiles, project: paths.Project) -> Result:
         else:
             theirs = json.loads(files.provenance) if files.provenance is not None else {}
             mine = read_json(provenance_file)
-            merged, provenance, result.merge = memory.merge_file(current, mine, files.memory, theirs)
+            merged, provenance, result.merge = document.merge_file(current, mine, files.memory, theirs)
             result.memory = "unchanged" if merged == current else "merged"
             if merged != current:
                 result.writes.append((project.memory, merged, False))
@@ -458,12 +462,12 @@ def targets(archive: Archive, only: str | None, into: paths.Project | None) -> l
         if only not in chosen:
             raise KeeperError(f"the archive holds no project {only!r}; it holds: {listing}.")
         chosen = {only: chosen[only]}
-    base = os.path.join(paths.data_root(), "projects")
+    base = paths.projects_dir()
     found = [(files, paths.Project("", pid, os.path.join(base, pid))) for pid, files in sorted(chosen.items())]
     if only is None and into is None and archive.global_memory is not None:
         g = ProjectFiles()
         g.memory = archive.global_memory
-        found.append((g, paths.Project("", "global", os.path.join(paths.data_root(), "global"))))
+        found.append((g, paths.Project("", "global", paths.global_dir())))
     if into is not None:
         if len(chosen) != 1:
             raise KeeperError(f"the archive holds {len(chosen)} projects ({listing}); pick one with --project ID.")

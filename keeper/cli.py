@@ -18,9 +18,9 @@ if TYPE_CHECKING:
     from collections.abc import Callable
     from typing import Any
 
-    from keeper.config import Config
-    from keeper.paths import Project
-    from keeper.resolve import Resolved
+    from keeper.store.config import Config
+    from keeper.store.paths import Project
+    from keeper.store.resolve import Resolved
 
     Adder = Callable[[Any, argparse.ArgumentParser], None]
 
@@ -33,7 +33,7 @@ def _resolve(args: argparse.Namespace, session: str | None = None, store: bool =
     """
     import time
 
-    from keeper.resolve import resolve, start_folder
+    from keeper.store.resolve import resolve, start_folder
 
     if store:  # doctor reports it among its checks instead
         _require_store()
@@ -48,7 +48,7 @@ def _resolve(args: argparse.Namespace, session: str | None = None, store: bool =
 def _require_store() -> None:
     """Say so when the store cannot be used, rather than answer "nothing here" from an empty one."""
     from keeper.errors import KeeperError
-    from keeper.fsutil import store_problem
+    from keeper.store.fsutil import store_problem
 
     unusable = store_problem()
     if unusable:
@@ -107,7 +107,7 @@ def _add_save(sub: Any, common: argparse.ArgumentParser) -> None:
 
 
 def cmd_save(args: argparse.Namespace) -> int:
-    from keeper import saving
+    from keeper.capture import saving
     from keeper.errors import KeeperError
 
     at = _resolve(args, args.session)
@@ -126,7 +126,7 @@ def cmd_save(args: argparse.Namespace) -> int:
     problems: list[str] = []
     if any(flags.values()):
         flags["scope"] = args.scope
-        save = saving.to_save_input(flags, at.cfg["redact_patterns"])
+        save = saving.to_save_input(flags, at.cfg.redact_patterns)
     else:
         if sys.stdin is None or sys.stdin.isatty():
             raise KeeperError(
@@ -134,7 +134,7 @@ def cmd_save(args: argparse.Namespace) -> int:
                 "such as --summary TEXT --decision TEXT."
             )
         raw = sys.stdin.buffer.read().decode("utf-8", errors="replace")
-        save, problems = saving.read_input(raw, at.cfg["redact_patterns"])
+        save, problems = saving.read_input(raw, at.cfg.redact_patterns)
         if args.scope == "global":
             save.scope = "global"
     report, session_file = saving.save(at.project, at.cfg, save, at.session)
@@ -175,15 +175,16 @@ def _add_recall(sub: Any, common: argparse.ArgumentParser) -> None:
 
 
 def cmd_recall(args: argparse.Namespace) -> int:
-    from keeper import context, search
+    from keeper.hooks import context
+    from keeper.recall import search
 
     at = _resolve(args)
     query = " ".join(args.query)
-    limit = args.limit if args.limit and args.limit > 0 else int(at.cfg["recall_limit"])
+    limit = args.limit if args.limit and args.limit > 0 else at.cfg.recall_limit
     results = search.search(at.project, query, limit=limit, scope=args.scope)
     from keeper.redact import redact
 
-    found = [{**r.as_dict(), "snippet": redact(r.snippet, at.cfg["redact_patterns"])} for r in results]
+    found = [{**r.as_dict(), "snippet": redact(r.snippet, at.cfg.redact_patterns)} for r in results]
     _emit(args, found, lambda: [context.recall_block(query, results, limit_chars=1 << 30)])
     return 0
 
@@ -249,13 +250,14 @@ def _add_expand(sub: Any, common: argparse.ArgumentParser) -> None:
 
 
 def cmd_expand(args: argparse.Namespace) -> int:
-    from keeper import search, sessions
-    from keeper.fsutil import read_text
+    from keeper.recall import search
     from keeper.redact import redact
+    from keeper.store import sessions
+    from keeper.store.fsutil import read_text
 
     at = _resolve(args)
     path, heading, text = search.section_for(at.project, args.id)
-    print(redact(f"{heading}\n{path}\n\n{text}", at.cfg["redact_patterns"]))
+    print(redact(f"{heading}\n{path}\n\n{text}", at.cfg.redact_patterns))
     if os.path.dirname(path) == at.project.sessions:
         facts = sessions.read_facts(read_text(path) or "")
         if facts.get("Transcript"):
@@ -279,7 +281,7 @@ def _add_transcript(sub: Any, common: argparse.ArgumentParser) -> None:
 
 def cmd_transcript(args: argparse.Namespace) -> int:
     """The transcript is Claude Code's, not Keeper's: nothing in it was redacted, so the output is."""
-    from keeper import transcript
+    from keeper.capture import transcript
     from keeper.errors import KeeperError
     from keeper.redact import redact
 
@@ -386,8 +388,8 @@ def _stored_project(args: argparse.Namespace) -> tuple[Project, Config]:
     if args.project is None:
         at = _resolve(args)
         return at.project, at.cfg
-    from keeper import config, projects
     from keeper.errors import KeeperError
+    from keeper.store import config, projects
 
     if args.project_dir:
         raise KeeperError("give either --project ID or --project-dir DIR, not both.")
@@ -398,11 +400,11 @@ def _stored_project(args: argparse.Namespace) -> tuple[Project, Config]:
 
 
 def cmd_clear(args: argparse.Namespace) -> int:
-    from keeper import trash
     from keeper.errors import KeeperError
+    from keeper.store import trash
 
     project, cfg = _stored_project(args)
-    days = args.older_than if args.older_than is not None else int(cfg["clear_older_than"])
+    days = args.older_than if args.older_than is not None else cfg.clear_older_than
     files = trash.files_to_clear(project, args.what, days)
     if not files:
         _emit(args, {"moved": [], "backup": None}, lambda: ["Nothing to clear."])
@@ -416,14 +418,14 @@ def cmd_clear(args: argparse.Namespace) -> int:
         if answer.strip().lower() not in ("y", "yes"):
             print("Nothing was removed.")
             return 0
-    backup = trash.clear(project, files, f"keeper clear {args.what}", int(cfg["trash_days"]))
+    backup = trash.clear(project, files, f"keeper clear {args.what}", cfg.trash_days)
     named = f" --project {project.id}" if args.project else ""
     _emit(
         args,
         {"moved": files, "backup": backup},
         lambda: [
             f"Moved {len(files)} file(s) to {backup}",
-            f"Undo with: keeper restore {os.path.basename(backup)}{named}   (kept for {cfg['trash_days']} days)",
+            f"Undo with: keeper restore {os.path.basename(backup)}{named}   (kept for {cfg.trash_days} days)",
         ],
     )
     return 0
@@ -438,7 +440,7 @@ def _add_restore(sub: Any, common: argparse.ArgumentParser) -> None:
 
 
 def cmd_restore(args: argparse.Namespace) -> int:
-    from keeper import trash
+    from keeper.store import trash
 
     project, _ = _stored_project(args)
     if args.list:
@@ -471,23 +473,23 @@ def _add_pin(sub: Any, common: argparse.ArgumentParser) -> None:
 
 
 def cmd_pin(args: argparse.Namespace) -> int:
-    from keeper import config, paths, pins
     from keeper.errors import KeeperError
-    from keeper.resolve import start_folder
+    from keeper.store import config, identity, paths, pins
+    from keeper.store.resolve import start_folder
 
     start = start_folder([args.project_dir or "", os.environ.get("CLAUDE_PROJECT_DIR", "")], strict=True)
-    root, here, _ = paths.locate(start)
+    root, here, _ = identity.locate(start)
     source = os.path.join(here, paths.PROJECT_CONFIG)
     if args.revoke:
         done = pins.revoke(here)
         print(f"{here} keeps its own memory again." if done else f"{here} had no allowed pin.")
         return 0
-    name = config.load(here).get("project")
+    name = config.load(here).project
     if not name:
         raise KeeperError(f"{source} has no project: line; add one (project: NAME) to share memory between clones.")
-    name = paths.check_pinned_name(name, source)
+    name = identity.check_pinned_name(name, source)
     pins.allow(name, here)
-    shared = paths.make_project(root, name)
+    shared = identity.make_project(root, name)
     print(f"{here} now shares the memory '{name}' ({shared.dir}).")
     print(f"Undo with: keeper pin --revoke --project-dir {here}")
     return 0
@@ -565,7 +567,7 @@ def _add_projects(sub: Any, common: argparse.ArgumentParser) -> None:
 
 
 def cmd_projects(args: argparse.Namespace) -> int:
-    from keeper import projects
+    from keeper.store import projects
 
     _require_store()
     found = projects.list_all()
@@ -586,9 +588,9 @@ def _add_hub(sub: Any, common: argparse.ArgumentParser) -> None:
 
 
 def cmd_hub(args: argparse.Namespace) -> int:
-    from keeper import hub
+    from keeper.hub import build
 
-    path = hub.write(args.out)
+    path = build.write(args.out)
     print(path)
     if args.open:
         import webbrowser
@@ -602,12 +604,12 @@ def cmd_hub(args: argparse.Namespace) -> int:
 
 
 def _add_hook(sub: Any, common: argparse.ArgumentParser) -> None:
-    from keeper import hooks
+    from keeper.hooks import entry
 
     p = sub.add_parser(
         "hook", parents=[common], help="run a Claude Code hook: JSON on stdin, one JSON object on stdout"
     )
-    p.add_argument("event", choices=sorted(hooks.HANDLERS), help="the hook event")
+    p.add_argument("event", choices=sorted(entry.HANDLERS), help="the hook event")
     p.set_defaults(func=None)
 
 
@@ -681,9 +683,9 @@ def os_problem(exc: OSError) -> str:
 def main(argv: list[str] | None = None) -> int:
     args_list = sys.argv[1:] if argv is None else list(argv)
     if args_list[:1] == ["hook"] and not {"-h", "--help"} & set(args_list):
-        from keeper import hooks
+        from keeper.hooks import entry
 
-        return hooks.run(args_list[1:])
+        return entry.run(args_list[1:])
     from keeper.errors import KeeperError
 
     args: Any = quick_recall_args(args_list)

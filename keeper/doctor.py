@@ -9,11 +9,12 @@ from __future__ import annotations
 
 import os
 import platform
-import subprocess
 import sys
 
-from keeper import __version__, counters, install, paths
-from keeper.fsutil import ensure_dir
+from keeper import __version__, process
+from keeper.plugin import install
+from keeper.store import counters, paths
+from keeper.store.fsutil import ensure_dir
 
 
 class Check:
@@ -46,9 +47,9 @@ def _command() -> Check:
             install.install_hint(),
         )
     try:
-        done = subprocess.run([found, "--version"], capture_output=True, text=True, timeout=20, check=False)
-        reported = done.stdout.strip()
-    except (OSError, subprocess.SubprocessError) as exc:
+        done = process.run([found, "--version"], cwd=process.neutral_dir(), timeout=20, check=False)
+        reported = done.stdout.decode("utf-8", "replace").strip()
+    except process.ProcessFailed as exc:
         return Check("command", False, f"{found} does not run: {exc}", f"remove it, then {install.install_hint()}")
     if reported != f"keeper {__version__}":
         return Check(

@@ -6,10 +6,13 @@ import glob
 import os
 import sys
 
-from keeper import __version__, counters, install, log, memory, paths, sessions
-from keeper.config import Config
-from keeper.fsutil import read_json, read_text
-from keeper.projects import size
+from keeper import __version__
+from keeper.memory import document
+from keeper.plugin import install
+from keeper.store import counters, identity, log, paths, sessions
+from keeper.store.config import Config
+from keeper.store.fsutil import read_json, read_text
+from keeper.store.projects import size
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
@@ -19,11 +22,11 @@ if TYPE_CHECKING:
 def collect(project: paths.Project, cfg: Config) -> dict[str, Any]:
     """Everything ``keeper status`` reports, as plain data."""
     text = read_text(project.memory)
-    view = memory.overview(text)
+    view = document.overview(text)
     files = sessions.list_files(project)
     session = os.environ.get("CLAUDE_CODE_SESSION_ID")
     if session:  # inside Claude Code: this session's counter; else the most recent one
-        tally_file: str | None = counters.tally_path(project.state, paths.safe_session_id(session))
+        tally_file: str | None = counters.tally_path(project.state, identity.safe_session_id(session))
     else:
         tallies = glob.glob(os.path.join(project.state, "*.tally"))
         tally_file = max(tallies, key=os.path.getmtime) if tallies else None
@@ -60,8 +63,8 @@ def collect(project: paths.Project, cfg: Config) -> dict[str, Any]:
             "session": os.path.basename(tally_file)[: -len(".tally")] if tally_file else None,
             "unsaved": counters.uses_since(seen, counters.SAVE),
             "tool_uses": counters.total_uses(seen),
-            "save_every": cfg["save_every"],
-            "final_save_min": cfg["final_save_min"],
+            "save_every": cfg.save_every,
+            "final_save_min": cfg.final_save_min,
         },
         "last_save": last_save,
         "hooks": counters.hook_summary(project.state),
@@ -82,7 +85,7 @@ def _global_memory() -> dict[str, Any]:
         "path": path,
         "exists": text is not None,
         "bytes": len(text.encode("utf-8")) if text else 0,
-        "items": memory.overview(text).typed,
+        "items": document.overview(text).typed,
     }
 
 

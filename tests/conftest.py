@@ -14,7 +14,7 @@ from pathlib import Path
 
 import pytest
 
-from keeper import log
+from keeper.store import log
 
 REPO = Path(__file__).resolve().parent.parent
 

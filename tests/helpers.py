@@ -1,4 +1,4 @@
-"""Shared test helpers: run a hook the way Claude Code does, through ``keeper.hooks.run``."""
+"""Shared test helpers: run a hook the way Claude Code does, through ``keeper.hooks.entry.run``."""
 
 from __future__ import annotations
 
@@ -9,7 +9,7 @@ from typing import Any
 
 import pytest
 
-from keeper import hooks
+from keeper.hooks import entry
 
 
 class Stdin:
@@ -23,7 +23,7 @@ def run_hook(event: str, payload: Any, monkeypatch: pytest.MonkeyPatch, capsys: 
     """Feed ``payload`` (bytes, or anything JSON) to ``keeper hook EVENT``; return its one reply object."""
     raw = payload if isinstance(payload, bytes) else json.dumps(payload).encode()
     monkeypatch.setattr(sys, "stdin", Stdin(raw))
-    assert hooks.run([event]) == 0
+    assert entry.run([event]) == 0
     reply = json.loads(capsys.readouterr().out)
     assert isinstance(reply, dict) and "continue" not in reply
     return reply

@@ -1,7 +1,7 @@
 """A store that looks lived in, made by Keeper's own functions: three projects, months of sessions.
 
-``build`` saves through ``keeper.saving.save`` and brings each session file up to date from a
-real-format transcript through ``keeper.record.update``, with ``now=`` spread over ten months.
+``build`` saves through ``keeper.capture.saving.save`` and brings each session file up to date from a
+real-format transcript through ``keeper.capture.record.update``, with ``now=`` spread over ten months.
 One project's folder is deleted afterwards (a gone root), and one memory holds markup that must
 show as text in the hub and never run.
 """
@@ -13,8 +13,9 @@ from datetime import datetime, timedelta
 from pathlib import Path
 from typing import Any
 
-from keeper import counters, record, saving
-from keeper.resolve import resolve
+from keeper.capture import record, saving
+from keeper.store import counters
+from keeper.store.resolve import resolve
 from tests.transcripts import Transcript
 
 TODAY = datetime(2026, 11, 20, 18, 0)

@@ -1,4 +1,4 @@
-"""The house rules, checked: modules in floors with imports only downward, and each says its job."""
+"""The house rules, checked: packages by idea in ranks, imports only downward, no circle, each says its job."""
 
 from __future__ import annotations
 
@@ -11,31 +11,46 @@ from tests.conftest import REPO
 
 PACKAGE = REPO / "keeper"
 
-# Lowest floor first. A module may import only modules on lower floors (or its own).
-FLOORS: list[set[str]] = [
-    {"stemmer", "lexicon"},
-    {"errors", "jsonio", "markdown", "redact", "tokens", "saveformat", "shell", "bootstrap", "hubpage"},
-    {"paths"},
-    {"fsutil"},
-    {"log", "config", "counters", "transcript", "memory", "install"},
-    {"migrate", "sessions", "pins", "archive"},
-    {"resolve", "record", "chunks", "projects"},
-    {"saving", "index"},
-    {"search", "briefing", "trash", "hub"},
-    {"context"},
-    {"prompts", "status", "doctor"},
-    {"hooks", "demo"},
-    {"cli"},
-    {"__main__"},
-]
+# The top-level modules split in two: standard-library leaves anything may use, and the commands
+# that sit on top of everything.
+LEAVES = {"errors", "jsonio", "markdown", "redact", "process"}
+COMMANDS = {"cli", "status", "doctor", "demo", "archive", "__main__"}
+
+# Lowest rank first. A module may import its own package (without a circle) and any package of a
+# strictly lower rank; packages of the same rank never import each other.
+RANKS: dict[str, int] = {
+    "leaves": 0,
+    "memory": 1,
+    "store": 2,
+    "capture": 3,
+    "recall": 3,
+    "plugin": 3,
+    "sync": 4,
+    "hooks": 5,
+    "hub": 5,
+    "commands": 6,
+}
 
 
-def _floor(module: str) -> int:
-    return next(i for i, floor in enumerate(FLOORS) if module in floor)
+def _module_name(path: Path) -> str:
+    return ".".join(path.relative_to(REPO).with_suffix("").parts)
 
 
-def _runtime_imports(path: Path) -> set[str]:
-    """Keeper modules a file imports at run time (anywhere in it; ``if TYPE_CHECKING:`` blocks excepted)."""
+MODULES = sorted(_module_name(p) for p in PACKAGE.rglob("*.py"))
+KNOWN = set(MODULES)
+
+
+def _group(module: str) -> str:
+    """The package a module belongs to for the rank rules (``leaves`` or ``commands`` at the top)."""
+    parts = module.split(".")
+    if len(parts) == 2:
+        return "leaves" if parts[1] in LEAVES or parts[1] == "__init__" else "commands"
+    return parts[1]
+
+
+def _runtime_imports(module: str) -> set[str]:
+    """Keeper modules a module imports at run time (anywhere in it; ``if TYPE_CHECKING:`` blocks excepted)."""
+    path = REPO / (module.replace(".", "/") + ".py")
     tree = ast.parse(path.read_text(encoding="utf-8"))
     typing_only = {
         id(node)
@@ -48,38 +63,73 @@ def _runtime_imports(path: Path) -> set[str]:
     for node in ast.walk(tree):
         if id(node) in typing_only:
             continue
-        if isinstance(node, ast.ImportFrom) and node.module:
-            if node.module == "keeper":
-                found.update(alias.name for alias in node.names if alias.name != "__version__")
-            elif node.module.startswith("keeper."):
-                found.add(node.module.split(".")[1])
+        if isinstance(node, ast.ImportFrom) and node.module and node.module.split(".")[0] == "keeper":
+            for alias in node.names:
+                sub = f"{node.module}.{alias.name}"
+                if sub in KNOWN:
+                    found.add(sub)
+                elif alias.name != "__version__" or node.module != "keeper":
+                    found.add(node.module if node.module in KNOWN else f"{node.module}.__init__")
         elif isinstance(node, ast.Import):
-            found.update(a.name.split(".")[1] for a in node.names if a.name.startswith("keeper."))
-    return found
+            found.update(a.name for a in node.names if a.name.startswith("keeper."))
+    return found - {"keeper.__init__"}
 
 
-MODULES = sorted(p.stem for p in PACKAGE.glob("*.py") if p.stem != "__init__")
+GRAPH = {module: _runtime_imports(module) for module in MODULES}
 
 
-def test_every_module_has_a_floor() -> None:
-    placed = set().union(*FLOORS)
-    assert set(MODULES) == placed, (set(MODULES) - placed, placed - set(MODULES))
+def test_every_package_has_a_rank_and_every_top_module_a_role() -> None:
+    assert {_group(m) for m in MODULES} <= set(RANKS), {_group(m) for m in MODULES} - set(RANKS)
+    top = {m.split(".")[1] for m in MODULES if m.count(".") == 1} - {"__init__"}
+    assert top <= LEAVES | COMMANDS, top - LEAVES - COMMANDS
+
+
+def test_imports_name_real_modules() -> None:
+    unknown = {(m, dep) for m, deps in GRAPH.items() for dep in deps if dep not in KNOWN}
+    assert not unknown, unknown
 
 
 @pytest.mark.parametrize("module", MODULES)
 def test_imports_only_go_down(module: str) -> None:
+    mine = _group(module)
     upward = {
-        name for name in _runtime_imports(PACKAGE / f"{module}.py") if name != module and _floor(name) >= _floor(module)
+        dep for dep in GRAPH[module] if _group(dep) != mine and RANKS[_group(dep)] >= RANKS[mine] and dep in KNOWN
     }
-    assert not upward, f"{module} (floor {_floor(module)}) imports {upward} from its own floor or above"
+    assert not upward, f"{module} ({mine}, rank {RANKS[mine]}) imports {upward} from its own rank or above"
 
 
-@pytest.mark.parametrize("module", [*MODULES, "__init__"])
+def test_no_import_circle() -> None:
+    """Depth-first search over the whole graph, sub-packages included: a back edge is a circle."""
+    state: dict[str, int] = {}
+    circles: list[list[str]] = []
+
+    def visit(node: str, trail: list[str]) -> None:
+        state[node] = 1
+        for dep in sorted(GRAPH.get(node, ())):
+            if state.get(dep) == 1:
+                circles.append([*trail[trail.index(dep) :], dep] if dep in trail else [node, dep])
+            elif dep not in state:
+                visit(dep, [*trail, dep])
+        state[node] = 2
+
+    for module in MODULES:
+        if module not in state:
+            visit(module, [module])
+    assert not circles, circles
+
+
+@pytest.mark.parametrize("module", MODULES)
 def test_every_module_opens_with_its_job(module: str) -> None:
-    doc = ast.get_docstring(ast.parse((PACKAGE / f"{module}.py").read_text(encoding="utf-8")))
+    doc = ast.get_docstring(ast.parse((REPO / (module.replace(".", "/") + ".py")).read_text(encoding="utf-8")))
     assert doc and len(doc.split()) >= 5, module
 
 
-def test_the_package_init_holds_only_the_version() -> None:
-    tree = ast.parse((PACKAGE / "__init__.py").read_text(encoding="utf-8"))
-    assert not [n for n in tree.body if isinstance(n, (ast.Import, ast.ImportFrom)) and n.module != "__future__"]
+@pytest.mark.parametrize("init", sorted(PACKAGE.rglob("__init__.py")), ids=lambda p: str(p.relative_to(REPO)))
+def test_package_inits_import_nothing(init: Path) -> None:
+    """Start-up is a feature: importing a package costs nothing beyond its docstring (and the version)."""
+    tree = ast.parse(init.read_text(encoding="utf-8"))
+    code = [n for n in tree.body if not (isinstance(n, ast.Expr) and isinstance(n.value, ast.Constant))]
+    code = [n for n in code if not (isinstance(n, ast.ImportFrom) and n.module == "__future__")]
+    if init.parent == PACKAGE:
+        code = [n for n in code if not (isinstance(n, ast.Assign) and ast.unparse(n.targets[0]) == "__version__")]
+    assert not code, [ast.unparse(n) for n in code]

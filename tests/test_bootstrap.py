@@ -10,7 +10,8 @@ from pathlib import Path
 
 import pytest
 
-from keeper import __version__, bootstrap
+from keeper import __version__
+from keeper.plugin import bootstrap
 from tests.conftest import REPO
 
 

@@ -9,13 +9,16 @@ from pathlib import Path
 
 import pytest
 
-from keeper import briefing, config, context, memory, paths, saving
-from keeper.memory import SaveInput
+from keeper.capture import saving
+from keeper.hooks import briefing, context
+from keeper.memory import document
+from keeper.memory.document import SaveInput
+from keeper.store import config, identity, paths
 from tests.helpers import run_hook
 
 
 def project_of(folder: Path) -> paths.Project:
-    return paths.make_project(paths.find_project_root(str(folder)))
+    return identity.make_project(identity.find_project_root(str(folder)))
 
 
 def test_after_300_saves_the_newest_decisions_and_open_issues_come_first(project_dir: Path) -> None:
@@ -41,13 +44,13 @@ def test_after_300_saves_the_newest_decisions_and_open_issues_come_first(project
         report, _ = saving.save(project, cfg, data, f"session-{n // 8}", now=now)
         live_decisions[decision] = now
         for item in report.retired:
-            text = memory.item_text([f"- {item}"])
+            text = document.item_text([f"- {item}"])
             retired.add(text)
             live_decisions.pop(text, None)
         for item in data.issues:
             open_issues[item] = now
         for item in report.resolved:
-            text = memory.item_text([f"- {item}"])
+            text = document.item_text([f"- {item}"])
             resolved.add(text)
             open_issues.pop(text, None)
     assert retired and resolved and len(live_decisions) > 200 and len(open_issues) > 10
@@ -67,14 +70,14 @@ def test_after_300_saves_the_newest_decisions_and_open_issues_come_first(project
 
 @pytest.mark.parametrize("limit", [500, 1200, 3000])
 def test_every_known_section_with_lines_shows_at_least_its_newest_item(limit: int) -> None:
-    text = memory.template("api")
+    text = document.template("api")
     for name, items in (
         ("decisions", [f"d{i} " + "x" * 80 for i in range(40)]),
         ("issues", [f"i{i} " + "y" * 80 for i in range(40)]),
         ("state", ["s"]),
     ):
         for i, item in enumerate(items):
-            text, _, _ = memory.merge(
+            text, _, _ = document.merge(
                 text,
                 {},
                 SaveInput(**{name: [item]}),

@@ -11,8 +11,9 @@ from pathlib import Path
 
 import pytest
 
-from keeper import __version__, paths
+from keeper import __version__
 from keeper.cli import main
+from keeper.store import identity
 
 
 def cli(
@@ -31,7 +32,7 @@ def cli(
 
 
 def memory_file(project: Path) -> Path:
-    return Path(paths.make_project(paths.find_project_root(str(project))).memory)
+    return Path(identity.make_project(identity.find_project_root(str(project))).memory)
 
 
 def test_save_from_yaml_on_stdin_says_what_changed(
@@ -126,7 +127,7 @@ def test_clear_all_then_restore_brings_everything_back(project_dir: Path, capsys
 
 def test_clear_old_moves_only_old_session_files(project_dir: Path, capsys: pytest.CaptureFixture[str]) -> None:
     cli(["save", "--summary", "today"], capsys)
-    project = paths.make_project(paths.find_project_root(str(project_dir)))
+    project = identity.make_project(identity.find_project_root(str(project_dir)))
     old = Path(project.sessions) / "2020-01-02_0304.md"
     old.write_text("# Session 2020-01-02 03:04\n\nancient\n")
     code, out, _ = cli(["clear", "old", "--older-than", "30", "--yes"], capsys)
@@ -191,12 +192,12 @@ def test_usage_errors_exit_2(capsys: pytest.CaptureFixture[str]) -> None:
 def test_status_counts_hooks_and_bytes_injected(
     project_dir: Path, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    from keeper import hooks
+    from keeper.hooks import entry
 
     cli(["save", "--decision", "Counted"], capsys)
     payload = json.dumps({"session_id": "s1", "cwd": str(project_dir), "source": "startup"}).encode()
-    reply = hooks.handle("session-start", payload)
-    hooks.handle(
+    reply = entry.handle("session-start", payload)
+    entry.handle(
         "post-tool-use", json.dumps({"session_id": "s1", "cwd": str(project_dir), "tool_name": "Read"}).encode()
     )
     injected = len(reply["hookSpecificOutput"]["additionalContext"])

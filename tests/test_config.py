@@ -9,7 +9,7 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from keeper import config
+from keeper.store import config
 
 
 def write(path: Path, text: str) -> Path:
@@ -20,7 +20,7 @@ def write(path: Path, text: str) -> Path:
 
 def test_defaults_without_any_file() -> None:
     cfg = config.load(None)
-    assert cfg["save_every"] == 15 and cfg["final_save_min"] == 3 and cfg["recent_sessions"] == 3
+    assert cfg.save_every == 15 and cfg.final_save_min == 3 and cfg.recent_sessions == 3
     assert cfg.warnings == []
 
 
@@ -31,7 +31,7 @@ def test_layers_apply_in_order_global_project_environment(
     write(project_dir / ".claude" / "keeper.yaml", "save_every: 9\n")
     monkeypatch.setenv("KEEPER_RECENT_SESSIONS", "2")
     cfg = config.load(str(project_dir))
-    assert (cfg["save_every"], cfg["recent_sessions"], cfg["context_chars"]) == (9, 2, 4000)
+    assert (cfg.save_every, cfg.recent_sessions, cfg.context_chars) == (9, 2, 4000)
 
 
 @pytest.mark.parametrize(
@@ -49,7 +49,7 @@ def test_layers_apply_in_order_global_project_environment(
 def test_an_invalid_value_names_file_key_and_default(project_dir: Path, text: str, key: str, default: object) -> None:
     path = write(project_dir / ".claude" / "keeper.yaml", text)
     cfg = config.load(str(project_dir))
-    assert cfg[key] == default
+    assert getattr(cfg, key) == default
     assert len(cfg.warnings) == 1
     assert str(path) in cfg.warnings[0] and key in cfg.warnings[0]
 
@@ -57,7 +57,7 @@ def test_an_invalid_value_names_file_key_and_default(project_dir: Path, text: st
 def test_a_broken_yaml_file_is_reported_not_fatal(project_dir: Path) -> None:
     path = write(project_dir / ".claude" / "keeper.yaml", "save_every: [1,\n  nope")
     cfg = config.load(str(project_dir))
-    assert cfg["save_every"] == 15
+    assert cfg.save_every == 15
     assert str(path) in cfg.warnings[0] and "cannot read it" in cfg.warnings[0]
 
 
@@ -73,7 +73,7 @@ def test_bad_environment_values_fall_back(monkeypatch: pytest.MonkeyPatch) -> No
     monkeypatch.setenv("KEEPER_SAVE_EVERY", "often")
     monkeypatch.setenv("KEEPER_ENABLED", "off")
     cfg = config.load(None)
-    assert cfg["save_every"] == 15 and cfg["enabled"] is False
+    assert cfg.save_every == 15 and cfg.enabled is False
     assert cfg.warnings == [
         "environment variable KEEPER_SAVE_EVERY: save_every must be a positive whole number (got 'often'); using 15"
     ]
@@ -82,25 +82,25 @@ def test_bad_environment_values_fall_back(monkeypatch: pytest.MonkeyPatch) -> No
 def test_project_pin_is_ignored_in_the_global_file(store: Path) -> None:
     write(store / "config.yaml", "project: shared\n")
     cfg = config.load(None)
-    assert cfg["project"] is None
+    assert cfg.project is None
     assert "belongs in a project's .claude/keeper.yaml" in cfg.warnings[0]
 
 
 def test_parsed_files_are_cached_and_the_cache_follows_edits(project_dir: Path) -> None:
     path = write(project_dir / ".claude" / "keeper.yaml", "save_every: 4\n")
-    assert config.load(str(project_dir))["save_every"] == 4
+    assert config.load(str(project_dir)).save_every == 4
     cache = config._cache_file(str(path))
     assert os.path.exists(cache)
     write(path, "save_every: 12\n")
     os.utime(path, ns=(1, 1))  # a different mtime even on coarse clocks
-    assert config.load(str(project_dir))["save_every"] == 12
+    assert config.load(str(project_dir)).save_every == 12
 
 
 def test_a_corrupt_cache_is_rebuilt(project_dir: Path) -> None:
     path = write(project_dir / ".claude" / "keeper.yaml", "save_every: 4\n")
     config.load(str(project_dir))
     Path(config._cache_file(str(path))).write_text("{not json")
-    assert config.load(str(project_dir))["save_every"] == 4
+    assert config.load(str(project_dir)).save_every == 4
 
 
 # -- untrusted files: any YAML document, any value type ------------------------------------------
@@ -135,7 +135,7 @@ def test_any_document_gives_valid_settings_and_one_message_per_problem(
     write(project_dir / ".claude" / "keeper.yaml", text)
     cfg = config.load(str(project_dir))
     for key, (_, kind, _) in config.KEYS.items():
-        value = cfg[key]
+        value = getattr(cfg, key)
         if kind in ("posint", "nonneg", "days", "context"):
             assert isinstance(value, int) and not isinstance(value, bool)
         elif kind == "bool":
@@ -168,7 +168,7 @@ def test_hostile_config_files_are_answered_with_a_message_and_the_defaults(
         text.encode("utf-8", "surrogateescape") if text.startswith("\xff") is False else b"\xff\xfe not utf-8"
     )
     cfg = config.load(str(project_dir))
-    assert cfg["save_every"] == 15 and cfg["clear_older_than"] == 30
+    assert cfg.save_every == 15 and cfg.clear_older_than == 30
     assert cfg.warnings and str(path) in cfg.warnings[0]
     cache = list((Path(os.environ["KEEPER_HOME"]) / "cache").glob("config-*.json"))
     assert cache, "a failed parse is cached like a success"
@@ -183,4 +183,10 @@ def test_deep_nesting_is_turned_away_before_yaml_reads_it(project_dir: Path) -> 
     cfg = config.load(str(project_dir))
     assert cfg.warnings == [f"{path}: nested more than {config.MAX_NESTING} levels deep; ignoring the file"]
     write(project_dir / ".claude" / "keeper.yaml", "redact_patterns: ['[a-z]{3}', '[0-9]+']\nsave_every: 5\n")
-    assert config.load(str(project_dir))["save_every"] == 5  # ordinary brackets are fine
+    assert config.load(str(project_dir)).save_every == 5  # ordinary brackets are fine
+
+
+def test_the_typed_settings_name_every_key_and_nothing_else() -> None:
+    """``Config``'s annotations are what mypy checks uses against: they must be exactly ``KEYS``."""
+    assert set(config.Config.__annotations__) == set(config.KEYS)
+    assert config.load(None).as_dict() == config.DEFAULTS

@@ -5,7 +5,7 @@ from __future__ import annotations
 import multiprocessing
 from pathlib import Path
 
-from keeper import counters
+from keeper.store import counters
 
 
 def _hammer(path: str, count: int, queue: multiprocessing.Queue) -> None:

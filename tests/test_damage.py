@@ -9,15 +9,16 @@ from typing import Any
 
 import pytest
 
-from keeper import config, paths, saving, transcript
-from keeper.memory import SaveInput
+from keeper.capture import saving, transcript
+from keeper.memory.document import SaveInput
+from keeper.store import config, identity, paths
 from tests.helpers import run_hook
 
 SESSION = "s-damaged"
 
 
 def project_of(folder: Path) -> paths.Project:
-    return paths.make_project(paths.find_project_root(str(folder)))
+    return identity.make_project(identity.find_project_root(str(folder)))
 
 
 @pytest.mark.parametrize(
@@ -74,14 +75,14 @@ def test_a_damaged_config_cache_entry_is_parsed_again(project_dir: Path, store: 
     yaml_file = project_dir / ".claude" / "keeper.yaml"
     yaml_file.parent.mkdir()
     yaml_file.write_text("save_every: 4\n", encoding="utf-8")
-    assert config.load(str(project_dir))["save_every"] == 4
+    assert config.load(str(project_dir)).save_every == 4
     cache = next((store / "cache").glob("config-*.json"))
     entry = json.loads(cache.read_text())
     for bad in ({"save_every": "x"}, {"save_every": -1}, {"unknown": 1}, "values"):
         entry["values"] = bad
         cache.write_text(json.dumps(entry))
         cfg = config.load(str(project_dir))
-        assert cfg["save_every"] == 4 and cfg.warnings == []
+        assert cfg.save_every == 4 and cfg.warnings == []
 
 
 def test_a_hand_edit_in_latin_1_keeps_its_bytes_through_saves(project_dir: Path) -> None:

@@ -8,8 +8,10 @@ import subprocess
 import sys
 from pathlib import Path
 
-from keeper import __version__, config, hooks
+from keeper import __version__
 from keeper.cli import build_parser
+from keeper.hooks import entry
+from keeper.store import config
 from tests.conftest import REPO
 
 README = (REPO / "README.md").read_text(encoding="utf-8")
@@ -23,7 +25,7 @@ def commands() -> list[str]:
 def test_every_command_and_hook_event_is_documented() -> None:
     for name in commands():
         assert f"`keeper {name}" in README, name
-    for event in hooks.HANDLERS:
+    for event in entry.HANDLERS:
         assert f"`{event}`" in README, event
 
 
@@ -45,14 +47,14 @@ def test_hooks_json_runs_the_plugin_launcher_for_known_events() -> None:
                 assert handler["type"] == "command" and "args" not in handler
                 launcher, verb, event = handler["command"].split(" ")
                 assert launcher == '"${CLAUDE_PLUGIN_ROOT}/bin/keeper"'  # quoted: spaces and backslashes survive
-                assert verb == "hook" and event in hooks.HANDLERS
+                assert verb == "hook" and event in entry.HANDLERS
                 assert isinstance(handler["timeout"], int) and handler["timeout"] > 0
                 seen.add(event)
-    assert seen == set(hooks.HANDLERS)
+    assert seen == set(entry.HANDLERS)
 
 
 def test_the_launcher_and_bootstrap_know_this_version() -> None:
-    from keeper import bootstrap
+    from keeper.plugin import bootstrap
 
     launcher = (REPO / "bin" / "keeper").read_text(encoding="utf-8")
     assert f"\nKEEPER_VERSION={__version__}\n" in launcher
@@ -105,7 +107,8 @@ def test_demo_runs_offline_and_shows_the_whole_loop(tmp_path: Path) -> None:
 
 
 def test_the_save_command_file_shows_the_same_save_as_the_hooks_request() -> None:
-    from keeper import context, saveformat
+    from keeper.capture import saveformat
+    from keeper.hooks import context
 
     text = (REPO / "commands" / "save.md").read_text(encoding="utf-8")
     assert f"```bash\n{context.save_command()}\n```" in text

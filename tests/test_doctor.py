@@ -114,12 +114,12 @@ def test_doctor_flags_another_keeper_version_on_path(
 def test_doctor_sees_an_enabled_plugin_and_hooks_that_ran(
     project_dir: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
 ) -> None:
-    from keeper import hooks
+    from keeper.hooks import entry
 
     settings = Path(os.environ["HOME"]) / ".claude" / "settings.json"
     settings.parent.mkdir()
     settings.write_text(json.dumps({"enabledPlugins": {"keeper@keeper": True}}))
-    hooks.handle(
+    entry.handle(
         "post-tool-use", json.dumps({"session_id": "s1", "cwd": str(project_dir), "tool_name": "Read"}).encode()
     )
     main(["doctor", "--json"])

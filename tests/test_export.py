@@ -14,9 +14,12 @@ from pathlib import Path
 
 import pytest
 
-from keeper import archive, memory, paths, saving
+from keeper import archive
+from keeper.capture import saving
 from keeper.cli import main
-from keeper.resolve import resolve
+from keeper.memory import document
+from keeper.store import paths
+from keeper.store.resolve import resolve
 
 T0 = datetime(2026, 3, 1, 9, 30)
 T1 = datetime(2026, 3, 2, 10, 0)
@@ -26,7 +29,7 @@ T2 = datetime(2026, 3, 3, 11, 15)
 def save(folder: Path, session: str, now: datetime, **fields: object) -> paths.Project:
     """One save through Keeper's own code, as `keeper save` makes it."""
     at = resolve(str(folder), session, strict=True)
-    saving.save(at.project, at.cfg, memory.SaveInput(**fields), at.session, now=now)  # type: ignore[arg-type]
+    saving.save(at.project, at.cfg, document.SaveInput(**fields), at.session, now=now)  # type: ignore[arg-type]
     return at.project
 
 
@@ -179,12 +182,12 @@ def test_merge_into_a_diverged_store_loses_nothing(
     code, report = import_(capsys, tmp_path / "a.zip")
     assert code == 0
     text = Path(project.memory).read_text()
-    decisions = [item for item, _ in memory.items(text, "decisions")]
+    decisions = [item for item, _ in document.items(text, "decisions")]
     assert decisions == ["Use Postgres 16", "Cache for 5 minutes", "Deploy with Helm"]
-    assert [item for item, _ in memory.items(text, "issues")] == ["Flaky login test"]
+    assert [item for item, _ in document.items(text, "issues")] == ["Flaky login test"]
     assert "- Deploy with Helm (2026-03-03)" in text  # the date it was decided, not today's
-    assert [item for item, _ in memory.items(text, "state")] == ["Last updated: 2026-03-03 11:15", "A is newest"]
-    assert [item for item, _ in memory.items(text, "recent")] == ["2026-03-02: A's first", "2026-03-01: Base work"]
+    assert [item for item, _ in document.items(text, "state")] == ["Last updated: 2026-03-03 11:15", "A is newest"]
+    assert [item for item, _ in document.items(text, "recent")] == ["2026-03-02: A's first", "2026-03-01: Base work"]
     assert "## Contacts\n\n- Dana runs the VPN\n" in text and "## Runbook\n\n1. restart the worker\n" in text
     sessions = sorted(os.listdir(project.sessions))
     assert sessions == ["2026-03-01_0930.md", "2026-03-02_1000.md", "2026-03-03_1115-imported.md", "2026-03-03_1115.md"]
@@ -199,7 +202,7 @@ def test_merge_into_a_diverged_store_loses_nothing(
     save(project_dir, "b2", datetime(2026, 3, 4, 8, 0), summary="Later", state=["B again"])
     text = Path(project.memory).read_text()
     assert "A is newest" not in text and "B again" in text
-    assert [item for item, _ in memory.items(text, "recent")] == ["2026-03-04: Later", "2026-03-02: A's first"]
+    assert [item for item, _ in document.items(text, "recent")] == ["2026-03-04: Later", "2026-03-02: A's first"]
 
 
 def test_importing_the_same_archive_twice_changes_nothing_the_second_time(
@@ -278,7 +281,7 @@ def test_merge_file_keeps_a_persons_lines_and_is_idempotent() -> None:
         "state": ["- Last updated: 2026-03-01 10:00", "- older"],
         "recent": [{"session": "x", "line": "- 2026-03-01: theirs"}],
     }
-    merged, provenance, report = memory.merge_file(mine, owned, theirs, their_owned)
+    merged, provenance, report = document.merge_file(mine, owned, theirs, their_owned)
     assert merged == (
         "# Project Memory: api\n\nIntro by hand.\nTheir intro.\n\n## Core Decisions\n- Use Postgres (2026-01-01)\n"
         "- hand decision\n- Two lines\n  of decision (2026-02-02)\n\n"
@@ -290,12 +293,12 @@ def test_merge_file_keeps_a_persons_lines_and_is_idempotent() -> None:
         report.added == {"Project Memory: api": 1, "Core Decisions": 1, "Recent Context": 1}
         and not report.state_replaced
     )
-    assert memory.merge_file(merged, provenance, theirs, their_owned)[0] == merged
+    assert document.merge_file(merged, provenance, theirs, their_owned)[0] == merged
 
 
 def test_merge_file_keeps_crlf_files_crlf() -> None:
     mine = "# Project Memory: api\r\n\r\n## Known Issues\r\n- one\r\n"
-    merged, _, _ = memory.merge_file(mine, {}, "## Known Issues\n- two\n", {})
+    merged, _, _ = document.merge_file(mine, {}, "## Known Issues\n- two\n", {})
     assert merged == "# Project Memory: api\r\n\r\n## Known Issues\r\n- one\r\n- two\r\n"
 
 
@@ -507,7 +510,7 @@ def test_a_hand_made_zip_of_the_store_without_manifest_imports(
 
 def test_merge_file_keeps_near_identical_summaries_of_two_sessions() -> None:
     mine = "## Recent Context\n- 2026-03-02: b work\n- 2026-03-01: base\n"
-    merged, _, _ = memory.merge_file(mine, {}, "## Recent Context\n- 2026-03-02: a work\n- 2026-03-01: base\n", {})
+    merged, _, _ = document.merge_file(mine, {}, "## Recent Context\n- 2026-03-02: a work\n- 2026-03-01: base\n", {})
     assert merged == "## Recent Context\n- 2026-03-02: b work\n- 2026-03-02: a work\n- 2026-03-01: base\n"
 
 

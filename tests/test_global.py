@@ -8,8 +8,11 @@ from pathlib import Path
 
 import pytest
 
-from keeper import context, memory, paths, search
 from keeper.cli import main
+from keeper.hooks import context
+from keeper.memory import document
+from keeper.recall import search
+from keeper.store import identity, paths
 from tests.helpers import run_hook
 
 
@@ -46,7 +49,7 @@ def test_a_global_correction_follows_into_another_project_and_a_project_tool_doe
         global_md.startswith("# Global Memory")
         and "## Feedback\n\n- Never bypass hooks with --no-verify (" in global_md
     )
-    project_md = Path(paths.make_project(str(a.resolve())).memory).read_text(encoding="utf-8")
+    project_md = Path(identity.make_project(str(a.resolve())).memory).read_text(encoding="utf-8")
     assert "## Tools" in project_md and "## Feedback" not in project_md
 
 
@@ -71,13 +74,13 @@ def test_recall_in_another_project_finds_the_global_item_and_labels_it(
 def test_typed_items_merge_like_decisions_dedup_dates_retirement_and_hand_lines() -> None:
     now = datetime(2026, 11, 22, 9, 0)
     text = "# Global Memory\n\n## Feedback\n\n- A line I wrote by hand\n"
-    report = memory.MergeReport()
-    save = memory.SaveInput(typed={"feedback": ["Never force-push main", "never force push main!"]}, scope="global")
-    text = memory.merge_global(text, save, [], now, report)
+    report = document.MergeReport()
+    save = document.SaveInput(typed={"feedback": ["Never force-push main", "never force push main!"]}, scope="global")
+    text = document.merge_global(text, save, [], now, report)
     assert report.added_typed["feedback (global)"] == ["Never force-push main"]
     assert "- A line I wrote by hand\n" in text and "- Never force-push main (2026-11-22)" in text
-    report = memory.MergeReport()
-    text = memory.merge_global(text, memory.SaveInput(), ["never force push main"], now, report)
+    report = document.MergeReport()
+    text = document.merge_global(text, document.SaveInput(), ["never force push main"], now, report)
     assert report.retired == ["Never force-push main (2026-11-22)"] and "force" not in text.split("## Feedback")[1]
 
 
@@ -90,7 +93,7 @@ def test_a_retirement_reaches_the_global_memory_when_the_project_has_no_match(
     assert main(["save", "--project-dir", str(a), "--retired", "deploys go through make ship"]) == 0
     assert "1 decision(s) retired" in capsys.readouterr().out
     assert "make ship" not in Path(paths.global_memory_file()).read_text(encoding="utf-8")
-    assert "integer cents" in Path(paths.make_project(str(a.resolve())).memory).read_text(encoding="utf-8")
+    assert "integer cents" in Path(identity.make_project(str(a.resolve())).memory).read_text(encoding="utf-8")
 
 
 def test_a_large_global_and_a_large_project_memory_stay_within_the_budget(tmp_path: Path) -> None:
@@ -117,7 +120,7 @@ def test_a_large_global_and_a_large_project_memory_stay_within_the_budget(tmp_pa
                 f"Issue {i} z",
             ]
         )
-    proj = paths.make_project(str(a.resolve()))
+    proj = identity.make_project(str(a.resolve()))
     for limit in (1500, 6000):
         text, _ = context.session_start(proj, limit, "startup", "s")
         assert len(text) <= limit
@@ -131,7 +134,7 @@ def test_claude_codes_auto_memory_is_found_by_recall_labelled_and_never_written(
     project_dir: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
     """The layout Claude Code uses: ~/.claude/projects/<root, non-alphanumerics as '-'>/memory/."""
-    root = paths.find_project_root(str(project_dir))
+    root = identity.find_project_root(str(project_dir))
     native = Path(paths.claude_dir()) / "projects" / "".join(c if c.isalnum() else "-" for c in root) / "memory"
     native.mkdir(parents=True)
     (native / "MEMORY.md").write_text("- [Deploy gotcha](feedback_deploy.md) - staging needs the VPN\n")
@@ -146,5 +149,5 @@ def test_claude_codes_auto_memory_is_found_by_recall_labelled_and_never_written(
     assert top["scope"] == "native" and top["id"].startswith("native/feedback_deploy.md:")
     assert top["heading"].startswith("Claude Code auto memory: feedback_deploy.md")
     assert {p.name: p.read_bytes() for p in native.iterdir()} == before
-    results = search.search(paths.make_project(root), "staging TLS VPN", limit=3)
+    results = search.search(identity.make_project(root), "staging TLS VPN", limit=3)
     assert "[Claude Code auto memory]" in context.recall_block("staging TLS VPN", results)

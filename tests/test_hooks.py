@@ -11,12 +11,14 @@ from typing import Any
 
 import pytest
 
-from keeper import config, counters, hooks, paths, prompts, saving
-from keeper.memory import SaveInput
+from keeper.capture import saving
+from keeper.hooks import entry, prompts
+from keeper.memory.document import SaveInput
+from keeper.store import config, counters, identity, paths
 from tests.helpers import run_hook
 
 FIXTURES = Path(__file__).parent / "fixtures" / "hooks"
-EVENTS = sorted(hooks.HANDLERS)
+EVENTS = sorted(entry.HANDLERS)
 SESSION = "e1801971-0299-4ceb-8b30-65fa1eb9e90d"
 
 
@@ -29,7 +31,7 @@ def context_of(reply: dict) -> str:
 
 
 def current_project(project: Path) -> paths.Project:
-    return paths.make_project(paths.find_project_root(str(project)))
+    return identity.make_project(identity.find_project_root(str(project)))
 
 
 def log_text(store_dir: Path) -> str:
@@ -118,10 +120,10 @@ def test_an_unknown_event_is_logged_and_answered(
 def test_an_internal_error_fails_open_with_a_log_line(
     project_dir: Path, store: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
 ) -> None:
-    def broken(event: hooks.Event, at: object) -> dict:
+    def broken(event: entry.Event, at: object) -> dict:
         raise ZeroDivisionError("boom")
 
-    monkeypatch.setitem(hooks.HANDLERS, "stop", broken)
+    monkeypatch.setitem(entry.HANDLERS, "stop", broken)
     assert run_hook("stop", payload(project_dir), monkeypatch, capsys) == {}
     assert "stop ERROR ZeroDivisionError: boom at test_hooks.py" in log_text(store)
 
@@ -192,7 +194,7 @@ def test_a_save_restarts_the_count(
     ],
 )
 def test_save_commands_are_recognised(command: str, is_save: bool) -> None:
-    assert hooks.is_save_command(command) is is_save
+    assert entry.is_save_command(command) is is_save
 
 
 def test_subagent_tool_uses_count_but_never_ask(

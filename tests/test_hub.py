@@ -26,8 +26,8 @@ from typing import Any
 
 import pytest
 
-from keeper import hub, hubpage
 from keeper.cli import main
+from keeper.hub import build
 from tests import hubstore
 from tests.conftest import REPO
 
@@ -50,7 +50,7 @@ def built(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Built]:
     with pytest.MonkeyPatch.context() as mp:
         mp.setenv("KEEPER_HOME", str(base / "store"))
         made = hubstore.build(base)
-        page = hub.write(str(base / "hub.html"), now=hubstore.TODAY)
+        page = build.write(str(base / "hub.html"), now=hubstore.TODAY)
     yield Built(Path(page), base / "store", made)
 
 
@@ -102,7 +102,7 @@ def test_the_page_makes_no_network_request(built: Built) -> None:
     script = page.split("<script>", 1)[1].split("</script>", 1)[0]
     digest = base64.b64encode(hashlib.sha256(script.encode()).digest()).decode()
     assert f"script-src 'sha256-{digest}'" in policy.group(1)  # no other script may run, even injected
-    assert script == hubpage.SCRIPT
+    assert script == (REPO / "keeper" / "hub" / "page.js").read_text(encoding="utf-8")
 
 
 def test_the_data_is_escaped_json_that_no_memory_can_break_out_of(built: Built) -> None:
@@ -129,7 +129,7 @@ def test_session_files_become_rows_and_dated_moments(tmp_path: Path) -> None:
         "\n## Activity\n\n- Prompts (2):\n  1. Fix the cart totals\n  2. and the refunds\n"
         "- Files changed (2):\n  - src/cart.py (edited)\n  - src/cart.py (written)\n"
     )
-    session = hub.Session(0, str(tmp_path / "2026-03-04_2310.md"), text)
+    session = build.Session(0, str(tmp_path / "2026-03-04_2310.md"), text)
     assert session.start == "2026-03-04 23:10" and session.tool_uses == 12
     assert session.summaries == ["Fixed the cart", "## not a heading"]
     assert session.prompt == "Fix the cart totals" and session.files == ["cart.py"]
@@ -143,15 +143,15 @@ def test_session_files_become_rows_and_dated_moments(tmp_path: Path) -> None:
     assert row[:3] == [0, "2026-03-04_2310.md", "2026-03-04 23:10"] and row[-1] == -1
     odd = tmp_path / "2026-1x-notes.md"  # named by hand: its day is when it was written
     odd.write_text("- just a note\n", encoding="utf-8")
-    assert hub.Session(0, str(odd), odd.read_text()).day == time.strftime("%Y-%m-%d")
+    assert build.Session(0, str(odd), odd.read_text()).day == time.strftime("%Y-%m-%d")
 
 
 def test_what_does_not_fit_is_counted(built: Built, monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setenv("KEEPER_HOME", str(built.store))
-    monkeypatch.setattr(hub, "SUMMARY_BUDGET", 2000)
-    monkeypatch.setattr(hub, "RECORD_BUDGET", 3000)
-    monkeypatch.setattr(hub, "EVENT_LIMIT", 5)
-    data = hub.collect(hubstore.TODAY)
+    monkeypatch.setattr(build, "SUMMARY_BUDGET", 2000)
+    monkeypatch.setattr(build, "RECORD_BUDGET", 3000)
+    monkeypatch.setattr(build, "EVENT_LIMIT", 5)
+    data = build.collect(hubstore.TODAY)
     total = sum(p["sessions"] for p in built.made.values())
     assert data["left_out"]["total_sessions"] == total
     assert 0 < len(data["sessions"]) < total and data["left_out"]["sessions"] == total - len(data["sessions"])
@@ -323,8 +323,8 @@ def test_a_session_view_shows_its_whole_record(built: Built, view: Any) -> None:
 
 def test_a_page_that_left_things_out_says_so(built: Built, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setenv("KEEPER_HOME", str(built.store))
-    monkeypatch.setattr(hub, "SUMMARY_BUDGET", 4000)
-    page = Path(hub.write(str(tmp_path / "small.html"), now=hubstore.TODAY))
+    monkeypatch.setattr(build, "SUMMARY_BUDGET", 4000)
+    page = Path(build.write(str(tmp_path / "small.html"), now=hubstore.TODAY))
     dom = Dom(run_chromium(page, "", f"--user-data-dir={tmp_path / 'profile'}", "--dump-dom"))
     notes = dom.texts("p", **{"class": "left-out"})
     assert any("oldest sessions of 46 are left out" in n for n in notes), notes

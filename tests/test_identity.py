@@ -15,8 +15,10 @@ from pathlib import Path
 
 import pytest
 
-from keeper import cli, hooks, migrate, paths, pins
-from keeper.resolve import resolve
+from keeper import cli
+from keeper.hooks import entry
+from keeper.store import identity, migrate, pins
+from keeper.store.resolve import resolve
 
 GIT_ENV = {"GIT_CONFIG_GLOBAL": os.devnull, "GIT_CONFIG_NOSYSTEM": "1"}
 
@@ -80,11 +82,11 @@ def inventory(folder: Path) -> dict[str, bytes]:
 def test_a_worktree_and_its_main_tree_are_one_project(shop: tuple[Path, Path]) -> None:
     main, wt = shop
     (wt / "src" / "deep").mkdir(parents=True)
-    roots = {paths.find_project_root(str(p)) for p in (main, wt, wt / "src" / "deep")}
+    roots = {identity.find_project_root(str(p)) for p in (main, wt, wt / "src" / "deep")}
     assert roots == {real(main)}
     a, b = resolve(str(main), "s", strict=True), resolve(str(wt / "src" / "deep"), "s", strict=True)
     assert (a.project.id, a.project.dir) == (b.project.id, b.project.dir)
-    assert a.project.id == paths.project_id(real(main))
+    assert a.project.id == identity.project_id(real(main))
     assert a.project.name == "shop"
 
 
@@ -114,7 +116,7 @@ def test_pointer_files_in_any_spelling_lead_to_the_main_tree(
     gitdir = main / ".git" / "worktrees" / "shop-feature"
     (wt / ".git").write_bytes(gitfile.format(abs=gitdir).encode())
     (gitdir / "commondir").write_bytes(commondir.format(common=main / ".git").encode())
-    assert paths.find_project_root(str(wt)) == real(main)
+    assert identity.find_project_root(str(wt)) == real(main)
 
 
 def damage(kind: str, wt: Path, main: Path) -> None:
@@ -162,7 +164,7 @@ def test_a_damaged_pointer_falls_back_to_the_worktrees_own_top_level(shop: tuple
     main, wt = shop
     (wt / "sub").mkdir()
     damage(kind, wt, main)
-    assert paths.find_project_root(str(wt / "sub")) == real(wt)
+    assert identity.find_project_root(str(wt / "sub")) == real(wt)
     at = resolve(str(wt / "sub"), "s", strict=False)  # the hook path: answers, logs no error
     assert at.project.root == real(wt)
 
@@ -171,7 +173,7 @@ def test_a_dangling_git_link_is_no_repository(shop: tuple[Path, Path]) -> None:
     _, wt = shop
     (wt / ".git").unlink()
     (wt / ".git").symlink_to(wt / "missing")
-    assert paths.find_project_root(str(wt)) == real(wt)  # outside git (tmp has no .git): the folder itself
+    assert identity.find_project_root(str(wt)) == real(wt)  # outside git (tmp has no .git): the folder itself
 
 
 def test_a_submodule_is_its_own_project(tmp_path: Path) -> None:
@@ -180,8 +182,8 @@ def test_a_submodule_is_its_own_project(tmp_path: Path) -> None:
     git(app, "-c", "protocol.file.allow=always", "submodule", "add", "-q", str(lib), "vendor/lib")
     assert (app / "vendor" / "lib" / ".git").is_file()  # a pointer into app/.git/modules/
     (app / "vendor" / "lib" / "src").mkdir()
-    assert paths.find_project_root(str(app / "vendor" / "lib" / "src")) == real(app / "vendor" / "lib")
-    assert paths.find_project_root(str(app / "vendor")) == real(app)
+    assert identity.find_project_root(str(app / "vendor" / "lib" / "src")) == real(app / "vendor" / "lib")
+    assert identity.find_project_root(str(app / "vendor")) == real(app)
 
 
 def test_a_hand_built_submodule_pointer_keeps_its_own_top_level(tmp_path: Path) -> None:
@@ -191,14 +193,14 @@ def test_a_hand_built_submodule_pointer_keeps_its_own_top_level(tmp_path: Path) 
     lib = tmp_path / "super" / "lib"
     lib.mkdir()
     (lib / ".git").write_text("gitdir: ../.git/modules/lib\n")
-    assert paths.find_project_root(str(lib)) == real(lib)
+    assert identity.find_project_root(str(lib)) == real(lib)
 
 
 def test_a_worktree_of_a_bare_repository_keeps_its_own_top_level(tmp_path: Path) -> None:
     source = new_repo(tmp_path / "src" / "shop")
     git(tmp_path, "clone", "-q", "--bare", str(source), "shop.git")
     git(tmp_path / "shop.git", "worktree", "add", "-q", "-b", "feature", str(tmp_path / "shop-feature"))
-    assert paths.find_project_root(str(tmp_path / "shop-feature")) == real(tmp_path / "shop-feature")
+    assert identity.find_project_root(str(tmp_path / "shop-feature")) == real(tmp_path / "shop-feature")
 
 
 # -- sub-projects -----------------------------------------------------------------------------
@@ -215,11 +217,11 @@ MONOREPO = {
 def test_a_folder_with_keeper_yaml_is_a_sub_project_and_the_rest_belongs_to_the_top(tmp_path: Path) -> None:
     mono = new_repo(tmp_path / "mono", MONOREPO)
     api, web = mono / "services" / "api", mono / "services" / "web"
-    assert {paths.find_project_root(str(p)) for p in (api, api / "src")} == {real(api)}
-    assert {paths.find_project_root(str(p)) for p in (web, web.parent, mono)} == {real(mono)}
+    assert {identity.find_project_root(str(p)) for p in (api, api / "src")} == {real(api)}
+    assert {identity.find_project_root(str(p)) for p in (web, web.parent, mono)} == {real(mono)}
     ids = {resolve(str(mono / p), "s", strict=True).project.id for p in ("services/api", "services/billing", ".")}
     assert len(ids) == 3  # two sub-projects never share, nor with the top level
-    assert resolve(str(mono / "services" / "api" / "src"), "s", strict=True).cfg["save_every"] == 5
+    assert resolve(str(mono / "services" / "api" / "src"), "s", strict=True).cfg.save_every == 5
 
 
 def test_a_sub_project_in_a_worktree_is_the_same_sub_project_with_the_worktrees_settings(tmp_path: Path) -> None:
@@ -230,16 +232,16 @@ def test_a_sub_project_in_a_worktree_is_the_same_sub_project_with_the_worktrees_
     there = resolve(str(mono / "services" / "api"), "s", strict=True)
     assert here.project.root == there.project.root == real(mono / "services" / "api")
     assert here.project.id == there.project.id
-    assert (here.cfg["save_every"], there.cfg["save_every"]) == (9, 5)  # the checkout in use decides
+    assert (here.cfg.save_every, there.cfg.save_every) == (9, 5)  # the checkout in use decides
     top = resolve(str(wt / "services" / "web"), "s", strict=True)  # a top-level keeper.yaml names no sub-project
-    assert top.project.root == real(mono) and top.cfg["save_every"] == 4
+    assert top.project.root == real(mono) and top.cfg.save_every == 4
 
 
 def test_outside_git_keeper_yaml_above_is_not_looked_for(tmp_path: Path) -> None:
     (tmp_path / "plain" / ".claude").mkdir(parents=True)
     (tmp_path / "plain" / ".claude" / "keeper.yaml").write_text("save_every: 5\n")
     (tmp_path / "plain" / "sub").mkdir()
-    assert paths.find_project_root(str(tmp_path / "plain" / "sub")) == real(tmp_path / "plain" / "sub")
+    assert identity.find_project_root(str(tmp_path / "plain" / "sub")) == real(tmp_path / "plain" / "sub")
 
 
 def test_claude_codes_own_folder_never_makes_home_a_project() -> None:
@@ -248,16 +250,16 @@ def test_claude_codes_own_folder_never_makes_home_a_project() -> None:
     (home / ".claude" / "settings.json").write_text("{}")
     (home / ".claude" / "keeper.yaml").write_text("save_every: 5\n")
     (home / "notes" / "drafts").mkdir(parents=True)
-    assert paths.find_project_root(str(home / "notes" / "drafts")) == real(home / "notes" / "drafts")
+    assert identity.find_project_root(str(home / "notes" / "drafts")) == real(home / "notes" / "drafts")
     repo = new_repo(home / "code" / "shop")
-    assert paths.find_project_root(str(repo)) == real(repo)
+    assert identity.find_project_root(str(repo)) == real(repo)
 
 
 def test_a_hook_in_a_worktree_counts_into_the_shared_project(shop: tuple[Path, Path], store: Path) -> None:
     main, wt = shop
     payload = json.dumps({"session_id": "s1", "cwd": str(wt / "."), "tool_name": "Read"}).encode()
-    assert hooks.handle("post-tool-use", payload) == {}
-    shared = paths.make_project(real(main))
+    assert entry.handle("post-tool-use", payload) == {}
+    shared = identity.make_project(real(main))
     assert os.path.exists(os.path.join(shared.state, "s1.tally"))
     assert sorted(os.listdir(store / "projects")) == [shared.id]
 
@@ -268,7 +270,7 @@ def test_status_in_a_worktree_shows_the_main_trees_root(
     main, wt = shop
     assert cli.main(["status", "--project-dir", str(wt), "--json"]) == 0
     data = json.loads(capsys.readouterr().out)
-    assert data["project"]["root"] == real(main) and data["project"]["id"] == paths.project_id(real(main))
+    assert data["project"]["root"] == real(main) and data["project"]["id"] == identity.project_id(real(main))
     assert cli.main(["status", "--project-dir", str(wt)]) == 0
     assert f"project root  {real(main)}" in capsys.readouterr().out
 
@@ -278,7 +280,7 @@ def test_status_in_a_worktree_shows_the_main_trees_root(
 
 def old_store(store: Path, folder: Path, files: dict[str, str]) -> Path:
     """A store as the old rule made it: its id hashed the nearest ``.git`` folder, here ``folder``."""
-    old = store / "projects" / paths.project_id(real(folder))
+    old = store / "projects" / identity.project_id(real(folder))
     for name, text in files.items():
         (old / name).parent.mkdir(parents=True, exist_ok=True)
         (old / name).write_text(text, encoding="utf-8")
@@ -380,7 +382,7 @@ def test_a_failed_move_is_logged_and_retried_and_the_hook_goes_on(
     payload = json.dumps({"session_id": "s1", "cwd": str(wt), "tool_name": "Read"}).encode()
     with monkeypatch.context() as patched:
         patched.setattr(migrate.os, "rename", refuse)
-        assert hooks.handle("post-tool-use", payload) == {}
+        assert entry.handle("post-tool-use", payload) == {}
     assert inventory(old) == {"memory.md": b"mine\n", "sessions/2026-01-02_1030.md": b"s"}
     assert any(" migrate WARN " in line and "will retry" in line for line in log_lines(store, "WARN"))
     at = resolve(str(wt), "s1", strict=False)

@@ -10,9 +10,12 @@ from pathlib import Path
 
 import pytest
 
-from keeper import config, hooks, index, paths, record, saving, search
+from keeper.capture import record, saving
 from keeper.cli import main
-from keeper.memory import SaveInput
+from keeper.hooks import entry
+from keeper.memory.document import SaveInput
+from keeper.recall import index, search
+from keeper.store import config, identity, paths
 from tests.transcripts import realistic
 
 TODAY = date(2026, 11, 21)
@@ -130,12 +133,12 @@ def test_concurrent_searches_and_index_updates_are_safe(tmp_path: Path) -> None:
 
 def prompt_reply(project_dir: Path, prompt: str, session: str = "now") -> str:
     payload = {"session_id": session, "cwd": str(project_dir), "prompt": prompt}
-    reply = hooks.handle("user-prompt-submit", json.dumps(payload).encode())
+    reply = entry.handle("user-prompt-submit", json.dumps(payload).encode())
     return reply.get("hookSpecificOutput", {}).get("additionalContext", "")
 
 
 def seed(project_dir: Path) -> paths.Project:
-    project = paths.make_project(str(project_dir))
+    project = identity.make_project(str(project_dir))
     cfg = config.load(None)
     saving.save(
         project,

@@ -10,7 +10,8 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from keeper import jsonio, paths
+from keeper import jsonio
+from keeper.store import identity
 
 values = st.recursive(
     st.none() | st.booleans() | st.integers() | st.floats(allow_nan=False) | st.text(),
@@ -46,8 +47,8 @@ def _reference_slug(name: str) -> str:
 @settings(max_examples=500, deadline=None)
 @given(st.text(max_size=60))
 def test_slugs_match_the_documented_rule(name: str) -> None:
-    assert paths.slugify(name) == _reference_slug(name)
-    assert paths.safe_session_id(name) == (re.sub(r"[^A-Za-z0-9_-]", "", name)[:64] or "unknown")
+    assert identity.slugify(name) == _reference_slug(name)
+    assert identity.safe_session_id(name) == (re.sub(r"[^A-Za-z0-9_-]", "", name)[:64] or "unknown")
 
 
 @pytest.mark.parametrize("key", [True, 1, 1.5, None, ("a",)])

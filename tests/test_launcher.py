@@ -67,7 +67,7 @@ def test_the_environment_runs_without_the_site_module_given_its_packages(
     (site / "keeper").mkdir(parents=True)
     done = run(["hook", "stop"], base_env)
     assert json.loads(done.stdout) == {"from": "plugin env"}
-    bare = "import sys; sys.path.append(sys.argv.pop(1)); from keeper.hooks import run; raise SystemExit(run(sys.argv[2:]))"
+    bare = "import sys; sys.path.append(sys.argv.pop(1)); from keeper.hooks.entry import run; raise SystemExit(run(sys.argv[2:]))"
     assert (env / "bin" / "calls.log").read_text() == f"python -I -S -c {bare} {site} hook stop\n"  # -S: ~1.5 ms a hook
     run(["recall", "x"], base_env)
     command = "import sys; sys.path.append(sys.argv.pop(1)); from keeper.cli import main; raise SystemExit(main())"
@@ -113,7 +113,9 @@ def test_while_setting_up_a_hook_answers_at_once_and_setup_starts_once(
     assert json.loads(run(["hook", "post-tool-use"], env).stdout) == {}
     time.sleep(0.3)
     calls = [c for c in (tools / "calls.log").read_text().splitlines() if "bootstrap.py" in c]
-    assert len(calls) == 1 and calls[0].startswith("python3 -B -I ") and "/keeper/bootstrap.py --root " in calls[0]
+    assert (
+        len(calls) == 1 and calls[0].startswith("python3 -B -I ") and "/keeper/plugin/bootstrap.py --root " in calls[0]
+    )
 
 
 def test_a_failed_setup_is_shown_at_session_start(tmp_path: Path, base_env: dict[str, str]) -> None:

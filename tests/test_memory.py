@@ -4,15 +4,21 @@ from __future__ import annotations
 
 from datetime import datetime
 
-from keeper import memory
 from keeper.markdown import Document
+from keeper.memory import document
 
 NOW = datetime(2026, 11, 21, 14, 30)
 
 
 def merge(text: str | None, prov: dict | None = None, session: str = "s1", now: datetime = NOW, cap: int = 3, **data):
-    return memory.merge(
-        text, prov or {}, memory.SaveInput(**data), project_name="api", session_id=session, now=now, recent_sessions=cap
+    return document.merge(
+        text,
+        prov or {},
+        document.SaveInput(**data),
+        project_name="api",
+        session_id=session,
+        now=now,
+        recent_sessions=cap,
     )
 
 
@@ -136,5 +142,5 @@ def test_missing_provenance_means_nothing_is_removed() -> None:
 
 def test_overview_counts_what_status_shows() -> None:
     text, _, _ = merge(None, decisions=["a one", "b two"], issues=["c three"], state=["x"], summary="s")
-    view = memory.overview(text)
+    view = document.overview(text)
     assert (view.decisions, view.issues, view.recent, view.last_updated) == (2, 1, 1, "2026-11-21 14:30")

@@ -7,8 +7,8 @@ from datetime import datetime, timedelta
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from keeper import memory
 from keeper.markdown import Document, bare
+from keeper.memory import document
 
 SETTINGS = settings(max_examples=150, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 line_text = st.text(
@@ -64,14 +64,14 @@ saves = st.lists(
 )
 
 
-def run_saves(text: str | None, batch: list[dict], cap: int) -> tuple[str, dict, list[memory.MergeReport]]:
+def run_saves(text: str | None, batch: list[dict], cap: int) -> tuple[str, dict, list[document.MergeReport]]:
     prov: dict = {}
     reports = []
     for number, data in enumerate(batch):
-        text, prov, report = memory.merge(
+        text, prov, report = document.merge(
             text,
             prov,
-            memory.SaveInput(**data),
+            document.SaveInput(**data),
             project_name="api",
             session_id=f"s{number % 4}",
             now=datetime(2026, 1, 1) + timedelta(days=number),
@@ -104,10 +104,10 @@ def test_recent_context_respects_the_cap_and_decisions_are_kept(batch: list[dict
     recent = Document.parse(text).find(("recent context",))
     assert recent is not None and len(recent.bullets()) <= cap
     decisions = Document.parse(text).find(("core decisions",))
-    kept = [memory.normalize(t) for _, t in decisions.bullets()] if decisions else []
+    kept = [document.normalize(t) for _, t in decisions.bullets()] if decisions else []
     for report in reports:
         for added in report.added_decisions:
-            assert memory.normalize(added) in kept
+            assert document.normalize(added) in kept
     assert len(set(kept)) == len(kept)
 
 

@@ -8,8 +8,9 @@ from pathlib import Path
 
 import pytest
 
-from keeper import config, paths, saving
-from keeper.memory import SaveInput
+from keeper.capture import saving
+from keeper.memory.document import SaveInput
+from keeper.store import config, identity
 from tests.helpers import run_hook
 
 SESSION = "s-notice"
@@ -20,7 +21,7 @@ def base(project: Path) -> dict:
 
 
 def seeded(project_dir: Path) -> None:
-    project, cfg = paths.make_project(paths.find_project_root(str(project_dir))), config.load(None)
+    project, cfg = identity.make_project(identity.find_project_root(str(project_dir))), config.load(None)
     for day, text in (
         (18, "Moved session storage to Redis with a 24h TTL"),
         (20, "Redis TTL raised to 48h for checkout"),

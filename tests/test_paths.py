@@ -11,34 +11,34 @@ from pathlib import Path
 import platformdirs
 import pytest
 
-from keeper import paths
 from keeper.errors import KeeperError
+from keeper.store import identity, paths
 
 
 def test_git_top_level_is_found_from_a_subfolder(project_dir: Path) -> None:
     deep = project_dir / "src" / "pkg"
     deep.mkdir(parents=True)
-    assert paths.find_project_root(str(deep)) == str(project_dir)
+    assert identity.find_project_root(str(deep)) == str(project_dir)
 
 
 def test_a_git_file_marks_a_worktree_root(tmp_path: Path) -> None:
     worktree = tmp_path / "wt"
     (worktree / "sub").mkdir(parents=True)
     (worktree / ".git").write_text("gitdir: /elsewhere/.git/worktrees/wt\n")
-    assert paths.find_project_root(str(worktree / "sub")) == str(worktree)
+    assert identity.find_project_root(str(worktree / "sub")) == str(worktree)
 
 
 def test_without_git_the_folder_itself_is_the_project(tmp_path: Path) -> None:
     plain = tmp_path / "notes"
     plain.mkdir()
-    assert paths.find_project_root(str(plain)) == str(plain.resolve())
+    assert identity.find_project_root(str(plain)) == str(plain.resolve())
 
 
 def test_same_name_different_folders_get_different_ids(tmp_path: Path) -> None:
     a, b = tmp_path / "a" / "api", tmp_path / "b" / "api"
     a.mkdir(parents=True)
     b.mkdir(parents=True)
-    ida, idb = paths.project_id(str(a)), paths.project_id(str(b))
+    ida, idb = identity.project_id(str(a)), identity.project_id(str(b))
     assert ida != idb
     assert ida.startswith("api-") and idb.startswith("api-")
 
@@ -47,7 +47,7 @@ def test_spelling_of_a_posix_path_does_not_change_the_id(project_dir: Path, tmp_
     link = tmp_path / "link"
     link.symlink_to(project_dir)
     ids = {
-        paths.project_id(paths.find_project_root(spelling))
+        identity.project_id(identity.find_project_root(spelling))
         for spelling in (str(project_dir), str(project_dir) + "/", str(project_dir) + "/./", str(link))
     }
     assert len(ids) == 1
@@ -64,26 +64,26 @@ def test_spelling_of_a_posix_path_does_not_change_the_id(project_dir: Path, tmp_
     ],
 )
 def test_windows_spellings_of_one_folder_share_an_id(spelling: str) -> None:
-    assert paths.project_id(spelling, ntpath) == paths.project_id(r"C:\Users\Ann\Code\API", ntpath)
+    assert identity.project_id(spelling, ntpath) == identity.project_id(r"C:\Users\Ann\Code\API", ntpath)
 
 
 def test_windows_drives_and_unc_paths_stay_distinct() -> None:
-    ids = {paths.project_id(p, ntpath) for p in (r"C:\code\api", r"D:\code\api", r"\\server\share\code\api")}
+    ids = {identity.project_id(p, ntpath) for p in (r"C:\code\api", r"D:\code\api", r"\\server\share\code\api")}
     assert len(ids) == 3
 
 
 def test_ids_are_stable_across_runs_and_platforms() -> None:
     # Pinned values: a change here would orphan every user's memory.
     assert (
-        paths.project_id("/home/ann/code/api", posixpath)
+        identity.project_id("/home/ann/code/api", posixpath)
         == "api-" + hashlib.sha256(b"/home/ann/code/api").hexdigest()[:10]
     )
-    assert paths.project_id(r"C:\Code\API", ntpath) == "api-" + hashlib.sha256(b"c:/code/api").hexdigest()[:10]
+    assert identity.project_id(r"C:\Code\API", ntpath) == "api-" + hashlib.sha256(b"c:/code/api").hexdigest()[:10]
 
 
 def test_builtin_sha256_matches_hashlib() -> None:
     data = "naïve/路径".encode()
-    assert paths.sha256_hex(data) == hashlib.sha256(data).hexdigest()
+    assert identity.sha256_hex(data) == hashlib.sha256(data).hexdigest()
 
 
 @pytest.mark.parametrize(
@@ -98,22 +98,22 @@ def test_builtin_sha256_matches_hashlib() -> None:
     ],
 )
 def test_slugs_are_safe_and_readable(name: str, slug: str) -> None:
-    assert paths.slugify(name) == slug
+    assert identity.slugify(name) == slug
 
 
 def test_an_id_is_never_a_windows_device_name() -> None:
-    assert paths.project_id("/x/con").startswith("con-")
+    assert identity.project_id("/x/con").startswith("con-")
 
 
 @pytest.mark.parametrize("name", ["shared-api", "team.memory", "A1_b"])
 def test_safe_pinned_names_are_accepted(name: str) -> None:
-    assert paths.check_pinned_name(name, "keeper.yaml") == name
+    assert identity.check_pinned_name(name, "keeper.yaml") == name
 
 
 @pytest.mark.parametrize("name", ["../escape", "a/b", "", "CON", "nul.txt", "-dash", "dot.", 5, None, "x" * 65, "a b"])
 def test_unsafe_pinned_names_are_refused_with_a_clear_message(name: object) -> None:
     with pytest.raises(KeeperError, match="project:"):
-        paths.check_pinned_name(name, "keeper.yaml")
+        identity.check_pinned_name(name, "keeper.yaml")
 
 
 def test_keeper_home_overrides_the_data_root(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
@@ -146,7 +146,7 @@ def test_a_relative_xdg_folder_is_ignored_as_the_xdg_spec_requires(monkeypatch: 
 
 
 def test_hostile_session_ids_become_harmless_file_names() -> None:
-    assert paths.safe_session_id("../../etc/passwd") == "etcpasswd"
-    assert paths.safe_session_id(None) == "unknown"
-    assert paths.safe_session_id({"x": 1}) == "unknown"
-    assert paths.safe_session_id("e1801971-0299-4ceb-8b30-65fa1eb9e90d") == "e1801971-0299-4ceb-8b30-65fa1eb9e90d"
+    assert identity.safe_session_id("../../etc/passwd") == "etcpasswd"
+    assert identity.safe_session_id(None) == "unknown"
+    assert identity.safe_session_id({"x": 1}) == "unknown"
+    assert identity.safe_session_id("e1801971-0299-4ceb-8b30-65fa1eb9e90d") == "e1801971-0299-4ceb-8b30-65fa1eb9e90d"

@@ -8,8 +8,8 @@ from pathlib import Path
 
 import pytest
 
-from keeper import paths
 from keeper.cli import main
+from keeper.store import identity
 from tests.helpers import run_hook
 
 pytestmark = pytest.mark.skipif(sys.platform == "win32", reason="POSIX modes and symbolic links")
@@ -58,7 +58,7 @@ def test_a_folder_linked_out_of_the_store_is_never_written_through(
 ) -> None:
     outside = tmp_path / "outside"
     outside.mkdir()
-    project = paths.make_project(paths.find_project_root(str(project_dir)))
+    project = identity.make_project(identity.find_project_root(str(project_dir)))
     where = Path(project.dir) / link if link != "logs" else store / "logs"
     where.parent.mkdir(parents=True, exist_ok=True)
     where.symlink_to(outside, target_is_directory=True)
@@ -78,7 +78,7 @@ def test_a_file_linked_out_of_the_store_is_never_written_through(
 ) -> None:
     victim = tmp_path / "victim.txt"
     victim.write_text("untouched\n")
-    project = paths.make_project(paths.find_project_root(str(project_dir)))
+    project = identity.make_project(identity.find_project_root(str(project_dir)))
     Path(project.state).mkdir(parents=True)
     Path(project.state, "s1.tally").symlink_to(victim)
     Path(project.state, "hooks.stats").symlink_to(victim)

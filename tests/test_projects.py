@@ -12,9 +12,9 @@ from typing import Any
 
 import pytest
 
-from keeper import paths
 from keeper.cli import main
-from keeper.resolve import resolve
+from keeper.store import identity, paths
+from keeper.store.resolve import resolve
 from tests import hubstore
 
 
@@ -159,7 +159,7 @@ def test_a_pinned_project_records_the_clone_last_used(tmp_path: Path, capsys: py
     for clone in clones:
         assert run(["pin", "--project-dir", str(clone)], capsys)[0] == 0  # the user allows each clone
         assert run(["save", "--project-dir", str(clone), "--summary", "hi"], capsys)[0] == 0
-        project = paths.make_project(str(clone), "shared-svc")
+        project = identity.make_project(str(clone), "shared-svc")
         assert json.loads(Path(project.root_record).read_text())["root"] == str(clone)
 
 

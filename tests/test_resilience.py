@@ -22,9 +22,11 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from keeper import config, counters, hooks, paths, saving
+from keeper.capture import saving
+from keeper.hooks import entry
 from keeper.markdown import Document, bare
-from keeper.memory import SaveInput
+from keeper.memory.document import SaveInput
+from keeper.store import config, counters, identity
 from tests.conftest import LoggedErrors
 from tests.helpers import run_hook
 
@@ -43,27 +45,27 @@ def whole_memory(text: str) -> bool:
 def _session_worker(root: str, home: str, worker: int, seconds: float, queue: Any) -> None:
     os.environ["KEEPER_HOME"] = home
     os.environ["KEEPER_SAVE_EVERY"] = "7"
-    project = paths.make_project(root)
+    project = identity.make_project(root)
     cfg = config.load(root)
     session = f"stress-{worker}"
     uses, saved = 0, []
     deadline = time.monotonic() + seconds
     while time.monotonic() < deadline:
         payload = {"session_id": session, "cwd": root, "tool_name": "Read", "tool_input": {}}
-        hooks.handle("post-tool-use", json.dumps(payload).encode())
+        entry.handle("post-tool-use", json.dumps(payload).encode())
         uses += 1
         if uses % 40 == 0:
             decision = f"Worker {worker} decision {len(saved)}"
             saving.save(project, cfg, SaveInput(decisions=[decision], summary=f"w{worker} at {uses}"), session)
             saved.append(decision)
         if uses % 15 == 0:
-            hooks.handle("stop", json.dumps({"session_id": session, "cwd": root, "stop_hook_active": True}).encode())
+            entry.handle("stop", json.dumps({"session_id": session, "cwd": root, "stop_hook_active": True}).encode())
     queue.put((session, uses, saved))
 
 
 def _reader(root: str, home: str, seconds: float, queue: Any) -> None:
     os.environ["KEEPER_HOME"] = home
-    project = paths.make_project(root)
+    project = identity.make_project(root)
     reads, broken = 0, []
     deadline = time.monotonic() + seconds
     while time.monotonic() < deadline:
@@ -99,7 +101,7 @@ def test_eight_sessions_hooking_and_saving_at_once_lose_nothing(project_dir: Pat
         assert proc.exitcode == 0
     reader = next(r for r in results if r[0] == "reader")
     assert reader[1] > 0 and reader[2] == [], reader[2][:3]  # never saw a half-written file
-    project = paths.make_project(str(project_dir))
+    project = identity.make_project(str(project_dir))
     text = Path(project.memory).read_text(encoding="utf-8")
     decisions = Counter(item.rsplit(" (", 1)[0] for _, item in Document.parse(text).find(("core decisions",)).bullets())
     expected = [d for r in results if r[0] != "reader" for d in r[2]]
@@ -117,10 +119,12 @@ def test_eight_sessions_hooking_and_saving_at_once_lose_nothing(project_dir: Pat
 
 CHILD = """
 import json, os, sys
-from keeper import config, paths, record, saving
-from keeper.memory import SaveInput
+from keeper.capture import record, saving
+from keeper.store import config, paths
+from keeper.store import identity
+from keeper.memory.document import SaveInput
 root, prefix, transcript = sys.argv[1:4]
-project = paths.make_project(root)
+project = identity.make_project(root)
 cfg = config.load(root)
 i = 0
 while True:
@@ -149,7 +153,7 @@ def test_killing_writers_at_random_instants_corrupts_nothing(project_dir: Path, 
         child.kill()  # SIGKILL on POSIX, TerminateProcess on Windows: no cleanup runs
         out, _ = child.communicate(timeout=30)
         confirmed += [f"R{round_} decision {n}" for n in out.split()]
-        project = paths.make_project(str(project_dir))
+        project = identity.make_project(str(project_dir))
         text = Path(project.memory).read_text(encoding="utf-8")
         assert whole_memory(text)
         missing = [d for d in confirmed if f"- {d} (" not in text]
@@ -197,7 +201,7 @@ FUZZ = settings(
 
 
 @FUZZ
-@given(event=st.sampled_from(sorted(hooks.HANDLERS)), data=st.data())
+@given(event=st.sampled_from(sorted(entry.HANDLERS)), data=st.data())
 def test_any_json_payload_is_answered_and_memory_stays_intact(
     event: str,
     data: st.DataObject,
@@ -206,7 +210,7 @@ def test_any_json_payload_is_answered_and_memory_stays_intact(
     monkeypatch: pytest.MonkeyPatch,
     capsys: pytest.CaptureFixture[str],
 ) -> None:
-    project = paths.make_project(str(project_dir))
+    project = identity.make_project(str(project_dir))
     if not os.path.exists(project.memory):
         saving.save(project, config.load(None), SaveInput(decisions=["Keep me intact"]), "seed")
     before = Path(project.memory).read_bytes()
@@ -223,20 +227,20 @@ def test_any_json_payload_is_answered_and_memory_stays_intact(
 
 
 @FUZZ
-@given(event=st.sampled_from(sorted(hooks.HANDLERS)), raw=st.binary(max_size=300))
+@given(event=st.sampled_from(sorted(entry.HANDLERS)), raw=st.binary(max_size=300))
 def test_any_bytes_get_exit_0_json_and_one_log_line(
     event: str, raw: bytes, store: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
 ) -> None:
     log = store / "logs" / "keeper.log"
     before = log.read_text(encoding="utf-8").count("\n") if log.exists() else 0
-    payload, problem = hooks.parse_payload(raw)
+    payload, problem = entry.parse_payload(raw)
     run_hook(event, raw, monkeypatch, capsys)
     after = log.read_text(encoding="utf-8").count("\n") if log.exists() else 0
     if problem or not payload.get("session_id"):
         assert after - before == 1
 
 
-@pytest.mark.parametrize("event", sorted(hooks.HANDLERS))
+@pytest.mark.parametrize("event", sorted(entry.HANDLERS))
 @pytest.mark.parametrize("failure", [errno.ENOSPC, errno.EACCES, errno.EROFS])
 def test_a_full_or_read_only_store_never_breaks_a_hook(
     event: str,
@@ -248,7 +252,7 @@ def test_a_full_or_read_only_store_never_breaks_a_hook(
     keeper_errors: LoggedErrors,
 ) -> None:
     keeper_errors.allow(f"[Errno {failure}]")  # the hook fails open on exactly this failure
-    project = paths.make_project(str(project_dir))
+    project = identity.make_project(str(project_dir))
     saving.save(project, config.load(None), SaveInput(decisions=["Survives a full disk"]), "seed")
     before = Path(project.memory).read_bytes()
     root = os.environ["KEEPER_HOME"]
@@ -295,9 +299,9 @@ def edited(draw: st.DrawFn) -> tuple[str, dict]:
     ):
         from datetime import datetime
 
-        from keeper import memory
+        from keeper.memory import document
 
-        base, prov, _ = memory.merge(
+        base, prov, _ = document.merge(
             base,
             prov,
             SaveInput(**data),
@@ -349,12 +353,12 @@ def edited(draw: st.DrawFn) -> tuple[str, dict]:
 def test_whatever_people_do_to_memory_md_nothing_they_wrote_is_dropped(case: tuple[str, dict], save: dict) -> None:
     from datetime import datetime
 
-    from keeper import memory
+    from keeper.memory import document
 
     text, prov = case
     owned = set(prov.get("state", [])) | {r["line"] for r in prov.get("recent", [])}
     theirs = Counter(bare(line) for line in text.lstrip("\ufeff").splitlines(keepends=True) if bare(line) not in owned)
-    after, _, _ = memory.merge(
+    after, _, _ = document.merge(
         text,
         prov,
         SaveInput(**save),

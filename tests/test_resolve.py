@@ -9,9 +9,10 @@ from pathlib import Path
 
 import pytest
 
-from keeper import hooks, paths, pins
 from keeper.errors import KeeperError
-from keeper.resolve import resolve, start_folder
+from keeper.hooks import entry
+from keeper.store import identity, pins
+from keeper.store.resolve import resolve, start_folder
 from tests.helpers import Stdin, run_hook
 
 
@@ -36,7 +37,7 @@ def test_a_subfolder_resolves_to_its_repository_and_a_safe_session(tmp_path: Pat
     repo = make(tmp_path / "shop")
     (repo / "src" / "deep").mkdir(parents=True)
     at = resolve(str(repo / "src" / "deep"), "../../etc/passwd", strict=True)
-    assert at.project.root == str(repo.resolve()) and at.project.id == paths.project_id(str(repo.resolve()))
+    assert at.project.root == str(repo.resolve()) and at.project.id == identity.project_id(str(repo.resolve()))
     assert at.session == "etcpasswd" and at.has_session
     assert not resolve(str(repo), None, strict=False).has_session
 
@@ -46,14 +47,14 @@ def test_a_bad_pin_is_refused_by_the_cli_and_survived_by_hooks(tmp_path: Path) -
     with pytest.raises(KeeperError, match="is not a safe folder name"):
         resolve(str(repo), "s", strict=True)
     at = resolve(str(repo), "s", strict=False)
-    assert at.project.id == paths.project_id(str(repo.resolve()))
+    assert at.project.id == identity.project_id(str(repo.resolve()))
     assert any("is not a safe folder name" in w and "own id" in w for w in at.warnings)
 
 
 def test_a_pin_counts_only_once_the_user_allowed_it_for_that_folder(tmp_path: Path) -> None:
     folder = make(tmp_path / "svc", pin="shared-svc")
     at = resolve(str(folder), "s", strict=True)
-    assert at.project.id == paths.project_id(str(folder.resolve()))  # a repository cannot choose on its own
+    assert at.project.id == identity.project_id(str(folder.resolve()))  # a repository cannot choose on its own
     assert any("asks to share the memory 'shared-svc'" in w and "keeper pin --project-dir" in w for w in at.warnings)
     pins.allow("shared-svc", str(folder.resolve()))
     at = resolve(str(folder), "s", strict=True)
@@ -71,11 +72,11 @@ def test_hook_project_dir_beats_the_environment_and_the_payload_and_leaves_no_tr
     monkeypatch.setenv("CLAUDE_PROJECT_DIR", str(from_env))
     payload = {"session_id": "s1", "cwd": str(from_cwd), "tool_name": "Read"}
     monkeypatch.setattr(sys, "stdin", Stdin(json.dumps(payload).encode()))
-    assert hooks.run(["post-tool-use", "--project-dir", str(chosen)]) == 0
+    assert entry.run(["post-tool-use", "--project-dir", str(chosen)]) == 0
     assert json.loads(capsys.readouterr().out) == {}
     assert os.environ["CLAUDE_PROJECT_DIR"] == str(from_env)  # no side channel through the environment
-    counted = [p for p in (chosen, from_env, from_cwd) if os.path.exists(paths.make_project(str(p.resolve())).state)]
+    counted = [p for p in (chosen, from_env, from_cwd) if os.path.exists(identity.make_project(str(p.resolve())).state)]
     assert counted == [chosen]
     run_hook("post-tool-use", payload, monkeypatch, capsys)  # without the flag: the environment wins
-    assert os.path.exists(paths.make_project(str(from_env.resolve())).state)
-    assert not os.path.exists(paths.make_project(str(from_cwd.resolve())).state)
+    assert os.path.exists(identity.make_project(str(from_env.resolve())).state)
+    assert not os.path.exists(identity.make_project(str(from_cwd.resolve())).state)

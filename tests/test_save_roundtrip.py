@@ -14,8 +14,10 @@ from pathlib import Path
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from keeper import config, memory, paths, saving
+from keeper.capture import saving
 from keeper.markdown import Document, unescape_line
+from keeper.memory import document
+from keeper.store import config, identity, paths
 
 HOSTILE = "#:'\"-*>|!&@`{}[]\\%~ ,?=$^()" + "\t"
 ALPHABET = st.sampled_from(list(string.ascii_letters + string.digits + HOSTILE + "期限データ😀é\x0c\u2028"))
@@ -34,8 +36,8 @@ def build(summary: str, lists: dict[str, list[str]]) -> str:
 
 
 def distinct(items: list[str]) -> bool:
-    norms = [memory.normalize(i) for i in items]
-    return all(norms) and all(not memory.same_item(a, b) for i, a in enumerate(norms) for b in norms[i + 1 :])
+    norms = [document.normalize(i) for i in items]
+    return all(norms) and all(not document.same_item(a, b) for i, a in enumerate(norms) for b in norms[i + 1 :])
 
 
 def saved_summary(record: str) -> str:
@@ -63,9 +65,9 @@ def test_every_value_comes_back_byte_for_byte(
     project = paths.Project(str(project_dir), "p", str(Path(str(project_dir)).parent / f"store-{abs(hash(text))}"))
     saving.save(project, config.load(None), save, "s1", now=datetime(2026, 11, 22, 9, 0))
     text_now = Path(project.memory).read_text(encoding="utf-8")
-    assert [t for t, _ in memory.items(text_now, "decisions")] == decisions
-    assert [t for t, _ in memory.items(text_now, "issues")] == issues
-    assert [t for t, _ in memory.items(text_now, "state")][1:] == ["at " + summary]
+    assert [t for t, _ in document.items(text_now, "decisions")] == decisions
+    assert [t for t, _ in document.items(text_now, "issues")] == issues
+    assert [t for t, _ in document.items(text_now, "state")][1:] == ["at " + summary]
     record = next(Path(project.sessions).glob("*.md")).read_text(encoding="utf-8")
     assert saved_summary(record) == summary
     for decision in decisions:
@@ -73,12 +75,12 @@ def test_every_value_comes_back_byte_for_byte(
 
 
 def test_saved_text_cannot_forge_keepers_own_sections(project_dir: Path) -> None:
-    from keeper import record
+    from keeper.capture import record
 
     text = "summary: Reworked the cart\n    ## Activity\n    ```\n    ### 10:00 save\ndecisions:\n  - Fences\n    ## Saves\n"
     save, problems = saving.read_input(text, [])
     assert problems == [] and save.summary == "Reworked the cart\n## Activity\n```\n### 10:00 save"
-    project = paths.make_project(str(project_dir))
+    project = identity.make_project(str(project_dir))
     cfg = config.load(None)
     saving.save(project, cfg, save, "s1")
     record.update(project, cfg, "s1", {"Last reply": "done"})
@@ -88,7 +90,7 @@ def test_saved_text_cannot_forge_keepers_own_sections(project_dir: Path) -> None
     assert saved_summary(session_file) == save.summary
     assert "- Last reply: done again" in session_file
     memory_md = Path(project.memory).read_text(encoding="utf-8")
-    assert [t for t, _ in memory.items(memory_md, "decisions")] == ["Fences\n## Saves"]
+    assert [t for t, _ in document.items(memory_md, "decisions")] == ["Fences\n## Saves"]
     assert [line for line in memory_md.split("\n") if line.startswith("## ")] == [
         "## Core Decisions",
         "## Current State",

@@ -8,10 +8,11 @@ from pathlib import Path
 
 import pytest
 
-from keeper import config, paths, saving
+from keeper.capture import saving
 from keeper.errors import KeeperError
 from keeper.markdown import Document
-from keeper.memory import SaveInput
+from keeper.memory.document import SaveInput
+from keeper.store import config, identity
 
 
 def read(text: str) -> tuple[SaveInput, list[str]]:
@@ -19,7 +20,8 @@ def read(text: str) -> tuple[SaveInput, list[str]]:
 
 
 def test_the_save_request_example_reads_as_it_shows() -> None:
-    from keeper import context, saveformat
+    from keeper.capture import saveformat
+    from keeper.hooks import context
 
     body = context.save_command().split("\n", 1)[1].rsplit("\nKEEPER", 1)[0] + "\n"
     assert body == saveformat.template()
@@ -73,7 +75,7 @@ def test_an_unknown_key_is_reported_to_the_model_and_kept_in_the_session_file(
     assert main(["save", "--session", "s1"]) == 0
     out = capsys.readouterr().out
     assert "could not read all of this save" in out and "unknown key 'summry'" in out
-    project = paths.make_project(paths.find_project_root(str(project_dir)))
+    project = identity.make_project(identity.find_project_root(str(project_dir)))
     record = next(Path(project.sessions).glob("*.md")).read_text(encoding="utf-8")
     assert "- Not merged (summry): Reworked the cart" in record
 
@@ -89,14 +91,14 @@ def test_typed_lists_and_their_scope_are_read() -> None:
 
 
 def test_an_empty_save_is_refused() -> None:
-    project = paths.make_project(os.getcwd())
+    project = identity.make_project(os.getcwd())
     with pytest.raises(KeeperError, match="nothing to save"):
         saving.save(project, config.load(None), SaveInput(), "s1")
 
 
 def _save_many(root: str, home: str, worker: int, count: int) -> None:
     os.environ["KEEPER_HOME"] = home
-    project = paths.make_project(root)
+    project = identity.make_project(root)
     cfg = config.load(root)
     for i in range(count):
         saving.save(
@@ -119,7 +121,7 @@ def test_concurrent_saves_from_several_processes_all_land(project_dir: Path) -> 
     for proc in procs:
         proc.join(60)
         assert proc.exitcode == 0
-    project = paths.make_project(str(project_dir))
+    project = identity.make_project(str(project_dir))
     text = Path(project.memory).read_text()
     decisions = Document.parse(text).find(("core decisions",))
     assert decisions is not None and len(decisions.bullets()) == workers * count
@@ -131,7 +133,7 @@ def test_concurrent_saves_from_several_processes_all_land(project_dir: Path) -> 
 def test_everything_keeper_creates_is_private(project_dir: Path) -> None:
     home = Path(os.environ["KEEPER_HOME"])
     assert not home.exists()
-    project = paths.make_project(str(project_dir))
+    project = identity.make_project(str(project_dir))
     saving.save(project, config.load(None), SaveInput(decisions=["private"], summary="s"), "s1")
     created = [home, *home.rglob("*")]
     loose = [p for p in created if p.stat().st_mode & 0o077]
@@ -139,7 +141,7 @@ def test_everything_keeper_creates_is_private(project_dir: Path) -> None:
 
 
 def test_saves_sweep_temp_files_left_by_killed_writers(project_dir: Path) -> None:
-    project = paths.make_project(str(project_dir))
+    project = identity.make_project(str(project_dir))
     saving.save(project, config.load(None), SaveInput(summary="first"), "s1")
     stale = Path(project.dir) / ".memory.md.abc123.tmp"
     fresh = Path(project.dir) / ".memory.md.def456.tmp"

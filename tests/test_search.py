@@ -5,7 +5,8 @@ from __future__ import annotations
 from datetime import date
 from pathlib import Path
 
-from keeper import paths, search, tokens
+from keeper.recall import search, tokens
+from keeper.store import paths
 
 
 def make_project(tmp_path: Path, files: dict[str, str]) -> paths.Project:

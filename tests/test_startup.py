@@ -79,8 +79,8 @@ def test_post_tool_use_imports_neither_re_nor_json_nor_anything_it_does_not_use(
     loaded, reply = loaded_by(["hook", "post-tool-use"], payload, project_dir)
     assert reply == {}
     assert not loaded & NOT_PER_TOOL_USE, loaded & NOT_PER_TOOL_USE
-    # keeper.fsutil stays: the tally append checks that no link leads out of the store (issue 11)
-    unused = {"keeper.log", "keeper.migrate", "keeper.redact", "keeper.sessions"}
+    # keeper.store.fsutil stays: the tally append checks that no link leads out of the store (issue 11)
+    unused = {"keeper.store.log", "keeper.store.migrate", "keeper.redact", "keeper.store.sessions"}
     assert not loaded & unused, loaded & unused
 
 
@@ -99,7 +99,7 @@ def test_a_stop_with_nothing_new_compiles_no_redaction_pattern(project_dir: Path
     again, reply = loaded_by(["hook", "stop"], payload, project_dir)
     assert "keeper.redact" in first  # the first Stop redacts what it records
     assert reply == {}
-    assert not again & {"keeper.redact", "re", "enum", "datetime", "keeper.memory"}, again
+    assert not again & {"keeper.redact", "re", "enum", "datetime", "keeper.memory.document"}, again
 
 
 def test_automatic_recall_loads_no_dependency(project_dir: Path) -> None:

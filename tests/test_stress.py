@@ -17,9 +17,12 @@ from typing import Any
 
 import pytest
 
-from keeper import config, hooks, paths, saving, search, trash
+from keeper.capture import saving
 from keeper.errors import KeeperError
-from keeper.memory import SaveInput
+from keeper.hooks import entry
+from keeper.memory.document import SaveInput
+from keeper.recall import search
+from keeper.store import config, identity, trash
 
 pytestmark = pytest.mark.slow
 SECONDS = float(os.environ.get("KEEPER_STRESS_SECONDS", "12"))
@@ -27,7 +30,7 @@ SECONDS = float(os.environ.get("KEEPER_STRESS_SECONDS", "12"))
 
 def _run(role: str, worker: int, root: str, home: str, seconds: float, queue: Any) -> None:
     os.environ["KEEPER_HOME"] = home
-    project, cfg = paths.make_project(root), config.load(root)
+    project, cfg = identity.make_project(root), config.load(root)
     made: dict[str, list[str]] = {"decisions": [], "files": []}
     errors: list[str] = []
     deadline, i = time.monotonic() + seconds, 0
@@ -42,8 +45,8 @@ def _run(role: str, worker: int, root: str, home: str, seconds: float, queue: An
                 made["files"].append(os.path.basename(session_file))
             elif role == "hooks":
                 base = {"session_id": f"hooked-{worker}", "cwd": root}
-                hooks.handle("post-tool-use", json.dumps({**base, "tool_name": "Read"}).encode())
-                hooks.handle("stop", json.dumps({**base, "last_assistant_message": f"r{i}"}).encode())
+                entry.handle("post-tool-use", json.dumps({**base, "tool_name": "Read"}).encode())
+                entry.handle("stop", json.dumps({**base, "last_assistant_message": f"r{i}"}).encode())
             elif role == "clearer":
                 what = "all" if i % 3 == 0 else "old"
                 files = trash.files_to_clear(project, what, 0)
@@ -86,7 +89,7 @@ def test_every_writer_at_once_loses_nothing(project_dir: Path, store: Path) -> N
         proc.join(timeout=60)
     errors = [e for _, _, errs in results for e in errs]
     assert not errors, errors[:3]
-    project = paths.make_project(root)
+    project = identity.make_project(root)
     while trash.backups(project):  # bring back what can come back; the rest stays in the trash
         restored, kept = trash.restore(project)
         if not restored and kept:
@@ -113,7 +116,7 @@ def test_two_clears_in_the_same_second_get_their_own_backups(
             return cls(2026, 11, 22, 9, 30, 0)
 
     monkeypatch.setattr(trash, "datetime", Frozen)
-    project, cfg = paths.make_project(str(project_dir)), config.load(None)
+    project, cfg = identity.make_project(str(project_dir)), config.load(None)
     _, made = saving.save(project, cfg, SaveInput(summary="first"), "a")
     first = trash.move_to_trash(project, [made], "one")
     _, made = saving.save(project, cfg, SaveInput(summary="second"), "b")

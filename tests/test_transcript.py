@@ -9,8 +9,10 @@ from pathlib import Path
 
 import pytest
 
-from keeper import config, paths, record, redact, saving, sessions, transcript
-from keeper.memory import SaveInput
+from keeper import redact
+from keeper.capture import record, saving, transcript
+from keeper.memory.document import SaveInput
+from keeper.store import config, identity, paths, sessions
 from tests.helpers import run_hook
 from tests.transcripts import SESSION, Transcript, realistic
 
@@ -115,7 +117,7 @@ def test_missing_or_hostile_transcripts_are_ignored(tmp_path: Path) -> None:
 
 
 def project_of(project_dir: Path) -> paths.Project:
-    return paths.make_project(paths.find_project_root(str(project_dir)))
+    return identity.make_project(identity.find_project_root(str(project_dir)))
 
 
 def record_text(project_dir: Path, session: str = SESSION) -> str:
@@ -226,7 +228,7 @@ def test_the_record_is_exact_saves_apart_and_the_real_last_reply_kept(
 def test_recall_returns_content_not_record_bookkeeping(
     project_dir: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
 ) -> None:
-    from keeper import search
+    from keeper.recall import search
 
     t = realistic(tmp_path / "t.jsonl")
     base = {"session_id": SESSION, "cwd": str(project_dir), "transcript_path": str(t.path)}

@@ -24,7 +24,8 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))
 import conversations
 import corpus
 
-from keeper import paths, search
+from keeper.recall import search
+from keeper.store import paths
 
 DEPTH = 20
 STOP = set(  # the grep-style baseline's stop words (Keeper's own list before issue 12), kept fixed

@@ -6,7 +6,7 @@ For each size, in a fresh store: the first `keeper recall` (which builds the ind
 size against the text's, then interleaved rounds of warm `keeper recall`, `grep -ril` over the
 same files, automatic recall (the UserPromptSubmit hook with a 9-word prompt) and `python -c
 pass`; then the call after one new session file. By default Keeper runs as a plugin install runs
-it, through `bin/keeper` and the environment `keeper/bootstrap.py` sets up (see
+it, through `bin/keeper` and the environment `keeper/plugin/bootstrap.py` sets up (see
 benchmarks/hooks.py); `--keeper PATH` times a console script instead.
 """
 

@@ -1,0 +1,276 @@
+"""The session record: each session's file kept up to date without a model call.
+
+Stop, PreCompact and SessionEnd bring the record up to date from the transcript and a few facts
+(tool uses, the last reply, when it ended). Start and end markers in ``state/`` say which
+sessions began and which ended, so a session killed before SessionEnd is finished by the next
+SessionStart once its transcript has gone quiet. The transcript reader loads only when a record
+is updated: SessionStart usually needs just the markers.
+"""
+
+from __future__ import annotations
+
+import os
+import time
+
+from keeper.errors import KeeperError
+from keeper.store import counters, identity, log, paths, sessions
+from keeper.store.config import Config
+from keeper.store.fsutil import HOOK_LOCK_TIMEOUT, atomic_write, ensure_dir, guard, open_append, project_lock, read_text
+
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    from datetime import datetime
+
+    from keeper.store.resolve import Resolved
+
+    Facts = dict[str, str | None]  # header label -> value; None removes the line
+
+IDLE_BEFORE_RECOVERY = 600  # seconds without transcript activity before a session counts as gone
+MISSED_ENDINGS_PER_START = 5
+
+# -- start and end markers -----------------------------------------------------------------------
+
+
+def _marker(project: paths.Project, session: str, kind: str) -> str:
+    return os.path.join(project.state, f"{session}.{kind}")
+
+
+def _open_marker(project: paths.Project, session: str) -> str:
+    return os.path.join(project.state, paths.OPEN_SESSIONS, session)
+
+
+def _touch(path: str) -> None:
+    os.close(open_append(path))  # 0600, never through a link; makes the folder if missing
+
+
+def mark_start(project: paths.Project, session: str, transcript_path: str = "") -> None:
+    """Remember when a session started and where its transcript is (first SessionStart wins).
+
+    Cheap enough for the hook: one exclusive create, no lock; a new session also gets its
+    marker among the open ones.
+    """
+    path = _marker(project, session, "start")
+    guard(path)
+    try:
+        fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600)
+    except FileExistsError:
+        return
+    except FileNotFoundError:
+        ensure_dir(project.state)
+        return mark_start(project, session, transcript_path)
+    with os.fdopen(fd, "w", encoding="utf-8") as fh:
+        fh.write(time.strftime("%Y-%m-%dT%H:%M:%S") + "\n" + transcript_path.replace("\n", " "))
+    if os.path.isdir(os.path.dirname(_open_marker(project, session))):
+        _touch(_open_marker(project, session))  # without the folder, unended() builds it from the markers
+    return
+
+
+def start_marker(project: paths.Project, session: str) -> tuple[str, str]:
+    """``(started ISO time, transcript path)`` from the start marker; empty strings when unknown."""
+    text = read_text(_marker(project, session, "start")) or ""
+    first, _, second = text.partition("\n")
+    return first.strip(), second.strip()
+
+
+def started_at(project: paths.Project, session: str) -> datetime | None:
+    from datetime import datetime
+
+    stamp, _ = start_marker(project, session)
+    try:
+        return datetime.fromisoformat(stamp) if stamp else None
+    except ValueError:
+        return None
+
+
+def mark_ended(project: paths.Project, session: str, ended: bool = True) -> None:
+    """Set (or clear, if a session thought over turns out alive) the session's end marker."""
+    path = _marker(project, session, "end")
+    try:
+        if ended:
+            os.close(open_append(path))
+            os.unlink(_open_marker(project, session))
+        else:
+            os.unlink(path)  # usually absent: a Stop of a live session pays one failed unlink
+            if os.path.isdir(os.path.dirname(_open_marker(project, session))):
+                _touch(_open_marker(project, session))
+    except OSError:
+        pass
+
+
+def unended(project: paths.Project) -> list[str]:
+    """Sessions that started but whose end was never recorded.
+
+    One small listing (``state/open``: a marker per open session), so a session start costs the
+    same however many sessions the store holds; a store from before it builds the folder once
+    from its start and end markers.
+    """
+    folder = os.path.join(project.state, paths.OPEN_SESSIONS)
+    try:
+        return sorted(os.listdir(folder))
+    except FileNotFoundError:
+        pass
+    except OSError:
+        return []
+    try:
+        names = os.listdir(project.state)
+    except OSError:
+        return []
+    started = {n[: -len(".start")] for n in names if n.endswith(".start")}
+    ended = {n[: -len(".end")] for n in names if n.endswith(".end")}
+    found = sorted(started - ended)
+    try:
+        tmp = f"{folder}.{os.getpid()}.tmp"
+        ensure_dir(tmp)
+        for session in found:
+            _touch(os.path.join(tmp, session))
+        os.rename(tmp, folder)
+    except OSError:  # another start built it first, or the disk said no: built again next time
+        for leftover in os.listdir(tmp) if os.path.isdir(tmp) else []:
+            os.unlink(os.path.join(tmp, leftover))
+        if os.path.isdir(tmp):
+            os.rmdir(tmp)
+    return found
+
+
+# -- the record ------------------------------------------------------------------------------------
+
+
+def facts(tally: bytes, last_reply: str, patterns: list[str], state: dict[str, object] | None = None) -> Facts:
+    """The header facts a hook knows: tool uses and saves so far, and the last reply (redacted).
+
+    With the session's ``state``, a reply already recorded is taken from there: a Stop with
+    nothing new compiles no redaction pattern.
+    """
+    found: Facts = {"Tool uses": f"{counters.total_uses(tally)} ({counters.saves(tally)} saves)"}
+    if last_reply.strip():
+        known = (state or {}).get("facts")
+        if (
+            state
+            and state.get("reply") == reply_key(last_reply)
+            and isinstance(known, dict)
+            and known.get("Last reply")
+        ):
+            found["Last reply"] = known["Last reply"]
+        else:
+            from keeper import redact
+            from keeper.memory import document
+
+            found["Last reply"] = document.one_line(redact.redact(last_reply, patterns), 300)
+    return found
+
+
+def reply_key(reply: str) -> str:
+    """A short digest of a reply as written, to know it again without redacting it again."""
+    return identity.sha256_hex(reply.encode("utf-8", "surrogatepass"))[:16]
+
+
+def update(
+    project: paths.Project,
+    cfg: Config,
+    session: str,
+    new_facts: Facts,
+    transcript_path: str = "",
+    now: datetime | None = None,
+    reply: str = "",
+) -> bool:
+    """Bring the session file up to date from its transcript and ``new_facts`` (``None`` removes one).
+
+    Deterministic and idempotent: only what is new in the transcript is read, and when neither the
+    digest nor the facts changed nothing is locked or written, so the same Stop twice leaves the
+    same bytes; nor is the redactor loaded (``reply``: the last reply as written, remembered by
+    its digest). Hooks call this, so the lock is held briefly and given up rather than waited for.
+    """
+    from keeper.capture import transcript
+
+    state = sessions.read_state(project, session)
+    candidates = (transcript_path, state.get("transcript"), start_marker(project, session)[1])
+    path = next((p for p in candidates if isinstance(p, str) and transcript.readable(p)), "")
+    saved = state.get("activity")
+    patterns = cfg.redact_patterns
+
+    def clean(text: str) -> str:
+        from keeper import redact  # only for new transcript lines: it compiles its patterns
+
+        return redact.redact(text, patterns)
+
+    activity = transcript.Activity(saved if isinstance(saved, dict) else None, clean=clean)
+    stored_offset = state.get("offset")
+    valid = isinstance(stored_offset, int) and not isinstance(stored_offset, bool) and stored_offset >= 0
+    offset = stored_offset if valid and isinstance(stored_offset, int) else 0
+    stored_facts = state.get("facts")
+    old_facts = (
+        {k: v for k, v in stored_facts.items() if isinstance(v, str)} if isinstance(stored_facts, dict) else None
+    )
+    if path:
+        read_from = offset
+        offset = transcript.update(activity, path, offset)
+        new_facts = {"Transcript": path, **new_facts}
+        if offset != read_from or old_facts is None:  # else the stored facts hold these
+            if activity.branch:
+                new_facts["Branch"] = activity.branch
+            last = transcript.local_time(activity.last_ts) if activity.last_ts else None
+            if last:
+                new_facts["Last activity"] = last.strftime("%Y-%m-%d %H:%M")
+    merged = {**(old_facts or {}), **new_facts}
+    changes: dict[str, object] = {"facts": merged, "activity": activity.as_dict(), "offset": offset, "transcript": path}
+    if reply:
+        changes["reply"] = reply_key(reply)
+    if all(state.get(k) == v for k, v in changes.items()) and sessions.existing_file(project, session):
+        return False
+    from datetime import datetime
+
+    with project_lock(project.lock, timeout=HOOK_LOCK_TIMEOUT):
+        first = transcript.local_time(activity.first_ts) if path and activity.first_ts else None
+        start = started_at(project, session) or first or now or datetime.now()
+        record = sessions.ensure_file(project, session, start)
+        text = read_text(record, exact=True) or ""
+        updated = sessions.set_activity(sessions.set_facts(text, merged), transcript.render(activity, project.root))
+        if updated != text:
+            atomic_write(record, updated)
+        fresh = sessions.read_state(project, session)  # keeps what a concurrent save recorded
+        fresh.update(changes)
+        sessions.write_state(project, session, fresh)
+    return True
+
+
+def update_from_hook(event: str, at: Resolved, new_facts: Facts, transcript_path: str, reply: str = "") -> None:
+    """``update`` for a hook: a busy lock is logged and left to the next Stop, which catches up."""
+    try:
+        update(at.project, at.cfg, at.session, new_facts, transcript_path, reply=reply)
+    except KeeperError as exc:
+        log.write(event, "WARN", f"session file not updated: {exc}")
+
+
+def stamp(event: str, at: Resolved, label: str, detail: str, last_reply: str, transcript_path: str) -> None:
+    """Record a moment (``Compacted``, ``Ended``) with the facts and everything the transcript shows."""
+    tally = counters.read(counters.tally_path(at.project.state, at.session))
+    found = facts(tally, last_reply, at.cfg.redact_patterns)
+    found[label] = time.strftime("%Y-%m-%d %H:%M") + (f" ({detail})" if detail else "")
+    update_from_hook(event, at, found, transcript_path)
+
+
+def complete_missed_endings(event: str, project: paths.Project, cfg: Config, current: str) -> None:
+    """Finish the records of earlier sessions that were killed before SessionEnd ran.
+
+    A session counts as gone once its transcript has been idle for ten minutes; should it come
+    back after all, its next Stop removes the end stamp again.
+    """
+    for session in [s for s in unended(project) if s != current][:MISSED_ENDINGS_PER_START]:
+        state = sessions.read_state(project, session)
+        path = str(state.get("transcript") or "") or start_marker(project, session)[1]
+        marker = _marker(project, session, "start")
+        try:
+            last = os.path.getmtime(path) if path else os.path.getmtime(marker)
+        except (OSError, ValueError):
+            last = os.path.getmtime(marker) if os.path.exists(marker) else 0.0
+        if time.time() - last < IDLE_BEFORE_RECOVERY:
+            continue
+        ended = time.strftime("%Y-%m-%d %H:%M", time.localtime(last))
+        found: Facts = {"Ended": f"{ended} (last activity; the session ended without SessionEnd)"}
+        try:
+            update(project, cfg, session, found, path)
+        except KeeperError as exc:
+            log.write(event, "WARN", f"could not complete session {session}: {exc}")
+            continue
+        mark_ended(project, session)
+        log.write(event, "INFO", f"completed session {session} from its transcript (its end never ran)")

@@ -1,0 +1,186 @@
+"""Saving: read what Claude sent, redact it, and merge it into memory.md and the session file.
+
+All of it happens under the project lock, each file replaced atomically, so two sessions saving
+at once both land and a crash mid-save leaves every file whole.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+from datetime import datetime
+
+from keeper import redact
+from keeper.capture import record
+from keeper.errors import KeeperError
+from keeper.memory import document
+from keeper.store import counters, paths, resolve, sessions
+from keeper.store.config import Config
+from keeper.store.fsutil import atomic_write, project_lock, read_json, read_text, sweep_temp_files
+
+SCOPES = ("project", "global")
+
+
+def read_input(text: str, extra_patterns: list[str]) -> tuple[document.SaveInput, list[str]]:
+    """A save from Keeper's save format (or JSON) on stdin, redacted, and what could not be read.
+
+    Every value is text, stored as written (see ``keeper.capture.saveformat``). Nothing is dropped: an
+    unknown key and text outside any key are kept in the session file, and each is named in the
+    problems so the model that saved can be told.
+    """
+    from keeper.capture import saveformat
+
+    parsed = saveformat.parse(text)
+    values = dict(parsed.values)
+    problems = list(parsed.problems)
+    unplaced: list[tuple[str, str]] = []
+    scope = values.get("scope")
+    if isinstance(scope, str) and scope.strip().lower() not in SCOPES:
+        problems.append(
+            f"scope {scope.strip()!r} is neither 'project' nor 'global'; the typed lists went to the project"
+        )
+        values.pop("scope")
+    for key, value in parsed.unknown.items():
+        unplaced += [(key, item) for item in (value if isinstance(value, list) else [value]) if item.strip()]
+    stray = "\n".join(parsed.stray)
+    if stray.strip():
+        if any(values.values()) or unplaced:
+            unplaced.append(("text outside any key", stray))
+        else:
+            values["summary"] = stray
+            problems.append("the text had no key, so all of it was saved as the summary")
+    return to_save_input(values, extra_patterns, unplaced), problems
+
+
+def to_save_input(
+    values: dict[str, str | list[str]], extra_patterns: list[str], unplaced: list[tuple[str, str]] | None = None
+) -> document.SaveInput:
+    """Redact a save's values; blank items are left out, everything else is kept as written."""
+
+    def clean(text: str) -> str:
+        return redact.redact(text, extra_patterns)
+
+    def listed(key: str) -> list[str]:
+        value = values.get(key) or []
+        return [clean(item) for item in ([value] if isinstance(value, str) else value) if item.strip()]
+
+    summary = values.get("summary") or ""
+    if isinstance(summary, list):
+        summary = "\n".join(summary)
+    scope = values.get("scope")
+    return document.SaveInput(
+        typed={name: listed(name) for name in document.TYPED},
+        scope="global" if isinstance(scope, str) and scope.strip().lower() == "global" else "project",
+        summary=clean(summary) if summary.strip() else "",
+        decisions=listed("decisions"),
+        state=listed("state"),
+        issues=listed("issues"),
+        resolved=listed("resolved"),
+        retired=listed("retired"),
+        unplaced=[(label, clean(text)) for label, text in unplaced or []],
+    )
+
+
+def _provenance_file(project: paths.Project) -> str:
+    return project.owned_lines
+
+
+def save(
+    project: paths.Project,
+    cfg: Config,
+    data: document.SaveInput,
+    session: str,
+    now: datetime | None = None,
+) -> tuple[document.MergeReport, str]:
+    """Merge a save into memory.md and the session file; return the report and the session file."""
+    if data.is_empty():
+        raise KeeperError(
+            "nothing to save: give at least one of summary, decisions, state, issues, resolved, retired "
+            "(key: lines on stdin, or flags such as --summary TEXT --decision TEXT)."
+        )
+    now = now or datetime.now()
+    with project_lock(project.lock):
+        for folder in (project.dir, project.sessions, project.state):
+            sweep_temp_files(folder)  # what writers killed mid-write left behind
+        text = read_text(project.memory, exact=True)  # a hand edit in another encoding keeps its bytes
+        merged, provenance, report = document.merge(
+            text,
+            read_json(_provenance_file(project)),
+            data,
+            project_name=project.name,
+            session_id=session,
+            now=now,
+            recent_sessions=cfg.recent_sessions,
+        )
+        if merged != text and (text is not None or _touches_project(data)):
+            atomic_write(project.memory, merged)
+            atomic_write(_provenance_file(project), json.dumps(provenance, ensure_ascii=False, sort_keys=True))
+        if (data.scope == "global" and data.typed) or (
+            report.unmatched_retired and _exists(paths.global_memory_file())
+        ):
+            _save_global(data, report, now)
+        session_file = sessions.ensure_file(project, session, record.started_at(project, session) or now)
+        sessions.append_save(session_file, sessions.render_save(now, data, report))
+        state = sessions.read_state(project, session)
+        state["last_save"] = now.isoformat(timespec="seconds")
+        sessions.write_state(project, session, state)
+    resolve.remember_root(project, check=True)
+    counters.append(counters.tally_path(project.state, session), counters.SAVE)
+    return report, session_file
+
+
+def _touches_project(data: document.SaveInput) -> bool:
+    """Whether a save has anything for the project's memory.md (a global-only save does not)."""
+    project_typed = data.scope == "project" and bool(data.typed)
+    return bool(data.summary or data.decisions or data.state or data.issues or data.resolved or project_typed)
+
+
+def _exists(path: str) -> bool:
+    return os.path.isfile(path)
+
+
+def _save_global(data: document.SaveInput, report: document.MergeReport, now: datetime) -> None:
+    """Merge the global part of a save (and retirements the project had no match for). Taken after
+    the project lock, always in that order, so two saves can never wait on each other."""
+    path = paths.global_memory_file()
+    with project_lock(os.path.join(os.path.dirname(path), ".lock")):
+        text = read_text(path, exact=True)
+        merged = document.merge_global(
+            text, data if data.scope == "global" else document.SaveInput(), report.unmatched_retired, now, report
+        )
+        if merged != text:
+            atomic_write(path, merged)
+
+
+def report_lines(report: document.MergeReport) -> list[str]:
+    """What a save changed, one line per kind of change, for the person or model that saved."""
+    lines = []
+    if report.added_decisions:
+        lines.append(f"+ {len(report.added_decisions)} decision(s): " + "; ".join(report.added_decisions))
+    if report.known_decisions:
+        lines.append(f"= {len(report.known_decisions)} decision(s) already known: " + "; ".join(report.known_decisions))
+    if report.state_lines:
+        lines.append(f"~ current state replaced ({report.state_lines} line(s))")
+    if report.recent:
+        lines.append("~ recent context updated for this session")
+    if report.added_issues:
+        lines.append(f"+ {len(report.added_issues)} issue(s): " + "; ".join(report.added_issues))
+    if report.known_issues:
+        lines.append(f"= {len(report.known_issues)} issue(s) already known")
+    for kind, items in report.added_typed.items():
+        if items:
+            lines.append(f"+ {len(items)} {kind} item(s): " + "; ".join(items))
+    for kind, items in report.known_typed.items():
+        if items:
+            lines.append(f"= {len(items)} {kind} item(s) already known")
+    if report.reconfirmed:
+        lines.append(f"~ {len(report.reconfirmed)} decision(s) re-confirmed today: " + "; ".join(report.reconfirmed))
+    if report.retired:
+        lines.append(f"- {len(report.retired)} decision(s) retired: " + "; ".join(report.retired))
+    if report.unmatched_retired:
+        lines.append("? no decision matched: " + "; ".join(report.unmatched_retired))
+    if report.resolved:
+        lines.append(f"- {len(report.resolved)} issue(s) resolved: " + "; ".join(report.resolved))
+    if report.unmatched:
+        lines.append("? no open issue matched: " + "; ".join(report.unmatched))
+    return lines or ["= nothing new for memory.md"]

@@ -1,0 +1,172 @@
+"""What a session starts with: memory.md chosen by importance within a character budget.
+
+At any size the briefing keeps what the next session needs first: the current state, the newest
+recent context, at least the newest item of every section (so no heading is ever shown empty
+while the file has lines for it), then the open issues newest first, the sections a person
+added, and the decisions newest (or most recently re-confirmed) first. Typed memories rank with
+them: feedback beside the state, the user beside recent context, tools and references with the
+decisions. Items keep their dates so
+stale facts can be judged, and whatever did not fit is named with how to recall it. Sessions
+that ended without a save are listed too: their work is otherwise invisible until recalled.
+"""
+
+from __future__ import annotations
+
+import os
+
+from keeper.markdown import Document, Section, bare
+from keeper.memory import document
+from keeper.store import paths, sessions
+from keeper.store.fsutil import read_text
+
+UNSAVED_SHOWN = 3  # sessions without a save, newest first
+UNSAVED_LOOKED_AT = 12  # newest session files considered for that
+ITEM_CHARS = 1200  # one item is cut beyond this, so one huge entry cannot take the whole budget
+
+# Lower tiers are taken first; within a tier, units in the order they were made.
+_FIRST, _STATE, _RECENT, _ISSUES, _OTHER, _DECISIONS = range(6)
+_NEWEST_FIRST = ("decisions", "issues", "feedback", "user", "tool", "reference")
+_TIERS = {
+    "state": _STATE,
+    "feedback": _STATE,  # corrections not to repeat: as urgent as where the work stands
+    "recent": _RECENT,
+    "user": _RECENT,
+    "issues": _ISSUES,
+    "decisions": _DECISIONS,
+    "tool": _DECISIONS,
+    "reference": _DECISIONS,
+}
+
+
+class _Unit:
+    """One item (or one loose line) of a section, as it would be shown."""
+
+    __slots__ = ("key", "lines", "section", "size", "tier")
+
+    def __init__(self, section: int, key: tuple[object, ...], lines: list[str], tier: int) -> None:
+        text = "".join(lines)
+        if len(text) > ITEM_CHARS:
+            lines = [text[: ITEM_CHARS - 2].rstrip() + " …\n"]
+        self.section, self.key, self.lines, self.tier = section, key, lines, tier
+        self.size = sum(len(line) for line in lines)
+
+
+def _name(section: Section) -> str | None:
+    for name, (_, keys) in document.SECTIONS.items():
+        if section.level == 2 and section.key() in keys:
+            return name
+    return None
+
+
+def _units(index: int, section: Section, name: str | None) -> list[_Unit]:
+    """A section's items (a bullet with its continuation lines, or a loose line), in display order."""
+    found: list[tuple[tuple[object, ...], list[str]]] = []
+    position = 0
+    while position < len(section.lines):
+        line = section.lines[position]
+        end = section.item_span(position) if line[:2] in ("- ", "* ", "+ ") else position + 1
+        if line.strip():
+            lines = [bare(text) + "\n" for text in section.lines[position:end]]
+            day = document.date_of_item(lines) or ""
+            key: tuple[object, ...] = (day, position) if name in _NEWEST_FIRST else (position,)
+            found.append((key, lines))
+        position = end
+    if name in _NEWEST_FIRST:
+        found.sort(key=lambda pair: pair[0], reverse=True)  # newest date first; later lines are newer
+    tier = _TIERS.get(name or "", _OTHER)
+    return [_Unit(index, key, lines, _FIRST if i == 0 else tier) for i, (key, lines) in enumerate(found)]
+
+
+def select(text: str, limit: int) -> tuple[str, list[str]]:
+    """memory.md within ``limit`` characters, chosen by importance; and what was left out, by section."""
+    doc = Document.parse(text.lstrip("\ufeff"))
+    units: list[_Unit] = []
+    heads: dict[int, str] = {}
+    for index, section in enumerate(doc.sections):
+        name = _name(section)
+        if section.heading is not None:
+            heads[index] = bare(section.heading) + "\n"
+        units.extend(_units(index, section, name))
+    budget = limit - sum(len(head) + 1 for head in heads.values())
+    chosen: set[int] = set()
+    for position in sorted(range(len(units)), key=lambda i: units[i].tier):
+        unit = units[position]
+        if unit.size <= budget:
+            chosen.add(position)
+            budget -= unit.size
+    out: list[str] = []
+    left: list[str] = []
+    for index, section in enumerate(doc.sections):
+        mine = [i for i, unit in enumerate(units) if unit.section == index]
+        kept = [units[i] for i in mine if i in chosen]
+        if index in heads and (kept or not mine):
+            out.append(heads[index])
+        out.extend(line for unit in kept for line in unit.lines)
+        if kept or index in heads:
+            out.append("\n")
+        dropped = len(mine) - len(kept)
+        if dropped:
+            label = section.title or "the opening text"
+            older = " older" if _name(section) in (*_NEWEST_FIRST, "recent") else ""
+            left.append(f"{dropped}{older} item(s) of '{label}'")
+    return "".join(out).strip() + "\n", left
+
+
+def unsaved_sessions(project: paths.Project, current: str) -> list[str]:
+    """One line for each recent session that ended without a save and is newer than the last save.
+
+    Only the newest few session files are looked at (``sessions.newest``: the folder is not
+    listed, so this costs the same at any size); a later save covers the ones before it.
+    """
+    names = sessions.newest(project, UNSAVED_LOOKED_AT)
+    if not names:
+        return []
+    try:
+        saved_at = os.stat(project.memory).st_mtime
+    except OSError:
+        saved_at = 0.0
+    own = sessions.existing_file(project, current)
+    lines: list[str] = []
+    for name in reversed(names):
+        path = os.path.join(project.sessions, name)
+        try:
+            if os.stat(path).st_mtime <= saved_at or path == own:
+                continue
+        except OSError:
+            continue
+        line = _unsaved_line(read_text(path) or "", name)
+        if line:
+            lines.append(line)
+        if len(lines) == UNSAVED_SHOWN:
+            break
+    return lines
+
+
+def _unsaved_line(text: str, name: str) -> str | None:
+    """``- 2026-11-21 14:30 (no save): "first prompt"; files: a.py, b.py`` for a record without saves."""
+    doc = Document.parse(text)
+    if doc.find((sessions.SAVES.lower(),)) is not None:
+        return None
+    activity = doc.find((sessions.ACTIVITY.lower(),))
+    if activity is None:
+        return None
+    body = [bare(line) for line in activity.lines]
+    prompt = next((line.split(". ", 1)[1] for line in body if line.startswith("  1. ")), "")
+    start = next((i for i, line in enumerate(body) if line.startswith("- Files changed")), None)
+    files: list[str] = []
+    if start is not None:
+        for line in body[start + 1 :]:
+            if not line.startswith("  - "):
+                break
+            files.append(line[4:].rsplit(" (", 1)[0])
+    if not prompt and not files:
+        return None
+    facts = sessions.read_facts(text)
+    when = facts.get("Started") or name[:15].replace("_", " ")
+    parts = [f"- {when} (ended without a save, {name})"]
+    if prompt:
+        parts.append(f'first prompt: "{document.one_line(prompt, 160)}"')
+    if files:
+        shown = ", ".join(files[:5]) + (f" and {len(files) - 5} more" if len(files) > 5 else "")
+        parts.append(f"files: {shown}")
+    return "; ".join(parts)

@@ -1,0 +1,280 @@
+"""``keeper hook EVENT``: Claude Code's hook JSON in, exactly one JSON object out, exit 0 always.
+
+Data walks one way: the raw payload becomes an ``Event`` once, at the boundary; ``resolve``
+finds its project; a handler maps the event onto plain functions (``counters``, ``record``,
+``context``, ``prompts``) and returns the reply. This is the hot path (PostToolUse runs on every
+tool call), so at module level it imports the standard library and Keeper's stdlib-only modules;
+yaml, filelock and rapidfuzz load only on a branch that needs them. Every input is answered: bad
+stdin is logged and treated as empty, and any error is logged in one line while the hook still
+prints ``{}`` and exits 0.
+"""
+
+from __future__ import annotations
+
+import os
+import sys
+import time
+
+from keeper import jsonio
+from keeper.capture.shell import is_save_command
+from keeper.errors import KeeperError
+from keeper.store import counters, fsutil
+from keeper.store.resolve import Resolved, resolve, start_folder
+
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    from collections.abc import Callable
+    from typing import Any
+
+    Reply = dict[str, Any]  # one JSON object
+
+MAX_STDIN = 32 << 20
+
+
+def _log(event: str, level: str, message: str) -> None:
+    from keeper.store import log  # only when there is something to say
+
+    log.write(event, level, message)
+
+
+def parse_payload(raw: bytes) -> tuple[dict[str, Any], str | None]:
+    """The hook JSON as a dict, or ``{}`` and the reason it could not be read."""
+    if len(raw) > MAX_STDIN:
+        return {}, f"stdin is {len(raw)} bytes, over the {MAX_STDIN}-byte limit"
+    text = raw.decode("utf-8", errors="replace")
+    problem = "stdin is not valid UTF-8 (decoded with replacements)" if "\ufffd" in text else None
+    if not text.strip():
+        return {}, "stdin is empty"
+    try:
+        data = jsonio.loads(text)
+    except (ValueError, RecursionError) as exc:
+        return {}, f"stdin is not JSON ({type(exc).__name__}: {str(exc)[:120]})"
+    if not isinstance(data, dict):
+        return {}, f"stdin is JSON {type(data).__name__}, not an object"
+    return data, problem
+
+
+class Event:
+    """One hook call's payload, read once: every field Keeper uses, of the type it expects.
+
+    A field that is missing or of another type reads as empty, so no handler meets a surprise.
+    """
+
+    __slots__ = (
+        "agent_id",
+        "cwd",
+        "is_save",
+        "last_reply",
+        "name",
+        "prompt",
+        "reason",
+        "session_id",
+        "source",
+        "stop_hook_active",
+        "transcript_path",
+        "trigger",
+    )
+
+    def __init__(self, name: str, payload: dict[str, Any]) -> None:
+        def text(key: str) -> str:
+            value = payload.get(key)
+            return value if isinstance(value, str) else ""
+
+        self.name = name
+        self.session_id = text("session_id") or os.environ.get("CLAUDE_CODE_SESSION_ID", "")
+        self.cwd = text("cwd")
+        self.transcript_path = text("transcript_path")
+        self.source = text("source") or "startup"
+        self.prompt = text("prompt")
+        self.last_reply = text("last_assistant_message")
+        self.trigger = text("trigger")
+        self.reason = text("reason")
+        self.agent_id = bool(payload.get("agent_id"))
+        self.stop_hook_active = payload.get("stop_hook_active") is True
+        tool_input = payload.get("tool_input")
+        command = tool_input.get("command") if isinstance(tool_input, dict) else None
+        self.is_save = text("tool_name") == "Bash" and isinstance(command, str) and is_save_command(command)
+
+
+def _specific(event_name: str, text: str) -> Reply:
+    return {"hookSpecificOutput": {"hookEventName": event_name, "additionalContext": text}}
+
+
+def _noticed(at: Resolved, reply: Reply, notice: str) -> Reply:
+    """``reply`` with one line for the user (systemMessage), unless notices are turned off."""
+    if notice and at.cfg.notices:
+        reply["systemMessage"] = notice
+    return reply
+
+
+_EVENT_NAMES = {"post-tool-use": "PostToolUse", "post-tool-use-failure": "PostToolUseFailure"}
+
+
+def _tally(at: Resolved) -> str:
+    return counters.tally_path(at.project.state, at.session)
+
+
+def session_start(event: Event, at: Resolved) -> Reply:
+    from keeper.capture import record
+    from keeper.hooks import context
+
+    record.mark_start(at.project, at.session, event.transcript_path)
+    record.complete_missed_endings(event.name, at.project, at.cfg, at.session)
+    text, status = context.session_start(at.project, at.cfg.context_chars, event.source, at.session)
+    if at.warnings:
+        status += f" · config problem: {at.warnings[0]}"
+    return {"systemMessage": status, **_specific("SessionStart", text)}
+
+
+def post_tool_use(event: Event, at: Resolved) -> Reply:
+    """Count the tool use (a failed one too); every ``save_every`` unsaved uses, ask for a save."""
+    seen = counters.append(_tally(at), counters.SAVE_USE if event.is_save else counters.USE)
+    if event.is_save or event.agent_id:
+        return {}  # a subagent's work counts, but the request goes to the main agent
+    if not counters.reminder_due(seen, at.cfg.save_every):
+        return {}
+    from keeper.hooks import context
+
+    counters.append(_tally(at), counters.REMIND)
+    unsaved = counters.unsaved(seen)
+    reply = _specific(_EVENT_NAMES[event.name], context.save_request(unsaved))
+    return _noticed(at, reply, f"Keeper: asked Claude to save ({unsaved} tool uses since the last save)")
+
+
+def stop(event: Event, at: Resolved) -> Reply:
+    from keeper.capture import record
+    from keeper.store import sessions
+
+    seen = counters.read(_tally(at))
+    record.mark_ended(at.project, at.session, ended=False)  # alive after all, if it was thought gone
+    # A continuation's reply ("Saved.") answers our own request: the real last reply stays.
+    last_reply = "" if event.stop_hook_active else event.last_reply
+    state = sessions.read_state(at.project, at.session)
+    found = record.facts(seen, last_reply, at.cfg.redact_patterns, state)
+    record.update_from_hook(event.name, at, {**found, "Ended": None}, event.transcript_path, last_reply)
+    if event.stop_hook_active:
+        return {}  # this Stop follows our own request (or another hook's): never loop
+    if not counters.final_ask_due(seen, at.cfg.final_save_min, at.cfg.save_every):
+        return {}
+    from keeper.hooks import context
+
+    counters.append(_tally(at), counters.FINAL_ASK)
+    unsaved = counters.unsaved(seen)
+    asked = _specific("Stop", context.final_save_request(unsaved))
+    return _noticed(at, asked, f"Keeper: asked Claude to save before it finishes ({unsaved} unsaved tool uses)")
+
+
+def pre_compact(event: Event, at: Resolved) -> Reply:
+    """Before compaction drops context, the record takes in everything the transcript shows so far."""
+    from keeper.capture import record
+
+    record.stamp(event.name, at, "Compacted", event.trigger, event.last_reply, event.transcript_path)
+    return {}
+
+
+def session_end(event: Event, at: Resolved) -> Reply:
+    from keeper.capture import record
+
+    record.stamp(event.name, at, "Ended", event.reason, event.last_reply, event.transcript_path)
+    record.mark_ended(at.project, at.session)
+    return {}
+
+
+def user_prompt_submit(event: Event, at: Resolved) -> Reply:
+    from keeper.hooks import prompts
+
+    if at.has_session:
+        counters.append(_tally(at), counters.TURN)  # a turn starts: Stop never asks in a turn that saved
+    found = prompts.answer(at.project, at.cfg, event.prompt, at.session)
+    return _noticed(at, _specific("UserPromptSubmit", found.context), found.notice) if found.context else {}
+
+
+HANDLERS: dict[str, Callable[[Event, Resolved], Reply]] = {
+    "session-start": session_start,
+    "user-prompt-submit": user_prompt_submit,
+    "post-tool-use": post_tool_use,
+    "post-tool-use-failure": post_tool_use,  # a failed tool use is work too
+    "stop": stop,
+    "pre-compact": pre_compact,
+    "session-end": session_end,
+}
+NEEDS_NO_SESSION = frozenset({"user-prompt-submit"})  # answers a prompt; records nothing
+
+
+def handle(name: str, raw: bytes, project_dir: str = "") -> Reply:
+    """The reply for one hook call; raises only on bugs (``run`` logs those and fails open).
+
+    ``project_dir`` (``keeper hook --project-dir``) wins over ``$CLAUDE_PROJECT_DIR`` and the
+    payload's ``cwd``.
+    """
+    started = time.perf_counter()
+    handler = HANDLERS.get(name)
+    if handler is None:
+        _log(name or "-", "WARN", f"unknown hook event {name!r}; known: {', '.join(HANDLERS)}")
+        return {}
+    unusable = fsutil.store_problem()
+    if unusable:  # nothing can be recorded, and the log cannot be written either: tell the user at start
+        return {"systemMessage": unusable} if name == "session-start" else {}
+    payload, problem = parse_payload(raw)
+    if problem:
+        _log(name, "WARN", problem)
+    event = Event(name, payload)
+    start = start_folder([project_dir, os.environ.get("CLAUDE_PROJECT_DIR", ""), event.cwd], strict=False)
+    at = resolve(start, event.session_id, strict=False)
+    if not at.cfg.enabled:
+        return {}
+    if not at.has_session and name not in NEEDS_NO_SESSION:
+        if not problem:  # one log line per bad input: an unreadable payload was logged already
+            _log(name, "WARN", "no session_id in the payload or CLAUDE_CODE_SESSION_ID; nothing recorded")
+        return {}
+    reply = handler(event, at)
+    specific = reply.get("hookSpecificOutput")
+    injected = len(specific.get("additionalContext", "")) if isinstance(specific, dict) else 0
+    took_ms = (time.perf_counter() - started) * 1000
+    counters.record_hook(at.project.state, name, injected, took_ms)
+    if at.cfg.debug:
+        _log(name, "INFO", f"debug: {took_ms:.1f} ms in Keeper, {injected} characters into context")
+    return reply
+
+
+def _read_stdin() -> bytes:
+    stream = getattr(sys.stdin, "buffer", None)
+    if stream is None:
+        return b""
+    return bytes(stream.read(MAX_STDIN + 1))
+
+
+def _args(argv: list[str]) -> tuple[str, str]:
+    """``EVENT [--project-dir DIR]`` without argparse (it costs the hot path ~3 ms)."""
+    rest = list(argv)
+    project_dir = ""
+    if "--project-dir" in rest:
+        at = rest.index("--project-dir")
+        project_dir = rest[at + 1] if at + 1 < len(rest) else ""
+        del rest[at : at + 2]
+    return (rest[0] if rest else ""), project_dir
+
+
+def run(argv: list[str]) -> int:
+    """Entry point of ``keeper hook EVENT``. Prints one JSON object; returns 0 whatever happens."""
+    name, project_dir = _args(argv)
+    reply: Reply = {}
+    try:
+        reply = handle(name, _read_stdin(), project_dir)
+    except KeeperError as exc:  # a refusal the user can fix (a link out of the store): not a bug
+        _log(name or "-", "WARN", f"refused: {exc}")
+    except BaseException as exc:  # fail open: a hook must never break Claude Code
+        where = ""
+        tb = exc.__traceback__
+        while tb is not None and tb.tb_next is not None:
+            tb = tb.tb_next
+        if tb is not None:
+            where = f" at {os.path.basename(tb.tb_frame.f_code.co_filename)}:{tb.tb_lineno}"
+        _log(name or "-", "ERROR", f"{type(exc).__name__}: {exc}{where}")
+        reply = {}
+    try:
+        sys.stdout.write(jsonio.dumps(reply))
+        sys.stdout.flush()
+    except (OSError, ValueError):
+        pass
+    return 0

@@ -1,0 +1,135 @@
+"""Prompt-time answers: ``/keeper:recall``, ``/keeper:clear`` and automatic recall, in-process.
+
+Claude Code pastes a command's arguments into ``!`` shell lines unquoted, so a query such as
+``$(rm -rf ~)`` would run there. Instead the UserPromptSubmit hook receives the prompt as JSON
+and answers here: the query is only ever data, searched literally, and nothing is executed. An
+ordinary prompt may get a few relevant past notes (automatic recall).
+"""
+
+from __future__ import annotations
+
+import os
+
+from keeper.errors import KeeperError
+from keeper.store import paths
+from keeper.store.config import Config
+
+# context, search, sessions and trash load inside the functions that use them: an ordinary short
+# prompt, the common case, must cost this hook nothing but the checks that turn it away.
+
+SLASH_COMMANDS = ("keeper:recall", "recall", "keeper:clear")
+AUTO_LIMIT, AUTO_CHARS = 3, 1500
+AUTO_MIN_WORDS = 4
+MIN_COVERAGE, MIN_HITS = 0.5, 2
+NATIVE_INDEX = "MEMORY.md"  # Claude Code's auto memory index: in context already
+
+
+def slash_command(prompt: str) -> tuple[str, str] | None:
+    """``("keeper:recall", "the query")`` for a prompt that invokes one of Keeper's commands."""
+    parts = prompt.strip().split(None, 1)
+    if not parts or not parts[0].startswith("/") or parts[0][1:] not in SLASH_COMMANDS:
+        return None
+    return parts[0][1:], parts[1].strip() if len(parts) > 1 else ""
+
+
+class Answer:
+    """What a prompt gets: text in front of Claude, and one line for the user ("" for none)."""
+
+    __slots__ = ("context", "notice")
+
+    def __init__(self, context: str = "", notice: str = "") -> None:
+        self.context, self.notice = context, notice
+
+
+def answer(project: paths.Project, cfg: Config, prompt: str, session: str) -> Answer:
+    """A command's answer, relevant earlier notes, or nothing."""
+    found = slash_command(prompt)
+    if found is None:
+        return auto_recall(project, cfg, prompt, session)
+    command, args = found
+    if command.endswith("recall"):
+        return recall_for_prompt(project, cfg, args)
+    return clear_for_prompt(project, cfg, args)
+
+
+def recall_for_prompt(project: paths.Project, cfg: Config, query: str) -> Answer:
+    from keeper.hooks import context
+    from keeper.recall import search
+
+    if not query:
+        usage = (
+            "Keeper recall: no query was given. Usage: /keeper:recall <words> "
+            "(for example /keeper:recall cache invalidation)."
+        )
+        return Answer(usage, "Keeper: /keeper:recall needs words to look for")
+    results = search.search(project, query, limit=cfg.recall_limit)
+    files = len({r.chunk.path for r in results})
+    shown = query if len(query) <= 40 else query[:39] + "…"
+    matches = f"{len(results)} match{'es' if len(results) != 1 else ''}"
+    notice = (
+        f"Keeper: {matches} for '{shown}' in {files} file{'s' if files != 1 else ''}"
+        if results
+        else f"Keeper: nothing found for '{shown}'"
+    )
+    return Answer(context.recall_block(query, results), notice)
+
+
+def clear_for_prompt(project: paths.Project, cfg: Config, args: str) -> Answer:
+    from keeper.store import trash
+
+    words = args.split()
+    what = words[0].lower() if words else "old"
+    if what not in trash.CLEAR_WHAT or len(words) > 1:
+        text = (
+            f"Keeper clear: {args!r} is not understood, so nothing was removed. Usage: /keeper:clear old "
+            "(session files older than the configured days) or /keeper:clear all."
+        )
+        return Answer(text, "Keeper: nothing was cleared (use /keeper:clear old or /keeper:clear all)")
+    days = cfg.clear_older_than
+    try:
+        files = trash.files_to_clear(project, what, days)
+        if not files:
+            scope = "memory" if what == "all" else f"session files older than {days} days"
+            text = f"Keeper clear {what}: no {scope} to clear for project '{project.name}'. Nothing was removed."
+            return Answer(text, f"Keeper: no {scope} to clear")
+        backup = trash.clear(project, files, f"/keeper:clear {what}", cfg.trash_days)
+    except KeeperError as exc:
+        return Answer(f"Keeper clear {what}: nothing was removed: {exc}", "Keeper: nothing was cleared (see above)")
+    text = (
+        f"Keeper clear {what}: moved {len(files)} file(s) of project '{project.name}' to {backup}. "
+        f"They can be brought back with `keeper restore` for {cfg.trash_days} days."
+    )
+    return Answer(text, f"Keeper: moved {len(files)} file(s) to the trash; `keeper restore` brings them back")
+
+
+def auto_recall(project: paths.Project, cfg: Config, prompt: str, session: str) -> Answer:
+    """Up to three past sections that cover enough of the prompt, or "" when nothing is relevant.
+
+    memory.md (given at session start) and this session's own file (in context already) are left
+    out, as is Claude Code's own MEMORY.md index, which it loads itself. The index check is the
+    quick one and typo correction is off: this runs on every prompt.
+    """
+    if not cfg.auto_recall or prompt.lstrip().startswith("/") or len(prompt.split()) < AUTO_MIN_WORDS:
+        return Answer()
+    if not os.path.isdir(project.sessions):
+        return Answer()  # nothing beyond memory.md, which SessionStart already gave
+    from keeper.hooks import context
+    from keeper.recall import search
+    from keeper.store import sessions
+
+    own = sessions.existing_file(project, session)
+    results = search.search(project, prompt, limit=12, thorough=False, correct=False, min_terms=MIN_HITS)
+    relevant = [
+        r
+        for r in results
+        if r.coverage >= MIN_COVERAGE
+        and r.hits >= MIN_HITS
+        and os.path.basename(r.chunk.path) not in (paths.MEMORY_FILE, NATIVE_INDEX)
+        and r.chunk.path != own
+    ][:AUTO_LIMIT]
+    if not relevant:
+        return Answer()
+    days = sorted({r.chunk.date for r in relevant if r.chunk.date}, reverse=True)
+    when = f" from {', '.join(days)}" if days else ""
+    notice = f"Keeper: recalled {len(relevant)} earlier note{'s' if len(relevant) != 1 else ''}{when}"
+    return Answer(context.auto_recall_block(relevant, AUTO_CHARS), notice)

@@ -1,0 +1,260 @@
+"""Keeper's one-time set-up inside a plugin install: a private Python environment per plugin version.
+
+``bin/keeper`` runs this file as a script (``python -B -I keeper/plugin/bootstrap.py --root R --data D``)
+when ``D/env/<version>`` is missing: any Python 3.9+, standard library only, nothing imported from
+the package, nothing written into the plugin folder (for a local marketplace that is the user's
+own checkout). It builds the environment in a temporary folder, installs the dependencies listed
+in ``pyproject.toml``, copies the package in, checks that it imports, and renames the folder into
+place, so a half-built environment is never used. A lock folder keeps two sessions starting
+together from building twice; a lock left by a killed run goes stale. All output goes to
+``D/setup.log``; a failure leaves ``D/setup-failed.json``, the one line the next session start
+shows, and the next session (or ``bin/keeper setup``) tries again.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import shutil
+import subprocess
+import sys
+import time
+
+LOCK_STALE_SECONDS = 15 * 60
+STEP_TIMEOUT = 600
+READY = "keeper-env.json"  # written last inside a finished environment
+
+
+def plugin_version(root: str) -> str:
+    """``__version__`` from the plugin's ``keeper/__init__.py``, read as text (nothing imported)."""
+    with open(os.path.join(root, "keeper", "__init__.py"), encoding="utf-8") as fh:
+        for line in fh:
+            if line.startswith("__version__"):
+                return line.split("=", 1)[1].strip().strip("\"'")
+    raise ValueError(f"no __version__ in {root}/keeper/__init__.py")
+
+
+def dependencies(root: str) -> list[str]:
+    """The ``[project] dependencies`` of the plugin's ``pyproject.toml`` (no TOML parser before 3.11)."""
+    found: list[str] = []
+    inside = False
+    with open(os.path.join(root, "pyproject.toml"), encoding="utf-8") as fh:
+        for line in fh:
+            text = line.strip()
+            if text.startswith("dependencies") and text.endswith("["):
+                inside = True
+            elif inside and text.startswith("]"):
+                return found
+            elif inside and text.startswith('"'):
+                found.append(text.rstrip(",").strip('"'))
+    raise ValueError(f"no dependencies list in {root}/pyproject.toml")
+
+
+def env_python(env: str) -> str:
+    """The interpreter inside an environment folder, on either layout."""
+    windows = os.path.join(env, "Scripts", "python.exe")
+    return windows if os.path.exists(windows) else os.path.join(env, "bin", "python")
+
+
+def is_ready(env: str, version: str) -> bool:
+    try:
+        with open(os.path.join(env, READY), encoding="utf-8") as fh:
+            return bool(json.load(fh).get("version") == version) and os.path.exists(env_python(env))
+    except (OSError, ValueError, AttributeError):
+        return False
+
+
+class Log:
+    """Appends to ``setup.log`` (restarted past 1 MiB): set-up output must never reach a hook's stdout."""
+
+    def __init__(self, data: str, echo: bool) -> None:
+        self.path, self.echo = os.path.join(data, "setup.log"), echo
+        try:
+            if os.path.getsize(self.path) > 1 << 20:
+                os.replace(self.path, self.path + ".1")
+        except OSError:
+            pass
+
+    def write(self, text: str) -> None:
+        line = f"{time.strftime('%Y-%m-%dT%H:%M:%S')} {os.getpid()} {text.rstrip()}\n"
+        try:
+            with open(self.path, "a", encoding="utf-8") as fh:
+                fh.write(line)
+        except OSError:
+            pass
+        if self.echo:
+            sys.stderr.write(text.rstrip() + "\n")
+
+
+class SetupLock:
+    """A lock folder (``mkdir`` is atomic everywhere); one older than 15 minutes is a killed run's."""
+
+    def __init__(self, data: str, wait: float) -> None:
+        self.path, self.wait = os.path.join(data, "setup.lock"), wait
+
+    def acquire(self) -> bool:
+        deadline = time.monotonic() + self.wait
+        while True:
+            try:
+                os.mkdir(self.path)
+                return True
+            except FileExistsError:
+                try:
+                    if time.time() - os.stat(self.path).st_mtime > LOCK_STALE_SECONDS:
+                        os.rmdir(self.path)
+                        continue
+                except OSError:
+                    continue
+            if time.monotonic() >= deadline:
+                return False
+            time.sleep(0.5)
+
+    def release(self) -> None:
+        try:
+            os.rmdir(self.path)
+        except OSError:
+            pass
+
+
+def _run(log: Log, args: list[str]) -> None:
+    log.write("$ " + " ".join(args))
+    done = subprocess.run(
+        args, stdin=subprocess.DEVNULL, capture_output=True, text=True, timeout=STEP_TIMEOUT, check=False
+    )
+    for line in (done.stdout + done.stderr).splitlines()[-40:]:
+        log.write("  " + line)
+    if done.returncode != 0:
+        tail = (done.stderr or done.stdout).strip().splitlines()
+        raise RuntimeError(f"{os.path.basename(args[0])} failed: {tail[-1] if tail else f'exit {done.returncode}'}")
+
+
+def _site_packages(env: str) -> str:
+    """Where the environment's interpreter imports from (asked of it: the layout differs by OS)."""
+    done = subprocess.run(
+        [env_python(env), "-I", "-c", "import sysconfig; print(sysconfig.get_paths()['purelib'])"],
+        capture_output=True,
+        text=True,
+        timeout=STEP_TIMEOUT,
+        check=True,
+    )
+    return done.stdout.strip()
+
+
+PACKAGE_DATA = (".py", ".css", ".js")  # what the keeper package is made of; pyproject's package-data agrees
+
+
+def _not_package_files(folder: str, names: list[str]) -> list[str]:
+    """``copytree``'s filter: keep sub-packages and the package's own files, nothing a run left behind."""
+    return [
+        n
+        for n in names
+        if n == "__pycache__" or (not os.path.isdir(os.path.join(folder, n)) and not n.endswith(PACKAGE_DATA))
+    ]
+
+
+def build(root: str, target: str, deps: list[str], log: Log) -> None:
+    """Build the environment for ``target`` beside it and rename it into place when it works."""
+    parent = os.path.dirname(target)
+    os.makedirs(parent, exist_ok=True)
+    tmp = os.path.join(parent, f".build-{os.getpid()}-{int(time.time())}")
+    try:
+        uv = shutil.which("uv")
+        if uv:
+            _run(log, [uv, "venv", "--quiet", "--python", sys.executable, tmp])
+            _run(log, [uv, "pip", "install", "--quiet", "--python", env_python(tmp), *deps])
+        else:
+            try:
+                _run(log, [sys.executable, "-m", "venv", tmp])
+            except RuntimeError as exc:
+                raise RuntimeError(
+                    f"{exc}. This Python cannot make virtual environments: on Debian or Ubuntu install "
+                    "python3-venv (sudo apt install python3-venv), or install uv, then start a new session"
+                ) from None
+            pip = [env_python(tmp), "-m", "pip", "--disable-pip-version-check", "--no-input"]
+            _run(log, [*pip, "install", "--quiet", *deps])
+        site = _site_packages(tmp)
+        shutil.copytree(os.path.join(root, "keeper"), os.path.join(site, "keeper"), ignore=_not_package_files)
+        try:  # setuptools' distutils shim: imported at every start of the interpreter, and never needed here
+            os.remove(os.path.join(site, "distutils-precedence.pth"))
+        except OSError:
+            pass
+        _run(log, [env_python(tmp), "-I", "-m", "compileall", "-q", os.path.join(site, "keeper")])  # first hook fast
+        _run(log, [env_python(tmp), "-I", "-c", "import keeper.cli, yaml, filelock, rapidfuzz, platformdirs"])
+        with open(os.path.join(tmp, READY), "w", encoding="utf-8") as fh:
+            json.dump({"version": plugin_version(root), "dependencies": deps, "python": sys.executable}, fh)
+        os.replace(tmp, target)
+    finally:
+        if os.path.isdir(tmp):
+            shutil.rmtree(tmp, ignore_errors=True)
+
+
+def _tidy(data: str, keep: str, log: Log) -> None:
+    """Remove environments of other versions and builds that killed runs left behind."""
+    folder = os.path.join(data, "env")
+    for name in os.listdir(folder):
+        path = os.path.join(folder, name)
+        if path != keep and os.path.isdir(path):
+            log.write(f"removing {path}")
+            shutil.rmtree(path, ignore_errors=True)
+
+
+def _failed(data: str, reason: str) -> None:
+    message = (
+        f"Keeper could not set itself up: {reason}. It tries again at the next session start; "
+        f"details: {os.path.join(data, 'setup.log')}"
+    )
+    try:
+        with open(os.path.join(data, "setup-failed.json"), "w", encoding="utf-8") as fh:
+            fh.write(json.dumps({"systemMessage": message}) + "\n")
+    except OSError:
+        pass
+
+
+def setup(root: str, data: str, foreground: bool = False) -> int:
+    """Make ``data/env/<version>`` ready; 0 when it is (or another run made it), 1 on failure."""
+    os.makedirs(data, exist_ok=True)
+    log = Log(data, echo=foreground)
+    version = plugin_version(root)
+    target = os.path.join(data, "env", version)
+    if is_ready(target, version):
+        return 0
+    lock = SetupLock(data, wait=STEP_TIMEOUT if foreground else 0)
+    if not lock.acquire():
+        log.write("another set-up is running")
+        return 0
+    try:
+        if is_ready(target, version):
+            return 0
+        started = time.monotonic()
+        log.write(f"setting up keeper {version} with Python {sys.version.split()[0]} ({sys.executable}) in {target}")
+        if os.path.isdir(target):  # a leftover without its ready marker
+            shutil.rmtree(target)
+        build(root, target, dependencies(root), log)
+        _tidy(data, target, log)
+        try:
+            os.remove(os.path.join(data, "setup-failed.json"))
+        except OSError:
+            pass
+        log.write(f"ready in {time.monotonic() - started:.1f} s")
+        return 0
+    except (OSError, RuntimeError, ValueError, subprocess.SubprocessError) as exc:
+        log.write(f"FAILED: {exc}")
+        _failed(data, str(exc))
+        return 1
+    finally:
+        lock.release()
+
+
+def main(argv: list[str]) -> int:
+    import argparse
+
+    parser = argparse.ArgumentParser(prog="bootstrap.py", description="Set Keeper up inside its plugin data folder.")
+    parser.add_argument("--root", required=True, help="the plugin folder (CLAUDE_PLUGIN_ROOT)")
+    parser.add_argument("--data", required=True, help="the plugin's data folder (CLAUDE_PLUGIN_DATA)")
+    parser.add_argument("--foreground", action="store_true", help="wait for a running set-up; echo the log")
+    args = parser.parse_args(argv)
+    return setup(os.path.abspath(args.root), os.path.abspath(args.data), args.foreground)
+
+
+if __name__ == "__main__":
+    raise SystemExit(main(sys.argv[1:]))

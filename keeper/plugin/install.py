@@ -1,0 +1,109 @@
+"""How Claude Code reaches Keeper on this machine: the plugin install, its environment, a keeper on PATH.
+
+``keeper doctor`` and ``keeper status`` report from here, reading what Claude Code itself wrote
+(``settings.json``, ``plugins/known_marketplaces.json``, ``plugins/installed_plugins.json``) and
+what the plugin's set-up left in its data folder. Every fix suggested is a command that works as
+written on this machine.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import shutil
+import sys
+
+from keeper import __version__
+from keeper.store.paths import claude_dir
+
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    from typing import Any
+
+
+def _json(path: str) -> dict[str, Any]:
+    try:
+        with open(path, encoding="utf-8") as fh:
+            data = json.load(fh)
+    except (OSError, ValueError):
+        return {}
+    return data if isinstance(data, dict) else {}
+
+
+def checkout() -> str | None:
+    """The repository folder this Keeper runs from, when it is a checkout of the plugin."""
+    here = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+    return here if os.path.isfile(os.path.join(here, ".claude-plugin", "plugin.json")) else None
+
+
+def install_hint() -> str:
+    """The two commands that install Keeper in Claude Code (the plugin sets itself up)."""
+    source = checkout() or "OWNER/REPO (the GitHub repository Keeper came from)"
+    return f"run `claude plugin marketplace add {source}`, then `claude plugin install keeper@keeper`"
+
+
+class PluginInstall:
+    """One enabled ``keeper@<marketplace>`` plugin and the state of its set-up."""
+
+    def __init__(self, name: str) -> None:
+        self.name = name
+        marketplace = name.split("@", 1)[1]
+        plugins = os.path.join(claude_dir(), "plugins")
+        known = _json(os.path.join(plugins, "known_marketplaces.json")).get(marketplace)
+        source = known.get("source") if isinstance(known, dict) else None
+        local = isinstance(source, dict) and source.get("source") == "directory"
+        self.source_path = source.get("path") if local and isinstance(source, dict) else None
+        entries = _json(os.path.join(plugins, "installed_plugins.json")).get("plugins", {})
+        entry = entries.get(name) if isinstance(entries, dict) else None
+        first = entry[0] if isinstance(entry, list) and entry and isinstance(entry[0], dict) else {}
+        self.version = str(first.get("version") or "")
+        self.data = os.path.join(plugins, "data", "".join(c if c.isalnum() or c in "_-" else "-" for c in name))
+        env = os.path.join(self.data, "env", self.version or __version__)
+        self.env_ready = os.path.isfile(os.path.join(env, "keeper-env.json"))
+        self.env_python = _json(os.path.join(env, "keeper-env.json")).get("python", "")
+        failed = _json(os.path.join(self.data, "setup-failed.json")).get("systemMessage")
+        self.failure = failed if isinstance(failed, str) else None
+
+    @property
+    def source_missing(self) -> bool:
+        return bool(self.source_path) and not os.path.isdir(str(self.source_path))
+
+    def as_dict(self) -> dict[str, object]:
+        return {
+            "plugin": self.name,
+            "version": self.version,
+            "data": self.data,
+            "environment_ready": self.env_ready,
+            "environment_python": self.env_python,
+            "setup_failure": self.failure,
+            "marketplace_folder": self.source_path,
+            "marketplace_folder_missing": self.source_missing,
+        }
+
+
+def plugin_installs() -> list[PluginInstall]:
+    """The keeper plugins enabled in Claude Code's user settings."""
+    enabled = _json(os.path.join(claude_dir(), "settings.json")).get("enabledPlugins", {})
+    if not isinstance(enabled, dict):
+        return []
+    return [PluginInstall(name) for name, on in sorted(enabled.items()) if name.startswith("keeper@") and on]
+
+
+def keeper_on_path() -> str | None:
+    """The ``keeper`` a shell (and Claude's Bash tool, before the plugin's own) would run."""
+    return shutil.which("keeper")
+
+
+def in_virtualenv(command: str) -> bool:
+    """Whether a console script lives in a virtualenv's bin folder, which other shells do not see."""
+    folder = os.path.dirname(os.path.dirname(os.path.realpath(command)))
+    return os.path.isfile(os.path.join(folder, "pyvenv.cfg")) and "pipx" not in folder and "uv" not in folder
+
+
+def running_in_plugin_env() -> bool:
+    """Whether this interpreter is the environment Keeper set up (bin/keeper starts it without the
+    site module, so ``sys.prefix`` names the base Python: its own folder is asked instead)."""
+    env = os.path.dirname(os.path.dirname(sys.executable))
+    return os.path.isfile(os.path.join(env, "keeper-env.json")) or os.path.isfile(
+        os.path.join(sys.prefix, "keeper-env.json")
+    )

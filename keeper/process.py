@@ -1,0 +1,90 @@
+"""The one way Keeper runs another program: a scrubbed environment, a neutral folder, a time limit,
+and a failure said in one line.
+
+Git and Python read settings from the environment and from the folder they start in; a repository
+or a parent process can put both there (``GIT_DIR``, ``GIT_CONFIG_*``, ``PYTHONPATH``, a
+``.git`` or ``pip.py`` in the working directory). So every child starts in a folder Keeper chose,
+with those variables removed, stdin closed, and a timeout after which it is killed. The plugin's
+set-up (``plugin/bootstrap.py``) runs as a standalone script and applies the same rules itself.
+"""
+
+from __future__ import annotations
+
+import os
+import subprocess
+
+from keeper.errors import KeeperError
+
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    from collections.abc import Mapping, Sequence
+
+# Variables that change what git or Python do, whoever set them: never inherited by a child.
+_SCRUBBED_PREFIXES = ("GIT_", "PYTHON", "PIP_", "UV_", "VIRTUAL_ENV")
+_KEPT_GIT = frozenset({"GIT_SSH", "GIT_SSH_COMMAND", "GIT_ASKPASS", "GIT_TERMINAL_PROMPT"})  # how to reach a remote
+
+
+class ProcessFailed(KeeperError):
+    """A program Keeper ran failed or timed out; the message says which, and its last words."""
+
+
+def neutral_dir() -> str:
+    """A folder no repository controls, to start a child in: the system's temp folder."""
+    import tempfile
+
+    return tempfile.gettempdir()
+
+
+def clean_env(extra: Mapping[str, str] | None = None) -> dict[str, str]:
+    """The environment for a child: this one without the variables that would steer git or Python
+    (the user's own ways of reaching a remote excepted), plus ``extra``."""
+    env = {
+        key: value
+        for key, value in os.environ.items()
+        if key in _KEPT_GIT or not key.upper().startswith(_SCRUBBED_PREFIXES)
+    }
+    env.update(extra or {})
+    return env
+
+
+def run(
+    argv: Sequence[str],
+    *,
+    cwd: str,
+    timeout: float,
+    env: Mapping[str, str] | None = None,
+    input: bytes | None = None,
+    check: bool = True,
+) -> subprocess.CompletedProcess[bytes]:
+    """Run ``argv`` (an absolute program path or a name found on PATH) in ``cwd`` and return what it did.
+
+    ``env`` is added to the scrubbed environment. Output is captured as bytes. With ``check``, a
+    non-zero exit raises ``ProcessFailed`` with the program's last line of error output; a timeout
+    or a program that cannot start always raises it.
+    """
+    name = os.path.basename(argv[0])
+    try:
+        done = subprocess.run(
+            list(argv),
+            cwd=cwd,
+            env=clean_env(env),
+            input=input,
+            stdin=None if input is not None else subprocess.DEVNULL,
+            capture_output=True,
+            timeout=timeout,
+            check=False,
+        )
+    except subprocess.TimeoutExpired:
+        raise ProcessFailed(f"{name} did not finish within {timeout:g} s; try again later") from None
+    except OSError as exc:
+        raise ProcessFailed(f"cannot run {name}: {exc.strerror or exc}") from None
+    if check and done.returncode != 0:
+        raise ProcessFailed(f"{name} {' '.join(argv[1:2])} failed: {last_words(done.stderr or done.stdout)}")
+    return done
+
+
+def last_words(output: bytes) -> str:
+    """The last non-empty line a program printed, short, for a one-line error."""
+    lines = [line.strip() for line in output.decode("utf-8", "replace").splitlines() if line.strip()]
+    text = lines[-1] if lines else "no message"
+    return text if len(text) <= 300 else text[:297] + "..."

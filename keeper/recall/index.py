@@ -1,0 +1,480 @@
+"""The derived search index: SQLite FTS5 over memory.md, the session files and the outside sources.
+
+Markdown stays the source of truth. The index (``state/index.sqlite3``) holds, per section, where
+it is, its distinct Keeper-tokenised terms with their counts (what ranking needs), and an FTS5
+posting list of those terms (contentless, no positions: the smallest FTS5 can store); section
+text is read from the files for the few results shown. It can be deleted at any time and a
+corrupt or older one is rebuilt. WAL mode and a busy timeout make concurrent readers and writers
+safe; where a Python build lacks FTS5, ``open_index`` returns None and search scans the files.
+
+Freshness is checked from file names, sizes and mtimes on every search, without writing anything
+unless something changed. Adding, deleting or renaming a file (and every atomic save, Keeper's
+and most editors') changes the sessions folder's mtime, so those are always seen at once, as are
+edits to memory.md, the outside sources and the newest session files, which are stat'ed on every
+call. Other files are checked by (mtime, size): all of them on each explicit recall up to
+``THOROUGH_UP_TO`` files; beyond that, and for automatic recall on each prompt, a window of them
+at a random place per call (stat'ing 10,000 files costs more than a hook may take), so an
+in-place edit of an old session file in a very large store reaches search within a few calls.
+"""
+
+from __future__ import annotations
+
+import os
+
+from keeper.recall.chunks import Chunk, section_words, sections_of
+from keeper.store import paths, sessions
+from keeper.store.fsutil import ensure_dir, open_append, read_text
+
+try:  # the C module alone: the sqlite3 package would add datetime and more to every recall
+    from _sqlite3 import DatabaseError, Error, OperationalError
+    from _sqlite3 import connect as _sqlite_connect
+except ImportError:  # pragma: no cover - CPython always has it where sqlite3 works
+    from sqlite3 import DatabaseError, Error, OperationalError
+    from sqlite3 import connect as _sqlite_connect
+
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    from collections.abc import Iterable
+    from sqlite3 import Connection
+
+__all__ = ["DatabaseError", "Error", "OperationalError"]
+
+SCHEMA_VERSION = 8  # PRAGMA user_version; bump whenever the stored terms change
+NEWEST_ALWAYS_CHECKED = 20
+WINDOW = 32  # older files stat'ed per quick check (automatic recall on each prompt)
+THOROUGH_UP_TO = 500  # explicit recall stats every file up to this many
+THOROUGH_WINDOW = 64  # beyond that, older files stat'ed per explicit recall
+CANDIDATES = 100  # sections ranked for an explicit recall; a quarter of it for automatic recall
+OPTIMIZE_AFTER = 1000  # files indexed in one go: merge FTS5's segments for fast queries afterwards
+_SESSIONS = "name >= 'sessions/' AND name < 'sessions0'"  # names in sessions/, by the name index (LIKE cannot)
+_OUTSIDE = "(name >= 'global/' AND name < 'global0') OR (name >= 'native/' AND name < 'native0')"
+_SCHEMA = f"""
+CREATE TABLE IF NOT EXISTS meta(key TEXT PRIMARY KEY, value TEXT) WITHOUT ROWID;
+CREATE TABLE IF NOT EXISTS files(id INTEGER PRIMARY KEY, name TEXT NOT NULL UNIQUE, mtime_ns INTEGER, size INTEGER);
+CREATE TABLE IF NOT EXISTS sections(
+    id INTEGER PRIMARY KEY, file INTEGER NOT NULL, line INTEGER, heading TEXT, nterms INTEGER, terms TEXT, counts TEXT
+);
+CREATE INDEX IF NOT EXISTS sections_by_file ON sections(file);
+CREATE TABLE IF NOT EXISTS surface(word TEXT PRIMARY KEY, term TEXT) WITHOUT ROWID;
+CREATE VIRTUAL TABLE IF NOT EXISTS fts USING fts5(
+    terms, content='', detail=none, columnsize=0, tokenize="ascii tokenchars '_./\\-'"
+);
+CREATE VIRTUAL TABLE IF NOT EXISTS vocab USING fts5vocab(fts, row);
+PRAGMA user_version = {SCHEMA_VERSION};
+"""
+
+
+GLOBAL = f"{paths.GLOBAL_DIR}/{paths.MEMORY_FILE}"  # index names of files outside the project's folder
+NATIVE = "native/"
+NATIVE_TITLE = "Claude Code auto memory: "
+
+
+def native_memory_dir(project: paths.Project) -> str:
+    """Where Claude Code keeps its own auto memory for this project (read, never written)."""
+    encoded = "".join(c if c.isalnum() else "-" for c in project.root)
+    return os.path.join(paths.claude_dir(), "projects", encoded, "memory")
+
+
+def outside_sources(project: paths.Project) -> dict[str, str]:
+    """Files recall searches beside the project's own: the global memory and native auto memory."""
+    found = {GLOBAL: paths.global_memory_file()}
+    folder = native_memory_dir(project)
+    try:
+        names = [n for n in os.listdir(folder) if n.endswith(".md")]
+    except OSError:
+        names = []
+    found.update((NATIVE + name, os.path.join(folder, name)) for name in sorted(names)[:200])
+    return found
+
+
+def source_path(project: paths.Project, name: str) -> str:
+    """The file an index name stands for."""
+    if name == GLOBAL:
+        return paths.global_memory_file()
+    if name.startswith(NATIVE):
+        return os.path.join(native_memory_dir(project), os.path.basename(name[len(NATIVE) :]))
+    return os.path.join(project.dir, *name.split("/"))
+
+
+def title_of(name: str) -> str | None:
+    """The heading a file's sections carry, where it is not the file's own ``#`` heading."""
+    return NATIVE_TITLE + name[len(NATIVE) :] if name.startswith(NATIVE) else None
+
+
+def scope_of(name: str) -> str:
+    """``global`` for the global memory, ``native`` for Claude Code's auto memory, else ``project``."""
+    return "global" if name == GLOBAL else "native" if name.startswith(NATIVE) else "project"
+
+
+def index_file(project: paths.Project) -> str:
+    return project.index
+
+
+def _connect(path: str) -> Connection:
+    """An open index of this schema; a new file gets the schema, an older layout raises DatabaseError."""
+    con: Connection = _sqlite_connect(path, timeout=5.0, isolation_level=None)
+    version = con.execute("PRAGMA user_version").fetchone()[0]
+    if version == SCHEMA_VERSION:
+        return con
+    if version != 0 or con.execute("SELECT count(*) FROM sqlite_master WHERE name != 'meta'").fetchone()[0]:
+        con.close()
+        raise DatabaseError("index schema changed")
+    con.execute("PRAGMA journal_mode=WAL")
+    try:  # in one transaction: two processes creating it at once, the second finds it made
+        con.executescript(f"BEGIN IMMEDIATE; {_SCHEMA} COMMIT;")
+    except BaseException:
+        if con.in_transaction:
+            con.execute("ROLLBACK")
+        con.close()
+        raise
+    return con
+
+
+def open_index(project: paths.Project) -> Connection | None:
+    """The project's index, created or rebuilt as needed; None when this Python has no FTS5."""
+    path = index_file(project)
+    ensure_dir(project.state)
+    if not os.path.exists(path):  # created 0600 by Keeper: SQLite gives -wal and -shm the same mode
+        os.close(open_append(path))
+    try:
+        return _connect(path)
+    except OperationalError as exc:
+        if "fts5" in str(exc).lower() or "no such module" in str(exc).lower():
+            return None
+        raise
+    except DatabaseError:  # corrupt, or an older layout: it is derived, so start over
+        for suffix in ("", "-wal", "-shm"):
+            try:
+                os.remove(path + suffix)
+            except OSError:
+                pass
+        return _connect(path)
+
+
+def _stamps(project: paths.Project, names: Iterable[str] | None) -> dict[str, tuple[int, int]]:
+    """``{relative name: (mtime_ns, size)}`` of memory.md and the session files (``names``: only those).
+
+    Stats relative to an open folder where the OS allows it (cheaper per file on Linux); on
+    Windows a folder listing carries the stat data already.
+    """
+    found: dict[str, tuple[int, int]] = {}
+    prefix = paths.SESSIONS_DIR + "/"
+    wanted = None if names is None else [n for n in names if n.startswith(prefix) or n == paths.MEMORY_FILE]
+    if wanted is None or paths.MEMORY_FILE in wanted:
+        try:
+            st = os.stat(project.memory)
+            found[paths.MEMORY_FILE] = (st.st_mtime_ns, st.st_size)
+        except OSError:
+            pass
+    if os.stat not in os.supports_dir_fd:
+        try:
+            entries = list(os.scandir(project.sessions))
+        except OSError:
+            return found
+        chosen = None if wanted is None else {n[len(prefix) :] for n in wanted}
+        for entry in entries:
+            if entry.name.endswith(".md") and (chosen is None or entry.name in chosen):
+                try:
+                    st = entry.stat()
+                except OSError:
+                    continue
+                found[prefix + entry.name] = (st.st_mtime_ns, st.st_size)
+        return found
+    try:
+        fd = os.open(project.sessions, os.O_RDONLY)
+    except OSError:
+        return found
+    try:
+        listed = (
+            [n for n in os.listdir(fd) if n.endswith(".md")]
+            if wanted is None
+            else [n[len(prefix) :] for n in wanted if n != paths.MEMORY_FILE]
+        )
+        stat = os.stat
+        try:  # the common case in one tight loop; a file that vanishes midway falls back below
+            found.update((prefix + n, (st.st_mtime_ns, st.st_size)) for n in listed for st in (stat(n, dir_fd=fd),))
+        except OSError:
+            for name in listed:
+                try:
+                    st = stat(name, dir_fd=fd)
+                except OSError:
+                    continue
+                found[prefix + name] = (st.st_mtime_ns, st.st_size)
+    finally:
+        os.close(fd)
+    return found
+
+
+def _folder_mtime(project: paths.Project) -> str:
+    try:
+        return str(os.stat(project.sessions).st_mtime_ns)
+    except OSError:
+        return "-"
+
+
+def _meta(con: Connection) -> dict[str, str]:
+    return dict(con.execute("SELECT key, value FROM meta"))
+
+
+def _number(meta: dict[str, str], key: str) -> int:
+    value = meta.get(key, "")
+    return int(value) if value.lstrip("-").isdigit() else 0
+
+
+def _rows(con: Connection, sql: str, args: tuple[object, ...] = ()) -> dict[str, tuple[int, int]]:
+    return {name: (mtime, size) for name, mtime, size in con.execute(sql, args)}
+
+
+def _quick_changes(
+    con: Connection, project: paths.Project, folder: str, known_folder: str, window: int
+) -> tuple[list[tuple[str, tuple[int, int]]], list[str]]:
+    """The quick check: it reads only the rows it checks, and stats only those files.
+
+    Adding, deleting or atomically replacing a file changes the folder's mtime: only then is the
+    folder listed. For in-place edits it stats memory.md, the newest sessions and ``window``
+    older ones from a random place in the index (no cursor to write back).
+    """
+    added: list[str] = []
+    gone: list[str] = []
+    if known_folder != folder:
+        try:
+            listed = {f"{paths.SESSIONS_DIR}/{n}" for n in os.listdir(project.sessions) if n.endswith(".md")}
+        except OSError:
+            listed = set()
+        indexed = {n for (n,) in con.execute("SELECT name FROM files WHERE " + _SESSIONS)}
+        added, gone = sorted(listed - indexed), sorted(indexed - listed)
+    checked = _rows(con, "SELECT name, mtime_ns, size FROM files WHERE name = ?", (paths.MEMORY_FILE,))
+    checked.update(
+        _rows(
+            con,
+            f"SELECT name, mtime_ns, size FROM files WHERE {_SESSIONS} ORDER BY name DESC LIMIT ?",
+            (NEWEST_ALWAYS_CHECKED,),
+        )
+    )
+    last = con.execute("SELECT max(id) FROM files").fetchone()[0] or 0
+    start = int.from_bytes(os.urandom(4), "little") % (last + 1)
+    query = f"SELECT name, mtime_ns, size FROM files WHERE id >= ? AND {_SESSIONS} ORDER BY id LIMIT ?"
+    batch = _rows(con, query, (start, window))
+    if len(batch) < window:  # wrap round to the start
+        batch.update(_rows(con, query.replace(">=", "<"), (start, window - len(batch))))
+    checked.update(batch)
+    names = [paths.MEMORY_FILE, *(n for n in checked if n not in gone), *added]
+    stamped = _stamps(project, names)
+    changed = [(n, stamped[n]) for n in dict.fromkeys(names) if n in stamped and checked.get(n) != stamped[n]]
+    removed = gone + [n for n in checked if n not in stamped and n not in gone]
+    return changed, removed
+
+
+def refresh(con: Connection, project: paths.Project, thorough: bool = True) -> int:
+    """Bring the index up to date with the files; return how many files were (re)indexed.
+
+    Reads only, unless a file was added, changed or removed.
+    """
+    folder = _folder_mtime(project)
+    meta = _meta(con)
+    quick = not thorough or _number(meta, "files") > THOROUGH_UP_TO
+    if not quick:
+        known = _rows(
+            con,
+            f"SELECT name, mtime_ns, size FROM files WHERE name = ? OR ({_SESSIONS})",
+            (paths.MEMORY_FILE,),
+        )
+        current = _stamps(project, None)
+        changed = [(name, stamp) for name, stamp in current.items() if known.get(name) != stamp]
+        removed = [name for name in known if name not in current]
+    else:
+        window = THOROUGH_WINDOW if thorough else WINDOW
+        changed, removed = _quick_changes(con, project, folder, meta.get("folder", ""), window)
+    outside = outside_sources(project)
+    known_outside = _rows(
+        con,
+        f"SELECT name, mtime_ns, size FROM files WHERE {_OUTSIDE}",
+    )
+    for name, path in outside.items():
+        try:
+            st = os.stat(path)
+        except OSError:
+            continue
+        if known_outside.get(name) != (st.st_mtime_ns, st.st_size):
+            changed.append((name, (st.st_mtime_ns, st.st_size)))
+    removed += [name for name in known_outside if name not in outside or not os.path.exists(outside[name])]
+    if not changed and not removed:
+        if quick and meta.get("folder") != folder:  # a file was replaced: list the folder only once for it
+            con.execute("INSERT OR REPLACE INTO meta VALUES ('folder', ?)", (folder,))
+        return 0
+    return _write(con, project, changed, removed, folder)
+
+
+def _write(
+    con: Connection,
+    project: paths.Project,
+    changed: list[tuple[str, tuple[int, int]]],
+    removed: list[str],
+    folder: str,
+) -> int:
+    """Apply the changes in one transaction: old sections out of FTS5 and the tables, new ones in."""
+    from collections import Counter
+
+    con.execute("PRAGMA synchronous=NORMAL")
+    con.execute("BEGIN IMMEDIATE")
+    try:
+        meta = _meta(con)  # as another process may have left it while this one waited for the lock
+        if len(changed) + len(removed) > 200:
+            stored = {name: (fid, (mtime, size)) for fid, name, mtime, size in con.execute("SELECT * FROM files")}
+        else:
+            wanted = [*removed, *(n for n, _ in changed)]
+            stored = {
+                name: (fid, (mtime, size))
+                for fid, name, mtime, size in con.execute(
+                    f"SELECT * FROM files WHERE name IN ({','.join('?' * len(wanted))})", wanted
+                )
+            }
+        changed = [(name, stamp) for name, stamp in changed if stored.get(name, (0, None))[1] != stamp]
+        sections, terms, files = _number(meta, "sections"), _number(meta, "terms"), _number(meta, "files")
+        outdated = [stored[name][0] for name in [*removed, *(n for n, _ in changed)] if name in stored]
+        for file_id in outdated:
+            old = con.execute("SELECT id, terms, nterms FROM sections WHERE file = ?", (file_id,)).fetchall()
+            con.executemany("INSERT INTO fts(fts, rowid, terms) VALUES ('delete', ?, ?)", [r[:2] for r in old])
+            con.execute("DELETE FROM sections WHERE file = ?", (file_id,))
+            sections, terms = sections - len(old), terms - sum(r[2] for r in old)
+        gone = [name for name in removed if name in stored]
+        con.executemany("DELETE FROM files WHERE name = ?", [(name,) for name in gone])
+        files -= sum(name.startswith(paths.SESSIONS_DIR + "/") for name in gone)
+        next_section = (con.execute("SELECT max(id) FROM sections").fetchone()[0] or 0) + 1
+        next_file = (con.execute("SELECT max(id) FROM files").fetchone()[0] or 0) + 1
+        file_rows: list[tuple[int, str, int, int]] = []
+        section_rows: list[tuple[int, int, int, str, int, str, str]] = []
+        surface: dict[str, str] = {}
+        for name, (mtime, size) in changed:
+            text = read_text(source_path(project, name))
+            if text is None:  # gone since it was stat'ed: the next call sees it removed
+                continue
+            if name in stored:
+                file_id = stored[name][0]
+            else:
+                file_id, next_file = next_file, next_file + 1
+                files += name.startswith(paths.SESSIONS_DIR + "/")
+            file_rows.append((file_id, name, mtime, size))
+            day = sessions.date_of(name)
+            for heading, line, body in sections_of(name, text, title_of(name)):
+                pairs = section_words(heading, body, day)
+                surface.update(pairs)
+                counted = Counter(term for _, term in pairs)
+                repeated = " ".join(f"{term}:{n}" for term, n in counted.items() if n > 1)  # terms hold no ":"
+                length = len(pairs)
+                section_rows.append((next_section, file_id, line, heading, length, " ".join(counted), repeated))
+                next_section += 1
+                sections, terms = sections + 1, terms + length
+        con.executemany("INSERT OR REPLACE INTO files VALUES (?, ?, ?, ?)", file_rows)
+        con.executemany("INSERT INTO sections VALUES (?, ?, ?, ?, ?, ?, ?)", section_rows)
+        con.executemany("INSERT INTO fts(rowid, terms) VALUES (?, ?)", [(r[0], r[5]) for r in section_rows])
+        con.executemany("INSERT OR IGNORE INTO surface VALUES (?, ?)", surface.items())
+        con.executemany(
+            "INSERT OR REPLACE INTO meta VALUES (?, ?)",
+            [("sections", str(sections)), ("terms", str(terms)), ("files", str(files)), ("folder", folder)],
+        )
+        if len(file_rows) >= OPTIMIZE_AFTER:
+            con.execute("INSERT INTO fts(fts) VALUES ('optimize')")
+        con.execute("COMMIT")
+    except BaseException:
+        con.execute("ROLLBACK")
+        raise
+    return len(changed) + len(removed)
+
+
+def document_frequencies(con: Connection, terms: Iterable[str]) -> tuple[dict[str, int], int, float]:
+    """``(df per term, number of sections, average section length)`` for BM25."""
+    wanted = list(terms)
+    marks = ",".join("?" * len(wanted))
+    df = dict(con.execute(f"SELECT term, doc FROM vocab WHERE term IN ({marks})", wanted)) if wanted else {}
+    meta = _meta(con)
+    count, total = _number(meta, "sections"), _number(meta, "terms")
+    return df, count, (total / count if count else 1.0)
+
+
+def surface_words(con: Connection, raw: str) -> dict[str, str]:
+    """Words as written in the corpus that start like ``raw`` (its first or second letter), with
+    their terms: the candidates for correcting a typo in ``raw``."""
+    found: dict[str, str] = {}
+    for first in dict.fromkeys(raw[:2]):
+        upper = chr(ord(first) + 1)
+        found.update(con.execute("SELECT word, term FROM surface WHERE word >= ? AND word < ?", (first, upper)))
+    return found
+
+
+def _quoted(term: str) -> str:
+    return '"' + term.replace('"', '""') + '"'
+
+
+def candidates(
+    con: Connection,
+    project: paths.Project,
+    ranked: list[str],
+    df: dict[str, int],
+    weight: dict[str, float],
+    depth: int = CANDIDATES,
+    scope: str = "all",
+) -> list[Chunk]:
+    """The sections worth ranking for terms ``ranked`` rarest first (each with its idf ``weight``).
+
+    Cheap retrieval first: every section holding a rare term (each term's posting list, no
+    ranking), then, while fewer than ``depth`` were found, sections holding all the common terms,
+    any two of them, any one, newest first. The ``depth`` best by the idf of the terms they were
+    found by come back with their terms, for ranking.
+    """
+    count = _number(_meta(con), "sections")
+    cap = max(depth, count // 100)
+    rare = [t for t in ranked if df[t] <= cap][:8]
+    common = [t for t in ranked if df[t] > cap][:6]
+    found: dict[int, float] = {}
+    for term in rare:
+        for (rowid,) in con.execute("SELECT rowid FROM fts WHERE fts MATCH ?", (_quoted(term),)):
+            found[rowid] = found.get(rowid, 0.0) + weight[term]
+    levels: list[tuple[str, float]] = []
+    quoted = [_quoted(t) for t in common]
+    if len(common) >= 2:
+        levels.append((" AND ".join(quoted), sum(weight[t] for t in common)))
+    if len(common) >= 3:
+        pairs = [f"({a} AND {b})" for i, a in enumerate(quoted) for b in quoted[i + 1 :]]
+        levels.append((" OR ".join(pairs), weight[common[-1]] + weight[common[-2]]))
+    if common:
+        levels.append((" OR ".join(quoted), weight[common[-1]]))
+    for match, score in levels:
+        if len(found) >= depth:
+            break
+        for (rowid,) in con.execute(
+            "SELECT rowid FROM fts WHERE fts MATCH ? ORDER BY rowid DESC LIMIT ?", (match, depth)
+        ):
+            found[rowid] = found.get(rowid, 0.0) + score
+    if scope != "all":
+        in_global = {
+            r
+            for (r,) in con.execute(
+                "SELECT s.id FROM sections s JOIN files f ON f.id = s.file WHERE f.name = ?", (GLOBAL,)
+            )
+        }
+        found = {r: s for r, s in found.items() if (r in in_global) == (scope == "global")}
+    chosen = sorted(found, key=lambda r: (-found[r], -r))[:depth]
+    if not chosen:
+        return []
+    rows = con.execute(
+        "SELECT f.name, s.heading, s.line, s.nterms, s.terms, s.counts FROM sections s JOIN files f ON f.id = s.file "
+        f"WHERE s.id IN ({','.join('?' * len(chosen))})",
+        chosen,
+    ).fetchall()
+    base = project.dir + os.sep
+    needles = [(w, f" {w} ", f" {w}:") for w in ranked]
+    out = []
+    for name, heading, line, length, terms, counts in rows:
+        held = f" {terms} "
+        repeated = f" {counts} " if counts else ""
+        tf: dict[str, int] = {}
+        for word, alone, counted in needles:
+            if alone in held:
+                at = repeated.find(counted) if repeated else -1
+                tf[word] = int(repeated[at + len(counted) : repeated.index(" ", at + 1)]) if at >= 0 else 1
+        if name.startswith((GLOBAL, NATIVE)):
+            out.append(Chunk(source_path(project, name), heading, line, None, None, tf, length))
+        else:
+            out.append(Chunk(base + name.replace("/", os.sep), heading, line, None, sessions.date_of(name), tf, length))
+    return out

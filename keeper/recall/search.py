@@ -1,0 +1,476 @@
+"""Keyword recall over memory.md and the session files, best first, tolerant of typos.
+
+Each heading-delimited section (a ``Chunk``) is one unit, its terms made by ``keeper.recall.tokens``.
+The index hands over the few sections worth ranking (``index.candidates``); ranking is BM25,
+with the other matching sections of a file backing a section up and a recent date adding a
+little. A query word found nowhere is corrected against the corpus's words with rapidfuzz,
+unless it is an ordinary English word the memory simply lacks. The text of the best sections is
+read from their files, for an exact phrase's light boost and for the snippets shown.
+"""
+
+from __future__ import annotations
+
+import math
+import os
+import time
+
+from keeper.recall.chunks import Chunk, chunks_of, sections_of
+from keeper.recall.stemmer import IRREGULAR
+from keeper.recall.tokens import days_since_epoch, fold, plain_words, term_of, words
+from keeper.store import paths, sessions
+from keeper.store.fsutil import read_text
+
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    from collections.abc import Callable
+    from datetime import date
+
+K1, B = 1.2, 0.75
+SIBLING_WEIGHT = 0.5  # how much the other matching sections of a file add to a section's score
+PHRASE_BOOST = 1.25  # a section holding every word pair of the query side by side
+PROXIMITY_BOOST = 1.25  # a section holding every two of the query's words close together
+RERANK = 10  # leading sections read from their files for that
+_EPOCH_ORDINAL = 719163  # date(1970, 1, 1).toordinal()
+
+
+def corpus(project: paths.Project, scope: str = "all") -> list[Chunk]:
+    """Every section recall can find, for the scan without an index."""
+    from keeper.recall import index
+
+    files: list[tuple[str, str | None]] = [(project.memory, None), *((p, None) for p in sessions.list_files(project))]
+    for name, path in index.outside_sources(project).items():
+        files.append((path, index.NATIVE_TITLE + name[len(index.NATIVE) :] if name.startswith(index.NATIVE) else None))
+    chunks: list[Chunk] = []
+    for path, title in files:
+        in_scope = scope == "all" or (scope == "global") == (path == paths.global_memory_file())
+        text = read_text(path) if in_scope else None
+        if text:
+            chunks.extend(chunks_of(path, text, title))
+    return chunks
+
+
+class Result:
+    """A ranked match, as ``keeper recall`` prints it and ``--json`` returns it."""
+
+    __slots__ = ("_snippet", "chunk", "coverage", "hits", "id", "matched", "scope", "score")
+
+    def __init__(self, chunk: Chunk, score: float, matched: set[str], root: str, coverage: float, hits: int) -> None:
+        self.chunk, self.score, self.matched = chunk, score, matched
+        self.coverage, self.hits = coverage, hits  # share of the query's idf matched; query terms matched
+        inside = root.rstrip(os.sep) + os.sep
+        if chunk.path.startswith(inside):  # the common case, without relpath's normalising
+            rel = chunk.path[len(inside) :].replace(os.sep, "/")
+        else:
+            try:
+                rel = os.path.relpath(chunk.path, root).replace(os.sep, "/")
+            except ValueError:  # another drive (Windows): _labelled names it
+                rel = chunk.path
+        self.id = f"{rel}:{chunk.line}"
+        self.scope = "project"  # or "global", "native" (Claude Code's auto memory): see _labelled
+        self._snippet: str | None = None
+
+    @property
+    def snippet(self) -> str:
+        """The matching lines (made on demand: only the results shown need one)."""
+        if self._snippet is None:
+            self._snippet = _snippet(self.chunk, self.matched)
+        return self._snippet
+
+    def as_dict(self) -> dict[str, object]:
+        return {
+            "id": self.id,
+            "path": os.path.abspath(self.chunk.path),
+            "heading": self.chunk.heading,
+            "date": self.chunk.date,
+            "line": self.chunk.line,
+            "score": round(self.score, 4),
+            "snippet": self.snippet,
+            "scope": self.scope,
+        }
+
+
+def day_number(iso: object) -> int | None:
+    """``date.toordinal()`` of a ``YYYY-MM-DD`` (no ``datetime`` import); None for anything else."""
+    if not isinstance(iso, str) or len(iso) < 10 or iso[4] != "-" or iso[7] != "-":
+        return None
+    year, month, day = iso[:4], iso[5:7], iso[8:10]
+    if not (year.isdigit() and month.isdigit() and day.isdigit()) or not 1 <= int(month) <= 12:
+        return None
+    leap = int(year) % 4 == 0 and (int(year) % 100 != 0 or int(year) % 400 == 0)
+    if not 1 <= int(day) <= (31, 29 if leap else 28, 31, 30, 31, 30, 31, 31, 30, 31, 30, 31)[int(month) - 1]:
+        return None
+    return days_since_epoch(int(year), int(month), int(day)) + _EPOCH_ORDINAL
+
+
+def _today() -> int:
+    now = time.localtime()
+    return days_since_epoch(now.tm_year, now.tm_mon, now.tm_mday) + _EPOCH_ORDINAL
+
+
+def _idf(n: int, df: int) -> float:
+    return math.log(1 + (n - df + 0.5) / (df + 0.5))
+
+
+def _stand_ins(
+    query: list[tuple[str, str]], known: set[str], surface: Callable[[str], dict[str, str]] | None
+) -> dict[str, list[tuple[str, float]]]:
+    """Query terms with the words that stand for them: themselves when indexed, else close words.
+
+    A term found nowhere is corrected by comparing the word as typed with the corpus's words as
+    written (``surface(word)`` maps nearby written words to their terms; None: no correction):
+    typos are closest before stemming. An ordinary English word is most likely meant as typed
+    and simply absent ("regards" is no "reward"): only a word one letter away stands in for it,
+    at half weight ("nice" for "niece").
+    """
+    out: dict[str, list[tuple[str, float]]] = {}
+    for raw, term in query:
+        if term in out:
+            continue
+        if term in known:
+            out[term] = [(term, 1.0)]
+            continue
+        out[term] = []
+        if surface is None or len(raw) < 4 or raw.isdigit():
+            continue
+        from rapidfuzz import fuzz, process
+
+        from keeper.recall import lexicon
+
+        english = raw in lexicon.WORDS
+        written = surface(raw)
+        size = len(raw)
+        # an English word: one letter added or dropped at most; a non-word: about two typing slips
+        cutoff = 200 * (size - 1) / (2 * size - 1) - 0.01 if english else 75 if size >= 7 else 78 if size >= 5 else 80
+        best: dict[str, float] = {}
+        for match, score, _ in process.extract(raw, list(written), scorer=fuzz.ratio, limit=5, score_cutoff=cutoff):
+            stand_in = written[match]
+            best[stand_in] = max(best.get(stand_in, 0.0), score / 100.0 * (0.45 if english else 0.9))
+        out[term] = sorted(best.items(), key=lambda kv: -kv[1])[:3]
+    return out
+
+
+def _snippet(chunk: Chunk, matched: set[str], limit: int = 3) -> str:
+    """The first lines of a section that hold a matched word (else its first lines), shortened."""
+    lines = [ln.strip() for ln in (chunk.text or "").splitlines() if ln.strip()]
+    matcher = _Matcher(matched)
+    compound = [t for t in matched if not t.isalnum()]  # whole identifiers: order_service, cache.py
+    hits = [ln for ln in lines if matched.intersection(matcher.sequence(ln)) or any(t in fold(ln) for t in compound)]
+    chosen = (hits or lines)[:limit]
+    return "\n".join(ln if len(ln) <= 240 else ln[:237] + "…" for ln in chosen)
+
+
+def rank(
+    chunks: list[Chunk],
+    terms: list[str],
+    stand_ins: dict[str, list[tuple[str, float]]],
+    stats: tuple[dict[str, int], int, float],
+    root: str,
+    today: int,
+) -> list[Result]:
+    """BM25 over the candidates, with typo stand-ins weighted down, then recency and siblings.
+
+    ``coverage`` is the share of the query's information (idf) a section matches: automatic
+    recall injects only sections that cover enough of the prompt.
+    """
+    df, n, avg = stats
+
+    def strongest(term: str) -> float:
+        return max((_idf(n, df[w]) for w, _ in stand_ins.get(term, []) if w in df), default=0.0)
+
+    total = sum(strongest(t) for t in terms) or 1.0
+    results = []
+    idfs = {w: _idf(n, df[w]) for options in stand_ins.values() for w, _ in options if w in df}
+    days: dict[str | None, int | None] = {}
+    for chunk in chunks:
+        counts, length = chunk.counts, chunk.length
+        score = covered = 0.0
+        hits = 0
+        matched: set[str] = set()
+        for term in terms:
+            best = best_idf = 0.0
+            for word, weight in stand_ins.get(term, []):
+                tf = counts.get(word, 0)
+                if not tf or word not in idfs:
+                    continue
+                idf = idfs[word]
+                value = weight * idf * tf * (K1 + 1) / (tf + K1 * (1 - B + B * length / avg))
+                if value > best:
+                    best, best_idf = value, idf
+                matched.add(word)
+            score += best
+            covered += best_idf
+            hits += best > 0
+        if score <= 0:
+            continue
+        day = days[chunk.date] if chunk.date in days else days.setdefault(chunk.date, day_number(chunk.date))
+        if day is not None:
+            score *= 1 + 0.1 * math.exp(-max(today - day, 0) / 60)
+        results.append(Result(chunk, score, matched, root, covered / total, hits))
+    by_file: dict[str, float] = {}
+    for result in results:
+        by_file[result.chunk.path] = by_file.get(result.chunk.path, 0.0) + result.score
+    for result in results:  # sections of one session back each other up
+        result.score += SIBLING_WEIGHT * (by_file[result.chunk.path] - result.score)
+    results.sort(key=lambda r: (-r.score, r.chunk.path, r.chunk.line))
+    return results
+
+
+def _with_text(results: list[Result]) -> list[Result]:
+    """Fill in the text of index chunks from their files (each file read once); drop vanished ones."""
+    texts: dict[str, dict[int, str]] = {}
+    for result in results:
+        path = result.chunk.path
+        if result.chunk.text is None and path not in texts:
+            text = read_text(path)
+            texts[path] = {line: body for _, line, body in sections_of(path, text)} if text is not None else {}
+    for result in results:
+        if result.chunk.text is None:
+            result.chunk.text = texts[result.chunk.path].get(result.chunk.line)
+    return [r for r in results if r.chunk.text is not None]
+
+
+def _close_pairs(spots: list[tuple[int, str]], window: int = 8) -> set[tuple[str, str]]:
+    """Pairs of the words at ``spots`` (position, word; in order) within ``window`` words of each other."""
+    pairs: set[tuple[str, str]] = set()
+    for i, (at, word) in enumerate(spots):
+        for later, other in spots[i + 1 :]:
+            if later - at > window:
+                break
+            if other != word:
+                pairs.update(((word, other), (other, word)))
+    return pairs
+
+
+class _Matcher:
+    """Which written words of a text stand for some of the given terms, stemming only the few that may.
+
+    A stem is its word's prefix but for a last letter (hop|ing: hope; cr|ying: cri), so a word
+    is stemmed only if it starts like a term (``starts``: first three letters, or two for short
+    terms) or is an irregular form.
+    """
+
+    def __init__(self, terms: set[str]) -> None:
+        self.terms = terms
+        self.starts: set[str] = set()
+        for term in terms:
+            prefix = term[:-1] if len(term) > 2 else term
+            self.starts.add(prefix[:3])
+        self._known: dict[str, str | None] = {}
+
+    def may_stand(self, word: str) -> bool:
+        return word[:3] in self.starts or word[:2] in self.starts or word in IRREGULAR
+
+    def sequence(self, text: str) -> list[str]:
+        """``text``'s words, those that stand for one of ``terms`` replaced by it."""
+        found = plain_words(text)
+        may, term = self.may_stand, self.term
+        for at in [i for i, word in enumerate(found) if may(word)]:
+            found[at] = term(found[at]) or found[at]
+        return found
+
+    def term(self, word: str) -> str | None:
+        """The term ``word`` stands for, if it is one of ``terms``."""
+        known = self._known.get(word, "")
+        if known != "":
+            return known
+        found = None
+        if self.may_stand(word):
+            term = term_of(word)
+            found = term if term in self.terms else None
+        self._known[word] = found
+        return found
+
+
+class _Query:
+    """The query as a word sequence for the pair and proximity lifts: each word as the term it
+    matched (its stand-in, for a typo), stop words as written."""
+
+    def __init__(self, query: str, stand_ins: dict[str, list[tuple[str, float]]]) -> None:
+        self.sequence: list[str] = []
+        content: set[str] = set()
+        for word in plain_words(query):
+            term = term_of(word)
+            options = stand_ins.get(term) if term else None
+            self.sequence.append(options[0][0] if options else term or word)
+            if options:
+                content.add(options[0][0])
+        self.pairs = set(zip(self.sequence, self.sequence[1:]))
+        self.near = {(a, b) for a in content for b in content if a < b}
+        self.matcher = _Matcher(content)
+        self._written = {w for w in self.sequence if w not in content}  # stop words, as written
+
+    def lift(self, text: str) -> float:
+        """Up to ``PHRASE_BOOST`` for the query's word pairs held side by side, and up to
+        ``PROXIMITY_BOOST`` for every two of its terms found close together."""
+        found = plain_words(text)
+        term, starts, written = self.matcher.term, self.matcher.starts, self._written
+        spots = [i for i, w in enumerate(found) if w in written or w[:3] in starts or w[:2] in starts or w in IRREGULAR]
+        for at in spots:
+            found[at] = term(found[at]) or found[at]
+        factor = 1.0
+        if self.pairs:
+            held = set(spots)
+            side_by_side = {(found[i], found[i + 1]) for i in spots if i + 1 in held}
+            factor *= 1 + (PHRASE_BOOST - 1) * len(self.pairs & side_by_side) / len(self.pairs)
+        if self.near:
+            content = self.matcher.terms
+            close = self.near & _close_pairs([(i, found[i]) for i in spots if found[i] in content])
+            factor *= 1 + (PROXIMITY_BOOST - 1) * len(close) / len(self.near)
+        return factor
+
+
+def best(results: list[Result], query: str, limit: int, stand_ins: dict[str, list[tuple[str, float]]]) -> list[Result]:
+    """The ``limit`` best, after the sections holding the query's words as asked are lifted: its
+    word pairs side by side ("in tests", "reserve stock") and its terms close together (a name
+    beside what that person did). A typo counts as the word it stands for.
+
+    Only the leading results are read for that, from their files: the lift cannot bring a
+    section from far below.
+    """
+    leading = _with_text(results[: max(limit, RERANK)])
+    asked = _Query(query, stand_ins)
+    if asked.pairs or asked.near:
+        for result in leading:
+            result.score *= asked.lift(result.chunk.text or "")
+        leading.sort(key=lambda r: (-r.score, r.chunk.path, r.chunk.line))
+    return leading[:limit]
+
+
+def search(
+    project: paths.Project,
+    query: str,
+    limit: int = 5,
+    today: date | None = None,
+    thorough: bool = True,
+    correct: bool = True,
+    min_terms: int = 1,
+    scope: str = "all",
+) -> list[Result]:
+    """Rank the project's memory sections for ``query``; an empty list when nothing matches.
+
+    ``scope``: ``project`` (memory.md, the session files, Claude Code's auto memory of this
+    project), ``global`` (the global memory.md) or ``all``. ``min_terms``: only sections
+    holding at least that many of the query's words.
+
+    Uses the SQLite index (brought up to date first; ``thorough`` stats every file), or scans the
+    files where this Python has no FTS5. ``correct`` turns on typo correction (rapidfuzz).
+    """
+    query_words = list(dict.fromkeys(words(query)))
+    terms = list(dict.fromkeys(term for _, term in query_words))
+    if not terms:
+        return []
+    today_number = today.toordinal() if today is not None else _today()
+    from keeper.recall import index
+
+    try:
+        con = index.open_index(project)
+    except index.Error:
+        con = None
+    if con is None:
+        return _scan(project, query_words, terms, query, limit, today_number, correct, scope, min_terms)
+    try:
+        try:
+            index.refresh(con, project, thorough=thorough)
+        except index.OperationalError:  # another process is writing it: search what is indexed
+            pass
+        df, n, avg = index.document_frequencies(con, terms)
+
+        def near(raw: str) -> dict[str, str]:
+            return index.surface_words(con, raw)
+
+        stand_ins = _stand_ins(query_words, set(df), near if correct else None)
+        found = sorted({w for options in stand_ins.values() for w, _ in options})
+        if not found:
+            return []
+        if not set(found) <= set(df):
+            df, n, avg = index.document_frequencies(con, found)
+        ranked = sorted((w for w in found if df.get(w)), key=df.__getitem__)
+        weights = {w: _idf(n, df[w]) for w in ranked}
+        depth = index.CANDIDATES if thorough else index.CANDIDATES // 4
+        chunks = index.candidates(con, project, ranked, df, weights, depth, scope)
+    except index.DatabaseError as exc:  # replaced or damaged under us (a clear, a copy): it is only derived
+        from keeper.store import log
+
+        log.write("recall", "WARN", f"search index unusable ({exc}); searched the files directly")
+        return _scan(project, query_words, terms, query, limit, today_number, correct, scope, min_terms)
+    finally:
+        con.close()
+    results = [
+        r for r in rank(chunks, terms, stand_ins, (df, n, avg), project.dir, today_number) if r.hits >= min_terms
+    ]
+    return _labelled(project, best(results, query, limit, stand_ins))
+
+
+def _labelled(project: paths.Project, results: list[Result]) -> list[Result]:
+    """Give results from outside the project's folder their scope and an id ``keeper expand`` takes."""
+    from keeper.recall import index
+
+    native = index.native_memory_dir(project)
+    for result in results:
+        path = result.chunk.path
+        if path == paths.global_memory_file():
+            result.scope, result.id = "global", f"{index.GLOBAL}:{result.chunk.line}"
+        elif os.path.dirname(path) == native:
+            result.scope, result.id = "native", f"{index.NATIVE}{os.path.basename(path)}:{result.chunk.line}"
+    return results
+
+
+def _scan(
+    project: paths.Project,
+    query_words: list[tuple[str, str]],
+    terms: list[str],
+    query: str,
+    limit: int,
+    today: int,
+    correct: bool,
+    scope: str,
+    min_terms: int,
+) -> list[Result]:
+    """Search without an index: read and tokenise every file (Pythons built without FTS5)."""
+    chunks = corpus(project, scope)
+    df: dict[str, int] = {}
+    for chunk in chunks:
+        for term in chunk.counts:
+            df[term] = df.get(term, 0) + 1
+    written: dict[str, str] = {}
+    if correct:
+        for chunk in chunks:
+            written.update(words(chunk.heading + "\n" + (chunk.text or "")))
+    stand_ins = _stand_ins(query_words, set(df), (lambda _raw: written) if correct else None)
+    n = len(chunks)
+    avg = sum(c.length for c in chunks) / n if n else 1.0
+    results = [r for r in rank(chunks, terms, stand_ins, (df, n, avg), project.dir, today) if r.hits >= min_terms]
+    return _labelled(project, best(results, query, limit, stand_ins))
+
+
+def section_for(project: paths.Project, ident: str) -> tuple[str, str, str]:
+    """The whole section behind a result id (``sessions/<file>.md:<line>``): path, heading, text.
+
+    Only files inside this project's memory folder can be named. Raises KeeperError otherwise.
+    """
+    from keeper.errors import KeeperError
+    from keeper.recall import index
+
+    name, _, line_text = ident.rpartition(":")
+    parts = name.split("/")
+    valid = name in (paths.MEMORY_FILE, index.GLOBAL) or (
+        len(parts) == 2
+        and parts[0] in (paths.SESSIONS_DIR, index.NATIVE.rstrip("/"))
+        and parts[1].endswith(".md")
+        and ".." not in parts[1]
+        and "\\" not in parts[1]
+    )
+    if not valid or not line_text.isdigit():
+        raise KeeperError(
+            f"{ident!r} is not a result id; ids look like sessions/2026-11-21_1430.md:12 (see keeper recall)"
+        )
+    path = index.source_path(project, name)
+    text = read_text(path)
+    if text is None:
+        raise KeeperError(f"{path} no longer exists; run keeper recall again for fresh ids")
+    wanted = int(line_text)
+    found = sections_of(path, text)
+    chosen = next((s for s in found if s[1] == wanted), None) or next((s for s in found[::-1] if s[1] <= wanted), None)
+    if chosen is None:
+        raise KeeperError(f"no section at line {wanted} of {path}; run keeper recall again for fresh ids")
+    return path, chosen[0], chosen[2]

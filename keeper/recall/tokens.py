@@ -1,0 +1,218 @@
+"""The tokenizer recall and its index share: text to search terms.
+
+Tokens split code identifiers (``order_service``, ``getUserById``, ``src/api/cache.py``) and
+fold case and accents; English words are stemmed (``keeper.recall.stemmer``), so "making" finds
+"made"; function words and pronouns are left out, and so are one-character tokens, which
+would otherwise weigh as rare terms. Dates become the words people ask with: ``2026-11-07``
+also reads as "november", "november-7", "2026-11" and "saturday", and "Nov 7th, 2026" in a
+question as the same. Each term keeps the word as written beside it, because typos are closest
+before stemming. Plain string operations, no ``re``: recall runs inside hooks, where importing
+``re`` would cost more than the search.
+"""
+
+from __future__ import annotations
+
+from keeper.recall.stemmer import stem
+
+_IDENT_CHARS = frozenset("abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789_./\\-")
+_TO_SPACE = str.maketrans({chr(i): " " for i in range(128) if chr(i) not in _IDENT_CHARS})
+_SEPARATORS = "_./\\-"
+_SEPARATOR_TO_SPACE = str.maketrans(dict.fromkeys(_SEPARATORS, " "))
+STOP = frozenset(  # function words: pronouns, determiners, auxiliaries, prepositions, conjunctions
+    (  # noqa: SIM905 - a word list reads best as text
+        "a about above after against all am among an and any anybody anyone anything are aren around as at be "
+        "because been before being below between both but by can cannot could couldn did didn do does doesn doing "
+        "don done down during each either every everybody everyone everything for from had hadn has hasn have "
+        "haven having he her here hers herself him himself his how i if in into is isn it its itself just let ll "
+        "may me might mine must mustn my myself neither no nobody none nor not nothing of off on onto or our ours "
+        "ourselves out over re shall she should shouldn since so some somebody someone something such than that "
+        "the their theirs them themselves then there these they this those though through thus to toward under "
+        "unless until up upon us ve was wasn we were weren what whatever when whenever where wherever whether "
+        "which while who whoever whom whose why will with within without won would wouldn you your yours yourself "
+        "yourselves"
+    ).split()
+)
+MONTHS = (
+    "january", "february", "march", "april", "may", "june",
+    "july", "august", "september", "october", "november", "december",
+)  # fmt: skip
+WEEKDAYS = ("monday", "tuesday", "wednesday", "thursday", "friday", "saturday", "sunday")
+# Month names always read as months; abbreviations (and "may") only next to a day or a year.
+_MONTH_NAMES = {name: i for i, name in enumerate(MONTHS, 1) if name != "may"}
+_MONTH_NEAR_NUMBER = {
+    **{name[:3]: i for i, name in enumerate(MONTHS, 1)},
+    "may": 5,
+    "sept": 9,
+    **{f"{name[:3]}.": i for i, name in enumerate(MONTHS, 1)},
+}
+_MONTH_SPELLINGS = frozenset(
+    spelling for word in (*_MONTH_NAMES, *_MONTH_NEAR_NUMBER) for spelling in (word, word.title(), word.upper())
+)
+_CANONICAL = {**{name: name for name in (*MONTHS, *WEEKDAYS)}, **{day + "s": day for day in WEEKDAYS}}
+
+
+def fold(text: str) -> str:
+    """Lower case without accents, so ``Café`` and ``cafe`` match."""
+    if text.isascii():
+        return text.lower()
+    import unicodedata
+
+    decomposed = unicodedata.normalize("NFKD", text)
+    return "".join(c for c in decomposed if not unicodedata.combining(c)).casefold()
+
+
+def days_since_epoch(year: int, month: int, day: int) -> int:
+    """Days from 1970-01-01 to a date (proleptic Gregorian), without importing ``datetime``."""
+    y = year - (month <= 2)
+    era = y // 400
+    yoe = y - era * 400
+    doy = (153 * (month + (-3 if month > 2 else 9)) + 2) // 5 + day - 1
+    return era * 146097 + yoe * 365 + yoe // 4 - yoe // 100 + doy - 719468
+
+
+def _weekday(year: int, month: int, day: int) -> str:
+    return WEEKDAYS[(days_since_epoch(year, month, day) + 3) % 7]  # 1970-01-01 was a Thursday
+
+
+def date_terms(iso: str) -> list[str]:
+    """The words a ``YYYY-MM-DD`` date is asked by: month, month-day, year-month, weekday, year."""
+    if not (len(iso) == 10 and iso[4] == iso[7] == "-" and iso[:4].isdigit() and iso[5:7].isdigit()):
+        return []
+    if not iso[8:].isdigit():
+        return []
+    year, month, day = int(iso[:4]), int(iso[5:7]), int(iso[8:])
+    if not (1 <= month <= 12 and 1 <= day <= 31):
+        return []
+    name = MONTHS[month - 1]
+    return [iso, iso[:4], name, f"{name}-{day}", iso[:7], _weekday(year, month, day)]
+
+
+def _camel_parts(part: str) -> list[str]:
+    """``getUserByID`` → ``get``, ``User``, ``By``, ``ID``; ``HTTPServer`` → ``HTTP``, ``Server``."""
+    out: list[str] = []
+    start = 0
+    for i in range(1, len(part)):
+        before, here = part[i - 1], part[i]
+        if (here.isupper() and (before.islower() or before.isdigit())) or (
+            before.isupper() and here.isupper() and i + 1 < len(part) and part[i + 1].islower()
+        ):
+            out.append(part[start:i])
+            start = i
+    out.append(part[start:])
+    return out
+
+
+def term_of(word: str) -> str | None:
+    """The search term of one folded word, or None for a stop word or a single character."""
+    if word in STOP or (len(word) < 2 and word.isascii()):
+        return None
+    return _CANONICAL.get(word) or stem(word)
+
+
+_WORD_CACHE: dict[str, tuple[tuple[str, str], ...]] = {"": ()}
+
+
+def _ident_words(ident: str) -> tuple[tuple[str, str], ...]:
+    """``(surface, term)`` pairs of one identifier: the whole (when compound) and its parts."""
+    found = _WORD_CACHE.get(ident)
+    if found is not None:
+        return found
+    out: list[tuple[str, str]] = []
+    dated = date_terms(ident)
+    if dated:
+        out = [(t, t) for t in dated]
+    elif ident.isalnum() and (ident.islower() or ident.isupper() or ident[1:].islower()):
+        word = fold(ident)
+        term = term_of(word)
+        if term:
+            out.append((word, term))
+    else:
+        parts = [p for piece in ident.translate(_SEPARATOR_TO_SPACE).split() for p in _camel_parts(piece)]
+        if len(parts) > 1:
+            whole = fold(ident)
+            out.append((whole, whole))
+        for part in parts:
+            word = fold(part)
+            term = term_of(word)
+            if term:
+                out.append((word, term))
+    result = tuple(out)
+    if len(_WORD_CACHE) < 200_000:
+        _WORD_CACHE[ident] = result
+    return result
+
+
+def _idents(text: str) -> list[str]:
+    """Runs of identifier characters (letters, digits, ``_./\\-``) and of other letters, trimmed."""
+    if not text.isascii():
+        for char in set(text):
+            if not char.isascii() and not char.isalnum():
+                text = text.replace(char, " ")
+    return [raw.strip(_SEPARATORS) for raw in text.translate(_TO_SPACE).split()]
+
+
+def _day(token: str) -> int | None:
+    """A day of the month as people write it: ``7``, ``07``, ``7th``, ``21st``."""
+    digits = token[:-2] if token[-2:].lower() in ("st", "nd", "rd", "th") else token
+    if digits.isdigit() and len(digits) <= 2 and 1 <= int(digits) <= 31:
+        return int(digits)
+    return None
+
+
+def _spoken_dates(idents: list[str], at: int) -> list[tuple[str, str]]:
+    """Date terms for a month word at ``idents[at]`` with a day and a year beside it, if any."""
+    word = idents[at].lower()
+    month = _MONTH_NAMES.get(word) or _MONTH_NEAR_NUMBER.get(word)
+    if month is None:
+        return []
+    before = idents[at - 1] if at > 0 else ""
+    after = idents[at + 1] if at + 1 < len(idents) else ""
+    day = _day(after) if after else None
+    year_at = at + 2 if day is not None else at + 1
+    if day is None and before:
+        day = _day(before) if before.lower() != "of" else (_day(idents[at - 2]) if at > 1 else None)
+    candidates = [idents[i] for i in (year_at, at - 1) if 0 <= i < len(idents)]
+    year = next((t for t in candidates if len(t) == 4 and t.isdigit() and "1900" <= t <= "2199"), None)
+    if word not in _MONTH_NAMES and day is None and year is None:
+        return []  # "may", "mar", "oct" alone are not months
+    name = MONTHS[month - 1]
+    terms = [] if word in _MONTH_NAMES else [name]  # a month's full name is a term already
+    if day is not None:
+        terms.append(f"{name}-{day}")
+    if year is not None:
+        terms.append(f"{year}-{month:02d}")
+        if day is not None:
+            terms.append(f"{year}-{month:02d}-{day:02d}")
+    return [(t, t) for t in terms]
+
+
+def words(text: str) -> list[tuple[str, str]]:
+    """``(surface, term)`` pairs: the folded word as written and its search term.
+
+    Whole identifiers count as well as their parts; stop words and single characters are left
+    out; dates add the words they are asked by.
+    """
+    idents = _idents(text)
+    found: list[tuple[str, str]] = []
+    known = _WORD_CACHE.get
+    for ident in idents:
+        pairs = known(ident)
+        found += _ident_words(ident) if pairs is None else pairs
+    if not _MONTH_SPELLINGS.isdisjoint(idents):
+        for at, ident in enumerate(idents):
+            if ident in _MONTH_SPELLINGS:
+                found += _spoken_dates(idents, at)
+    return found
+
+
+_NON_ALNUM = str.maketrans({chr(i): " " for i in range(128) if not chr(i).isalnum()})
+
+
+def plain_words(text: str) -> list[str]:
+    """The words of ``text`` as written, folded, split at anything but letters and digits."""
+    return fold(text).translate(_NON_ALNUM).split()
+
+
+def tokenize(text: str) -> list[str]:
+    """Search terms: whole identifiers plus their parts, folded and stemmed, stop words out."""
+    return [term for _, term in words(text)]

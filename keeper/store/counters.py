@@ -1,0 +1,176 @@
+"""Keeper's two append-only counting logs: each session's tool-use tally, each project's hook calls.
+
+Both append a few bytes with ``O_APPEND`` and never rewrite, so parallel hooks need no lock and
+the hot path costs one small write.
+
+- The tally (``state/<session>.tally``): each PostToolUse (or PostToolUseFailure) appends ``u``
+  (a tool use), or ``k`` for the tool use that ran ``keeper save``; the save itself ``s``; a save
+  reminder ``r``; Stop's request for a final save ``f``; each prompt ``p`` (a turn starts). On POSIX an
+  ``O_APPEND`` write is atomic and each hook reads only the prefix up to its own write, so two
+  hooks finishing together still see distinct counts and a threshold is crossed exactly once.
+  Windows appends under ``msvcrt.locking``.
+- The hook log (``state/hooks.stats``): one ``event<TAB>characters injected<TAB>ms`` line per hook
+  call, for ``keeper status``; it restarts past 1 MiB, the old one kept as ``.1``.
+
+Standard library only: this runs on every tool use.
+"""
+
+from __future__ import annotations
+
+import os
+import sys
+
+from keeper.store import fsutil
+
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    from typing import Any
+
+USE, SAVE_USE, SAVE, REMIND, FINAL_ASK, TURN = b"u", b"k", b"s", b"r", b"f", b"p"
+SAVED = (SAVE, SAVE_USE)  # either one means the work so far was saved
+HOOK_LOG_MAX_BYTES = 1 << 20
+
+# -- the tool-use tally ------------------------------------------------------------------------
+
+
+def tally_path(state_dir: str, session: str) -> str:
+    return os.path.join(state_dir, session + ".tally")
+
+
+def append(path: str, marks: bytes) -> bytes:
+    """Append ``marks`` to a tally and return the log up to and including them."""
+    fd = fsutil.open_append(path, readable=True)
+    try:
+        if sys.platform == "win32":  # pragma: no cover - exercised by the Windows CI job
+            import msvcrt
+
+            os.lseek(fd, 0, os.SEEK_SET)
+            msvcrt.locking(fd, msvcrt.LK_LOCK, 1)
+            try:
+                end = os.lseek(fd, 0, os.SEEK_END)
+                os.write(fd, marks)
+                os.lseek(fd, 0, os.SEEK_SET)
+                return os.read(fd, end + len(marks))
+            finally:
+                os.lseek(fd, 0, os.SEEK_SET)
+                msvcrt.locking(fd, msvcrt.LK_UNLCK, 1)
+        os.write(fd, marks)
+        end = os.lseek(fd, 0, os.SEEK_CUR)
+        os.lseek(fd, 0, os.SEEK_SET)
+        return _read_exactly(fd, end)
+    finally:
+        os.close(fd)
+
+
+def _read_exactly(fd: int, size: int) -> bytes:
+    chunks = []
+    while size > 0:
+        chunk = os.read(fd, size)
+        if not chunk:
+            break
+        chunks.append(chunk)
+        size -= len(chunk)
+    return b"".join(chunks)
+
+
+def read(path: str) -> bytes:
+    try:
+        with open(path, "rb") as fh:
+            return fh.read()
+    except OSError:
+        return b""
+
+
+def _last(log: bytes, marks: tuple[bytes, ...]) -> int:
+    return max((log.rfind(mark) for mark in marks), default=-1)
+
+
+def uses_since(log: bytes, *marks: bytes) -> int:
+    """Tool uses after the last of ``marks`` (all uses when none occurred)."""
+    return log.count(USE, _last(log, marks) + 1)
+
+
+def unsaved(log: bytes) -> int:
+    """Tool uses since the work was last saved."""
+    return uses_since(log, *SAVED)
+
+
+def reminder_due(log: bytes, every: int) -> bool:
+    """PostToolUse asks every ``every`` unsaved tool uses, counted from a save or the last request."""
+    return uses_since(log, *SAVED, REMIND, FINAL_ASK) >= every
+
+
+def final_ask_due(log: bytes, minimum: int, every: int) -> bool:
+    """Whether Stop should ask for a save before the turn ends.
+
+    Never in a turn that saved. Otherwise once ``minimum`` tool uses are unsaved; but after a
+    request that was not acted on (a reminder or an earlier final ask since the last save), only
+    once ``every`` more tool uses have gone unsaved: asking each turn would be nagging.
+    """
+    if minimum <= 0 or _last(log, SAVED) > log.rfind(TURN):
+        return False
+    since_save = _last(log, SAVED)
+    last_request = _last(log, (REMIND, FINAL_ASK))
+    if last_request > since_save:
+        return uses_since(log, REMIND, FINAL_ASK) >= every
+    return unsaved(log) >= minimum
+
+
+def total_uses(log: bytes) -> int:
+    return log.count(USE) + log.count(SAVE_USE)
+
+
+def saves(log: bytes) -> int:
+    return log.count(SAVE)
+
+
+# -- hook calls per project --------------------------------------------------------------------
+
+
+def hook_log_path(state_dir: str) -> str:
+    return os.path.join(state_dir, "hooks.stats")
+
+
+def record_hook(state_dir: str, event: str, injected: int, took_ms: float = 0.0) -> None:
+    """Count one hook call; never raises (statistics must not break a hook)."""
+    path = hook_log_path(state_dir)
+    try:
+        fd = fsutil.open_append(path)
+        try:
+            os.write(fd, f"{event}\t{injected}\t{took_ms:.1f}\n".encode())
+            if os.fstat(fd).st_size > HOOK_LOG_MAX_BYTES:
+                os.replace(path, path + ".1")
+        finally:
+            os.close(fd)
+    except (OSError, fsutil.OutsideStore):
+        pass
+
+
+def hook_summary(state_dir: str) -> dict[str, dict[str, Any]]:
+    """Per event over the kept history: calls, characters injected (all, and the last call's), and
+    the slowest recent calls' time in Keeper (ms)."""
+    found: dict[str, dict[str, Any]] = {}
+    for name in (hook_log_path(state_dir) + ".1", hook_log_path(state_dir)):
+        try:
+            with open(name, encoding="utf-8", errors="replace") as fh:
+                lines = fh.read().splitlines()
+        except OSError:
+            continue
+        for line in lines:
+            event, _, rest = line.partition("\t")
+            size, _, took = rest.partition("\t")
+            if not event or not size.isdigit():
+                continue
+            entry = found.setdefault(event, {"calls": 0, "injected_bytes": 0, "last_injected": 0, "recent_ms": []})
+            entry["calls"] += 1
+            entry["injected_bytes"] += int(size)
+            if int(size):
+                entry["last_injected"] = int(size)
+            try:
+                entry["recent_ms"] = [*entry["recent_ms"], float(took)][-50:]
+            except ValueError:
+                pass
+    for entry in found.values():
+        recent = entry.pop("recent_ms")
+        entry["slowest_recent_ms"] = round(max(recent), 1) if recent else None
+    return found

@@ -1,0 +1,196 @@
+"""The store's layout: where every file Keeper keeps lies, and what kind of file it is.
+
+One owner for the layout, so export, clear, status, projects and sync ask rather than guess:
+``kind`` classifies every path under the root as durable (memory a person would miss: memory.md,
+session files, the global memory; what export carries and sync sends), machine-local
+(configuration, pins, bookkeeping that only means something on this machine) or derived (the
+index, caches, counters, logs, trash, the hub page: rebuilt or safely lost). Which project a
+folder is lives in ``identity``.
+
+Every hook runs this module, so it uses ``os.path`` strings and the standard library only:
+``pathlib`` costs ~5 ms and ``platformdirs`` ~15 ms at import, more than a whole PostToolUse
+hook may take. The folders follow the platform conventions platformdirs documents
+(``keeper status`` cross-checks against platformdirs itself).
+"""
+
+from __future__ import annotations
+
+import os
+import posixpath
+import sys
+
+APP = "keeper"
+MEMORY_FILE = "memory.md"
+SESSIONS_DIR = "sessions"
+GLOBAL_DIR = "global"
+STATE_DIR = "state"
+ROOT_RECORD = "project.json"  # in STATE_DIR: {"root": ..., "name": ...}, for `keeper projects` and the hub
+NEWEST_SESSIONS = "newest-sessions"  # in the state folder: the newest session file names (sessions.newest)
+OPEN_SESSIONS = "open"  # in the state folder: one marker per session that started and has not ended
+PROJECT_CONFIG = os.path.join(".claude", "keeper.yaml")
+PROJECTS_DIR = "projects"
+TRASH_DIR = "trash"
+LOGS_DIR = "logs"
+CACHE_DIR = "cache"
+LOG_FILE = "keeper.log"
+PINS_FILE = "pins.json"
+CONFIG_FILE = "config.yaml"
+HUB_PAGE = "hub.html"
+LOCK_FILE = ".lock"
+INDEX_FILE = "index.sqlite3"  # in STATE_DIR, with SQLite's -wal, -shm and -journal beside it
+OWNED_LINES = "memory.json"  # in STATE_DIR: which lines of memory.md Keeper wrote (export carries it)
+STORE_FORMAT = 2  # the store's format version; ``migrate`` moves an older store forward
+FORMAT_FILE = "format.json"  # at the root: {"format": STORE_FORMAT, "applied": [migration names]}
+
+DURABLE = "durable"
+LOCAL = "local"
+DERIVED = "derived"
+
+
+def _xdg(var: str) -> str | None:
+    value = os.environ.get(var, "")
+    return value if posixpath.isabs(value) else None
+
+
+def _platform_dir(xdg_var: str, linux_default: str) -> str:
+    if sys.platform == "win32":
+        base = os.environ.get("LOCALAPPDATA") or os.path.expanduser(r"~\AppData\Local")
+        return os.path.join(os.path.normpath(base), APP)
+    if sys.platform == "darwin":
+        base = _xdg(xdg_var) or os.path.expanduser("~/Library/Application Support")
+    else:
+        base = _xdg(xdg_var) or os.path.expanduser(linux_default)
+    return os.path.join(base, APP)
+
+
+def data_root() -> str:
+    """``$KEEPER_HOME``, else the user data folder (``~/.local/share/keeper`` and kin)."""
+    home = os.environ.get("KEEPER_HOME", "").strip()
+    return os.path.abspath(os.path.expanduser(home)) if home else _platform_dir("XDG_DATA_HOME", "~/.local/share")
+
+
+def claude_dir() -> str:
+    """Claude Code's own folder: ``$CLAUDE_CONFIG_DIR``, else ``~/.claude``."""
+    return os.environ.get("CLAUDE_CONFIG_DIR") or os.path.join(os.path.expanduser("~"), ".claude")
+
+
+def global_memory_file() -> str:
+    """``<root>/global/memory.md``: what holds across projects (feedback, the user, tools, references)."""
+    return os.path.join(data_root(), GLOBAL_DIR, MEMORY_FILE)
+
+
+def global_config_file() -> str:
+    """``$KEEPER_HOME/config.yaml``, else ``config.yaml`` in the user config folder."""
+    if os.environ.get("KEEPER_HOME", "").strip():
+        return os.path.join(data_root(), "config.yaml")
+    return os.path.join(_platform_dir("XDG_CONFIG_HOME", "~/.config"), "config.yaml")
+
+
+def projects_dir() -> str:
+    return os.path.join(data_root(), PROJECTS_DIR)
+
+
+def global_dir() -> str:
+    return os.path.join(data_root(), GLOBAL_DIR)
+
+
+def trash_dir(project_id: str) -> str:
+    """``<root>/trash/<project-id>``: the backups ``keeper clear`` made for one project."""
+    return os.path.join(data_root(), TRASH_DIR, project_id)
+
+
+def log_file() -> str:
+    return os.path.join(data_root(), LOGS_DIR, LOG_FILE)
+
+
+def cache_file(name: str) -> str:
+    return os.path.join(data_root(), CACHE_DIR, name)
+
+
+def pins_file() -> str:
+    return os.path.join(data_root(), PINS_FILE)
+
+
+def hub_page() -> str:
+    return os.path.join(data_root(), HUB_PAGE)
+
+
+def format_file() -> str:
+    return os.path.join(data_root(), FORMAT_FILE)
+
+
+def kind(relpath: str) -> str:
+    """``DURABLE``, ``LOCAL`` or ``DERIVED`` for a path relative to the store's root (``/`` or ``\\``).
+
+    Durable: ``projects/<id>/memory.md``, ``projects/<id>/sessions/*.md`` and ``global/memory.md``.
+    Machine-local: the configuration, the pins, the format record and each project's
+    ``state/memory.json`` and ``state/project.json``. Everything else (the index, counters, open
+    markers, caches, logs, the trash, the hub page, locks, temp files) is derived.
+    """
+    parts = [p for p in relpath.replace("\\", "/").split("/") if p not in ("", ".")]
+    if len(parts) == 1 and parts[0] in (CONFIG_FILE, PINS_FILE, FORMAT_FILE):
+        return LOCAL
+    if parts == [GLOBAL_DIR, MEMORY_FILE]:
+        return DURABLE
+    if len(parts) >= 3 and parts[0] == PROJECTS_DIR:
+        rest = parts[2:]
+        if rest == [MEMORY_FILE]:
+            return DURABLE
+        if len(rest) == 2 and rest[0] == SESSIONS_DIR and rest[1].endswith(".md") and not rest[1].startswith("."):
+            return DURABLE
+        if len(rest) == 2 and rest[0] == STATE_DIR and rest[1] in (OWNED_LINES, ROOT_RECORD):
+            return LOCAL
+    return DERIVED
+
+
+class Project:
+    """One project's identity and the files Keeper keeps for it (a plain class: no typing import)."""
+
+    __slots__ = ("dir", "id", "root")
+
+    def __init__(self, root: str, id: str, dir: str) -> None:
+        self.root, self.id, self.dir = root, id, dir
+
+    def __repr__(self) -> str:
+        return f"Project(root={self.root!r}, id={self.id!r})"
+
+    @property
+    def name(self) -> str:
+        return os.path.basename(self.root.rstrip("/\\")) or self.root
+
+    @property
+    def memory(self) -> str:
+        return os.path.join(self.dir, MEMORY_FILE)
+
+    @property
+    def sessions(self) -> str:
+        return os.path.join(self.dir, SESSIONS_DIR)
+
+    @property
+    def state(self) -> str:
+        return os.path.join(self.dir, STATE_DIR)
+
+    @property
+    def root_record(self) -> str:
+        return os.path.join(self.dir, STATE_DIR, ROOT_RECORD)
+
+    @property
+    def lock(self) -> str:
+        return os.path.join(self.dir, LOCK_FILE)
+
+    @property
+    def index(self) -> str:
+        return os.path.join(self.dir, STATE_DIR, INDEX_FILE)
+
+    @property
+    def index_files(self) -> list[str]:
+        """The index and the files SQLite keeps beside it while it works."""
+        return [self.index + suffix for suffix in ("", "-wal", "-shm", "-journal")]
+
+    @property
+    def owned_lines(self) -> str:
+        return os.path.join(self.dir, STATE_DIR, OWNED_LINES)
+
+    @property
+    def trash(self) -> str:
+        return trash_dir(self.id)

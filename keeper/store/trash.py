@@ -1,0 +1,199 @@
+"""``keeper clear`` and ``keeper restore``: cleaning up that is never irreversible by accident.
+
+Cleared files are moved, not deleted, into ``<root>/trash/<project-id>/<YYYYmmdd-HHMMSS>/`` with
+their relative paths and a manifest; ``keeper restore`` moves the newest (or a named) backup
+back without overwriting anything. Backups older than ``trash_days`` are purged by later clears.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import shutil
+import time
+from datetime import date, datetime, timedelta
+
+from keeper.errors import KeeperError
+from keeper.store import paths, sessions
+from keeper.store.fsutil import atomic_write, ensure_dir, project_lock
+
+MANIFEST = "manifest.json"
+
+
+def trash_dir(project: paths.Project) -> str:
+    return project.trash
+
+
+def old_session_files(project: paths.Project, older_than_days: int, today: date | None = None) -> list[str]:
+    """Session files whose start date (from the name, else the mtime) is older than the cutoff."""
+    cutoff = (today or date.today()) - timedelta(days=older_than_days)
+    found = []
+    for path in sessions.list_files(project):
+        day = sessions.date_of(path)
+        try:
+            started = date.fromisoformat(day) if day else date.fromtimestamp(os.stat(path).st_mtime)
+        except (ValueError, OSError):
+            continue
+        if started < cutoff:
+            found.append(path)
+    return found
+
+
+def all_files(project: paths.Project) -> list[str]:
+    """Everything Keeper keeps for the project but the lock and the search index (derived: a clear
+    deletes it, so cleared text does not linger in it, and a recall using it is not pulled apart)."""
+    skip = {project.lock, *project.index_files}
+    found: list[str] = []
+    for folder, _, names in os.walk(project.dir):
+        found.extend(p for p in (os.path.join(folder, n) for n in names) if p not in skip)
+    return sorted(found)
+
+
+CLEAR_WHAT = ("old", "all")
+
+
+def files_to_clear(project: paths.Project, what: str, older_than_days: int) -> list[str]:
+    """What ``clear old`` (session files older than the cutoff) or ``clear all`` would move."""
+    if what not in CLEAR_WHAT:
+        raise KeeperError(f"cannot clear {what!r}: say 'old' or 'all'.")
+    if older_than_days < 0:
+        raise KeeperError("--older-than must be 0 or more days.")
+    return all_files(project) if what == "all" else old_session_files(project, older_than_days)
+
+
+def clear(project: paths.Project, files: list[str], reason: str, keep_days: int) -> str:
+    """Move ``files`` to a new backup, purge backups past ``keep_days``, and return the backup.
+
+    The search index is rebuilt from the files, so after a clear it is dropped: what was cleared
+    must not stay findable through it.
+    """
+    backup = move_to_trash(project, files, reason)
+    for path in project.index_files:
+        try:
+            os.remove(path)
+        except OSError:
+            pass  # in use on Windows: the index notices the files are gone and forgets them itself
+    purge_expired(project, keep_days)
+    return backup
+
+
+def _new_backup(project: paths.Project) -> str:
+    """A backup folder no other clear shares: ``mkdir`` fails when the name is taken, so two clears
+    in the same second get two folders (a shared one let a restore delete the other's files)."""
+    base = trash_dir(project)
+    ensure_dir(base)
+    stamp = datetime.now().strftime("%Y%m%d-%H%M%S")
+    suffix = 1
+    while True:
+        path = os.path.join(base, stamp if suffix == 1 else f"{stamp}-{suffix}")
+        try:
+            os.mkdir(path, 0o700)
+            return path
+        except FileExistsError:
+            suffix += 1
+
+
+def _move(source: str, target: str) -> bool:
+    """Move one file without ever replacing another; whether it moved (False: source gone)."""
+    ensure_dir(os.path.dirname(target))
+    if os.path.lexists(target):
+        return False
+    try:
+        os.rename(source, target)  # same file system: atomic, and the file is never in two places
+    except FileNotFoundError:
+        return False
+    except OSError:
+        shutil.copy2(source, target)  # another file system: copy first, delete the original after
+        os.remove(source)
+    return True
+
+
+def move_to_trash(project: paths.Project, files: list[str], reason: str) -> str:
+    """Move ``files`` into a new backup folder, under the project lock, and return its path."""
+    with project_lock(project.lock):
+        backup = _new_backup(project)
+        moved = [
+            os.path.relpath(path, project.dir)
+            for path in files
+            if _move(path, os.path.join(backup, os.path.relpath(path, project.dir)))
+        ]
+        atomic_write(
+            os.path.join(backup, MANIFEST),
+            json.dumps({"project": project.id, "reason": reason, "files": moved, "root": project.root}, indent=1),
+        )
+    return backup
+
+
+def backups(project: paths.Project) -> list[str]:
+    try:
+        names = sorted(n for n in os.listdir(trash_dir(project)) if not n.startswith("."))
+    except OSError:
+        return []
+    return [os.path.join(trash_dir(project), n) for n in names]
+
+
+def restore(project: paths.Project, name: str | None = None) -> tuple[list[str], list[str]]:
+    """Move a backup's files back; a file that exists again is kept and the backup copy stays.
+
+    All of it under the project lock; the backup folder goes only once it is empty, so nothing a
+    concurrent clear put there can be lost.
+    """
+    with project_lock(project.lock):
+        available = backups(project)
+        if not available:
+            raise KeeperError(f"nothing to restore: no backups in {trash_dir(project)}.")
+        backup = available[-1]
+        if name:
+            chosen = [b for b in available if os.path.basename(b) == name]
+            if not chosen:
+                listing = ", ".join(os.path.basename(b) for b in available)
+                raise KeeperError(f"no backup named {name!r}; available: {listing}.")
+            backup = chosen[0]
+        restored: list[str] = []
+        kept: list[str] = []
+        for folder, _, names in os.walk(backup):
+            for n in names:
+                source = os.path.join(folder, n)
+                rel = os.path.relpath(source, backup)
+                if rel == MANIFEST:
+                    continue
+                if _move(source, os.path.join(project.dir, rel)):
+                    restored.append(rel)
+                elif os.path.exists(source):
+                    kept.append(rel)
+        sessions.forget_newest(project.state)  # restored session files join the newest list when it is rebuilt
+        if not kept:
+            _remove_empty(backup)
+    return restored, kept
+
+
+def _remove_empty(backup: str) -> None:
+    """Remove a restored backup: its manifest and its folders, which must be empty by now."""
+    try:
+        os.remove(os.path.join(backup, MANIFEST))
+    except OSError:
+        pass
+    for folder, _, _ in sorted(os.walk(backup), key=lambda entry: -len(entry[0])):
+        try:
+            os.rmdir(folder)  # fails, and keeps the folder, if anything is still in it
+        except OSError:
+            pass
+
+
+def _created(backup: str) -> float:
+    """When a backup was made, from its name (its folder's mtime changes as files come and go)."""
+    stamp = os.path.basename(backup)[:15]
+    try:
+        return datetime.strptime(stamp, "%Y%m%d-%H%M%S").timestamp()
+    except ValueError:
+        return os.path.getmtime(backup)
+
+
+def purge_expired(project: paths.Project, keep_days: int) -> int:
+    """Delete backups older than ``keep_days`` for good: the one deletion, and only of the trash."""
+    cutoff = time.time() - keep_days * 86400
+    with project_lock(project.lock):
+        expired = [b for b in backups(project) if _created(b) < cutoff]
+        for backup in expired:
+            shutil.rmtree(backup, ignore_errors=True)
+    return len(expired)

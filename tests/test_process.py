@@ -1,0 +1,48 @@
+"""The one subprocess runner: nothing from the environment steers the child, and failures are one line."""
+
+from __future__ import annotations
+
+import sys
+from pathlib import Path
+
+import pytest
+
+from keeper import process
+
+SHOW_ENV = (
+    "import os, sys; sys.stdout.write(repr(sorted(k for k in os.environ if k.startswith(('GIT_', 'PYTHON', 'PIP_')))))"
+)
+
+
+def test_variables_that_steer_git_or_python_never_reach_the_child(
+    monkeypatch: pytest.MonkeyPatch, tmp_path: Path
+) -> None:
+    for name in ("GIT_DIR", "GIT_CONFIG_COUNT", "GIT_CONFIG_KEY_0", "PYTHONPATH", "PYTHONSTARTUP", "PIP_INDEX_URL"):
+        monkeypatch.setenv(name, str(tmp_path))
+    monkeypatch.setenv("GIT_SSH_COMMAND", "ssh -i key")
+    done = process.run([sys.executable, "-c", SHOW_ENV], cwd=str(tmp_path), timeout=30)
+    assert done.stdout.decode() == repr(["GIT_SSH_COMMAND"])
+
+
+def test_the_child_starts_in_the_folder_given_with_stdin_closed(tmp_path: Path) -> None:
+    code = "import os, sys; sys.stdout.write(os.getcwd() + '|' + repr(sys.stdin.read()))"
+    done = process.run([sys.executable, "-c", code], cwd=str(tmp_path), timeout=30)
+    assert done.stdout.decode() == f"{tmp_path.resolve()}|''"
+
+
+def test_a_failure_is_one_line_with_the_programs_last_words(tmp_path: Path) -> None:
+    code = "import sys; sys.stderr.write('warming up\\nfatal: repository not found\\n'); sys.exit(128)"
+    with pytest.raises(process.ProcessFailed) as caught:
+        process.run([sys.executable, "-c", code], cwd=str(tmp_path), timeout=30)
+    assert str(caught.value).endswith("failed: fatal: repository not found") and "\n" not in str(caught.value)
+    assert process.run([sys.executable, "-c", code], cwd=str(tmp_path), timeout=30, check=False).returncode == 128
+
+
+def test_a_program_that_hangs_is_killed_at_its_time_limit(tmp_path: Path) -> None:
+    with pytest.raises(process.ProcessFailed, match=r"did not finish within 0\.5 s"):
+        process.run([sys.executable, "-c", "import time; time.sleep(60)"], cwd=str(tmp_path), timeout=0.5)
+
+
+def test_a_program_that_does_not_exist_is_said_so(tmp_path: Path) -> None:
+    with pytest.raises(process.ProcessFailed, match="cannot run no-such-program"):
+        process.run([str(tmp_path / "no-such-program")], cwd=str(tmp_path), timeout=5)
