@@ -61,11 +61,11 @@ def test_edits_additions_and_deletions_are_seen_at_once(tmp_path: Path) -> None:
 def test_the_index_can_be_deleted_or_corrupted_and_rebuilds_itself(tmp_path: Path) -> None:
     project = project_with(tmp_path)
     before = top(project, "billing export")
-    os.remove(index.index_file(project))
+    os.remove(project.index)
     assert top(project, "billing export") == before
-    Path(index.index_file(project)).write_bytes(b"this is not a database" * 100)
+    Path(project.index).write_bytes(b"this is not a database" * 100)
     for suffix in ("-wal", "-shm"):
-        Path(index.index_file(project) + suffix).unlink(missing_ok=True)
+        Path(project.index + suffix).unlink(missing_ok=True)
     assert top(project, "billing export") == before
 
 
@@ -95,7 +95,7 @@ def test_the_quick_check_sees_new_files_memory_and_recent_sessions(tmp_path: Pat
 def test_a_search_that_finds_the_index_up_to_date_writes_nothing(tmp_path: Path) -> None:
     project = project_with(tmp_path, count=600)
     top(project, "billing")  # build
-    db = Path(index.index_file(project))
+    db = Path(project.index)
     before = db.stat().st_mtime_ns, db.read_bytes()
     for thorough in (True, False, True):
         assert top(project, "websocket reconnect", thorough=thorough)

@@ -10,6 +10,7 @@ from __future__ import annotations
 import os
 import time
 
+from keeper.recall import sources
 from keeper.store import paths
 from keeper.store.fsutil import read_text
 
@@ -146,9 +147,6 @@ def session_start(project: paths.Project, limit: int, source: str, session: str)
     return context.strip()[:HARD_CAP], status
 
 
-SCOPE_LABELS = {"global": "[global memory] ", "native": "[Claude Code auto memory] "}
-
-
 def _grouped(results: list[Result]) -> list[tuple[str, list[Result]]]:
     """Results grouped by file, files in the order of their best result."""
     groups: dict[str, list[Result]] = {}
@@ -169,7 +167,7 @@ def recall_block(query: str, results: list[Result], limit_chars: int = 6000) -> 
     lines = [f"Keeper recall for {query!r}: {len(results)} match(es) in {len(groups)} file(s), best first."]
     for path, items in groups:
         dated = items[0].chunk.date
-        label = SCOPE_LABELS.get(items[0].scope, "")
+        label = sources.LABELS.get(items[0].scope, "")
         lines.append(f"\n{label}{os.path.basename(path)}" + (f" ({dated})" if dated else "") + f": {path}")
         for item in items:
             heading = item.chunk.heading.split(" > ", 1)[-1]
@@ -197,7 +195,7 @@ def auto_recall_block(results: list[Result], limit_chars: int) -> str:
     for item in results:
         dated = f"{item.chunk.date}, " if item.chunk.date else ""
         snippet = " ".join(item.snippet.split())
-        label = SCOPE_LABELS.get(item.scope, "")
+        label = sources.LABELS.get(item.scope, "")
         lines.append(f"- {label}{item.chunk.heading} ({dated}id {item.id}): {snippet[:300]}")
     lines.append("The whole section: `keeper expand <id>`; more: `keeper recall <words>`.")
     return _bounded("\n".join(lines), limit_chars)

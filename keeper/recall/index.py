@@ -21,9 +21,10 @@ from __future__ import annotations
 
 import os
 
+from keeper.recall import sources
 from keeper.recall.chunks import Chunk, section_words, sections_of
 from keeper.store import paths, sessions
-from keeper.store.fsutil import ensure_dir, open_append, read_text
+from keeper.store.fsutil import ensure_dir, open_append
 
 try:  # the C module alone: the sqlite3 package would add datetime and more to every recall
     from _sqlite3 import DatabaseError, Error, OperationalError
@@ -46,8 +47,10 @@ THOROUGH_UP_TO = 500  # explicit recall stats every file up to this many
 THOROUGH_WINDOW = 64  # beyond that, older files stat'ed per explicit recall
 CANDIDATES = 100  # sections ranked for an explicit recall; a quarter of it for automatic recall
 OPTIMIZE_AFTER = 1000  # files indexed in one go: merge FTS5's segments for fast queries afterwards
+PROMPT_BUDGET = 1.5  # seconds of indexing automatic recall may spend on one prompt; the rest waits
+BATCH = 500  # files indexed per transaction: a build cut short keeps every batch it finished
 _SESSIONS = "name >= 'sessions/' AND name < 'sessions0'"  # names in sessions/, by the name index (LIKE cannot)
-_OUTSIDE = "(name >= 'global/' AND name < 'global0') OR (name >= 'native/' AND name < 'native0')"
+_OUTSIDE = "(name >= 'global/' AND name < 'global0') OR (name >= 'native/' AND name < 'native0')"  # sources.outside
 _SCHEMA = f"""
 CREATE TABLE IF NOT EXISTS meta(key TEXT PRIMARY KEY, value TEXT) WITHOUT ROWID;
 CREATE TABLE IF NOT EXISTS files(id INTEGER PRIMARY KEY, name TEXT NOT NULL UNIQUE, mtime_ns INTEGER, size INTEGER);
@@ -64,56 +67,42 @@ PRAGMA user_version = {SCHEMA_VERSION};
 """
 
 
-GLOBAL = f"{paths.GLOBAL_DIR}/{paths.MEMORY_FILE}"  # index names of files outside the project's folder
-NATIVE = "native/"
-NATIVE_TITLE = "Claude Code auto memory: "
+_REFERENCE: list[set[tuple[str, str, str, str | None]]] = []
 
 
-def native_memory_dir(project: paths.Project) -> str:
-    """Where Claude Code keeps its own auto memory for this project (read, never written)."""
-    encoded = "".join(c if c.isalnum() else "-" for c in project.root)
-    return os.path.join(paths.claude_dir(), "projects", encoded, "memory")
+def _schema_of(con: Connection) -> set[tuple[str, str, str, str | None]]:
+    return set(con.execute("SELECT type, name, tbl_name, sql FROM sqlite_master"))
 
 
-def outside_sources(project: paths.Project) -> dict[str, str]:
-    """Files recall searches beside the project's own: the global memory and native auto memory."""
-    found = {GLOBAL: paths.global_memory_file()}
-    folder = native_memory_dir(project)
-    try:
-        names = [n for n in os.listdir(folder) if n.endswith(".md")]
-    except OSError:
-        names = []
-    found.update((NATIVE + name, os.path.join(folder, name)) for name in sorted(names)[:200])
-    return found
-
-
-def source_path(project: paths.Project, name: str) -> str:
-    """The file an index name stands for."""
-    if name == GLOBAL:
-        return paths.global_memory_file()
-    if name.startswith(NATIVE):
-        return os.path.join(native_memory_dir(project), os.path.basename(name[len(NATIVE) :]))
-    return os.path.join(project.dir, *name.split("/"))
-
-
-def title_of(name: str) -> str | None:
-    """The heading a file's sections carry, where it is not the file's own ``#`` heading."""
-    return NATIVE_TITLE + name[len(NATIVE) :] if name.startswith(NATIVE) else None
-
-
-def scope_of(name: str) -> str:
-    """``global`` for the global memory, ``native`` for Claude Code's auto memory, else ``project``."""
-    return "global" if name == GLOBAL else "native" if name.startswith(NATIVE) else "project"
-
-
-def index_file(project: paths.Project) -> str:
-    return project.index
+def _reference_schema() -> set[tuple[str, str, str, str | None]]:
+    """Everything ``sqlite_master`` of a Keeper index holds: the schema made afresh in memory."""
+    if not _REFERENCE:
+        ref = _sqlite_connect(":memory:")
+        try:
+            ref.executescript(_SCHEMA)
+            _REFERENCE.append(_schema_of(ref))
+        finally:
+            ref.close()
+    return _REFERENCE[0]
 
 
 def _connect(path: str) -> Connection:
-    """An open index of this schema; a new file gets the schema, an older layout raises DatabaseError."""
+    """An open index of this schema; a new file gets the schema, anything else raises DatabaseError.
+
+    The index is derived data anyone able to write the file could have replaced, and SQLite runs
+    the triggers and views a database file brings. So a file whose schema is not exactly Keeper's
+    (an extra trigger, view, table or index, another column) is not used but rebuilt, and the
+    connection does not trust SQL stored in the schema (``trusted_schema=OFF``).
+    """
     con: Connection = _sqlite_connect(path, timeout=5.0, isolation_level=None)
-    version = con.execute("PRAGMA user_version").fetchone()[0]
+    try:
+        con.execute("PRAGMA trusted_schema=OFF")
+        version = con.execute("PRAGMA user_version").fetchone()[0]
+        if version == SCHEMA_VERSION and _schema_of(con) != _reference_schema():
+            version = -1
+    except BaseException:
+        con.close()
+        raise
     if version == SCHEMA_VERSION:
         return con
     if version != 0 or con.execute("SELECT count(*) FROM sqlite_master WHERE name != 'meta'").fetchone()[0]:
@@ -132,7 +121,7 @@ def _connect(path: str) -> Connection:
 
 def open_index(project: paths.Project) -> Connection | None:
     """The project's index, created or rebuilt as needed; None when this Python has no FTS5."""
-    path = index_file(project)
+    path = project.index
     ensure_dir(project.state)
     if not os.path.exists(path):  # created 0600 by Keeper: SQLite gives -wal and -shm the same mode
         os.close(open_append(path))
@@ -265,10 +254,13 @@ def _quick_changes(
     return changed, removed
 
 
-def refresh(con: Connection, project: paths.Project, thorough: bool = True) -> int:
+def refresh(con: Connection, project: paths.Project, thorough: bool = True, budget: float | None = None) -> int:
     """Bring the index up to date with the files; return how many files were (re)indexed.
 
-    Reads only, unless a file was added, changed or removed.
+    Reads only, unless a file was added, changed or removed. Changes are written in batches of
+    ``BATCH`` files, each its own transaction, so a build that is stopped (a hook's time limit, a
+    kill) keeps what it did and the next call goes on from there. With ``budget`` (seconds) it
+    stops after the batch that runs past it; the rest waits for the next call.
     """
     folder = _folder_mtime(project)
     meta = _meta(con)
@@ -285,15 +277,14 @@ def refresh(con: Connection, project: paths.Project, thorough: bool = True) -> i
     else:
         window = THOROUGH_WINDOW if thorough else WINDOW
         changed, removed = _quick_changes(con, project, folder, meta.get("folder", ""), window)
-    outside = outside_sources(project)
+    outside = sources.outside(project)
     known_outside = _rows(
         con,
         f"SELECT name, mtime_ns, size FROM files WHERE {_OUTSIDE}",
     )
     for name, path in outside.items():
-        try:
-            st = os.stat(path)
-        except OSError:
+        st = sources._regular(path)
+        if st is None:
             continue
         if known_outside.get(name) != (st.st_mtime_ns, st.st_size):
             changed.append((name, (st.st_mtime_ns, st.st_size)))
@@ -302,7 +293,21 @@ def refresh(con: Connection, project: paths.Project, thorough: bool = True) -> i
         if quick and meta.get("folder") != folder:  # a file was replaced: list the folder only once for it
             con.execute("INSERT OR REPLACE INTO meta VALUES ('folder', ?)", (folder,))
         return 0
-    return _write(con, project, changed, removed, folder)
+    import time
+
+    deadline = None if budget is None else time.monotonic() + budget
+    done = 0
+    for start in range(0, max(len(changed), 1), BATCH):
+        batch = changed[start : start + BATCH]
+        last = start + BATCH >= len(changed)
+        # the folder's mtime is recorded only with the last batch: until then the folder is listed
+        # again, and what is not indexed yet is found again
+        done += _write(con, project, batch, removed if start == 0 else [], folder if last else None)
+        if last and done >= OPTIMIZE_AFTER:
+            con.execute("INSERT INTO fts(fts) VALUES ('optimize')")
+        if not last and deadline is not None and time.monotonic() > deadline:
+            break
+    return done
 
 
 def _write(
@@ -310,7 +315,7 @@ def _write(
     project: paths.Project,
     changed: list[tuple[str, tuple[int, int]]],
     removed: list[str],
-    folder: str,
+    folder: str | None,
 ) -> int:
     """Apply the changes in one transaction: old sections out of FTS5 and the tables, new ones in."""
     from collections import Counter
@@ -346,8 +351,9 @@ def _write(
         section_rows: list[tuple[int, int, int, str, int, str, str]] = []
         surface: dict[str, str] = {}
         for name, (mtime, size) in changed:
-            text = read_text(source_path(project, name))
-            if text is None:  # gone since it was stat'ed: the next call sees it removed
+            path = sources.path_of(project, name)
+            text = sources.read(path) if path else None
+            if text is None:  # gone since it was stat'ed (the next call sees it removed), or not a source's
                 continue
             if name in stored:
                 file_id = stored[name][0]
@@ -356,7 +362,7 @@ def _write(
                 files += name.startswith(paths.SESSIONS_DIR + "/")
             file_rows.append((file_id, name, mtime, size))
             day = sessions.date_of(name)
-            for heading, line, body in sections_of(name, text, title_of(name)):
+            for heading, line, body in sections_of(name, text, sources.title_of(name)):
                 pairs = section_words(heading, body, day)
                 surface.update(pairs)
                 counted = Counter(term for _, term in pairs)
@@ -369,12 +375,8 @@ def _write(
         con.executemany("INSERT INTO sections VALUES (?, ?, ?, ?, ?, ?, ?)", section_rows)
         con.executemany("INSERT INTO fts(rowid, terms) VALUES (?, ?)", [(r[0], r[5]) for r in section_rows])
         con.executemany("INSERT OR IGNORE INTO surface VALUES (?, ?)", surface.items())
-        con.executemany(
-            "INSERT OR REPLACE INTO meta VALUES (?, ?)",
-            [("sections", str(sections)), ("terms", str(terms)), ("files", str(files)), ("folder", folder)],
-        )
-        if len(file_rows) >= OPTIMIZE_AFTER:
-            con.execute("INSERT INTO fts(fts) VALUES ('optimize')")
+        counts = [("sections", str(sections)), ("terms", str(terms)), ("files", str(files))]
+        con.executemany("INSERT OR REPLACE INTO meta VALUES (?, ?)", counts + ([("folder", folder)] if folder else []))
         con.execute("COMMIT")
     except BaseException:
         con.execute("ROLLBACK")
@@ -450,7 +452,7 @@ def candidates(
         in_global = {
             r
             for (r,) in con.execute(
-                "SELECT s.id FROM sections s JOIN files f ON f.id = s.file WHERE f.name = ?", (GLOBAL,)
+                "SELECT s.id FROM sections s JOIN files f ON f.id = s.file WHERE f.name = ?", (sources.GLOBAL_NAME,)
             )
         }
         found = {r: s for r, s in found.items() if (r in in_global) == (scope == "global")}
@@ -462,7 +464,6 @@ def candidates(
         f"WHERE s.id IN ({','.join('?' * len(chosen))})",
         chosen,
     ).fetchall()
-    base = project.dir + os.sep
     needles = [(w, f" {w} ", f" {w}:") for w in ranked]
     out = []
     for name, heading, line, length, terms, counts in rows:
@@ -473,8 +474,9 @@ def candidates(
             if alone in held:
                 at = repeated.find(counted) if repeated else -1
                 tf[word] = int(repeated[at + len(counted) : repeated.index(" ", at + 1)]) if at >= 0 else 1
-        if name.startswith((GLOBAL, NATIVE)):
-            out.append(Chunk(source_path(project, name), heading, line, None, None, tf, length))
-        else:
-            out.append(Chunk(base + name.replace("/", os.sep), heading, line, None, sessions.date_of(name), tf, length))
+        path = sources.path_of(project, name)
+        if path is None:  # a name no source has: the index was tampered with; never follow it
+            continue
+        day = None if sources.scope_of(name) != sources.PROJECT else sessions.date_of(name)
+        out.append(Chunk(path, heading, line, None, day, tf, length))
     return out

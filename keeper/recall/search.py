@@ -14,6 +14,7 @@ import math
 import os
 import time
 
+from keeper.recall import sources
 from keeper.recall.chunks import Chunk, chunks_of, sections_of
 from keeper.recall.stemmer import IRREGULAR
 from keeper.recall.tokens import days_since_epoch, fold, plain_words, term_of, words
@@ -29,23 +30,21 @@ K1, B = 1.2, 0.75
 SIBLING_WEIGHT = 0.5  # how much the other matching sections of a file add to a section's score
 PHRASE_BOOST = 1.25  # a section holding every word pair of the query side by side
 PROXIMITY_BOOST = 1.25  # a section holding every two of the query's words close together
+SCAN_AT_PROMPT_UP_TO = 500  # session files automatic recall reads one by one when there is no index
 RERANK = 10  # leading sections read from their files for that
 _EPOCH_ORDINAL = 719163  # date(1970, 1, 1).toordinal()
 
 
 def corpus(project: paths.Project, scope: str = "all") -> list[Chunk]:
     """Every section recall can find, for the scan without an index."""
-    from keeper.recall import index
-
-    files: list[tuple[str, str | None]] = [(project.memory, None), *((p, None) for p in sessions.list_files(project))]
-    for name, path in index.outside_sources(project).items():
-        files.append((path, index.NATIVE_TITLE + name[len(index.NATIVE) :] if name.startswith(index.NATIVE) else None))
+    names = [paths.MEMORY_FILE, *(f"{paths.SESSIONS_DIR}/{os.path.basename(p)}" for p in sessions.list_files(project))]
+    names += list(sources.outside(project))
     chunks: list[Chunk] = []
-    for path, title in files:
-        in_scope = scope == "all" or (scope == "global") == (path == paths.global_memory_file())
-        text = read_text(path) if in_scope else None
-        if text:
-            chunks.extend(chunks_of(path, text, title))
+    for name in names:
+        path = sources.path_of(project, name)
+        text = sources.read(path) if path and sources.in_scope(name, scope) else None
+        if path and text:
+            chunks.extend(chunks_of(path, text, sources.title_of(name)))
     return chunks
 
 
@@ -362,15 +361,22 @@ def search(
     today_number = today.toordinal() if today is not None else _today()
     from keeper.recall import index
 
+    def scan() -> list[Result]:
+        """Without an index: read every file, except for automatic recall in a large store, which
+        that would hold past the prompt hook's limit (it finds nothing this time)."""
+        if not thorough and len(sessions.list_files(project)) > SCAN_AT_PROMPT_UP_TO:
+            return []
+        return _scan(project, query_words, terms, query, limit, today_number, correct, scope, min_terms)
+
     try:
         con = index.open_index(project)
     except index.Error:
         con = None
     if con is None:
-        return _scan(project, query_words, terms, query, limit, today_number, correct, scope, min_terms)
+        return scan()
     try:
         try:
-            index.refresh(con, project, thorough=thorough)
+            index.refresh(con, project, thorough=thorough, budget=None if thorough else index.PROMPT_BUDGET)
         except index.OperationalError:  # another process is writing it: search what is indexed
             pass
         df, n, avg = index.document_frequencies(con, terms)
@@ -392,7 +398,7 @@ def search(
         from keeper.store import log
 
         log.write("recall", "WARN", f"search index unusable ({exc}); searched the files directly")
-        return _scan(project, query_words, terms, query, limit, today_number, correct, scope, min_terms)
+        return scan()
     finally:
         con.close()
     results = [
@@ -403,15 +409,10 @@ def search(
 
 def _labelled(project: paths.Project, results: list[Result]) -> list[Result]:
     """Give results from outside the project's folder their scope and an id ``keeper expand`` takes."""
-    from keeper.recall import index
-
-    native = index.native_memory_dir(project)
     for result in results:
-        path = result.chunk.path
-        if path == paths.global_memory_file():
-            result.scope, result.id = "global", f"{index.GLOBAL}:{result.chunk.line}"
-        elif os.path.dirname(path) == native:
-            result.scope, result.id = "native", f"{index.NATIVE}{os.path.basename(path)}:{result.chunk.line}"
+        name = sources.name_of(project, result.chunk.path)
+        if name is not None and sources.scope_of(name) != sources.PROJECT:
+            result.scope, result.id = sources.scope_of(name), f"{name}:{result.chunk.line}"
     return results
 
 
@@ -449,23 +450,14 @@ def section_for(project: paths.Project, ident: str) -> tuple[str, str, str]:
     Only files inside this project's memory folder can be named. Raises KeeperError otherwise.
     """
     from keeper.errors import KeeperError
-    from keeper.recall import index
 
     name, _, line_text = ident.rpartition(":")
-    parts = name.split("/")
-    valid = name in (paths.MEMORY_FILE, index.GLOBAL) or (
-        len(parts) == 2
-        and parts[0] in (paths.SESSIONS_DIR, index.NATIVE.rstrip("/"))
-        and parts[1].endswith(".md")
-        and ".." not in parts[1]
-        and "\\" not in parts[1]
-    )
-    if not valid or not line_text.isdigit():
+    path = sources.path_of(project, name)
+    if path is None or not line_text.isdigit():
         raise KeeperError(
             f"{ident!r} is not a result id; ids look like sessions/2026-11-21_1430.md:12 (see keeper recall)"
         )
-    path = index.source_path(project, name)
-    text = read_text(path)
+    text = sources.read(path)
     if text is None:
         raise KeeperError(f"{path} no longer exists; run keeper recall again for fresh ids")
     wanted = int(line_text)

@@ -1,0 +1,149 @@
+"""The memory sources Keeper reads, the scope each belongs to, and the one safe way to read them.
+
+Recall, automatic recall, SessionStart, status and the hub all ask here which files hold memory
+for a project: the project's own memory.md and session files (scope ``project``), the global
+memory (``global``) and Claude Code's own auto memory of the project (``native``, read only).
+Each file has an index name (``memory.md``, ``sessions/<file>``, ``global/memory.md``,
+``native/<file>``) and ``path_of`` is the only way from a name to a file: a name that is not one
+of these (a tampered index, a crafted result id) leads nowhere.
+
+Files outside Keeper's store are untrusted: only regular files directly inside their folder are
+read (no links, FIFOs, devices or folders), opened without blocking and read up to a size cap.
+"""
+
+from __future__ import annotations
+
+import os
+import stat
+
+from keeper.store import paths
+
+PROJECT = "project"
+GLOBAL = "global"
+NATIVE = "native"
+SCOPES = (PROJECT, GLOBAL, "all")  # what `keeper recall --scope` takes
+
+GLOBAL_NAME = f"{paths.GLOBAL_DIR}/{paths.MEMORY_FILE}"
+NATIVE_PREFIX = "native/"
+NATIVE_TITLE = "Claude Code auto memory: "
+NATIVE_LIMIT = 200  # files of Claude Code's auto memory read at most
+MAX_BYTES = 8 << 20  # read at most this much of any one file: memory is text, far smaller
+LABELS = {GLOBAL: "[global memory] ", NATIVE: "[Claude Code auto memory] "}  # how Claude is shown a result's source
+
+
+def native_dir(project: paths.Project) -> str:
+    """Where Claude Code keeps its own auto memory for this project (read, never written)."""
+    encoded = "".join(c if c.isalnum() else "-" for c in project.root)
+    return os.path.join(paths.claude_dir(), "projects", encoded, "memory")
+
+
+def _safe_name(name: str) -> bool:
+    """A plain file name: no folder part, no dot file, no parent reference, a markdown file."""
+    return (
+        name.endswith(".md")
+        and not name.startswith(".")
+        and "/" not in name
+        and "\\" not in name
+        and "\0" not in name
+        and name not in (".", "..")
+    )
+
+
+def _regular(path: str) -> os.stat_result | None:
+    """``lstat`` of a regular file that is not a link; None for anything else or nothing."""
+    try:
+        st = os.lstat(path)
+    except (OSError, ValueError):
+        return None
+    return st if stat.S_ISREG(st.st_mode) else None
+
+
+def outside(project: paths.Project) -> dict[str, str]:
+    """Index name -> path of the files recall searches beside the project's own folder.
+
+    The global memory, and the regular files of Claude Code's auto memory folder (at most
+    ``NATIVE_LIMIT``): links out of it, FIFOs, devices and folders named like files are skipped.
+    """
+    found = {GLOBAL_NAME: paths.global_memory_file()}
+    folder = native_dir(project)
+    try:
+        names = sorted(n for n in os.listdir(folder) if _safe_name(n))
+    except (OSError, ValueError):
+        names = []
+    kept = [n for n in names[: NATIVE_LIMIT * 2] if _regular(os.path.join(folder, n))][:NATIVE_LIMIT]
+    found.update((NATIVE_PREFIX + n, os.path.join(folder, n)) for n in kept)
+    return found
+
+
+def path_of(project: paths.Project, name: str) -> str | None:
+    """The file an index name stands for, or None when the name is not one a source can have."""
+    if name == paths.MEMORY_FILE:
+        return project.memory
+    if name == GLOBAL_NAME:
+        return paths.global_memory_file()
+    folder, _, file = name.partition("/")
+    if not _safe_name(file):
+        return None
+    if folder == paths.SESSIONS_DIR:
+        return os.path.join(project.sessions, file)
+    if folder + "/" == NATIVE_PREFIX:
+        return os.path.join(native_dir(project), file)
+    return None
+
+
+def scope_of(name: str) -> str:
+    """``global`` for the global memory, ``native`` for Claude Code's auto memory, else ``project``."""
+    return GLOBAL if name == GLOBAL_NAME else NATIVE if name.startswith(NATIVE_PREFIX) else PROJECT
+
+
+def title_of(name: str) -> str | None:
+    """The heading a file's sections carry, where it is not the file's own ``#`` heading."""
+    return NATIVE_TITLE + name[len(NATIVE_PREFIX) :] if name.startswith(NATIVE_PREFIX) else None
+
+
+def in_scope(name: str, scope: str) -> bool:
+    """Whether recall with ``--scope scope`` searches the file of this index name."""
+    return scope == "all" or (scope == GLOBAL) == (name == GLOBAL_NAME)
+
+
+def name_of(project: paths.Project, path: str) -> str | None:
+    """The index name of a file a result came from; None when it belongs to no source."""
+    if path == project.memory:
+        return paths.MEMORY_FILE
+    if path == paths.global_memory_file():
+        return GLOBAL_NAME
+    folder, file = os.path.split(path)
+    if folder == project.sessions:
+        return f"{paths.SESSIONS_DIR}/{file}"
+    if folder == native_dir(project):
+        return NATIVE_PREFIX + file
+    return None
+
+
+def read(path: str, limit: int = MAX_BYTES) -> str | None:
+    """A source file's text, or None: only a regular file (not a link), opened without blocking,
+    at most ``limit`` bytes of it (a cut falls on a line end). Undecodable bytes are replaced."""
+    flags = os.O_RDONLY | getattr(os, "O_NONBLOCK", 0) | getattr(os, "O_NOFOLLOW", 0) | getattr(os, "O_BINARY", 0)
+    try:
+        fd = os.open(path, flags)
+    except (OSError, ValueError):
+        return None
+    try:
+        if not stat.S_ISREG(os.fstat(fd).st_mode):
+            return None
+        chunks: list[bytes] = []
+        left = limit + 1
+        while left > 0:
+            chunk = os.read(fd, min(left, 1 << 20))
+            if not chunk:
+                break
+            chunks.append(chunk)
+            left -= len(chunk)
+    except OSError:
+        return None
+    finally:
+        os.close(fd)
+    data = b"".join(chunks)
+    if len(data) > limit:
+        data = data[: data.rfind(b"\n", 0, limit) + 1 or limit]
+    return data.decode("utf-8", errors="replace")
