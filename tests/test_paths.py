@@ -3,10 +3,12 @@
 from __future__ import annotations
 
 import hashlib
+import json
 import ntpath
 import os
 import posixpath
 from pathlib import Path
+from typing import Any
 
 import platformdirs
 import pytest
@@ -150,3 +152,58 @@ def test_hostile_session_ids_become_harmless_file_names() -> None:
     assert identity.safe_session_id(None) == "unknown"
     assert identity.safe_session_id({"x": 1}) == "unknown"
     assert identity.safe_session_id("e1801971-0299-4ceb-8b30-65fa1eb9e90d") == "e1801971-0299-4ceb-8b30-65fa1eb9e90d"
+
+
+def test_the_layout_classifies_every_file_and_derived_ones_can_go(
+    project_dir: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """Run what a user runs, then: the durable files are the memory, and deleting every derived
+    file loses nothing (recall, status and the next session start come back the same)."""
+    from keeper.cli import main
+
+    main(["save", "--decision", "Money is integer cents", "--summary", "set up billing"])
+    main(["save", "--global", "--feedback", "Answer in British English"])
+    for command in (["recall", "integer cents"], ["status"], ["hub"], ["projects"]):
+        assert main(command) == 0
+    capsys.readouterr()
+    root = Path(paths.data_root())
+    files = sorted(p.relative_to(root).as_posix() for p in root.rglob("*") if p.is_file())
+    kinds = {name: paths.kind(name) for name in files}
+    durable = sorted(n for n, k in kinds.items() if k == paths.DURABLE)
+    assert durable[0] == "global/memory.md" and durable[1].endswith("/memory.md") and len(durable) == 3
+    assert durable[2].split("/")[2] == "sessions"
+    before = json.loads(_run_json(main, capsys, ["recall", "integer cents", "--json"]))
+    for name, kind in kinds.items():
+        if kind == paths.DERIVED:
+            (root / name).unlink()
+    after = json.loads(_run_json(main, capsys, ["recall", "integer cents", "--json"]))
+    assert [(r["path"], r["heading"], r["line"]) for r in after] == [
+        (r["path"], r["heading"], r["line"]) for r in before
+    ]
+
+
+def _run_json(main: Any, capsys: pytest.CaptureFixture[str], argv: list[str]) -> str:
+    assert main(argv) == 0
+    return str(capsys.readouterr().out)
+
+
+@pytest.mark.parametrize(
+    ("name", "kind"),
+    [
+        ("projects/api-1/memory.md", "durable"),
+        ("projects/api-1/sessions/2026-11-24_1500.md", "durable"),
+        ("global/memory.md", "durable"),
+        ("projects/api-1/sessions/.2026-11-24_1500.md.tmp", "derived"),
+        ("projects/api-1/state/index.sqlite3", "derived"),
+        ("projects/api-1/state/memory.json", "local"),
+        ("config.yaml", "local"),
+        ("pins.json", "local"),
+        ("trash/api-1/20260101-000000/memory.md", "derived"),
+        ("hub.html", "derived"),
+        ("logs/keeper.log", "derived"),
+        ("projects/api-1/sessions/sub/x.md", "derived"),
+        ("projects\\api-1\\memory.md", "durable"),
+    ],
+)
+def test_kinds(name: str, kind: str) -> None:
+    assert paths.kind(name) == kind

@@ -39,8 +39,6 @@ HUB_PAGE = "hub.html"
 LOCK_FILE = ".lock"
 INDEX_FILE = "index.sqlite3"  # in STATE_DIR, with SQLite's -wal, -shm and -journal beside it
 OWNED_LINES = "memory.json"  # in STATE_DIR: which lines of memory.md Keeper wrote (export carries it)
-STORE_FORMAT = 2  # the store's format version; ``migrate`` moves an older store forward
-FORMAT_FILE = "format.json"  # at the root: {"format": STORE_FORMAT, "applied": [migration names]}
 
 DURABLE = "durable"
 LOCAL = "local"
@@ -115,20 +113,16 @@ def hub_page() -> str:
     return os.path.join(data_root(), HUB_PAGE)
 
 
-def format_file() -> str:
-    return os.path.join(data_root(), FORMAT_FILE)
-
-
 def kind(relpath: str) -> str:
     """``DURABLE``, ``LOCAL`` or ``DERIVED`` for a path relative to the store's root (``/`` or ``\\``).
 
     Durable: ``projects/<id>/memory.md``, ``projects/<id>/sessions/*.md`` and ``global/memory.md``.
-    Machine-local: the configuration, the pins, the format record and each project's
+    Machine-local: the configuration, the pins and each project's
     ``state/memory.json`` and ``state/project.json``. Everything else (the index, counters, open
     markers, caches, logs, the trash, the hub page, locks, temp files) is derived.
     """
     parts = [p for p in relpath.replace("\\", "/").split("/") if p not in ("", ".")]
-    if len(parts) == 1 and parts[0] in (CONFIG_FILE, PINS_FILE, FORMAT_FILE):
+    if len(parts) == 1 and parts[0] in (CONFIG_FILE, PINS_FILE):
         return LOCAL
     if parts == [GLOBAL_DIR, MEMORY_FILE]:
         return DURABLE
