@@ -81,7 +81,8 @@ def _add_save(sub: Any, common: argparse.ArgumentParser) -> None:
         description="Read Keeper's save format on stdin (key: lines; list items as '  - item' lines; every "
         "value plain text, stored as written) or a JSON object; or give the same with flags. Keys: summary, "
         "decisions, state, issues, resolved, retired; typed lists feedback, user, tool, reference, and scope "
-        "(project or global: where the typed lists go). Prints what changed.",
+        "(project, global or team: where the typed lists go; team also takes decisions and issues). "
+        "Prints what changed.",
     )
     p.add_argument("--summary", help="what this session did (text)")
     p.add_argument("--decision", action="append", default=[], help="a durable decision (repeatable)")
@@ -100,6 +101,13 @@ def _add_save(sub: Any, common: argparse.ArgumentParser) -> None:
         const="global",
         default="project",
         help="send the typed lists (feedback, user, tool, reference) to the global memory",
+    )
+    p.add_argument(
+        "--team",
+        dest="scope",
+        action="store_const",
+        const="team",
+        help="send decisions, issues and the typed lists to the repository's team memory (.claude/keeper/team.md)",
     )
     p.add_argument("--session", help="session id (default: $CLAUDE_CODE_SESSION_ID, else one per day)")
     _json_flag(p, "the result")
@@ -135,12 +143,16 @@ def cmd_save(args: argparse.Namespace) -> int:
             )
         raw = sys.stdin.buffer.read().decode("utf-8", errors="replace")
         save, problems = saving.read_input(raw, at.cfg.redact_patterns)
-        if args.scope == "global":
-            save.scope = "global"
+        if args.scope in ("global", "team"):
+            save.scope = args.scope
     report, session_file = saving.save(at.project, at.cfg, save, at.session)
 
     def text() -> list[str]:
-        lines = [f"Saved to {at.project.memory}"]
+        lines = [
+            f"Saved to {at.project.team} (commit it to share it)"
+            if save.scope == "team"
+            else f"Saved to {at.project.memory}"
+        ]
         if problems:
             lines.append("Keeper could not read all of this save as written; nothing was lost:")
             lines += [f"  ! {problem}" for problem in problems]
@@ -181,7 +193,7 @@ def cmd_recall(args: argparse.Namespace) -> int:
     at = _resolve(args)
     query = " ".join(args.query)
     limit = args.limit if args.limit and args.limit > 0 else at.cfg.recall_limit
-    results = search.search(at.project, query, limit=limit, scope=args.scope)
+    results = search.search(at.project, query, limit=limit, scope=args.scope, team=at.cfg.team)
     from keeper.redact import redact
 
     found = [{**r.as_dict(), "snippet": redact(r.snippet, at.cfg.redact_patterns)} for r in results]

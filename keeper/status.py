@@ -54,6 +54,7 @@ def collect(project: paths.Project, cfg: Config) -> dict[str, Any]:
             "last_updated": view.last_updated,
         },
         "global": _global_memory(),
+        "team": _team_memory(project, cfg),
         "sessions": {
             "count": len(files),
             "bytes": sum(os.path.getsize(f) for f in files),
@@ -89,6 +90,38 @@ def _global_memory() -> dict[str, Any]:
     }
 
 
+def _team_memory(project: paths.Project, cfg: Config) -> dict[str, Any]:
+    """The repository's team memory: where, how big, whether it is read, and its state in git."""
+    from keeper.capture import team
+    from keeper.recall import sources
+
+    text = sources.read(project.team) if os.path.lexists(project.team) else None
+    view = document.overview(text)
+    return {
+        "path": project.team,
+        "exists": os.path.lexists(project.team),
+        "readable": text is not None,
+        "bytes": len(text.encode("utf-8")) if text else 0,
+        "items": view.decisions + view.issues + view.typed,
+        "read": cfg.team,
+        "git": team.git_state(project),
+    }
+
+
+def _team_line(team: dict[str, Any]) -> str:
+    if not team["exists"]:
+        return "  team memory   none (keeper save --team writes .claude/keeper/team.md, to commit with the code)"
+    git = {
+        "committed": "committed",
+        "uncommitted": "has changes not committed yet: commit it to share them",
+        "unknown": "not in a git work tree",
+    }.get(team["git"], team["git"])
+    if not team["readable"]:
+        return f"  team memory   {team['path']} cannot be read (a link, or not a regular file); {git}"
+    read = "" if team["read"] else "; not read (team: false)"
+    return f"  team memory   {size(team['bytes'])}, {team['items']} item(s) at {team['path']}; {git}{read}"
+
+
 def lines(data: dict[str, Any]) -> list[str]:
     """``keeper status`` as text, from what ``collect`` returned."""
     mem, ses, cnt = data["memory"], data["sessions"], data["counter"]
@@ -110,6 +143,7 @@ def lines(data: dict[str, Any]) -> list[str]:
         if glob_["exists"]
         else "  global memory none yet (saves with scope: global create it)"
     )
+    out.append(_team_line(data["team"]))
     out.append(
         f"  sessions      {ses['count']} file(s), {size(ses['bytes'])}"
         + (f"; newest {ses['newest']}" if ses["newest"] else "")

@@ -87,7 +87,7 @@ def test_typed_lists_and_their_scope_are_read() -> None:
     assert problems == [] and save.scope == "global"
     assert save.typed == {"feedback": ["Never bypass hooks"], "tool": ["psql lives in /opt/pg16/bin"]}
     save, problems = read("scope: everywhere\nuser:\n  - Ana reviews on Fridays\n")
-    assert save.scope == "project" and any("neither 'project' nor 'global'" in p for p in problems)
+    assert save.scope == "project" and any("not 'project', 'global' or 'team'" in p for p in problems)
 
 
 def test_an_empty_save_is_refused() -> None:

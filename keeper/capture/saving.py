@@ -18,7 +18,7 @@ from keeper.store import counters, paths, resolve, sessions
 from keeper.store.config import Config
 from keeper.store.fsutil import atomic_write, project_lock, read_json, read_text, sweep_temp_files
 
-SCOPES = ("project", "global")
+SCOPES = ("project", "global", "team")
 
 
 def read_input(text: str, extra_patterns: list[str]) -> tuple[document.SaveInput, list[str]]:
@@ -37,7 +37,7 @@ def read_input(text: str, extra_patterns: list[str]) -> tuple[document.SaveInput
     scope = values.get("scope")
     if isinstance(scope, str) and scope.strip().lower() not in SCOPES:
         problems.append(
-            f"scope {scope.strip()!r} is neither 'project' nor 'global'; the typed lists went to the project"
+            f"scope {scope.strip()!r} is not 'project', 'global' or 'team'; the typed lists went to the project"
         )
         values.pop("scope")
     for key, value in parsed.unknown.items():
@@ -70,7 +70,7 @@ def to_save_input(
     scope = values.get("scope")
     return document.SaveInput(
         typed={name: listed(name) for name in document.TYPED},
-        scope="global" if isinstance(scope, str) and scope.strip().lower() == "global" else "project",
+        scope=scope.strip().lower() if isinstance(scope, str) and scope.strip().lower() in SCOPES else "project",
         summary=clean(summary) if summary.strip() else "",
         decisions=listed("decisions"),
         state=listed("state"),
@@ -99,6 +99,7 @@ def save(
             "(key: lines on stdin, or flags such as --summary TEXT --decision TEXT)."
         )
     now = now or datetime.now()
+    mine = document.SaveInput(summary=data.summary, state=data.state) if data.scope == "team" else data
     with project_lock(project.lock):
         for folder in (project.dir, project.sessions, project.state):
             sweep_temp_files(folder)  # what writers killed mid-write left behind
@@ -106,16 +107,22 @@ def save(
         merged, provenance, report = document.merge(
             text,
             read_json(_provenance_file(project)),
-            data,
+            mine,
             project_name=project.name,
             session_id=session,
             now=now,
             recent_sessions=cfg.recent_sessions,
         )
-        if merged != text and (text is not None or _touches_project(data)):
+        if merged != text and (text is not None or _touches_project(mine)):
             atomic_write(project.memory, merged)
             atomic_write(_provenance_file(project), json.dumps(provenance, ensure_ascii=False, sort_keys=True))
-        if (data.scope == "global" and data.typed) or (
+        if data.scope == "team":
+            from keeper.capture import team
+
+            _, shared, tidied = team.save(project, data, now)
+            shared.state_lines, shared.recent, shared.tidied = report.state_lines, report.recent, tidied
+            report = shared
+        elif (data.scope == "global" and data.typed) or (
             report.unmatched_retired and _exists(paths.global_memory_file())
         ):
             _save_global(data, report, now)
@@ -183,4 +190,6 @@ def report_lines(report: document.MergeReport) -> list[str]:
         lines.append(f"- {len(report.resolved)} issue(s) resolved: " + "; ".join(report.resolved))
     if report.unmatched:
         lines.append("? no open issue matched: " + "; ".join(report.unmatched))
+    if report.tidied:
+        lines.append(f"~ {report.tidied} item(s) a git merge left twice or retired tidied away")
     return lines or ["= nothing new for memory.md"]

@@ -120,7 +120,7 @@ def session_start(event: Event, at: Resolved) -> Reply:
 
     record.mark_start(at.project, at.session, event.transcript_path)
     record.complete_missed_endings(event.name, at.project, at.cfg, at.session)
-    text, status = context.session_start(at.project, at.cfg.context_chars, event.source, at.session)
+    text, status = context.session_start(at.project, at.cfg.context_chars, event.source, at.session, at.cfg.team)
     if at.warnings:
         status += f" · config problem: {at.warnings[0]}"
     return {"systemMessage": status, **_specific("SessionStart", text)}

@@ -62,7 +62,7 @@ def recall_for_prompt(project: paths.Project, cfg: Config, query: str) -> Answer
             "(for example /keeper:recall cache invalidation)."
         )
         return Answer(usage, "Keeper: /keeper:recall needs words to look for")
-    results = search.search(project, query, limit=cfg.recall_limit)
+    results = search.search(project, query, limit=cfg.recall_limit, team=cfg.team)
     files = len({r.chunk.path for r in results})
     shown = query if len(query) <= 40 else query[:39] + "…"
     matches = f"{len(results)} match{'es' if len(results) != 1 else ''}"
@@ -118,7 +118,7 @@ def auto_recall(project: paths.Project, cfg: Config, prompt: str, session: str) 
     from keeper.store import sessions
 
     own = sessions.existing_file(project, session)
-    results = search.search(project, prompt, limit=12, thorough=False, correct=False, min_terms=MIN_HITS)
+    results = search.search(project, prompt, limit=12, thorough=False, correct=False, min_terms=MIN_HITS, team=cfg.team)
     relevant = [
         r
         for r in results

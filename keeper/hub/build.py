@@ -20,6 +20,7 @@ from keeper import __version__, redact
 from keeper.hub import page
 from keeper.markdown import fence, heading, split_lines, unescape_line
 from keeper.memory import document
+from keeper.recall import sources
 from keeper.store import counters, paths, projects, sessions
 from keeper.store.fsutil import atomic_write, read_text
 
@@ -197,11 +198,14 @@ def collect(now: datetime | None = None) -> dict[str, Any]:
             days[session.day] = days.get(session.day, 0) + 1
             everything.append(session)
         mem = info.memory_text or ""
+        team = sources.read(info.project.team, MEMORY_CHARS) if info.root_exists else None
         data = info.as_dict()
         data.update(
             {
                 "memory": redact.redact(mem[:MEMORY_CHARS]),
                 "memory_cut": len(mem) > MEMORY_CHARS,
+                "team": redact.redact(team) if team and "\0" not in team else None,
+                "team_path": info.project.team,
                 "hooks": counters.hook_summary(info.project.state),
                 "days": days,
                 "sessions_dir": info.project.sessions,

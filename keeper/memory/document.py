@@ -112,6 +112,7 @@ class MergeReport:
         self.reconfirmed: list[str] = []
         self.added_typed: dict[str, list[str]] = {}  # "feedback" or "feedback (global)" -> items
         self.known_typed: dict[str, list[str]] = {}
+        self.tidied = 0  # team.md only: items a textual git merge left twice, or both retired and present
 
 
 def template(project_name: str, newline: str = "\n") -> str:

@@ -50,7 +50,9 @@ OPTIMIZE_AFTER = 1000  # files indexed in one go: merge FTS5's segments for fast
 PROMPT_BUDGET = 1.5  # seconds of indexing automatic recall may spend on one prompt; the rest waits
 BATCH = 500  # files indexed per transaction: a build cut short keeps every batch it finished
 _SESSIONS = "name >= 'sessions/' AND name < 'sessions0'"  # names in sessions/, by the name index (LIKE cannot)
-_OUTSIDE = "(name >= 'global/' AND name < 'global0') OR (name >= 'native/' AND name < 'native0')"  # sources.outside
+_OUTSIDE = (  # the names of sources.outside
+    "(name >= 'global/' AND name < 'global0') OR (name >= 'native/' AND name < 'native0') OR name = 'team/team.md'"
+)
 _SCHEMA = f"""
 CREATE TABLE IF NOT EXISTS meta(key TEXT PRIMARY KEY, value TEXT) WITHOUT ROWID;
 CREATE TABLE IF NOT EXISTS files(id INTEGER PRIMARY KEY, name TEXT NOT NULL UNIQUE, mtime_ns INTEGER, size INTEGER);
@@ -254,13 +256,16 @@ def _quick_changes(
     return changed, removed
 
 
-def refresh(con: Connection, project: paths.Project, thorough: bool = True, budget: float | None = None) -> int:
+def refresh(
+    con: Connection, project: paths.Project, thorough: bool = True, budget: float | None = None, team: bool = False
+) -> int:
     """Bring the index up to date with the files; return how many files were (re)indexed.
 
     Reads only, unless a file was added, changed or removed. Changes are written in batches of
     ``BATCH`` files, each its own transaction, so a build that is stopped (a hook's time limit, a
     kill) keeps what it did and the next call goes on from there. With ``budget`` (seconds) it
-    stops after the batch that runs past it; the rest waits for the next call.
+    stops after the batch that runs past it; the rest waits for the next call. ``team``: the
+    repository's team memory is a source (``team: true``); when not, its sections leave the index.
     """
     folder = _folder_mtime(project)
     meta = _meta(con)
@@ -277,7 +282,7 @@ def refresh(con: Connection, project: paths.Project, thorough: bool = True, budg
     else:
         window = THOROUGH_WINDOW if thorough else WINDOW
         changed, removed = _quick_changes(con, project, folder, meta.get("folder", ""), window)
-    outside = sources.outside(project)
+    outside = sources.outside(project, team)
     known_outside = _rows(
         con,
         f"SELECT name, mtime_ns, size FROM files WHERE {_OUTSIDE}",

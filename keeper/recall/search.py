@@ -35,10 +35,10 @@ RERANK = 10  # leading sections read from their files for that
 _EPOCH_ORDINAL = 719163  # date(1970, 1, 1).toordinal()
 
 
-def corpus(project: paths.Project, scope: str = "all") -> list[Chunk]:
+def corpus(project: paths.Project, scope: str = "all", team: bool = False) -> list[Chunk]:
     """Every section recall can find, for the scan without an index."""
     names = [paths.MEMORY_FILE, *(f"{paths.SESSIONS_DIR}/{os.path.basename(p)}" for p in sessions.list_files(project))]
-    names += list(sources.outside(project))
+    names += list(sources.outside(project, team))
     chunks: list[Chunk] = []
     for name in names:
         path = sources.path_of(project, name)
@@ -344,12 +344,13 @@ def search(
     correct: bool = True,
     min_terms: int = 1,
     scope: str = "all",
+    team: bool = False,
 ) -> list[Result]:
     """Rank the project's memory sections for ``query``; an empty list when nothing matches.
 
     ``scope``: ``project`` (memory.md, the session files, Claude Code's auto memory of this
     project), ``global`` (the global memory.md) or ``all``. ``min_terms``: only sections
-    holding at least that many of the query's words.
+    holding at least that many of the query's words. ``team``: search the repository's team memory too.
 
     Uses the SQLite index (brought up to date first; ``thorough`` stats every file), or scans the
     files where this Python has no FTS5. ``correct`` turns on typo correction (rapidfuzz).
@@ -366,7 +367,7 @@ def search(
         that would hold past the prompt hook's limit (it finds nothing this time)."""
         if not thorough and len(sessions.list_files(project)) > SCAN_AT_PROMPT_UP_TO:
             return []
-        return _scan(project, query_words, terms, query, limit, today_number, correct, scope, min_terms)
+        return _scan(project, query_words, terms, query, limit, today_number, correct, scope, min_terms, team)
 
     try:
         con = index.open_index(project)
@@ -376,7 +377,8 @@ def search(
         return scan()
     try:
         try:
-            index.refresh(con, project, thorough=thorough, budget=None if thorough else index.PROMPT_BUDGET)
+            budget = None if thorough else index.PROMPT_BUDGET
+            index.refresh(con, project, thorough=thorough, budget=budget, team=team)
         except index.OperationalError:  # another process is writing it: search what is indexed
             pass
         df, n, avg = index.document_frequencies(con, terms)
@@ -426,9 +428,10 @@ def _scan(
     correct: bool,
     scope: str,
     min_terms: int,
+    team: bool,
 ) -> list[Result]:
     """Search without an index: read and tokenise every file (Pythons built without FTS5)."""
-    chunks = corpus(project, scope)
+    chunks = corpus(project, scope, team)
     df: dict[str, int] = {}
     for chunk in chunks:
         for term in chunk.counts:

@@ -2,10 +2,12 @@
 
 Recall, automatic recall, SessionStart, status and the hub all ask here which files hold memory
 for a project: the project's own memory.md and session files (scope ``project``), the global
-memory (``global``) and Claude Code's own auto memory of the project (``native``, read only).
-Each file has an index name (``memory.md``, ``sessions/<file>``, ``global/memory.md``,
-``native/<file>``) and ``path_of`` is the only way from a name to a file: a name that is not one
-of these (a tampered index, a crafted result id) leads nowhere.
+memory (``global``), the repository's team memory (``team``, ``.claude/keeper/team.md`` in the
+work tree; off with ``team: false``) and Claude Code's own auto memory of the project
+(``native``, read only). Each file has an index name (``memory.md``, ``sessions/<file>``,
+``global/memory.md``, ``team/team.md``, ``native/<file>``) and ``path_of`` is the only way from a
+name to a file: a name that is not one of these (a tampered index, a crafted result id) leads
+nowhere.
 
 Files outside Keeper's store are untrusted: only regular files directly inside their folder are
 read (no links, FIFOs, devices or folders), opened without blocking and read up to a size cap.
@@ -21,14 +23,20 @@ from keeper.store import paths
 PROJECT = "project"
 GLOBAL = "global"
 NATIVE = "native"
-SCOPES = (PROJECT, GLOBAL, "all")  # what `keeper recall --scope` takes
+TEAM = "team"
+SCOPES = (PROJECT, GLOBAL, "all")  # what `keeper recall --scope` takes; team notes count as the project's
 
 GLOBAL_NAME = f"{paths.GLOBAL_DIR}/{paths.MEMORY_FILE}"
+TEAM_NAME = "team/team.md"
 NATIVE_PREFIX = "native/"
 NATIVE_TITLE = "Claude Code auto memory: "
 NATIVE_LIMIT = 200  # files of Claude Code's auto memory read at most
 MAX_BYTES = 8 << 20  # read at most this much of any one file: memory is text, far smaller
-LABELS = {GLOBAL: "[global memory] ", NATIVE: "[Claude Code auto memory] "}  # how Claude is shown a result's source
+LABELS = {
+    GLOBAL: "[global memory] ",
+    NATIVE: "[Claude Code auto memory] ",
+    TEAM: "[team notes] ",
+}  # how Claude is shown a result's source
 
 
 def native_dir(project: paths.Project) -> str:
@@ -58,13 +66,16 @@ def _regular(path: str) -> os.stat_result | None:
     return st if stat.S_ISREG(st.st_mode) else None
 
 
-def outside(project: paths.Project) -> dict[str, str]:
+def outside(project: paths.Project, team: bool) -> dict[str, str]:
     """Index name -> path of the files recall searches beside the project's own folder.
 
-    The global memory, and the regular files of Claude Code's auto memory folder (at most
-    ``NATIVE_LIMIT``): links out of it, FIFOs, devices and folders named like files are skipped.
+    The global memory, the team memory when ``team`` (and it is a regular file, not a link), and
+    the regular files of Claude Code's auto memory folder (at most ``NATIVE_LIMIT``): links out of
+    it, FIFOs, devices and folders named like files are skipped.
     """
     found = {GLOBAL_NAME: paths.global_memory_file()}
+    if team and _regular(project.team):
+        found[TEAM_NAME] = project.team
     folder = native_dir(project)
     try:
         names = sorted(n for n in os.listdir(folder) if _safe_name(n))
@@ -81,6 +92,8 @@ def path_of(project: paths.Project, name: str) -> str | None:
         return project.memory
     if name == GLOBAL_NAME:
         return paths.global_memory_file()
+    if name == TEAM_NAME:
+        return project.team
     folder, _, file = name.partition("/")
     if not _safe_name(file):
         return None
@@ -92,8 +105,12 @@ def path_of(project: paths.Project, name: str) -> str | None:
 
 
 def scope_of(name: str) -> str:
-    """``global`` for the global memory, ``native`` for Claude Code's auto memory, else ``project``."""
-    return GLOBAL if name == GLOBAL_NAME else NATIVE if name.startswith(NATIVE_PREFIX) else PROJECT
+    """``global``, ``team`` or ``native`` for those sources' files, else ``project``."""
+    if name == GLOBAL_NAME:
+        return GLOBAL
+    if name == TEAM_NAME:
+        return TEAM
+    return NATIVE if name.startswith(NATIVE_PREFIX) else PROJECT
 
 
 def title_of(name: str) -> str | None:
@@ -112,6 +129,8 @@ def name_of(project: paths.Project, path: str) -> str | None:
         return paths.MEMORY_FILE
     if path == paths.global_memory_file():
         return GLOBAL_NAME
+    if path == project.team:
+        return TEAM_NAME
     folder, file = os.path.split(path)
     if folder == project.sessions:
         return f"{paths.SESSIONS_DIR}/{file}"

@@ -38,6 +38,11 @@ KEYS: dict[str, tuple[Any, str, str]] = {
         "one line for you when Keeper recalls on its own, answers /keeper:recall or asks for a save",
     ),
     "debug": (False, "bool", "log one line per hook call: event, time taken, bytes put into context"),
+    "team": (
+        True,
+        "bool",
+        "read the repository's team memory (.claude/keeper/team.md) at session start and in recall (false: never)",
+    ),
     "redact_patterns": (
         [],
         "patterns",
@@ -70,6 +75,7 @@ class Config:
     enabled: bool
     notices: bool
     debug: bool
+    team: bool
     redact_patterns: list[str]
     project: str | None
 

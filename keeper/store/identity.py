@@ -167,9 +167,11 @@ def default_project_dir() -> str:
     return os.environ.get("CLAUDE_PROJECT_DIR") or os.getcwd()
 
 
-def make_project(root: str, pinned: str | None = None) -> Project:
+def make_project(root: str, pinned: str | None = None, checkout: str | None = None) -> Project:
+    """The project of canonical root ``root``; ``checkout`` is the work tree in use (``locate``'s ``here``
+    up to its top level), where the repository's own files such as team.md are read."""
     pid = pinned or project_id(root)
-    return Project(root=root, id=pid, dir=os.path.join(projects_dir(), pid))
+    return Project(root=root, id=pid, dir=os.path.join(projects_dir(), pid), checkout=checkout)
 
 
 NO_SESSION = "unknown"

@@ -28,6 +28,9 @@ ROOT_RECORD = "project.json"  # in STATE_DIR: {"root": ..., "name": ...}, for `k
 NEWEST_SESSIONS = "newest-sessions"  # in the state folder: the newest session file names (sessions.newest)
 OPEN_SESSIONS = "open"  # in the state folder: one marker per session that started and has not ended
 PROJECT_CONFIG = os.path.join(".claude", "keeper.yaml")
+TEAM_DIR = os.path.join(".claude", "keeper")  # in the repository: the only Keeper files that live there
+TEAM_FILE = "team.md"
+TEAM_ATTRIBUTES = ".gitattributes"  # beside team.md: `team.md merge=union`, so branches merge with git alone
 PROJECTS_DIR = "projects"
 TRASH_DIR = "trash"
 LOGS_DIR = "logs"
@@ -140,10 +143,11 @@ def kind(relpath: str) -> str:
 class Project:
     """One project's identity and the files Keeper keeps for it (a plain class: no typing import)."""
 
-    __slots__ = ("dir", "id", "root")
+    __slots__ = ("checkout", "dir", "id", "root")
 
-    def __init__(self, root: str, id: str, dir: str) -> None:
+    def __init__(self, root: str, id: str, dir: str, checkout: str | None = None) -> None:
         self.root, self.id, self.dir = root, id, dir
+        self.checkout = checkout or root  # the work tree in use: in a linked worktree, not the main one
 
     def __repr__(self) -> str:
         return f"Project(root={self.root!r}, id={self.id!r})"
@@ -167,6 +171,11 @@ class Project:
     @property
     def root_record(self) -> str:
         return os.path.join(self.dir, STATE_DIR, ROOT_RECORD)
+
+    @property
+    def team(self) -> str:
+        """``<checkout>/.claude/keeper/team.md``: the team's memory, committed with the code."""
+        return os.path.join(self.checkout, TEAM_DIR, TEAM_FILE)
 
     @property
     def lock(self) -> str:

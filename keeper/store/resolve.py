@@ -70,7 +70,7 @@ def resolve(start: str, session: object = None, *, strict: bool) -> Resolved:
             f"its own until you allow it: keeper pin --project-dir {here}"
         )
         pinned = None
-    project = identity.make_project(root, pinned or None)
+    project = identity.make_project(root, pinned or None, checkout=here)
     if heir_of != root and not pinned:
         from keeper.store import migrate  # once per old store: every hook would pay for its import
 
