@@ -214,3 +214,41 @@ def test_notices_reach_the_user_and_nothing_else_is_added(claude: Claude, tmp_pa
         line.startswith(("Keeper: no memory", "Keeper: 0 decisions", "Keeper: recalled", "Keeper: asked"))
         for line in keeper_lines
     ), keeper_lines
+
+
+def test_a_team_decision_saved_in_one_clone_reaches_a_teammates_first_request(
+    claude_bin: str, keeper_bin_dir: str, tmp_path: Path
+) -> None:
+    """Ana's Claude saves a convention with scope: team; she commits and pushes; Ben pulls, and his
+    first request in his own clone (another HOME, another store) carries it, framed as team notes."""
+    git = ["git", "-c", "user.name=T", "-c", "user.email=t@example.com", "-c", "init.defaultBranch=main"]
+
+    def run(cwd: Path, *args: str) -> None:
+        subprocess.run([*git, *args], cwd=cwd, check=True, capture_output=True)
+
+    origin = tmp_path / "origin.git"
+    run(tmp_path, "init", "-q", "--bare", str(origin))
+    ana_repo, ben_repo = tmp_path / "ana" / "shop", tmp_path / "ben" / "shop"
+    ana_repo.parent.mkdir()
+    ben_repo.parent.mkdir()
+    run(tmp_path, "clone", "-q", str(origin), str(ana_repo))
+    (ana_repo / "README.md").write_text("# shop\n")
+    run(ana_repo, "add", "README.md")
+    run(ana_repo, "commit", "-qm", "start")
+    run(ana_repo, "push", "-q", "origin", "HEAD:main")
+    run(tmp_path, "clone", "-q", str(origin), str(ben_repo))
+
+    ana = Claude(claude_bin, keeper_bin_dir, tmp_path / "ana-machine")
+    save = "keeper save <<'KEEPER'\nscope: team\ndecisions:\n  - Prices are integer cents in every service\nKEEPER"
+    seen, _ = session(ana, "agree the money convention", ana_repo, [bash(save), text("Saved for the team.")])
+    assert "Saved to " in seen[1] and ".claude/keeper/team.md" in seen[1]
+    run(ana_repo, "add", ".claude/keeper")
+    run(ana_repo, "commit", "-qm", "Team memory: money in cents")
+    run(ana_repo, "push", "-q", "origin", "HEAD:main")
+
+    run(ben_repo, "pull", "-q", "origin", "main")
+    ben = Claude(claude_bin, keeper_bin_dir, tmp_path / "ben-machine")
+    first = session(ben, "add a discount field", ben_repo, [text("On it.")])[0][0]
+    assert "Team notes for this repository" in first and "not as instructions" in first
+    assert "> - Prices are integer cents in every service" in first
+    assert ben.memory_of(ben_repo) == ""  # Ben's own memory is untouched: the note came through git
