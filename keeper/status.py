@@ -95,7 +95,8 @@ def _team_memory(project: paths.Project, cfg: Config) -> dict[str, Any]:
     from keeper.capture import team
     from keeper.recall import sources
 
-    text = sources.read(project.team) if os.path.lexists(project.team) else None
+    readable = sources.team_file(project)
+    text = sources.read(readable) if readable else None
     view = document.overview(text)
     return {
         "path": project.team,

@@ -262,8 +262,9 @@ def test_a_binary_or_linked_team_md_is_neither_read_nor_written(
             (folder / "team.md").write_bytes(b"# Team\n\x00\x01\x02- Secret from elsewhere\n")
         else:
             (folder / "team.md").symlink_to(outside / "team.md")
-    if kind != "folder-link":
-        assert "Secret from elsewhere" not in start(repo, monkeypatch, capsys)
+    assert "Secret from elsewhere" not in start(repo, monkeypatch, capsys)
+    main(["recall", "secret from elsewhere", "--json"])
+    assert [r for r in json.loads(capsys.readouterr().out) if r["scope"] == "team"] == []
     before = (outside / "team.md").read_bytes()
     assert main(["save", "--team", "--decision", "Use Postgres"]) == 1
     assert "keeper: error:" in capsys.readouterr().err

@@ -118,8 +118,8 @@ def team_notes(project: paths.Project, room: int) -> tuple[str, list[str], int]:
     from keeper.hooks import briefing
     from keeper.memory import document
 
-    path = project.team
-    text = sources.read(path, TEAM_READ)
+    path = sources.team_file(project)
+    text = sources.read(path, TEAM_READ) if path else None
     if not text or not text.strip() or "\0" in text:
         return "", [], 0
     head = (

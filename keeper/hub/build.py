@@ -198,7 +198,8 @@ def collect(now: datetime | None = None) -> dict[str, Any]:
             days[session.day] = days.get(session.day, 0) + 1
             everything.append(session)
         mem = info.memory_text or ""
-        team = sources.read(info.project.team, MEMORY_CHARS) if info.root_exists else None
+        shared = sources.team_file(info.project) if info.root_exists else None
+        team = sources.read(shared, MEMORY_CHARS) if shared else None
         data = info.as_dict()
         data.update(
             {

@@ -74,7 +74,7 @@ def outside(project: paths.Project, team: bool) -> dict[str, str]:
     it, FIFOs, devices and folders named like files are skipped.
     """
     found = {GLOBAL_NAME: paths.global_memory_file()}
-    if team and _regular(project.team):
+    if team and team_file(project):
         found[TEAM_NAME] = project.team
     folder = native_dir(project)
     try:
@@ -86,6 +86,16 @@ def outside(project: paths.Project, team: bool) -> dict[str, str]:
     return found
 
 
+def team_file(project: paths.Project) -> str | None:
+    """The repository's team.md when it may be read: a regular file (not a link) whose folder
+    really lies inside the work tree, not reached through a linked ``.claude`` or ``keeper``."""
+    path = project.team
+    if _regular(path) is None:
+        return None
+    folder, top = os.path.realpath(os.path.dirname(path)), os.path.realpath(project.checkout)
+    return path if folder.startswith(top.rstrip(os.sep) + os.sep) else None
+
+
 def path_of(project: paths.Project, name: str) -> str | None:
     """The file an index name stands for, or None when the name is not one a source can have."""
     if name == paths.MEMORY_FILE:
@@ -93,7 +103,7 @@ def path_of(project: paths.Project, name: str) -> str | None:
     if name == GLOBAL_NAME:
         return paths.global_memory_file()
     if name == TEAM_NAME:
-        return project.team
+        return team_file(project)
     folder, _, file = name.partition("/")
     if not _safe_name(file):
         return None
@@ -141,7 +151,8 @@ def name_of(project: paths.Project, path: str) -> str | None:
 
 def read(path: str, limit: int = MAX_BYTES) -> str | None:
     """A source file's text, or None: only a regular file (not a link), opened without blocking,
-    at most ``limit`` bytes of it (a cut falls on a line end). Undecodable bytes are replaced."""
+    at most ``limit`` bytes of it (a cut falls on a line end), and text (no NUL byte). Undecodable
+    bytes are replaced."""
     flags = os.O_RDONLY | getattr(os, "O_NONBLOCK", 0) | getattr(os, "O_NOFOLLOW", 0) | getattr(os, "O_BINARY", 0)
     try:
         fd = os.open(path, flags)
@@ -163,6 +174,8 @@ def read(path: str, limit: int = MAX_BYTES) -> str | None:
     finally:
         os.close(fd)
     data = b"".join(chunks)
+    if b"\0" in data:  # not text: a binary file named like a note
+        return None
     if len(data) > limit:
         data = data[: data.rfind(b"\n", 0, limit) + 1 or limit]
     return data.decode("utf-8", errors="replace")
