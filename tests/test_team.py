@@ -269,3 +269,13 @@ def test_a_binary_or_linked_team_md_is_neither_read_nor_written(
     assert main(["save", "--team", "--decision", "Use Postgres"]) == 1
     assert "keeper: error:" in capsys.readouterr().err
     assert (outside / "team.md").read_bytes() == before
+
+
+def test_the_hub_shows_the_team_notes_redacted(repo: Path) -> None:
+    from keeper.hub import build
+
+    main(["save", "--team", "--decision", "Releases are cut on Tuesdays", "--summary", "x"])
+    team_file(repo).write_text(team_file(repo).read_text() + "- token ghp_" + "a" * 36 + "\n")
+    (shop,) = build.collect()["projects"]
+    assert "Releases are cut on Tuesdays" in shop["team"] and shop["team_path"] == str(team_file(repo))
+    assert "ghp_" + "a" * 36 not in shop["team"]
