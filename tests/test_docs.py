@@ -42,9 +42,11 @@ def test_hooks_json_runs_the_plugin_launcher_for_known_events() -> None:
     for groups in data["hooks"].values():
         for group in groups:
             for handler in group["hooks"]:
-                assert handler["type"] == "command" and "args" not in handler
-                launcher, verb, event = handler["command"].split(" ")
-                assert launcher == '"${CLAUDE_PLUGIN_ROOT}/bin/keeper"'  # quoted: spaces and backslashes survive
+                assert handler["type"] == "command" and "shell" not in handler
+                # exec form: no shell on any OS, so spaces, backslashes and PowerShell cannot break it;
+                # Windows resolves the extensionless command to bin/keeper.exe
+                assert handler["command"] == "${CLAUDE_PLUGIN_ROOT}/bin/keeper"
+                verb, event = handler["args"]
                 assert verb == "hook" and event in hooks.HANDLERS
                 assert isinstance(handler["timeout"], int) and handler["timeout"] > 0
                 seen.add(event)
