@@ -58,6 +58,8 @@ def test_the_launcher_and_bootstrap_know_this_version() -> None:
 
     launcher = (REPO / "bin" / "keeper").read_text(encoding="utf-8")
     assert f"\nKEEPER_VERSION={__version__}\n" in launcher
+    windows = (REPO / "launcher" / "keeper.c").read_text(encoding="utf-8")  # bin/keeper.exe is built from it
+    assert f'\n#define KEEPER_VERSION L"{__version__}"\n' in windows
     assert bootstrap.plugin_version(str(REPO)) == __version__
     if sys.version_info >= (3, 11):
         import tomllib
