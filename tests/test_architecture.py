@@ -18,7 +18,7 @@ FLOORS: list[set[str]] = [
     {"paths"},
     {"fsutil"},
     {"log", "config", "counters", "transcript", "memory", "install"},
-    {"migrate", "sessions", "pins", "archive"},
+    {"migrate", "sessions", "pins", "archive", "winshell"},
     {"resolve", "record", "chunks", "projects"},
     {"saving", "index"},
     {"search", "briefing", "trash", "hub"},
