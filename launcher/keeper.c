@@ -275,6 +275,25 @@ static void add_arg(Buf *line, const WCHAR *arg) {
 
 /* ---- processes ---- */
 
+static void write_out(DWORD which, const char *bytes, DWORD n) {
+    HANDLE h = GetStdHandle(which);
+    DWORD done;
+    while (n && WriteFile(h, bytes, n, &done, NULL) && done) bytes += done, n -= done;
+}
+static void write_str(DWORD which, const char *text) {
+    DWORD n = 0;
+    while (text[n]) n++;
+    write_out(which, text, n);
+}
+static void write_wide(DWORD which, const WCHAR *text) { /* as UTF-8 */
+    int n = WideCharToMultiByte(CP_UTF8, 0, text, -1, NULL, 0, NULL, NULL);
+    if (n <= 1) return;
+    char *bytes = alloc((size_t)n);
+    WideCharToMultiByte(CP_UTF8, 0, text, -1, bytes, n, NULL, NULL);
+    write_out(which, bytes, (DWORD)n - 1);
+}
+
+
 static BOOL WINAPI let_the_child_answer(DWORD event) { /* Ctrl+C goes to the child; we wait for it */
     (void)event;
     return TRUE;
@@ -307,8 +326,12 @@ static DWORD run_waiting(const WCHAR *program, WCHAR *line) {
         SetInformationJobObject(job, JobObjectExtendedLimitInformation, &limits, sizeof limits);
     }
     if (!CreateProcessW(program, line, NULL, NULL, TRUE, CREATE_SUSPENDED | CREATE_UNICODE_ENVIRONMENT, NULL, NULL,
-                        &si, &pi))
+                        &si, &pi)) {
+        write_str(STD_ERROR_HANDLE, "keeper: error: cannot start ");
+        write_wide(STD_ERROR_HANDLE, program);
+        write_str(STD_ERROR_HANDLE, "\r\n");
         return 127;
+    }
     if (job) AssignProcessToJobObject(job, pi.hProcess); /* may fail under an older job: then unheld */
     SetConsoleCtrlHandler(let_the_child_answer, TRUE);
     ResumeThread(pi.hThread);
@@ -326,7 +349,9 @@ static HANDLE open_nul(DWORD access) {
 
 /* Starts program on its own, outliving us and Claude Code's hook, holding none of our handles:
  * Claude Code waits for the hook's stdout to close, so the set-up must not keep it open. Its own
- * output (a traceback before it could open its log) goes to the end of `log`. */
+ * output (a traceback before it could open its log) goes to the end of `log`. It gets a console of
+ * its own with no window (not DETACHED_PROCESS: the programs it runs, venv and pip, would then each
+ * open a console window), in a new process group, out of Claude Code's job where that allows it. */
 static void run_detached(const WCHAR *program, WCHAR *line, const WCHAR *log) {
     STARTUPINFOW si = {0};
     PROCESS_INFORMATION pi = {0};
@@ -338,7 +363,7 @@ static void run_detached(const WCHAR *program, WCHAR *line, const WCHAR *log) {
                                                &sa, OPEN_ALWAYS, 0, NULL);
     if (si.hStdOutput == INVALID_HANDLE_VALUE) si.hStdOutput = si.hStdError = open_nul(GENERIC_WRITE);
     inheritable_std_handles(FALSE);
-    DWORD flags = DETACHED_PROCESS | CREATE_NEW_PROCESS_GROUP | CREATE_UNICODE_ENVIRONMENT;
+    DWORD flags = CREATE_NO_WINDOW | CREATE_NEW_PROCESS_GROUP | CREATE_UNICODE_ENVIRONMENT;
     if (CreateProcessW(program, line, NULL, NULL, TRUE, flags | CREATE_BREAKAWAY_FROM_JOB, NULL, NULL, &si, &pi) ||
         CreateProcessW(program, line, NULL, NULL, TRUE, flags, NULL, NULL, &si, &pi)) {
         CloseHandle(pi.hThread);
@@ -370,27 +395,22 @@ static char *run_capture(const WCHAR *program, WCHAR *line, DWORD *size) {
         CloseHandle(read_end);
         return NULL;
     }
+    /* The answer is a few bytes, well within the pipe's buffer: wait for the exit, then take what is
+     * there, so neither a hung program nor one that left a child holding the pipe can hold us. */
+    int exited = WaitForSingleObject(pi.hProcess, 20000) == WAIT_OBJECT_0;
+    if (!exited) TerminateProcess(pi.hProcess, 1);
     char *out = alloc(4097);
-    DWORD got = 0, n;
-    while (got < 4096 && ReadFile(read_end, out + got, 4096 - got, &n, NULL) && n) got += n;
+    DWORD got = 0, n, available = 0;
+    while (exited && got < 4096 && PeekNamedPipe(read_end, NULL, 0, NULL, &available, NULL) && available &&
+           ReadFile(read_end, out + got, available < 4096 - got ? available : 4096 - got, &n, NULL) && n)
+        got += n;
     CloseHandle(read_end);
-    if (WaitForSingleObject(pi.hProcess, 20000) != WAIT_OBJECT_0) TerminateProcess(pi.hProcess, 1);
     CloseHandle(pi.hThread);
     CloseHandle(pi.hProcess);
     *size = got;
-    return out;
+    return exited ? out : NULL;
 }
 
-static void write_out(DWORD which, const char *bytes, DWORD n) {
-    HANDLE h = GetStdHandle(which);
-    DWORD done;
-    while (n && WriteFile(h, bytes, n, &done, NULL) && done) bytes += done, n -= done;
-}
-static void write_str(DWORD which, const char *text) {
-    DWORD n = 0;
-    while (text[n]) n++;
-    write_out(which, text, n);
-}
 
 /* ---- finding Keeper ---- */
 

@@ -277,3 +277,11 @@ def test_the_committed_launcher_is_a_fresh_build_of_its_source(tmp_path: Path) -
     out = tmp_path / "keeper.exe"
     subprocess.run(["sh", str(REPO / "launcher" / "build.sh"), str(out)], check=True)
     assert out.read_bytes() == LAUNCHER.read_bytes(), "bin/keeper.exe is stale: run launcher/build.sh and commit it"
+
+
+def test_an_environment_python_that_cannot_start_is_said_on_stderr(plugin: Plugin) -> None:
+    python = plugin.env_python()
+    python.write_bytes(b"not a program")
+    done = plugin.run(["hook", "stop"])
+    assert done.returncode == 127 and done.stdout == b""
+    assert done.stderr.decode("utf-8").startswith(f"keeper: error: cannot start {win(python)}")
