@@ -36,6 +36,9 @@ pytestmark = [
     ),
 ]
 LAUNCHER = REPO / "bin" / "keeper.exe"
+# The Python paths the launcher names (KEEPER_BOOTSTRAP, KEEPER_CLI_IMPORT, KEEPER_HOOK_IMPORT in
+# launcher/keeper.c): change them here with it.
+BOOTSTRAP = Path("keeper", "bootstrap.py")  # relative to the plugin folder
 CODE_MAIN = "from keeper.cli import main; raise SystemExit(main())"
 CODE_BARE = "import sys; sys.path.append(sys.argv.pop(1)); " + CODE_MAIN
 CODE_HOOK = (
@@ -149,8 +152,8 @@ def wait_for(exe: Path, count: int, seconds: float = 20) -> list[tuple[list[str]
 def plugin(tmp_path: Path, wine: Wine) -> Plugin:
     root = tmp_path / "plugin é x"
     (root / "bin").mkdir(parents=True)
-    (root / "keeper").mkdir()
-    shutil.copyfile(REPO / "keeper" / "bootstrap.py", root / "keeper" / "bootstrap.py")
+    (root / BOOTSTRAP).parent.mkdir(parents=True)
+    shutil.copyfile(REPO / BOOTSTRAP, root / BOOTSTRAP)
     launcher = root / "bin" / "keeper.exe"
     shutil.copyfile(LAUNCHER, launcher)
     data = tmp_path / "data ü y"
@@ -217,12 +220,12 @@ def test_while_not_set_up_a_hook_answers_at_once_and_starts_the_setup_detached(p
     assert done.returncode == 0 and "setting itself up" in json.loads(done.stdout)["systemMessage"]
     found = wait_for(python, 2)
     probe, setup = found[0][0], found[1][0]
-    assert probe[:3] == [win(python), "-I", "-c"] and probe[-1] == win(plugin.root / "keeper" / "bootstrap.py")
+    assert probe[:3] == [win(python), "-I", "-c"] and probe[-1] == win(plugin.root / BOOTSTRAP)
     assert setup == [
         win(python),
         "-B",
         "-I",
-        win(plugin.root / "keeper" / "bootstrap.py"),
+        win(plugin.root / BOOTSTRAP),
         "--root",
         win(plugin.root),
         "--data",
@@ -244,7 +247,7 @@ def test_the_py_launcher_is_preferred_and_a_failed_setup_is_shown(plugin: Plugin
     done = plugin.run(["hook", "session-start"], path=[python.parent, py.parent])
     assert json.loads(done.stdout) == reply
     setup = wait_for(py, 2)[1][0]
-    assert setup[:4] == [win(py), "-3", "-B", "-I"] and setup[4].endswith("bootstrap.py")
+    assert setup[:4] == [win(py), "-3", "-B", "-I"] and setup[4] == win(plugin.root / BOOTSTRAP)
     assert not Path(f"{python}.calls").exists()
 
 
@@ -257,7 +260,7 @@ def test_without_a_real_python_the_session_start_line_says_what_to_install(plugi
     command = plugin.run(["status"], path=[impostor.parent])
     assert command.returncode == 1 and command.stderr.startswith(b"keeper: error: Keeper needs Python 3.9")
     assert not Path(f"{store}.calls").exists()
-    assert all("bootstrap.py" not in " ".join(argv[:-1]) for argv, _ in calls(impostor))  # probed, never run
+    assert all(argv[-1] == win(plugin.root / BOOTSTRAP) for argv, _ in calls(impostor))  # probed, never run
 
 
 def test_a_command_waits_for_the_setup_then_runs_in_the_new_environment(plugin: Plugin, tmp_path: Path) -> None:
