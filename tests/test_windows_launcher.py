@@ -110,10 +110,17 @@ class Plugin:
         return self.program(env / "Scripts", "python.exe", **answers)
 
     def run(
-        self, args: list[str], path: Sequence[Path] = (), stdin: bytes = b"{}", stderr: Path | None = None
+        self,
+        args: list[str],
+        path: Sequence[Path] = (),
+        stdin: bytes = b"{}",
+        stderr: Path | None = None,
+        data: bool = True,
     ) -> subprocess.CompletedProcess[bytes]:
         """The launcher with PATH (WINEPATH) and CLAUDE_PLUGIN_DATA set; stderr to a file when given."""
-        env = {**self.wine.env, "WINEPATH": ";".join(win(p) for p in path), "CLAUDE_PLUGIN_DATA": win(self.data)}
+        env = {**self.wine.env, "WINEPATH": ";".join(win(p) for p in path)}
+        if data:
+            env["CLAUDE_PLUGIN_DATA"] = win(self.data)
         with open(stderr or os.devnull, "wb") as err:
             return subprocess.run(
                 ["wine", str(self.launcher), *args],
@@ -288,3 +295,12 @@ def test_an_environment_python_that_cannot_start_is_said_on_stderr(plugin: Plugi
     done = plugin.run(["hook", "stop"])
     assert done.returncode == 127 and done.stdout == b""
     assert done.stderr.decode("utf-8").startswith(f"keeper: error: cannot start {win(python)}")
+
+
+def test_without_a_data_folder_a_hook_says_so_and_sets_nothing_up(plugin: Plugin, tmp_path: Path) -> None:
+    python = plugin.program(tmp_path / "Python", "python.exe")
+    done = plugin.run(["hook", "session-start"], path=[python.parent], data=False)
+    assert "no CLAUDE_PLUGIN_DATA folder" in json.loads(done.stdout)["systemMessage"]
+    assert json.loads(plugin.run(["hook", "stop"], path=[python.parent], data=False).stdout) == {}
+    time.sleep(0.5)
+    assert all(argv[-1] == win(plugin.root / BOOTSTRAP) for argv, _ in calls(python))  # probes only
