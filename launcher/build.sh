@@ -17,7 +17,7 @@ LC_ALL=C
 export LC_ALL
 "$CC" -std=c11 -Os -Wall -Wextra -Werror \
   -ffreestanding -fno-builtin -fno-stack-protector -fno-stack-check \
-  -fno-asynchronous-unwind-tables -fno-unwind-tables -fno-ident -ffile-prefix-map="$PWD"=. \
+  -fno-ident -ffile-prefix-map="$PWD"=. \
   -nostdlib -nostartfiles -e keeper_start \
-  -Wl,--subsystem,console -Wl,--no-insert-timestamp -Wl,--build-id=none -Wl,--no-seh -s \
+  -Wl,--subsystem,console -Wl,--no-insert-timestamp -Wl,--build-id=none -s \
   -o "$out" keeper.c -lkernel32
