@@ -34,14 +34,15 @@ static const char MSG_SETTING_UP[] =
     "{\"systemMessage\": \"Keeper is setting itself up (one time, about a minute); memory is saved and loaded "
     "from your next session on.\"}";
 static const char MSG_NO_PYTHON[] =
-    "{\"systemMessage\": \"Keeper needs Python 3.9 or newer, and none was found on PATH. Install it (python.org, "
-    "or your package manager), then start a new session.\"}";
+    "{\"systemMessage\": \"Keeper needs Python 3.9 or newer, and none was found on PATH (the Microsoft Store's "
+    "python.exe alias does not count). Install it from python.org or with `winget install Python.Python.3.13`, "
+    "then start a new session.\"}";
 static const char MSG_NO_DATA[] =
     "{\"systemMessage\": \"Keeper cannot set itself up: Claude Code gave it no CLAUDE_PLUGIN_DATA folder. "
     "Reinstall the plugin, or install Keeper with pipx (see its README).\"}";
 static const char ERR_NO_PYTHON[] =
-    "keeper: error: Keeper needs Python 3.9 or newer and none was found on PATH; install it, then run this "
-    "again.\r\n";
+    "keeper: error: Keeper needs Python 3.9 or newer and none was found on PATH; install it from python.org or "
+    "with `winget install Python.Python.3.13`, then run this again.\r\n";
 
 /* The compiler may call these for struct copies and zeroing; there is no C runtime to provide them. */
 void *memset(void *dst, int c, size_t n) {

@@ -262,7 +262,8 @@ def test_without_a_real_python_the_session_start_line_says_what_to_install(plugi
     store = plugin.program(tmp_path / "WindowsApps", "python.exe")
     impostor = plugin.program(tmp_path / "old", "python.exe", fake="")  # answers the probe as the Store stub does
     start = plugin.run(["hook", "session-start"], path=[store.parent, impostor.parent])
-    assert "needs Python 3.9 or newer" in json.loads(start.stdout)["systemMessage"]
+    message = json.loads(start.stdout)["systemMessage"]
+    assert "needs Python 3.9 or newer" in message and "winget install Python.Python" in message
     assert json.loads(plugin.run(["hook", "stop"], path=[impostor.parent]).stdout) == {}
     command = plugin.run(["status"], path=[impostor.parent])
     assert command.returncode == 1 and command.stderr.startswith(b"keeper: error: Keeper needs Python 3.9")
