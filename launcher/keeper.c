@@ -13,6 +13,7 @@
  * child's own (inherited handles, nothing copied); the exit code is the child's. Windows API only
  * (kernel32), wide characters throughout, no C runtime: build with launcher/build.sh. */
 
+#define _WIN32_WINNT 0x0601 /* Windows 7: PROC_THREAD_ATTRIBUTE_HANDLE_LIST */
 #include <windows.h>
 
 /* The one place for the version and for the Python paths this file names (keep in step with
@@ -348,6 +349,38 @@ static HANDLE open_nul(DWORD access) {
     return CreateFileW(L"NUL", access, FILE_SHARE_READ | FILE_SHARE_WRITE, &sa, OPEN_EXISTING, 0, NULL);
 }
 
+/* CreateProcessW handing the child exactly the std handles in si, none of the other inheritable
+ * handles this process may hold (a handle Claude Code leaked into us while it started another hook
+ * would otherwise keep that hook's pipe open for as long as our child runs). Falls back to plain
+ * inheritance where the attribute list is refused. */
+static BOOL create_with_std_handles_only(const WCHAR *program, WCHAR *line, DWORD flags, STARTUPINFOW *si,
+                                         PROCESS_INFORMATION *pi) {
+    HANDLE handles[3];
+    DWORD count = 0;
+    const HANDLE mine[] = {si->hStdInput, si->hStdOutput, si->hStdError};
+    for (int i = 0; i < 3; i++) {
+        int seen = mine[i] == NULL || mine[i] == INVALID_HANDLE_VALUE;
+        for (DWORD j = 0; j < count; j++) seen |= handles[j] == mine[i];
+        if (!seen) handles[count++] = mine[i];
+    }
+    SIZE_T size = 0;
+    InitializeProcThreadAttributeList(NULL, 1, 0, &size);
+    LPPROC_THREAD_ATTRIBUTE_LIST list = alloc(size ? size : 64);
+    STARTUPINFOEXW ex = {0};
+    ex.StartupInfo = *si;
+    ex.StartupInfo.cb = sizeof ex;
+    if (count && InitializeProcThreadAttributeList(list, 1, 0, &size)) {
+        BOOL ok = UpdateProcThreadAttribute(list, 0, PROC_THREAD_ATTRIBUTE_HANDLE_LIST, handles, count * sizeof(HANDLE),
+                                            NULL, NULL);
+        ex.lpAttributeList = list;
+        ok = ok && CreateProcessW(program, line, NULL, NULL, TRUE, flags | EXTENDED_STARTUPINFO_PRESENT, NULL, NULL,
+                                  &ex.StartupInfo, pi);
+        DeleteProcThreadAttributeList(list);
+        if (ok) return TRUE;
+    }
+    return CreateProcessW(program, line, NULL, NULL, TRUE, flags, NULL, NULL, si, pi);
+}
+
 /* Starts program on its own, outliving us and Claude Code's hook, holding none of our handles:
  * Claude Code waits for the hook's stdout to close, so the set-up must not keep it open. Its own
  * output (a traceback before it could open its log) goes to the end of `log`. It gets a console of
@@ -365,8 +398,8 @@ static void run_detached(const WCHAR *program, WCHAR *line, const WCHAR *log) {
     if (si.hStdOutput == INVALID_HANDLE_VALUE) si.hStdOutput = si.hStdError = open_nul(GENERIC_WRITE);
     inheritable_std_handles(FALSE);
     DWORD flags = CREATE_NO_WINDOW | CREATE_NEW_PROCESS_GROUP | CREATE_UNICODE_ENVIRONMENT;
-    if (CreateProcessW(program, line, NULL, NULL, TRUE, flags | CREATE_BREAKAWAY_FROM_JOB, NULL, NULL, &si, &pi) ||
-        CreateProcessW(program, line, NULL, NULL, TRUE, flags, NULL, NULL, &si, &pi)) {
+    if (create_with_std_handles_only(program, line, flags | CREATE_BREAKAWAY_FROM_JOB, &si, &pi) ||
+        create_with_std_handles_only(program, line, flags, &si, &pi)) {
         CloseHandle(pi.hThread);
         CloseHandle(pi.hProcess);
     }
@@ -387,8 +420,7 @@ static char *run_capture(const WCHAR *program, WCHAR *line, DWORD *size) {
     si.hStdOutput = write_end;
     si.hStdError = open_nul(GENERIC_WRITE);
     inheritable_std_handles(FALSE);
-    BOOL started = CreateProcessW(program, line, NULL, NULL, TRUE, CREATE_NO_WINDOW | CREATE_UNICODE_ENVIRONMENT,
-                                  NULL, NULL, &si, &pi);
+    BOOL started = create_with_std_handles_only(program, line, CREATE_NO_WINDOW | CREATE_UNICODE_ENVIRONMENT, &si, &pi);
     CloseHandle(write_end);
     CloseHandle(si.hStdInput);
     CloseHandle(si.hStdError);
