@@ -295,7 +295,6 @@ static void write_wide(DWORD which, const WCHAR *text) { /* as UTF-8 */
     write_out(which, bytes, (DWORD)n - 1);
 }
 
-
 static BOOL WINAPI let_the_child_answer(DWORD event) { /* Ctrl+C goes to the child; we wait for it */
     (void)event;
     return TRUE;
