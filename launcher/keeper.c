@@ -1,7 +1,10 @@
 /* keeper.exe: Keeper's launcher on Windows, the twin of bin/keeper (read that first).
  *
  * Claude Code runs every hook in exec form, "${CLAUDE_PLUGIN_ROOT}/bin/keeper" with args
- * ["hook", EVENT], and on Windows it resolves that extensionless path to this file, bin/keeper.exe.
+ * ["hook", EVENT], and on Windows it resolves that extensionless path to this file, bin/keeper.exe:
+ * Claude Code 2.1.330 spawns exec-form hooks with child_process.spawn and no shell, and its runtime
+ * (Bun 1.4.4, src/which.zig) tries an absolute path without extension as .exe, then .cmd, then .bat,
+ * never as it is and without PATHEXT. bin/keeper (the sh script) is for Linux, macOS and Git Bash.
  * PowerShell (the Bash tool without Git Bash) finds it on PATH as `keeper` too. It runs, in order:
  *   1. the Python environment Keeper set up for this plugin version in CLAUDE_PLUGIN_DATA,
  *      isolated (-I), and for a hook without the site module (-S), given its site-packages;
