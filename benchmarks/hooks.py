@@ -1,14 +1,16 @@
 """Hook latency, whole process, as Claude Code runs it, against ``python -c pass``.
 
-By default it times exactly what hooks.json runs after a plugin-only install: ``sh -c
-'"${CLAUDE_PLUGIN_ROOT}/bin/keeper" hook <event>'``, the launcher starting the environment Keeper
-set up for itself (built first, in a temporary plugin data folder, by ``keeper/plugin/bootstrap.py``).
-``--keeper PATH`` times a ``keeper`` console script instead (pip, pipx, uv). Every variant is run
+By default it times exactly what hooks.json runs after a plugin-only install: its exec form,
+``${CLAUDE_PLUGIN_ROOT}/bin/keeper hook <event>`` spawned with no shell, the launcher starting the
+environment Keeper set up for itself (built first, in a temporary plugin data folder, by
+``keeper/plugin/bootstrap.py``). ``--shell-form`` times the shell form hooks.json used before, ``sh -c
+'"${CLAUDE_PLUGIN_ROOT}/bin/keeper" hook <event>'``, for comparison. ``--keeper PATH`` times a
+``keeper`` console script instead (pip, pipx, uv). Every variant is run
 as a fresh process with its JSON on stdin, interleaved round by round with the baseline (the same
 interpreter), so machine noise hits all alike. Reports the median and p90 per variant and the
 ratio of medians to the baseline.
 
-    python benchmarks/hooks.py [--rounds 30] [--keeper PATH] [--json results.json] [--check]
+    python benchmarks/hooks.py [--rounds 30] [--shell-form | --keeper PATH] [--json results.json] [--check]
 
 Exit status 1 when a hook fails, or with --check when a ratio exceeds its must-not-exceed bound.
 """
@@ -39,8 +41,9 @@ TARGETS = {
 REPO = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 
 
-def plugin_command(base: str) -> tuple[list[str], str, dict[str, str]]:
-    """The shell-form hook command of hooks.json, a plugin data folder set up for it, and its Python."""
+def plugin_command(base: str, shell_form: bool = False) -> tuple[list[str], str, dict[str, str]]:
+    """The hook command of hooks.json (exec form, or the former shell form), a plugin data folder set
+    up for it, and its Python."""
     sys.path.insert(0, REPO)
     from keeper import __version__
     from keeper.plugin import bootstrap
@@ -50,11 +53,8 @@ def plugin_command(base: str) -> tuple[list[str], str, dict[str, str]]:
         sys.exit(f"benchmarks/hooks.py: the plugin set-up failed; see {data}/setup.log")
     python = bootstrap.env_python(os.path.join(data, "env", __version__))  # what the hooks run on
     launcher = os.path.join(REPO, "bin", "keeper")
-    return (
-        ["/bin/sh", "-c", f'"{launcher}" hook "$0"'],
-        python,
-        {"CLAUDE_PLUGIN_ROOT": REPO, "CLAUDE_PLUGIN_DATA": data},
-    )
+    command = ["/bin/sh", "-c", f'"{launcher}" hook "$0"'] if shell_form else [launcher, "hook"]
+    return command, python, {"CLAUDE_PLUGIN_ROOT": REPO, "CLAUDE_PLUGIN_DATA": data}
 
 
 def keeper_command(explicit: str) -> tuple[str, str]:
@@ -133,6 +133,7 @@ def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--rounds", type=int, default=30, help="rounds of every variant (default 30; use >= 20)")
     parser.add_argument("--keeper", help="time this keeper script instead of the plugin's launcher")
+    parser.add_argument("--shell-form", action="store_true", help="run the launcher under sh -c, as hooks.json did")
     parser.add_argument("--json", help="also write the results to this file")
     parser.add_argument("--sessions", type=int, default=10_000, help="session files of the large store")
     parser.add_argument("--check", action="store_true", help="exit 1 when a ratio exceeds its bound")
@@ -142,8 +143,8 @@ def main() -> int:
         script, python = keeper_command(args.keeper)
         hook, plugin_env = [script, "hook"], {}
     else:
-        hook, python, plugin_env = plugin_command(base)
-        script = "hooks.json's command: " + hook[2].replace('"$0"', "<event>")
+        hook, python, plugin_env = plugin_command(base, args.shell_form)
+        script = "hooks.json's command: " + (hook[2].replace('"$0"', "<event>") if args.shell_form else " ".join(hook))
     project = os.path.join(base, "shop-api")
     os.makedirs(os.path.join(project, ".git"))
     env = {k: v for k, v in os.environ.items() if not k.startswith(("KEEPER_", "CLAUDE_"))}

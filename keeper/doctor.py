@@ -141,9 +141,27 @@ def _hooks(project: paths.Project) -> Check:
     )
 
 
+def _windows() -> list[Check]:
+    """On Windows: the shell Claude's Bash tool runs, a Store Python, whether `keeper` resolves there."""
+    if os.name != "nt":
+        return []
+    from keeper.plugin import windows
+
+    env_python = next((str(p.env_python) for p in install.plugin_installs() if p.env_python), "")
+    return [Check(*finding) for finding in windows.checks(env_python)]
+
+
 def run_checks(project: paths.Project, config_warnings: list[str]) -> list[Check]:
     """Every check; ``config_warnings`` are the resolver's, from the config files it really read."""
-    return [_python(), *_plugin_installs(), _command(), _store(), *_config(config_warnings), _hooks(project)]
+    return [
+        _python(),
+        *_plugin_installs(),
+        _command(),
+        *_windows(),
+        _store(),
+        *_config(config_warnings),
+        _hooks(project),
+    ]
 
 
 def lines(checks: list[Check]) -> list[str]:

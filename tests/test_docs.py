@@ -44,9 +44,11 @@ def test_hooks_json_runs_the_plugin_launcher_for_known_events() -> None:
     for groups in data["hooks"].values():
         for group in groups:
             for handler in group["hooks"]:
-                assert handler["type"] == "command" and "args" not in handler
-                launcher, verb, event = handler["command"].split(" ")
-                assert launcher == '"${CLAUDE_PLUGIN_ROOT}/bin/keeper"'  # quoted: spaces and backslashes survive
+                assert handler["type"] == "command" and "shell" not in handler
+                # exec form: no shell on any OS, so spaces, backslashes and PowerShell cannot break it;
+                # Windows resolves the extensionless command to bin/keeper.exe
+                assert handler["command"] == "${CLAUDE_PLUGIN_ROOT}/bin/keeper"
+                verb, event = handler["args"]
                 assert verb == "hook" and event in entry.HANDLERS
                 assert isinstance(handler["timeout"], int) and handler["timeout"] > 0
                 seen.add(event)
@@ -58,6 +60,8 @@ def test_the_launcher_and_bootstrap_know_this_version() -> None:
 
     launcher = (REPO / "bin" / "keeper").read_text(encoding="utf-8")
     assert f"\nKEEPER_VERSION={__version__}\n" in launcher
+    windows = (REPO / "launcher" / "keeper.c").read_text(encoding="utf-8")  # bin/keeper.exe is built from it
+    assert f'\n#define KEEPER_VERSION L"{__version__}"\n' in windows
     assert bootstrap.plugin_version(str(REPO)) == __version__
     if sys.version_info >= (3, 11):
         import tomllib

@@ -191,6 +191,11 @@ def create_new(path: str, text: str) -> bool:
             pass
 
 
+def is_temp(name: str) -> bool:
+    """Whether a file name is one of ``atomic_write``'s temp files (``.NAME.PID.N.tmp``)."""
+    return name.startswith(".") and name.endswith(".tmp")
+
+
 def sweep_temp_files(folder: str, max_age_seconds: float = 3600.0) -> int:
     """Remove temp files a killed writer left behind (older than an hour, so never a live one)."""
     import time
@@ -202,7 +207,7 @@ def sweep_temp_files(folder: str, max_age_seconds: float = 3600.0) -> int:
         return 0
     cutoff = time.time() - max_age_seconds
     for entry in entries:
-        if entry.name.startswith(".") and entry.name.endswith(".tmp"):
+        if is_temp(entry.name):
             try:
                 if entry.stat().st_mtime < cutoff:
                     os.unlink(entry.path)

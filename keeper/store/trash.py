@@ -15,7 +15,7 @@ from datetime import date, datetime, timedelta
 
 from keeper.errors import KeeperError
 from keeper.store import paths, sessions
-from keeper.store.fsutil import atomic_write, ensure_dir, project_lock
+from keeper.store.fsutil import atomic_write, ensure_dir, is_temp, project_lock
 
 MANIFEST = "manifest.json"
 
@@ -40,12 +40,13 @@ def old_session_files(project: paths.Project, older_than_days: int, today: date 
 
 
 def all_files(project: paths.Project) -> list[str]:
-    """Everything Keeper keeps for the project but the lock and the search index (derived: a clear
-    deletes it, so cleared text does not linger in it, and a recall using it is not pulled apart)."""
+    """Everything Keeper keeps for the project but the lock, the search index (derived: a clear
+    deletes it, so cleared text does not linger in it, and a recall using it is not pulled apart)
+    and temp files (a write in flight elsewhere: moving it would strand it in the trash)."""
     skip = {project.lock, *project.index_files}
     found: list[str] = []
     for folder, _, names in os.walk(project.dir):
-        found.extend(p for p in (os.path.join(folder, n) for n in names) if p not in skip)
+        found.extend(os.path.join(folder, n) for n in names if os.path.join(folder, n) not in skip and not is_temp(n))
     return sorted(found)
 
 

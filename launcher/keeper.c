@@ -1,0 +1,665 @@
+/* keeper.exe: Keeper's launcher on Windows, the twin of bin/keeper (read that first).
+ *
+ * Claude Code runs every hook in exec form, "${CLAUDE_PLUGIN_ROOT}/bin/keeper" with args
+ * ["hook", EVENT], and on Windows it resolves that extensionless path to this file, bin/keeper.exe:
+ * Claude Code 2.1.330 spawns exec-form hooks with child_process.spawn and no shell, and its runtime
+ * (Bun 1.4.4, src/which.zig) tries an absolute path without extension as .exe, then .cmd, then .bat,
+ * never as it is and without PATHEXT. bin/keeper (the sh script) is for Linux, macOS and Git Bash.
+ * PowerShell (the Bash tool without Git Bash) finds it on PATH as `keeper` too. It runs, in order:
+ *   1. the Python environment Keeper set up for this plugin version in CLAUDE_PLUGIN_DATA,
+ *      isolated (-I), and for a hook without the site module (-S), given its site-packages;
+ *   2. else a keeper.exe on PATH (pip, pipx, uv), never itself, never in a loop;
+ *   3. else the one-time set-up with a real Python (the py launcher, then python.exe on PATH, never
+ *      one under WindowsApps, never one that fails to read a real file): detached for a hook, which
+ *      answers at once, in the foreground for a command such as `keeper save`.
+ * Arguments are re-quoted one by one for the child's command line; stdin, stdout and stderr are the
+ * child's own (inherited handles, nothing copied); the exit code is the child's. Windows API only
+ * (kernel32), wide characters throughout, no C runtime: build with launcher/build.sh. */
+
+#define _WIN32_WINNT 0x0601 /* Windows 7: PROC_THREAD_ATTRIBUTE_HANDLE_LIST */
+#include <windows.h>
+
+/* The one place for the version and for the Python paths this file names (keep in step with
+ * bin/keeper; a test checks the version against keeper/__init__.py). */
+#define KEEPER_VERSION L"0.2.0"
+#define KEEPER_BOOTSTRAP L"keeper\\plugin\\bootstrap.py" /* the set-up script, relative to the plugin folder */
+#define KEEPER_CLI_IMPORT L"from keeper.cli import main; raise SystemExit(main())"
+#define KEEPER_HOOK_IMPORT L"from keeper.hooks.entry import run; raise SystemExit(run(sys.argv[2:]))"
+
+#define ADD_SITE L"import sys; sys.path.append(sys.argv.pop(1)); "
+static const WCHAR CODE_MAIN[] = KEEPER_CLI_IMPORT;
+static const WCHAR CODE_BARE[] = ADD_SITE KEEPER_CLI_IMPORT;
+static const WCHAR CODE_HOOK[] = ADD_SITE KEEPER_HOOK_IMPORT;
+/* A real Python prints the size of the file it was asked to read; the Store's stub cannot. */
+static const WCHAR CODE_PROBE[] =
+    L"import sys; sys.stdout.write(str(sys.version_info >= (3, 9) and len(open(sys.argv[1], 'rb').read())))";
+
+static const char MSG_SETTING_UP[] =
+    "{\"systemMessage\": \"Keeper is setting itself up (one time, about a minute); memory is saved and loaded "
+    "from your next session on.\"}";
+static const char MSG_NO_PYTHON[] =
+    "{\"systemMessage\": \"Keeper needs Python 3.9 or newer, and none was found on PATH (the Microsoft Store's "
+    "python.exe alias does not count). Install it from python.org or with `winget install Python.Python.3.13`, "
+    "then start a new session.\"}";
+static const char MSG_NO_DATA[] =
+    "{\"systemMessage\": \"Keeper cannot set itself up: Claude Code gave it no CLAUDE_PLUGIN_DATA folder. "
+    "Reinstall the plugin, or install Keeper with pipx (see its README).\"}";
+static const char ERR_NO_PYTHON[] =
+    "keeper: error: Keeper needs Python 3.9 or newer and none was found on PATH; install it from python.org or "
+    "with `winget install Python.Python.3.13`, then run this again.\r\n";
+
+/* The compiler may call these for struct copies and zeroing; there is no C runtime to provide them. */
+void *memset(void *dst, int c, size_t n) {
+    unsigned char *d = dst;
+    while (n--) *d++ = (unsigned char)c;
+    return dst;
+}
+void *memcpy(void *dst, const void *src, size_t n) {
+    unsigned char *d = dst;
+    const unsigned char *s = src;
+    while (n--) *d++ = *s++;
+    return dst;
+}
+
+/* ---- strings: heap-allocated, never freed (the process is short-lived) ---- */
+
+typedef struct {
+    WCHAR *p;
+    size_t n, cap;
+} Buf;
+
+static void *alloc(size_t bytes) {
+    void *p = HeapAlloc(GetProcessHeap(), HEAP_ZERO_MEMORY, bytes);
+    if (!p) ExitProcess(70);
+    return p;
+}
+
+static size_t wlen(const WCHAR *s) {
+    size_t n = 0;
+    while (s[n]) n++;
+    return n;
+}
+
+static void add_n(Buf *b, const WCHAR *s, size_t n) {
+    if (b->n + n + 1 > b->cap) {
+        size_t cap = (b->n + n + 1) * 2;
+        WCHAR *p = alloc(cap * sizeof(WCHAR));
+        if (b->p) memcpy(p, b->p, b->n * sizeof(WCHAR));
+        b->p = p, b->cap = cap;
+    }
+    memcpy(b->p + b->n, s, n * sizeof(WCHAR));
+    b->n += n;
+    b->p[b->n] = 0;
+}
+static void add(Buf *b, const WCHAR *s) { add_n(b, s, wlen(s)); }
+static void add_c(Buf *b, WCHAR c) { add_n(b, &c, 1); }
+
+static WCHAR *cat3(const WCHAR *a, const WCHAR *b, const WCHAR *c) {
+    Buf out = {0};
+    add(&out, a), add(&out, b), add(&out, c);
+    return out.p;
+}
+static WCHAR *path_join(const WCHAR *dir, const WCHAR *name) { return cat3(dir, L"\\", name); }
+
+static WCHAR lower(WCHAR c) { return c >= L'A' && c <= L'Z' ? c + 32 : c; }
+
+static int same_text(const WCHAR *a, const WCHAR *b) { /* case-insensitive (ASCII), '/' == '\' */
+    for (;; a++, b++) {
+        WCHAR x = *a == L'/' ? L'\\' : lower(*a), y = *b == L'/' ? L'\\' : lower(*b);
+        if (x != y) return 0;
+        if (!x) return 1;
+    }
+}
+
+static int contains_text(const WCHAR *hay, const WCHAR *needle) { /* case-insensitive (ASCII) */
+    size_t n = wlen(needle);
+    for (; *hay; hay++) {
+        size_t i = 0;
+        while (i < n && hay[i] && lower(hay[i]) == lower(needle[i])) i++;
+        if (i == n) return 1;
+    }
+    return 0;
+}
+
+static WCHAR *parent(const WCHAR *path) { /* the folder holding path, or NULL */
+    size_t n = wlen(path);
+    while (n > 0 && path[n - 1] != L'\\' && path[n - 1] != L'/') n--;
+    if (n == 0) return NULL;
+    Buf out = {0};
+    add_n(&out, path, n - 1);
+    return out.p;
+}
+
+static const WCHAR *base_name(const WCHAR *path) {
+    const WCHAR *name = path;
+    for (; *path; path++)
+        if (*path == L'\\' || *path == L'/') name = path + 1;
+    return name;
+}
+
+/* ---- the environment, the file system ---- */
+
+static WCHAR *env(const WCHAR *name) { /* NULL when unset or empty, as ${NAME:-} */
+    DWORD n = GetEnvironmentVariableW(name, NULL, 0);
+    if (n <= 1) return NULL;
+    WCHAR *value = alloc(n * sizeof(WCHAR));
+    if (GetEnvironmentVariableW(name, value, n) + 1 != n) return NULL;
+    return value;
+}
+
+static int is_file(const WCHAR *path) {
+    DWORD a = GetFileAttributesW(path);
+    return a != INVALID_FILE_ATTRIBUTES && !(a & FILE_ATTRIBUTE_DIRECTORY);
+}
+static int is_dir(const WCHAR *path) {
+    DWORD a = GetFileAttributesW(path);
+    return a != INVALID_FILE_ATTRIBUTES && (a & FILE_ATTRIBUTE_DIRECTORY);
+}
+
+static WCHAR *own_path(void) {
+    for (DWORD cap = 512;; cap *= 2) {
+        WCHAR *p = alloc(cap * sizeof(WCHAR));
+        DWORD n = GetModuleFileNameW(NULL, p, cap);
+        if (n > 0 && n < cap) return p;
+        if (n == 0 || cap > 65536) ExitProcess(70);
+    }
+}
+
+static int same_file(const WCHAR *a, const WCHAR *b) { /* one file by two spellings (links, short names) */
+    BY_HANDLE_FILE_INFORMATION x, y;
+    int same = 0;
+    HANDLE ha = CreateFileW(a, 0, FILE_SHARE_READ | FILE_SHARE_WRITE | FILE_SHARE_DELETE, NULL, OPEN_EXISTING, 0, NULL);
+    HANDLE hb = CreateFileW(b, 0, FILE_SHARE_READ | FILE_SHARE_WRITE | FILE_SHARE_DELETE, NULL, OPEN_EXISTING, 0, NULL);
+    if (ha != INVALID_HANDLE_VALUE && hb != INVALID_HANDLE_VALUE && GetFileInformationByHandle(ha, &x) &&
+        GetFileInformationByHandle(hb, &y))
+        same = x.dwVolumeSerialNumber == y.dwVolumeSerialNumber && x.nFileIndexHigh == y.nFileIndexHigh &&
+               x.nFileIndexLow == y.nFileIndexLow;
+    if (ha != INVALID_HANDLE_VALUE) CloseHandle(ha);
+    if (hb != INVALID_HANDLE_VALUE) CloseHandle(hb);
+    return same;
+}
+
+/* Each PATH entry in turn (quotes around an entry are dropped, empty entries skipped). */
+static WCHAR *next_path_dir(const WCHAR **cursor) {
+    while (**cursor) {
+        const WCHAR *start = *cursor;
+        while (**cursor && **cursor != L';') (*cursor)++;
+        size_t n = (size_t)(*cursor - start);
+        if (**cursor) (*cursor)++;
+        Buf dir = {0};
+        for (size_t i = 0; i < n; i++)
+            if (start[i] != L'"') add_c(&dir, start[i]);
+        while (dir.n > 1 && (dir.p[dir.n - 1] == L'\\' || dir.p[dir.n - 1] == L'/') && dir.p[dir.n - 2] != L':')
+            dir.p[--dir.n] = 0;
+        if (dir.n) return dir.p;
+    }
+    return NULL;
+}
+
+/* ---- command lines ---- */
+
+/* Splits a command line as the Microsoft C runtime does (the rules every Python on Windows uses). */
+static WCHAR **split_command_line(const WCHAR *line, int *count) {
+    size_t cap = 8, n = 0;
+    WCHAR **argv = alloc(cap * sizeof(WCHAR *));
+    const WCHAR *p = line;
+    Buf first = {0}; /* the program: up to the closing quote or the first blank, no escapes */
+    add(&first, L"");
+    if (*p == L'"') {
+        for (p++; *p && *p != L'"'; p++) add_c(&first, *p);
+        if (*p) p++;
+    } else {
+        for (; *p && *p != L' ' && *p != L'\t'; p++) add_c(&first, *p);
+    }
+    argv[n++] = first.p;
+    for (;;) {
+        while (*p == L' ' || *p == L'\t') p++;
+        if (!*p) break;
+        Buf arg = {0};
+        add(&arg, L"");
+        int quoted = 0;
+        while (*p && (quoted || (*p != L' ' && *p != L'\t'))) {
+            size_t slashes = 0;
+            while (*p == L'\\') p++, slashes++;
+            if (*p == L'"') {
+                for (size_t i = 0; i < slashes / 2; i++) add_c(&arg, L'\\');
+                if (slashes % 2) {
+                    add_c(&arg, L'"');
+                    p++;
+                } else if (quoted && p[1] == L'"') { /* "" inside quotes: a literal quote */
+                    add_c(&arg, L'"');
+                    p += 2;
+                } else {
+                    quoted = !quoted;
+                    p++;
+                }
+            } else if (slashes) { /* plain backslashes; the loop looks at what follows afresh */
+                for (size_t i = 0; i < slashes; i++) add_c(&arg, L'\\');
+            } else {
+                add_c(&arg, *p++);
+            }
+        }
+        if (n + 1 >= cap) {
+            WCHAR **more = alloc(cap * 2 * sizeof(WCHAR *));
+            memcpy(more, argv, n * sizeof(WCHAR *));
+            argv = more, cap *= 2;
+        }
+        argv[n++] = arg.p;
+    }
+    *count = (int)n;
+    return argv;
+}
+
+/* Appends one argument so that the C runtime's split gives it back exactly (the inverse of the above). */
+static void add_arg(Buf *line, const WCHAR *arg) {
+    if (line->n) add_c(line, L' ');
+    int plain = *arg != 0;
+    for (const WCHAR *c = arg; *c; c++)
+        if (*c == L' ' || *c == L'\t' || *c == L'\n' || *c == L'\v' || *c == L'"') plain = 0;
+    if (plain) {
+        add(line, arg);
+        return;
+    }
+    add_c(line, L'"');
+    for (const WCHAR *c = arg;; c++) {
+        size_t slashes = 0;
+        while (*c == L'\\') c++, slashes++;
+        if (!*c) {
+            for (size_t i = 0; i < slashes * 2; i++) add_c(line, L'\\');
+            break;
+        }
+        if (*c == L'"') {
+            for (size_t i = 0; i < slashes * 2 + 1; i++) add_c(line, L'\\');
+        } else {
+            for (size_t i = 0; i < slashes; i++) add_c(line, L'\\');
+        }
+        add_c(line, *c);
+    }
+    add_c(line, L'"');
+}
+
+/* ---- processes ---- */
+
+static void write_out(DWORD which, const char *bytes, DWORD n) {
+    HANDLE h = GetStdHandle(which);
+    DWORD done;
+    while (n && WriteFile(h, bytes, n, &done, NULL) && done) bytes += done, n -= done;
+}
+static void write_str(DWORD which, const char *text) {
+    DWORD n = 0;
+    while (text[n]) n++;
+    write_out(which, text, n);
+}
+static void write_wide(DWORD which, const WCHAR *text) { /* as UTF-8 */
+    int n = WideCharToMultiByte(CP_UTF8, 0, text, -1, NULL, 0, NULL, NULL);
+    if (n <= 1) return;
+    char *bytes = alloc((size_t)n);
+    WideCharToMultiByte(CP_UTF8, 0, text, -1, bytes, n, NULL, NULL);
+    write_out(which, bytes, (DWORD)n - 1);
+}
+
+static BOOL WINAPI let_the_child_answer(DWORD event) { /* Ctrl+C goes to the child; we wait for it */
+    (void)event;
+    return TRUE;
+}
+
+static void inheritable_std_handles(BOOL on) {
+    const DWORD which[] = {STD_INPUT_HANDLE, STD_OUTPUT_HANDLE, STD_ERROR_HANDLE};
+    for (int i = 0; i < 3; i++) {
+        HANDLE h = GetStdHandle(which[i]);
+        if (h && h != INVALID_HANDLE_VALUE) SetHandleInformation(h, HANDLE_FLAG_INHERIT, on ? HANDLE_FLAG_INHERIT : 0);
+    }
+}
+
+/* Runs program with our own stdin, stdout and stderr; returns its exit code (127: it did not start).
+ * The child is killed with us (a job object), as exec would have it on POSIX: a hook Claude Code
+ * cancels leaves nothing behind. Processes the child starts are not held (silent breakaway). */
+static DWORD run_waiting(const WCHAR *program, WCHAR *line) {
+    STARTUPINFOW si = {0};
+    PROCESS_INFORMATION pi = {0};
+    si.cb = sizeof si;
+    si.dwFlags = STARTF_USESTDHANDLES;
+    si.hStdInput = GetStdHandle(STD_INPUT_HANDLE);
+    si.hStdOutput = GetStdHandle(STD_OUTPUT_HANDLE);
+    si.hStdError = GetStdHandle(STD_ERROR_HANDLE);
+    inheritable_std_handles(TRUE);
+    HANDLE job = CreateJobObjectW(NULL, NULL);
+    if (job) {
+        JOBOBJECT_EXTENDED_LIMIT_INFORMATION limits = {0};
+        limits.BasicLimitInformation.LimitFlags = JOB_OBJECT_LIMIT_KILL_ON_JOB_CLOSE | JOB_OBJECT_LIMIT_SILENT_BREAKAWAY_OK;
+        SetInformationJobObject(job, JobObjectExtendedLimitInformation, &limits, sizeof limits);
+    }
+    if (!CreateProcessW(program, line, NULL, NULL, TRUE, CREATE_SUSPENDED | CREATE_UNICODE_ENVIRONMENT, NULL, NULL,
+                        &si, &pi)) {
+        write_str(STD_ERROR_HANDLE, "keeper: error: cannot start ");
+        write_wide(STD_ERROR_HANDLE, program);
+        write_str(STD_ERROR_HANDLE, "\r\n");
+        return 127;
+    }
+    if (job) AssignProcessToJobObject(job, pi.hProcess); /* may fail under an older job: then unheld */
+    SetConsoleCtrlHandler(let_the_child_answer, TRUE);
+    ResumeThread(pi.hThread);
+    CloseHandle(pi.hThread);
+    WaitForSingleObject(pi.hProcess, INFINITE);
+    DWORD code = 127;
+    GetExitCodeProcess(pi.hProcess, &code);
+    return code;
+}
+
+static HANDLE open_nul(DWORD access) {
+    SECURITY_ATTRIBUTES sa = {sizeof sa, NULL, TRUE};
+    return CreateFileW(L"NUL", access, FILE_SHARE_READ | FILE_SHARE_WRITE, &sa, OPEN_EXISTING, 0, NULL);
+}
+
+/* CreateProcessW handing the child exactly the std handles in si, none of the other inheritable
+ * handles this process may hold (a handle Claude Code leaked into us while it started another hook
+ * would otherwise keep that hook's pipe open for as long as our child runs). Falls back to plain
+ * inheritance where the attribute list is refused. */
+static BOOL create_with_std_handles_only(const WCHAR *program, WCHAR *line, DWORD flags, STARTUPINFOW *si,
+                                         PROCESS_INFORMATION *pi) {
+    HANDLE handles[3];
+    DWORD count = 0;
+    const HANDLE mine[] = {si->hStdInput, si->hStdOutput, si->hStdError};
+    for (int i = 0; i < 3; i++) {
+        int seen = mine[i] == NULL || mine[i] == INVALID_HANDLE_VALUE;
+        for (DWORD j = 0; j < count; j++) seen |= handles[j] == mine[i];
+        if (!seen) handles[count++] = mine[i];
+    }
+    SIZE_T size = 0;
+    InitializeProcThreadAttributeList(NULL, 1, 0, &size);
+    LPPROC_THREAD_ATTRIBUTE_LIST list = alloc(size ? size : 64);
+    STARTUPINFOEXW ex = {0};
+    ex.StartupInfo = *si;
+    ex.StartupInfo.cb = sizeof ex;
+    if (count && InitializeProcThreadAttributeList(list, 1, 0, &size)) {
+        BOOL ok = UpdateProcThreadAttribute(list, 0, PROC_THREAD_ATTRIBUTE_HANDLE_LIST, handles, count * sizeof(HANDLE),
+                                            NULL, NULL);
+        ex.lpAttributeList = list;
+        ok = ok && CreateProcessW(program, line, NULL, NULL, TRUE, flags | EXTENDED_STARTUPINFO_PRESENT, NULL, NULL,
+                                  &ex.StartupInfo, pi);
+        DeleteProcThreadAttributeList(list);
+        if (ok) return TRUE;
+    }
+    return CreateProcessW(program, line, NULL, NULL, TRUE, flags, NULL, NULL, si, pi);
+}
+
+/* Starts program on its own, outliving us and Claude Code's hook, holding none of our handles:
+ * Claude Code waits for the hook's stdout to close, so the set-up must not keep it open. Its own
+ * output (a traceback before it could open its log) goes to the end of `log`. It gets a console of
+ * its own with no window (not DETACHED_PROCESS: the programs it runs, venv and pip, would then each
+ * open a console window), in a new process group, out of Claude Code's job where that allows it. */
+static void run_detached(const WCHAR *program, WCHAR *line, const WCHAR *log) {
+    STARTUPINFOW si = {0};
+    PROCESS_INFORMATION pi = {0};
+    SECURITY_ATTRIBUTES sa = {sizeof sa, NULL, TRUE};
+    si.cb = sizeof si;
+    si.dwFlags = STARTF_USESTDHANDLES;
+    si.hStdInput = open_nul(GENERIC_READ);
+    si.hStdOutput = si.hStdError = CreateFileW(log, FILE_APPEND_DATA, FILE_SHARE_READ | FILE_SHARE_WRITE | FILE_SHARE_DELETE,
+                                               &sa, OPEN_ALWAYS, 0, NULL);
+    if (si.hStdOutput == INVALID_HANDLE_VALUE) si.hStdOutput = si.hStdError = open_nul(GENERIC_WRITE);
+    inheritable_std_handles(FALSE);
+    DWORD flags = CREATE_NO_WINDOW | CREATE_NEW_PROCESS_GROUP | CREATE_UNICODE_ENVIRONMENT;
+    if (create_with_std_handles_only(program, line, flags | CREATE_BREAKAWAY_FROM_JOB, &si, &pi) ||
+        create_with_std_handles_only(program, line, flags, &si, &pi)) {
+        CloseHandle(pi.hThread);
+        CloseHandle(pi.hProcess);
+    }
+}
+
+/* Runs a command with no stdin and returns what it printed (at most 4 KiB), or NULL when it did not
+ * start or took longer than 20 s. */
+static char *run_capture(const WCHAR *program, WCHAR *line, DWORD *size) {
+    SECURITY_ATTRIBUTES sa = {sizeof sa, NULL, TRUE};
+    HANDLE read_end, write_end;
+    if (!CreatePipe(&read_end, &write_end, &sa, 0)) return NULL;
+    SetHandleInformation(read_end, HANDLE_FLAG_INHERIT, 0);
+    STARTUPINFOW si = {0};
+    PROCESS_INFORMATION pi = {0};
+    si.cb = sizeof si;
+    si.dwFlags = STARTF_USESTDHANDLES;
+    si.hStdInput = open_nul(GENERIC_READ);
+    si.hStdOutput = write_end;
+    si.hStdError = open_nul(GENERIC_WRITE);
+    inheritable_std_handles(FALSE);
+    BOOL started = create_with_std_handles_only(program, line, CREATE_NO_WINDOW | CREATE_UNICODE_ENVIRONMENT, &si, &pi);
+    CloseHandle(write_end);
+    CloseHandle(si.hStdInput);
+    CloseHandle(si.hStdError);
+    if (!started) {
+        CloseHandle(read_end);
+        return NULL;
+    }
+    /* The answer is a few bytes, well within the pipe's buffer: wait for the exit, then take what is
+     * there, so neither a hung program nor one that left a child holding the pipe can hold us. */
+    int exited = WaitForSingleObject(pi.hProcess, 20000) == WAIT_OBJECT_0;
+    if (!exited) TerminateProcess(pi.hProcess, 1);
+    char *out = alloc(4097);
+    DWORD got = 0, n, available = 0;
+    while (exited && got < 4096 && PeekNamedPipe(read_end, NULL, 0, NULL, &available, NULL) && available &&
+           ReadFile(read_end, out + got, available < 4096 - got ? available : 4096 - got, &n, NULL) && n)
+        got += n;
+    CloseHandle(read_end);
+    CloseHandle(pi.hThread);
+    CloseHandle(pi.hProcess);
+    *size = got;
+    return exited ? out : NULL;
+}
+
+
+/* ---- finding Keeper ---- */
+
+typedef struct {
+    WCHAR *exe;     /* the interpreter's full path */
+    WCHAR *prefix;  /* its command line up to the first Python option: "exe" or "exe" -3 */
+} Python;
+
+/* The command line: program, then fixed arguments, then ours from index `from` on. */
+static WCHAR *command_line(const WCHAR *prefix, const WCHAR *const *fixed, int nfixed, WCHAR **argv, int argc,
+                           int from) {
+    Buf line = {0};
+    add(&line, prefix);
+    for (int i = 0; i < nfixed; i++) add_arg(&line, fixed[i]);
+    for (int i = from; i < argc; i++) add_arg(&line, argv[i]);
+    return line.p;
+}
+
+static WCHAR *quoted_program(const WCHAR *exe) {
+    Buf line = {0};
+    add_arg(&line, exe);
+    return line.p;
+}
+
+static WCHAR *data_folder(void) {
+    WCHAR *data = env(L"CLAUDE_PLUGIN_DATA");
+    if (data) return data;
+    /* The Bash tool gets no CLAUDE_PLUGIN_DATA: find the plugin's data folder. */
+    WCHAR *config = env(L"CLAUDE_CONFIG_DIR");
+    if (!config) {
+        WCHAR *home = env(L"USERPROFILE");
+        if (!home) home = env(L"HOME");
+        if (!home) return NULL;
+        config = path_join(home, L".claude");
+    }
+    WCHAR *folder = path_join(config, L"plugins\\data");
+    WIN32_FIND_DATAW found;
+    HANDLE h = FindFirstFileW(path_join(folder, L"keeper-*"), &found);
+    if (h == INVALID_HANDLE_VALUE) return NULL;
+    WCHAR *first = NULL;
+    do {
+        if (!(found.dwFileAttributes & FILE_ATTRIBUTE_DIRECTORY)) continue;
+        WCHAR *candidate = path_join(folder, found.cFileName);
+        if (!first) first = candidate;
+        WCHAR *env_dir = cat3(candidate, L"\\env\\", KEEPER_VERSION);
+        if (is_file(path_join(env_dir, L"Scripts\\python.exe")) || is_file(path_join(env_dir, L"bin\\python"))) {
+            first = candidate;
+            break;
+        }
+    } while (FindNextFileW(h, &found));
+    FindClose(h);
+    return first;
+}
+
+/* A keeper.exe on PATH that is not this launcher, or NULL. */
+static WCHAR *keeper_on_path(const WCHAR *self, const WCHAR *root) {
+    WCHAR *search = env(L"PATH");
+    if (!search || env(L"KEEPER_LAUNCHER_PASSED")) return NULL; /* reached again through another spelling */
+    WCHAR *own_bin = path_join(root, L"bin");
+    const WCHAR *cursor = search;
+    for (WCHAR *dir; (dir = next_path_dir(&cursor));) {
+        WCHAR *candidate = path_join(dir, L"keeper.exe");
+        if (!is_file(candidate) || same_text(dir, own_bin) || same_text(candidate, self) || same_file(candidate, self))
+            continue;
+        return candidate;
+    }
+    return NULL;
+}
+
+/* Whether python, asked to, reads `probe` and says its size (and is 3.9 or newer). */
+static int is_real_python(const WCHAR *prefix, const WCHAR *exe, const WCHAR *probe) {
+    WIN32_FILE_ATTRIBUTE_DATA info;
+    if (!GetFileAttributesExW(probe, GetFileExInfoStandard, &info)) return 0;
+    unsigned long long size = ((unsigned long long)info.nFileSizeHigh << 32) | info.nFileSizeLow;
+    char expected[24];
+    int n = 0;
+    do expected[n++] = (char)('0' + size % 10), size /= 10;
+    while (size);
+    const WCHAR *fixed[] = {L"-I", L"-c", CODE_PROBE, probe};
+    DWORD got = 0;
+    char *out = run_capture(exe, command_line(prefix, fixed, 4, NULL, 0, 0), &got);
+    if (!out || got != (DWORD)n) return 0;
+    for (int i = 0; i < n; i++)
+        if (out[i] != expected[n - 1 - i]) return 0;
+    return 1;
+}
+
+static int find_python(Python *py, const WCHAR *probe) {
+    static const WCHAR *const names[] = {L"py.exe", L"python.exe", L"python3.exe"};
+    for (int i = 0; i < 3; i++) {
+        WCHAR *search = env(L"PATH");
+        if (!search) return 0;
+        const WCHAR *cursor = search;
+        for (WCHAR *dir; (dir = next_path_dir(&cursor));) {
+            if (contains_text(dir, L"WindowsApps")) continue; /* the Store's stubs and aliases */
+            WCHAR *exe = path_join(dir, names[i]);
+            if (!is_file(exe)) continue;
+            WCHAR *prefix = quoted_program(exe);
+            if (i == 0) prefix = cat3(prefix, L" -3", L"");
+            if (is_real_python(prefix, exe, probe)) {
+                py->exe = exe, py->prefix = prefix;
+                return 1;
+            }
+        }
+    }
+    return 0;
+}
+
+static char *first_line(const WCHAR *path) { /* as `read -r line < path`; NULL when unreadable */
+    HANDLE h = CreateFileW(path, GENERIC_READ, FILE_SHARE_READ | FILE_SHARE_WRITE | FILE_SHARE_DELETE, NULL,
+                           OPEN_EXISTING, 0, NULL);
+    if (h == INVALID_HANDLE_VALUE) return NULL;
+    char *text = alloc(65537);
+    DWORD got = 0, n;
+    while (got < 65536 && ReadFile(h, text + got, 65536 - got, &n, NULL) && n) got += n;
+    CloseHandle(h);
+    for (DWORD i = 0; i < got; i++)
+        if (text[i] == '\n' || text[i] == '\r') text[i] = 0;
+    return text;
+}
+
+static void run_setup(const Python *py, const WCHAR *root, const WCHAR *data, int foreground, DWORD *code) {
+    const WCHAR *fixed[] = {L"-B", L"-I", path_join(root, KEEPER_BOOTSTRAP), L"--root", root, L"--data", data,
+                            L"--foreground"};
+    WCHAR *line = command_line(py->prefix, fixed, foreground ? 8 : 7, NULL, 0, 0);
+    if (foreground)
+        *code = run_waiting(py->exe, line);
+    else
+        run_detached(py->exe, line, path_join(data, L"setup.log"));
+}
+
+static int is(const WCHAR *a, const WCHAR *b) {
+    for (; *a == *b; a++, b++)
+        if (!*a) return 1;
+    return 0;
+}
+
+static DWORD launch(void) {
+    int argc;
+    WCHAR **argv = split_command_line(GetCommandLineW(), &argc);
+    int hook = argc > 1 && is(argv[1], L"hook");
+    const WCHAR *event = argc > 2 ? argv[2] : L"";
+    const WCHAR *bare = hook && !is(event, L"-h") && !is(event, L"--help") ? CODE_HOOK : CODE_BARE;
+
+    WCHAR *self = own_path();
+    WCHAR *bin = parent(self), *root = NULL;
+    if (bin && same_text(base_name(bin), L"bin")) root = parent(bin);
+    if (!root) root = env(L"CLAUDE_PLUGIN_ROOT");
+    if (!root) root = L".";
+
+    /* 1. The plugin's own environment. */
+    WCHAR *data = data_folder();
+    if (data) {
+        WCHAR *env_dir = cat3(data, L"\\env\\", KEEPER_VERSION);
+        WCHAR *python = path_join(env_dir, L"Scripts\\python.exe");
+        WCHAR *site = path_join(env_dir, L"Lib\\site-packages");
+        if (is_file(python) && is_dir(path_join(site, L"keeper"))) {
+            const WCHAR *fixed[] = {L"-I", L"-S", L"-c", bare, site};
+            return run_waiting(python, command_line(quoted_program(python), fixed, 5, argv, argc, 1));
+        }
+        if (is_file(python)) {
+            const WCHAR *fixed[] = {L"-I", L"-c", CODE_MAIN};
+            return run_waiting(python, command_line(quoted_program(python), fixed, 3, argv, argc, 1));
+        }
+    }
+
+    /* 2. A keeper installed with pip, pipx or uv. */
+    WCHAR *other = keeper_on_path(self, root);
+    if (other) {
+        SetEnvironmentVariableW(L"KEEPER_LAUNCHER_PASSED", L"1");
+        return run_waiting(other, command_line(quoted_program(other), NULL, 0, argv, argc, 1));
+    }
+
+    /* 3. Not set up yet. */
+    Python py = {0};
+    WCHAR *bootstrap = path_join(root, KEEPER_BOOTSTRAP);
+    int have_python = find_python(&py, bootstrap);
+    int session_start = hook && is(event, L"session-start");
+    if (hook) {
+        const char *reply = "{}";
+        if (!have_python) {
+            if (session_start) reply = MSG_NO_PYTHON;
+        } else if (!data) {
+            if (session_start) reply = MSG_NO_DATA;
+        } else {
+            if (session_start || !is_dir(path_join(data, L"setup.lock"))) run_setup(&py, root, data, 0, NULL);
+            if (session_start) {
+                reply = MSG_SETTING_UP;
+                char *failed = first_line(path_join(data, L"setup-failed.json"));
+                if (failed && *failed) reply = failed;
+            }
+        }
+        write_str(STD_OUTPUT_HANDLE, reply);
+        write_str(STD_OUTPUT_HANDLE, "\n");
+        return 0;
+    }
+    if (!have_python) {
+        write_str(STD_ERROR_HANDLE, ERR_NO_PYTHON);
+        return 1;
+    }
+    if (!data) {
+        WCHAR *config = env(L"CLAUDE_CONFIG_DIR");
+        if (!config) {
+            WCHAR *home = env(L"USERPROFILE");
+            config = path_join(home ? home : L".", L".claude");
+        }
+        data = path_join(config, L"plugins\\data\\keeper-keeper");
+    }
+    DWORD code = 1;
+    run_setup(&py, root, data, 1, &code);
+    if (code != 0) return 1;
+    WCHAR *python = cat3(data, L"\\env\\" KEEPER_VERSION, L"\\Scripts\\python.exe");
+    const WCHAR *fixed[] = {L"-I", L"-c", CODE_MAIN};
+    return run_waiting(python, command_line(quoted_program(python), fixed, 3, argv, argc, 1));
+}
+
+void keeper_start(void) { ExitProcess(launch()); }

@@ -1,0 +1,305 @@
+"""bin/keeper.exe, the launcher Windows runs for every hook, run under Wine.
+
+The plugin folder and the data folder have a space and a non-ASCII letter in their names. Stand-in
+programs (tests/wine/stub.c, compiled here with mingw-w64) play python.exe, py.exe and keeper.exe:
+each records the arguments the C runtime gave it and the stdin bytes it read, and answers as told.
+A WindowsApps stub placed first on PATH must never run. Wine starts once per test session.
+
+These tests skip only off Linux, or outside CI when Wine or mingw-w64 is missing; in CI (CI set)
+they run and fail when either is missing (.ci/run installs both with apt-get).
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import shutil
+import subprocess
+import sys
+import time
+from collections.abc import Iterator, Sequence
+from dataclasses import dataclass
+from pathlib import Path
+
+import pytest
+
+from keeper import __version__
+from tests.conftest import REPO
+
+TOOLS = ("wine", "wineserver", "x86_64-w64-mingw32-gcc")
+MISSING = [tool for tool in TOOLS if shutil.which(tool) is None]
+pytestmark = [
+    pytest.mark.skipif(sys.platform != "linux", reason="the Windows launcher is tested under Wine, on Linux"),
+    pytest.mark.skipif(
+        bool(MISSING) and not os.environ.get("CI"),
+        reason=f"{', '.join(MISSING)} not installed (apt-get install wine mingw-w64; CI always runs these)",
+    ),
+]
+LAUNCHER = REPO / "bin" / "keeper.exe"
+# The Python paths the launcher names (KEEPER_BOOTSTRAP, KEEPER_CLI_IMPORT, KEEPER_HOOK_IMPORT in
+# launcher/keeper.c): change them here with it.
+BOOTSTRAP = Path("keeper", "plugin", "bootstrap.py")  # relative to the plugin folder
+CODE_MAIN = "from keeper.cli import main; raise SystemExit(main())"
+CODE_BARE = "import sys; sys.path.append(sys.argv.pop(1)); " + CODE_MAIN
+CODE_HOOK = "import sys; sys.path.append(sys.argv.pop(1)); from keeper.hooks.entry import run; raise SystemExit(run(sys.argv[2:]))"
+HOSTILE_ARGS = ["a b", 'c"d', "e\\\\", "", "ñ ü", 'f\\"g', '\\\\"', "h i\\", "\t", "--x=1;2&3|4"]
+
+
+def win(path: Path) -> str:
+    """The Windows spelling of a Linux path under Wine (drive Z: is the Linux root)."""
+    return "Z:" + str(path).replace("/", "\\")
+
+
+@dataclass
+class Wine:
+    env: dict[str, str]
+    stub: Path
+
+
+@pytest.fixture(scope="session")
+def wine(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Wine]:
+    assert not MISSING, f"the Windows launcher's tests need {', '.join(MISSING)}: apt-get install wine mingw-w64"
+    base = tmp_path_factory.mktemp("wine")
+    stub = base / "stub.exe"
+    subprocess.run(
+        ["x86_64-w64-mingw32-gcc", "-municode", "-O1", "-o", str(stub), str(REPO / "tests" / "wine" / "stub.c")],
+        check=True,
+    )
+    env = {
+        "PATH": os.environ["PATH"],
+        "HOME": str(base / "home"),
+        "LANG": "C.UTF-8",
+        "WINEPREFIX": str(base / "prefix"),
+        "WINEDEBUG": "-all",
+        "WINEDLLOVERRIDES": "mscoree,mshtml=;winemenubuilder.exe=d",  # no Mono or Gecko installer
+    }
+    # One server for the whole session, started first and holding none of the tests' pipes (a server
+    # or service that a test's wine started would keep its stdout open after the launcher exits).
+    quiet = {"stdin": subprocess.DEVNULL, "stdout": subprocess.DEVNULL, "stderr": subprocess.DEVNULL}
+    (base / "prefix").mkdir()
+    subprocess.run(["wineserver", "-p"], env=env, timeout=60, check=True, **quiet)
+    try:
+        subprocess.run(["wineboot", "-i"], env=env, timeout=180, check=True, **quiet)
+        yield Wine(env, stub)
+    finally:
+        subprocess.run(["wineserver", "-k"], env=env, timeout=60, check=False, **quiet)
+
+
+@dataclass
+class Plugin:
+    root: Path
+    data: Path
+    launcher: Path
+    wine: Wine
+
+    def program(self, folder: Path, name: str, **answers: str) -> Path:
+        """A stand-in program at folder/name; ``answers`` become its .out/.code/.then/.sleep/.fake files."""
+        folder.mkdir(parents=True, exist_ok=True)
+        exe = folder / name
+        shutil.copyfile(self.wine.stub, exe)
+        for key, value in answers.items():
+            Path(f"{exe}.{key}").write_text(value, encoding="utf-8")
+        return exe
+
+    def env_python(self, site: bool = True, **answers: str) -> Path:
+        env = self.data / "env" / __version__
+        if site:
+            (env / "Lib" / "site-packages" / "keeper").mkdir(parents=True)
+        return self.program(env / "Scripts", "python.exe", **answers)
+
+    def run(
+        self,
+        args: list[str],
+        path: Sequence[Path] = (),
+        stdin: bytes = b"{}",
+        stderr: Path | None = None,
+        data: bool = True,
+    ) -> subprocess.CompletedProcess[bytes]:
+        """The launcher with PATH (WINEPATH) and CLAUDE_PLUGIN_DATA set; stderr to a file when given."""
+        env = {**self.wine.env, "WINEPATH": ";".join(win(p) for p in path)}
+        if data:
+            env["CLAUDE_PLUGIN_DATA"] = win(self.data)
+        with open(stderr or os.devnull, "wb") as err:
+            return subprocess.run(
+                ["wine", str(self.launcher), *args],
+                input=stdin,
+                env=env,
+                stdout=subprocess.PIPE,
+                stderr=err if stderr else subprocess.PIPE,
+                timeout=60,
+                check=False,
+            )
+
+
+def calls(exe: Path) -> list[tuple[list[str], bytes]]:
+    """What a stand-in received, one (argv, stdin) per run, oldest first."""
+    folder = Path(f"{exe}.calls")
+    found = []
+    for k in range(1000):
+        argv = folder / f"{k}.argv"
+        if not argv.exists():
+            break
+        stdin = folder / f"{k}.stdin"
+        found.append(
+            (argv.read_bytes().decode("utf-8").split("\0")[:-1], stdin.read_bytes() if stdin.exists() else b"")
+        )
+    return found
+
+
+def wait_for(exe: Path, count: int, seconds: float = 20) -> list[tuple[list[str], bytes]]:
+    deadline = time.monotonic() + seconds
+    while len(calls(exe)) < count and time.monotonic() < deadline:
+        time.sleep(0.1)
+    return calls(exe)
+
+
+@pytest.fixture
+def plugin(tmp_path: Path, wine: Wine) -> Plugin:
+    root = tmp_path / "plugin é x"
+    (root / "bin").mkdir(parents=True)
+    (root / BOOTSTRAP).parent.mkdir(parents=True)
+    shutil.copyfile(REPO / BOOTSTRAP, root / BOOTSTRAP)
+    launcher = root / "bin" / "keeper.exe"
+    shutil.copyfile(LAUNCHER, launcher)
+    data = tmp_path / "data ü y"
+    data.mkdir()
+    return Plugin(root, data, launcher, wine)
+
+
+@pytest.mark.parametrize(
+    ("args", "code"),
+    [(["hook", "post-tool-use"], CODE_HOOK), (["save", *HOSTILE_ARGS], CODE_BARE), (["hook", "--help"], CODE_BARE)],
+)
+def test_the_environment_runs_isolated_with_arguments_stdin_stdout_and_exit_code_intact(
+    plugin: Plugin, args: list[str], code: str
+) -> None:
+    python = plugin.env_python(code="3")
+    stdin = b'{"a": "\xc3\xa9\r\n", "b": "\xff\x00 raw"}\n'
+    done = plugin.run(args, stdin=stdin)
+    assert done.returncode == 3
+    assert done.stdout == stdin  # the stub echoes its stdin: both ways byte for byte, no text mode
+    [(argv, received)] = calls(python)
+    site = win(plugin.data / "env" / __version__ / "Lib" / "site-packages")
+    assert argv == [win(python), "-I", "-S", "-c", code, site, *args]
+    assert received == stdin
+
+
+def test_an_environment_without_its_packages_folder_runs_the_command_line_module(plugin: Plugin) -> None:
+    python = plugin.env_python(site=False, out='{"ok": 1}\n')
+    done = plugin.run(["hook", "stop"])
+    assert done.returncode == 0 and json.loads(done.stdout) == {"ok": 1}
+    assert calls(python)[0][0] == [win(python), "-I", "-c", CODE_MAIN, "hook", "stop"]
+
+
+def test_the_bash_tool_finds_the_environment_without_claude_plugin_data(plugin: Plugin) -> None:
+    config = Path(plugin.wine.env["HOME"]) / "claude config ü"
+    plugin.data = config / "plugins" / "data" / "keeper-keeper"
+    python = plugin.env_python()
+    env = {**plugin.wine.env, "CLAUDE_CONFIG_DIR": win(config)}
+    done = subprocess.run(
+        ["wine", str(plugin.launcher), "save"], input=b"summary: x\n", env=env, capture_output=True, timeout=60
+    )
+    assert done.returncode == 0 and done.stdout == b"summary: x\n"
+    assert calls(python)[0][0][-1] == "save"
+
+
+def test_a_keeper_on_path_runs_while_there_is_no_environment_and_never_itself(plugin: Plugin, tmp_path: Path) -> None:
+    alias = tmp_path / "another spelling"  # the launcher itself under another name: a hard link
+    alias.mkdir()
+    os.link(plugin.launcher, alias / "keeper.exe")
+    pipx = plugin.program(tmp_path / "pipx bin ö", "keeper.exe", code="5")
+    done = plugin.run(["save", *HOSTILE_ARGS], path=[plugin.root / "bin", alias, pipx.parent], stdin=b"summary: x\n")
+    assert done.returncode == 5 and done.stdout == b"summary: x\n"
+    [(argv, received)] = calls(pipx)
+    assert argv == [win(pipx), "save", *HOSTILE_ARGS] and received == b"summary: x\n"
+
+
+def test_while_not_set_up_a_hook_answers_at_once_and_starts_the_setup_detached(plugin: Plugin, tmp_path: Path) -> None:
+    store = plugin.program(tmp_path / "Microsoft" / "WindowsApps", "python.exe", fake="")
+    python = plugin.program(tmp_path / "Python 3.12 ä", "python.exe", sleep="8000")  # a slow set-up
+    started = time.monotonic()
+    # Wine gives every process it starts its parent's Unix stderr, whatever handles the launcher
+    # passes (Windows does not), so stderr goes to a file: stdout, where the reply is read, is a pipe.
+    done = plugin.run(["hook", "session-start"], path=[store.parent, python.parent], stderr=tmp_path / "stderr")
+    assert time.monotonic() - started < 6  # the reply's pipe is not held by the set-up, which still runs
+    assert done.returncode == 0 and "setting itself up" in json.loads(done.stdout)["systemMessage"]
+    found = wait_for(python, 2)
+    probe, setup = found[0][0], found[1][0]
+    assert probe[:3] == [win(python), "-I", "-c"] and probe[-1] == win(plugin.root / BOOTSTRAP)
+    assert setup == [
+        win(python),
+        "-B",
+        "-I",
+        win(plugin.root / BOOTSTRAP),
+        "--root",
+        win(plugin.root),
+        "--data",
+        win(plugin.data),
+    ]
+    assert not Path(f"{store}.calls").exists()  # the Store's python.exe never ran
+
+    (plugin.data / "setup.lock").mkdir()  # as the running set-up holds it
+    assert json.loads(plugin.run(["hook", "post-tool-use"], path=[python.parent]).stdout) == {}
+    time.sleep(0.5)
+    assert len(calls(python)) == 3  # one more probe, no second set-up
+
+
+def test_the_py_launcher_is_preferred_and_a_failed_setup_is_shown(plugin: Plugin, tmp_path: Path) -> None:
+    py = plugin.program(tmp_path / "Windows", "py.exe")
+    python = plugin.program(tmp_path / "Python", "python.exe")
+    reply = {"systemMessage": "Keeper could not set itself up: pip failed. It tries again at the next session start"}
+    (plugin.data / "setup-failed.json").write_text(json.dumps(reply) + "\n", encoding="utf-8")
+    done = plugin.run(["hook", "session-start"], path=[python.parent, py.parent])
+    assert json.loads(done.stdout) == reply
+    setup = wait_for(py, 2)[1][0]
+    assert setup[:4] == [win(py), "-3", "-B", "-I"] and setup[4] == win(plugin.root / BOOTSTRAP)
+    assert not Path(f"{python}.calls").exists()
+
+
+def test_without_a_real_python_the_session_start_line_says_what_to_install(plugin: Plugin, tmp_path: Path) -> None:
+    store = plugin.program(tmp_path / "WindowsApps", "python.exe")
+    impostor = plugin.program(tmp_path / "old", "python.exe", fake="")  # answers the probe as the Store stub does
+    start = plugin.run(["hook", "session-start"], path=[store.parent, impostor.parent])
+    message = json.loads(start.stdout)["systemMessage"]
+    assert "needs Python 3.9 or newer" in message and "winget install Python.Python" in message
+    assert json.loads(plugin.run(["hook", "stop"], path=[impostor.parent]).stdout) == {}
+    command = plugin.run(["status"], path=[impostor.parent])
+    assert command.returncode == 1 and command.stderr.startswith(b"keeper: error: Keeper needs Python 3.9")
+    assert not Path(f"{store}.calls").exists()
+    assert all(argv[-1] == win(plugin.root / BOOTSTRAP) for argv, _ in calls(impostor))  # probed, never run
+
+
+def test_a_command_waits_for_the_setup_then_runs_in_the_new_environment(plugin: Plugin, tmp_path: Path) -> None:
+    scripts = plugin.data / "env" / __version__ / "Scripts"
+    scripts.mkdir(parents=True)
+    python = plugin.program(tmp_path / "Python", "python.exe", then=win(scripts / "python.exe"), sleep="1000")
+    done = plugin.run(["save", "--summary", "x y"], path=[python.parent], stdin=b"summary: z\n")
+    assert done.returncode == 0 and done.stdout.endswith(b"summary: z\n")
+    assert calls(python)[1][0][-1] == "--foreground"
+    [(argv, received)] = calls(scripts / "python.exe")
+    assert argv == [win(scripts / "python.exe"), "-I", "-c", CODE_MAIN, "save", "--summary", "x y"]
+    assert received == b"summary: z\n"
+
+
+def test_the_committed_launcher_is_a_fresh_build_of_its_source(tmp_path: Path) -> None:
+    assert shutil.which("x86_64-w64-mingw32-gcc"), "rebuilding bin/keeper.exe needs mingw-w64"
+    out = tmp_path / "keeper.exe"
+    subprocess.run(["sh", str(REPO / "launcher" / "build.sh"), str(out)], check=True)
+    assert out.read_bytes() == LAUNCHER.read_bytes(), "bin/keeper.exe is stale: run launcher/build.sh and commit it"
+
+
+def test_an_environment_python_that_cannot_start_is_said_on_stderr(plugin: Plugin) -> None:
+    python = plugin.env_python()
+    python.write_bytes(b"not a program")
+    done = plugin.run(["hook", "stop"])
+    assert done.returncode == 127 and done.stdout == b""
+    assert done.stderr.decode("utf-8").startswith(f"keeper: error: cannot start {win(python)}")
+
+
+def test_without_a_data_folder_a_hook_says_so_and_sets_nothing_up(plugin: Plugin, tmp_path: Path) -> None:
+    python = plugin.program(tmp_path / "Python", "python.exe")
+    done = plugin.run(["hook", "session-start"], path=[python.parent], data=False)
+    assert "no CLAUDE_PLUGIN_DATA folder" in json.loads(done.stdout)["systemMessage"]
+    assert json.loads(plugin.run(["hook", "stop"], path=[python.parent], data=False).stdout) == {}
+    time.sleep(0.5)
+    assert all(argv[-1] == win(plugin.root / BOOTSTRAP) for argv, _ in calls(python))  # probes only
