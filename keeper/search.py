@@ -18,7 +18,7 @@ from keeper import paths, sessions
 from keeper.chunks import Chunk, chunks_of, sections_of
 from keeper.fsutil import read_text
 from keeper.stemmer import IRREGULAR
-from keeper.tokens import days_since_epoch, fold, plain_words, term_of, words
+from keeper.tokens import date_slots, days_since_epoch, fold, plain_words, term_of, words
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
@@ -147,6 +147,24 @@ def _stand_ins(
             best[stand_in] = max(best.get(stand_in, 0.0), score / 100.0 * (0.45 if english else 0.9))
         out[term] = sorted(best.items(), key=lambda kv: -kv[1])[:3]
     return out
+
+
+def _asked(query: str, today: int) -> tuple[list[tuple[str, str]], list[tuple[str, list[tuple[str, float]]]]]:
+    """The query's ``(word, term)`` pairs and its date slots (``tokens.date_slots``: relative
+    dates and ambiguous numeric ones), the slots' terms taken out of the plain pairs."""
+    query_words = list(dict.fromkeys(words(query)))
+    slots = date_slots(query, today - _EPOCH_ORDINAL)
+    if slots:
+        optional = {t for _, options in slots for t, _ in options}
+        query_words = [(raw, term) for raw, term in query_words if term not in optional]
+    return query_words, slots
+
+
+def _slot_stand_ins(
+    slots: list[tuple[str, list[tuple[str, float]]]], df: dict[str, int]
+) -> dict[str, list[tuple[str, float]]]:
+    """Each date slot with the options the memory holds."""
+    return {name: [(t, w) for t, w in options if df.get(t)] for name, options in slots}
 
 
 def _snippet(chunk: Chunk, matched: set[str], limit: int = 3) -> str:
@@ -355,11 +373,12 @@ def search(
     Uses the SQLite index (brought up to date first; ``thorough`` stats every file), or scans the
     files where this Python has no FTS5. ``correct`` turns on typo correction (rapidfuzz).
     """
-    query_words = list(dict.fromkeys(words(query)))
-    terms = list(dict.fromkeys(term for _, term in query_words))
+    today_number = today.toordinal() if today is not None else _today()
+    query_words, slots = _asked(query, today_number)
+    terms = list(dict.fromkeys(term for _, term in query_words)) + [name for name, _ in slots]
     if not terms:
         return []
-    today_number = today.toordinal() if today is not None else _today()
+    wanted = list(dict.fromkeys([*terms, *(t for _, options in slots for t, _ in options)]))
     from keeper import index
 
     try:
@@ -367,18 +386,19 @@ def search(
     except index.Error:
         con = None
     if con is None:
-        return _scan(project, query_words, terms, query, limit, today_number, correct, scope, min_terms)
+        return _scan(project, query_words, slots, terms, query, limit, today_number, correct, scope, min_terms)
     try:
         try:
             index.refresh(con, project, thorough=thorough)
         except index.OperationalError:  # another process is writing it: search what is indexed
             pass
-        df, n, avg = index.document_frequencies(con, terms)
+        df, n, avg = index.document_frequencies(con, wanted)
 
         def near(raw: str) -> dict[str, str]:
             return index.surface_words(con, raw)
 
         stand_ins = _stand_ins(query_words, set(df), near if correct else None)
+        stand_ins.update(_slot_stand_ins(slots, df))
         found = sorted({w for options in stand_ins.values() for w, _ in options})
         if not found:
             return []
@@ -392,7 +412,7 @@ def search(
         from keeper import log
 
         log.write("recall", "WARN", f"search index unusable ({exc}); searched the files directly")
-        return _scan(project, query_words, terms, query, limit, today_number, correct, scope, min_terms)
+        return _scan(project, query_words, slots, terms, query, limit, today_number, correct, scope, min_terms)
     finally:
         con.close()
     results = [
@@ -418,6 +438,7 @@ def _labelled(project: paths.Project, results: list[Result]) -> list[Result]:
 def _scan(
     project: paths.Project,
     query_words: list[tuple[str, str]],
+    slots: list[tuple[str, list[tuple[str, float]]]],
     terms: list[str],
     query: str,
     limit: int,
@@ -437,6 +458,7 @@ def _scan(
         for chunk in chunks:
             written.update(words(chunk.heading + "\n" + (chunk.text or "")))
     stand_ins = _stand_ins(query_words, set(df), (lambda _raw: written) if correct else None)
+    stand_ins.update(_slot_stand_ins(slots, df))
     n = len(chunks)
     avg = sum(c.length for c in chunks) / n if n else 1.0
     results = [r for r in rank(chunks, terms, stand_ins, (df, n, avg), project.dir, today) if r.hits >= min_terms]

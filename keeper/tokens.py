@@ -5,13 +5,16 @@ fold case and accents; English words are stemmed (``keeper.stemmer``), so "makin
 "made"; function words and pronouns are left out, and so are one-character tokens, which
 would otherwise weigh as rare terms. Dates become the words people ask with: ``2026-11-07``
 also reads as "november", "november-7", "2026-11" and "saturday", and "Nov 7th, 2026" in a
-question as the same. Each term keeps the word as written beside it, because typos are closest
+question as the same, and so do numeric dates in any common order (``19.01.2024``,
+``01/19/2024``, ``19/1``; ``keeper.dates``) and, given the day a text was written, relative ones
+("yesterday", "two weeks ago"). Each term keeps the word as written beside it, because typos are closest
 before stemming. Plain string operations, no ``re``: recall runs inside hooks, where importing
 ``re`` would cost more than the search.
 """
 
 from __future__ import annotations
 
+from keeper import dates
 from keeper.stemmer import stem
 
 _IDENT_CHARS = frozenset("abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789_./\\-")
@@ -87,6 +90,20 @@ def date_terms(iso: str) -> list[str]:
     return [iso, iso[:4], name, f"{name}-{day}", iso[:7], _weekday(year, month, day)]
 
 
+def day_terms(year: int, month: int, day: int) -> list[str]:
+    """The terms of a day; ``year`` 0 (not written): its month-day term alone."""
+    if year:
+        return date_terms(f"{year:04d}-{month:02d}-{day:02d}")
+    return [f"{MONTHS[month - 1]}-{day}"]
+
+
+def _numeric_dates(ident: str) -> list[str]:
+    """The terms of every reading of a numeric date (``19.01.2024``, ``01/02``), else nothing."""
+    if not ident[:1].isdigit() or ident.isdigit():
+        return []
+    return list(dict.fromkeys(t for reading in dates.numeric(ident) for t in day_terms(*reading)))
+
+
 def _camel_parts(part: str) -> list[str]:
     """``getUserByID`` → ``get``, ``User``, ``By``, ``ID``; ``HTTPServer`` → ``HTTP``, ``Server``."""
     out: list[str] = []
@@ -127,6 +144,7 @@ def _ident_words(ident: str) -> tuple[tuple[str, str], ...]:
         if term:
             out.append((word, term))
     else:
+        out = [(t, t) for t in _numeric_dates(ident)]
         parts = [p for piece in ident.translate(_SEPARATOR_TO_SPACE).split() for p in _camel_parts(piece)]
         if len(parts) > 1:
             whole = fold(ident)
@@ -186,11 +204,12 @@ def _spoken_dates(idents: list[str], at: int) -> list[tuple[str, str]]:
     return [(t, t) for t in terms]
 
 
-def words(text: str) -> list[tuple[str, str]]:
+def words(text: str, day: str | None = None) -> list[tuple[str, str]]:
     """``(surface, term)`` pairs: the folded word as written and its search term.
 
     Whole identifiers count as well as their parts; stop words and single characters are left
-    out; dates add the words they are asked by.
+    out; dates add the words they are asked by. ``day``: the ``YYYY-MM-DD`` the text was written,
+    against which its relative dates ("yesterday", "last Friday") are read.
     """
     idents = _idents(text)
     found: list[tuple[str, str]] = []
@@ -202,7 +221,72 @@ def words(text: str) -> list[tuple[str, str]]:
         for at, ident in enumerate(idents):
             if ident in _MONTH_SPELLINGS:
                 found += _spoken_dates(idents, at)
+    if day is not None and not dates.TRIGGERS.isdisjoint(idents):
+        found += _relative_in_text(idents, day)
     return found
+
+
+def _day_number(iso: str) -> int | None:
+    if not date_terms(iso):
+        return None
+    return dates.days_from_civil(int(iso[:4]), int(iso[5:7]), int(iso[8:10]))
+
+
+def _resolved_terms(granularity: str, day: int) -> list[str]:
+    year, month, number = dates.civil_from_days(day)
+    if granularity == "day":
+        return day_terms(year, month, number)
+    if granularity == "month":
+        return [MONTHS[month - 1], f"{year:04d}-{month:02d}"]
+    return [str(year)]
+
+
+def _relative_in_text(idents: list[str], day: str) -> list[tuple[str, str]]:
+    """The terms of the relative dates a text written on ``day`` holds, where they are clear."""
+    ref = _day_number(day)
+    if ref is None:
+        return []
+    found: list[tuple[str, str]] = []
+    for granularity, options in dates.relative(idents, ref):
+        for when, weight in options:
+            if weight >= dates.TEXT_WEIGHT:
+                found += [(t, t) for t in _resolved_terms(granularity, when)]
+    return found
+
+
+AMBIGUOUS_WEIGHT = 0.6  # each reading of a date that may be day-first or month-first (01/02)
+_DAY_KINDS = (0, 3, 4)  # of date_terms: the date, month-day, year-month
+
+
+def date_slots(text: str, today: int) -> list[tuple[str, list[tuple[str, float]]]]:
+    """A question's dates that stand for one of several terms: ``(slot, [(term, weight)])``.
+
+    Relative dates resolved against ``today`` (days since 1970-01-01) and numeric dates with two
+    readings; a section scores by the best option of each slot, so alternatives never add up.
+    Unambiguous written dates are plain terms (``words``).
+    """
+    idents = _idents(text)
+    slots: list[tuple[str, list[tuple[str, float]]]] = []
+    for ident in idents:
+        readings = dates.numeric(ident) if ident[:1].isdigit() else []
+        if len(readings) < 2:
+            continue
+        sets = [day_terms(*reading) for reading in readings]
+        for kind in range(len(sets[0])):
+            options = list(dict.fromkeys(terms[kind] for terms in sets))
+            weight = 1.0 if len(options) == 1 else AMBIGUOUS_WEIGHT
+            slots.append((f"~{ident}:{kind}", [(t, weight) for t in options]))
+    if not dates.TRIGGERS.isdisjoint(idents):
+        for number, (granularity, days) in enumerate(dates.relative(idents, today, asked=True)):
+            best: dict[int, dict[str, float]] = {}
+            for when, weight in days:
+                terms = _resolved_terms(granularity, when)
+                kinds = _DAY_KINDS if granularity == "day" else range(len(terms))
+                for kind in kinds:
+                    chosen = best.setdefault(kind, {})
+                    chosen[terms[kind]] = max(chosen.get(terms[kind], 0.0), weight)
+            slots += [(f"~{number}:{kind}", list(found.items())) for kind, found in best.items()]
+    return slots
 
 
 _NON_ALNUM = str.maketrans({chr(i): " " for i in range(128) if not chr(i).isalnum()})

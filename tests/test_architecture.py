@@ -13,7 +13,7 @@ PACKAGE = REPO / "keeper"
 
 # Lowest floor first. A module may import only modules on lower floors (or its own).
 FLOORS: list[set[str]] = [
-    {"stemmer", "lexicon"},
+    {"stemmer", "lexicon", "dates"},
     {"errors", "jsonio", "markdown", "redact", "tokens", "saveformat", "shell", "bootstrap", "hubpage"},
     {"paths"},
     {"fsutil"},
