@@ -153,9 +153,9 @@ def _asked(query: str, today: int) -> tuple[list[tuple[str, str]], list[tuple[st
     """The query's ``(word, term)`` pairs and its date slots (``tokens.date_slots``: relative
     dates and ambiguous numeric ones), the slots' terms taken out of the plain pairs."""
     query_words = list(dict.fromkeys(words(query)))
-    slots = date_slots(query, today - _EPOCH_ORDINAL)
+    slots, written = date_slots(query, today - _EPOCH_ORDINAL)
     if slots:
-        optional = {t for _, options in slots for t, _ in options}
+        optional = written.union(t for _, options in slots for t, _ in options)
         query_words = [(raw, term) for raw, term in query_words if term not in optional]
     return query_words, slots
 

@@ -177,24 +177,39 @@ def _day(token: str) -> int | None:
     return None
 
 
-def _spoken_dates(idents: list[str], at: int) -> list[tuple[str, str]]:
-    """Date terms for a month word at ``idents[at]`` with a day and a year beside it, if any."""
+def _spoken_parts(idents: list[str], at: int) -> tuple[int, int | None, str | None, list[int]] | None:
+    """Month, day, year and the positions of the words they came from, for a month word at ``idents[at]``."""
     word = idents[at].lower()
     month = _MONTH_NAMES.get(word) or _MONTH_NEAR_NUMBER.get(word)
     if month is None:
-        return []
+        return None
     before = idents[at - 1] if at > 0 else ""
     after = idents[at + 1] if at + 1 < len(idents) else ""
     day = _day(after) if after else None
+    used = [at, at + 1] if day is not None else [at]
     year_at = at + 2 if day is not None else at + 1
     if day is None and before:
-        day = _day(before) if before.lower() != "of" else (_day(idents[at - 2]) if at > 1 else None)
-    candidates = [idents[i] for i in (year_at, at - 1) if 0 <= i < len(idents)]
-    year = next((t for t in candidates if len(t) == 4 and t.isdigit() and "1900" <= t <= "2199"), None)
+        day_at = at - 1 if before.lower() != "of" else at - 2
+        day = _day(idents[day_at]) if day_at >= 0 else None
+        used += [day_at] if day is not None else []
+    year_spot = next(
+        (i for i in (year_at, at - 1) if 0 <= i < len(idents) and len(idents[i]) == 4 and idents[i].isdigit()), None
+    )
+    year = idents[year_spot] if year_spot is not None and "1900" <= idents[year_spot] <= "2199" else None
+    used += [year_spot] if year is not None and year_spot is not None else []
     if word not in _MONTH_NAMES and day is None and year is None:
-        return []  # "may", "mar", "oct" alone are not months
+        return None  # "may", "mar", "oct" alone are not months
+    return month, day, year, used
+
+
+def _spoken_dates(idents: list[str], at: int) -> list[tuple[str, str]]:
+    """Date terms for a month word at ``idents[at]`` with a day and a year beside it, if any."""
+    parts = _spoken_parts(idents, at)
+    if parts is None:
+        return []
+    month, day, year, _ = parts
     name = MONTHS[month - 1]
-    terms = [] if word in _MONTH_NAMES else [name]  # a month's full name is a term already
+    terms = [] if idents[at].lower() in _MONTH_NAMES else [name]  # a month's full name is a term already
     if day is not None:
         terms.append(f"{name}-{day}")
     if year is not None:
@@ -255,38 +270,58 @@ def _relative_in_text(idents: list[str], day: str) -> list[tuple[str, str]]:
 
 
 AMBIGUOUS_WEIGHT = 0.6  # each reading of a date that may be day-first or month-first (01/02)
-_DAY_KINDS = (0, 3, 4)  # of date_terms: the date, month-day, year-month
+# How much a section holding the day asked for in a coarser form counts: the same day without its
+# year (a date written "14/02"), the month of that year, the month of any year.
+_DAY_OPTIONS = ((0, 1.0), (3, 0.9), (4, 0.4), (2, 0.3))  # positions in date_terms, weights
+_NO_YEAR_OPTIONS = ((0, 0.9),)  # a day asked without its year: its month-day term
 
 
-def date_slots(text: str, today: int) -> list[tuple[str, list[tuple[str, float]]]]:
-    """A question's dates that stand for one of several terms: ``(slot, [(term, weight)])``.
+def _day_options(readings: list[tuple[int, int, int, float]]) -> list[tuple[str, float]]:
+    """The options of one day asked for (each reading ``(year, month, day, weight)``)."""
+    best: dict[str, float] = {}
+    for year, month, day, weight in readings:
+        terms = day_terms(year, month, day)
+        for position, share in _DAY_OPTIONS if year else _NO_YEAR_OPTIONS:
+            best[terms[position]] = max(best.get(terms[position], 0.0), weight * share)
+    return list(best.items())
 
-    Relative dates resolved against ``today`` (days since 1970-01-01) and numeric dates with two
-    readings; a section scores by the best option of each slot, so alternatives never add up.
-    Unambiguous written dates are plain terms (``words``).
+
+def date_slots(text: str, today: int) -> tuple[list[tuple[str, list[tuple[str, float]]]], set[str]]:
+    """A question's days, each one slot of alternative terms: ``([(slot, [(term, weight)])], terms)``.
+
+    A day asked for is one thing the question says, however many terms a written date makes: the
+    section holding that very date scores it fully, the same day without a year or the month a
+    little, and the best option counts, so the forms of a date never add up against the rest of
+    the question. Numeric and spoken days (``19.01.2024``, ``01/02``, ``Jan 19th``), relative ones
+    resolved against ``today`` (days since 1970-01-01); ``terms`` are the plain terms the written
+    dates made (``words``), which the slots replace.
     """
     idents = _idents(text)
     slots: list[tuple[str, list[tuple[str, float]]]] = []
-    for ident in idents:
-        readings = dates.numeric(ident) if ident[:1].isdigit() else []
-        if len(readings) < 2:
-            continue
-        sets = [day_terms(*reading) for reading in readings]
-        for kind in range(len(sets[0])):
-            options = list(dict.fromkeys(terms[kind] for terms in sets))
-            weight = 1.0 if len(options) == 1 else AMBIGUOUS_WEIGHT
-            slots.append((f"~{ident}:{kind}", [(t, weight) for t in options]))
+    consumed: set[str] = set()
+    for at, ident in enumerate(idents):
+        if ident[:1].isdigit() and not ident.isdigit():
+            readings = dates.numeric(ident)
+            if readings:
+                weight = 1.0 if len(readings) == 1 else AMBIGUOUS_WEIGHT
+                slots.append((f"~{at}", _day_options([(*r, weight) for r in readings])))
+                consumed.update(t for _, t in _ident_words(ident))
+        elif ident in _MONTH_SPELLINGS:
+            parts = _spoken_parts(idents, at)
+            if parts is None or parts[1] is None:
+                continue
+            month, day, year, used = parts[0], parts[1], parts[2], parts[3]
+            slots.append((f"~{at}", _day_options([(int(year or 0), month, day, 1.0)])))
+            consumed.update(t for i in used for _, t in _ident_words(idents[i]))
+            consumed.update(t for _, t in _spoken_dates(idents, at))
     if not dates.TRIGGERS.isdisjoint(idents):
         for number, (granularity, days) in enumerate(dates.relative(idents, today, asked=True)):
-            best: dict[int, dict[str, float]] = {}
-            for when, weight in days:
-                terms = _resolved_terms(granularity, when)
-                kinds = _DAY_KINDS if granularity == "day" else range(len(terms))
-                for kind in kinds:
-                    chosen = best.setdefault(kind, {})
-                    chosen[terms[kind]] = max(chosen.get(terms[kind], 0.0), weight)
-            slots += [(f"~{number}:{kind}", list(found.items())) for kind, found in best.items()]
-    return slots
+            if granularity == "day":
+                options = _day_options([(*dates.civil_from_days(when), weight) for when, weight in days])
+            else:
+                options = [(t, w) for when, w in days for t in _resolved_terms(granularity, when)]
+            slots.append((f"~r{number}", options))
+    return slots, consumed
 
 
 _NON_ALNUM = str.maketrans({chr(i): " " for i in range(128) if not chr(i).isalnum()})
