@@ -35,6 +35,51 @@ TRIGGERS = frozenset(
 )  # any of these among a text's words: look for relative dates
 
 
+_SPELLED = tuple(
+    (word, frozenset(word)) for word in (*_MONTHS, "november", "december", *_WEEKDAYS, "yesterday", "weekend")
+)
+
+
+def _distance(a: str, b: str, bound: int) -> int:
+    """Edits (a letter deleted, added, changed, or two swapped) from ``a`` to ``b``; ``bound + 1`` beyond ``bound``."""
+    if abs(len(a) - len(b)) > bound:
+        return bound + 1
+    before: list[int] = []
+    row = list(range(len(b) + 1))
+    for i in range(1, len(a) + 1):
+        current = [i] + [0] * len(b)
+        for j in range(1, len(b) + 1):
+            cost = a[i - 1] != b[j - 1]
+            current[j] = min(row[j] + 1, current[j - 1] + 1, row[j - 1] + cost)
+            if i > 1 and j > 1 and a[i - 1] == b[j - 2] and a[i - 2] == b[j - 1]:
+                current[j] = min(current[j], before[j - 2] + 1)
+        if min(current) > bound:
+            return bound + 1
+        before, row = row, current
+    return row[-1]
+
+
+def respelled(word: str) -> str | None:
+    """The month, weekday or relative word a mistyped word stands for ("Janury", "yesterdy"), if any.
+
+    One slip in a word of five or six letters, two in a longer one, the first or second letter
+    kept; the word itself when it is one.
+    """
+    lower = word.lower()
+    if len(lower) < 5 or not lower.isalpha():
+        return None
+    bound = 1 if len(lower) <= 6 else 2
+    letters = frozenset(lower)
+    for spelled, needed in _SPELLED:
+        if lower[0] != spelled[0] and lower[1] != spelled[1]:  # as typo correction: a slip spares one of the two
+            continue
+        if abs(len(lower) - len(spelled)) > bound or len(needed - letters) > bound:  # each slip brings one letter
+            continue
+        if _distance(lower, spelled, bound) <= bound:
+            return spelled
+    return None
+
+
 def days_from_civil(year: int, month: int, day: int) -> int:
     """Days from 1970-01-01 to a date (proleptic Gregorian)."""
     y = year - (month <= 2)

@@ -111,8 +111,24 @@ def _idf(n: int, df: int) -> float:
     return math.log(1 + (n - df + 0.5) / (df + 0.5))
 
 
+NAME_WEIGHT = 0.8  # another spelling of a name the memory also holds as asked (Kathryn, Katherine)
+
+
+def names_in(query: str) -> set[str]:
+    """The query's words written as names (a capital, then lower case), folded."""
+    found = set()
+    for word in query.replace("'", " ").replace("\u2019", " ").split():
+        word = word.strip('.,!?;:"()[]{}')
+        if word[:1].isupper() and word[1:].islower() and word.isalpha():
+            found.add(fold(word))
+    return found
+
+
 def _stand_ins(
-    query: list[tuple[str, str]], known: set[str], surface: Callable[[str], dict[str, str]] | None
+    query: list[tuple[str, str]],
+    known: set[str],
+    surface: Callable[[str], dict[str, str]] | None,
+    names: set[str] = frozenset(),  # type: ignore[assignment]
 ) -> dict[str, list[tuple[str, float]]]:
     """Query terms with the words that stand for them: themselves when indexed, else close words.
 
@@ -120,32 +136,40 @@ def _stand_ins(
     written (``surface(word)`` maps nearby written words to their terms; None: no correction):
     typos are closest before stemming. An ordinary English word is most likely meant as typed
     and simply absent ("regards" is no "reward"): only a word one letter away stands in for it,
-    at half weight ("nice" for "niece").
+    at half weight ("nice" for "niece"). A word of three letters is corrected only by one letter
+    more ("Jon" for "John"). A name (``names``: written with a capital, no English word) also
+    finds its other spellings in the memory, found or not (Kathryn, Katherine), though never an
+    English word (Sam is no "same").
     """
     out: dict[str, list[tuple[str, float]]] = {}
     for raw, term in query:
         if term in out:
             continue
-        if term in known:
-            out[term] = [(term, 1.0)]
-            continue
-        out[term] = []
-        if surface is None or len(raw) < 4 or raw.isdigit():
+        name = raw in names
+        out[term] = [(term, 1.0)] if term in known else []
+        if surface is None or len(raw) < 3 or raw.isdigit() or (term in known and not name):
             continue
         from rapidfuzz import fuzz, process
 
         from keeper import lexicon
 
         english = raw in lexicon.WORDS
+        if english and term in known:  # a capitalised word, no name: "Grace", "Harbour"
+            continue
         written = surface(raw)
         size = len(raw)
         # an English word: one letter added or dropped at most; a non-word: about two typing slips
         cutoff = 200 * (size - 1) / (2 * size - 1) - 0.01 if english else 75 if size >= 7 else 78 if size >= 5 else 80
+        if size == 3:
+            cutoff = 85  # "jon": one letter added ("john"), never one changed ("jen")
+        weight = 0.45 if english else NAME_WEIGHT if term in known else 0.9
         best: dict[str, float] = {}
-        for match, score, _ in process.extract(raw, list(written), scorer=fuzz.ratio, limit=5, score_cutoff=cutoff):
+        for match, score, _ in process.extract(raw, list(written), scorer=fuzz.ratio, limit=6, score_cutoff=cutoff):
             stand_in = written[match]
-            best[stand_in] = max(best.get(stand_in, 0.0), score / 100.0 * (0.45 if english else 0.9))
-        out[term] = sorted(best.items(), key=lambda kv: -kv[1])[:3]
+            if stand_in == term or (term in known and match in lexicon.WORDS):  # a name's spelling, not a word
+                continue
+            best[stand_in] = max(best.get(stand_in, 0.0), score / 100.0 * weight)
+        out[term] += sorted(best.items(), key=lambda kv: -kv[1])[:3]
     return out
 
 
@@ -345,13 +369,45 @@ def best(results: list[Result], query: str, limit: int, stand_ins: dict[str, lis
     Only the leading results are read for that, from their files: the lift cannot bring a
     section from far below.
     """
+    spread = spans_sessions(query)
+    if spread:
+        results = _one_per_session(results)
     leading = _with_text(results[: max(limit, RERANK)])
     asked = _Query(query, stand_ins)
     if asked.pairs or asked.near:
         for result in leading:
             result.score *= asked.lift(result.chunk.text or "")
         leading.sort(key=lambda r: (-r.score, r.chunk.path, r.chunk.line))
+    if spread:
+        leading = _one_per_session(leading)
     return leading[:limit]
+
+
+_SPANNING = frozenset(
+    (  # noqa: SIM905 - a word list reads best as text
+        "many often times after before first last earlier later earliest latest compare compared comparison "
+        "versus vs more less better worse again ever every each both between since until order sequence then"
+    ).split()
+)
+
+
+def spans_sessions(query: str) -> bool:
+    """Whether a question asks for a count, a sequence or a comparison ("how many times", "what
+    did X do after Y", "first", "before", "compare"): its answer is likely in several sessions."""
+    return not _SPANNING.isdisjoint(plain_words(query))
+
+
+def _one_per_session(results: list[Result]) -> list[Result]:
+    """The best section of each session first, in order, then the others: a question whose answer
+    spans sessions sees distinct sessions, not several sections of the best one."""
+    seen: set[str] = set()
+    first: list[Result] = []
+    rest: list[Result] = []
+    for result in results:
+        path = result.chunk.path
+        (rest if path in seen else first).append(result)
+        seen.add(path)
+    return first + rest
 
 
 def search(
@@ -397,7 +453,7 @@ def search(
         def near(raw: str) -> dict[str, str]:
             return index.surface_words(con, raw)
 
-        stand_ins = _stand_ins(query_words, set(df), near if correct else None)
+        stand_ins = _stand_ins(query_words, set(df), near if correct else None, names_in(query))
         stand_ins.update(_slot_stand_ins(slots, df))
         found = sorted({w for options in stand_ins.values() for w, _ in options})
         if not found:
@@ -457,7 +513,7 @@ def _scan(
     if correct:
         for chunk in chunks:
             written.update(words(chunk.heading + "\n" + (chunk.text or "")))
-    stand_ins = _stand_ins(query_words, set(df), (lambda _raw: written) if correct else None)
+    stand_ins = _stand_ins(query_words, set(df), (lambda _raw: written) if correct else None, names_in(query))
     stand_ins.update(_slot_stand_ins(slots, df))
     n = len(chunks)
     avg = sum(c.length for c in chunks) / n if n else 1.0

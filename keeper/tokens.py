@@ -286,6 +286,16 @@ def _day_options(readings: list[tuple[int, int, int, float]]) -> list[tuple[str,
     return list(best.items())
 
 
+_KNOWN_DATE_WORDS = frozenset(w.lower() for w in (*_MONTH_SPELLINGS, *dates.TRIGGERS, *WEEKDAYS))
+
+
+def _respelled(ident: str) -> str:
+    """A question's word, or the date word it misspells ("Janury" for "january")."""
+    if len(ident) < 5 or ident.lower() in _KNOWN_DATE_WORDS or ident.lower() in STOP or not ident.isalpha():
+        return ident
+    return dates.respelled(ident) or ident
+
+
 def date_slots(text: str, today: int) -> tuple[list[tuple[str, list[tuple[str, float]]]], set[str]]:
     """A question's days, each one slot of alternative terms: ``([(slot, [(term, weight)])], terms)``.
 
@@ -296,7 +306,8 @@ def date_slots(text: str, today: int) -> tuple[list[tuple[str, list[tuple[str, f
     resolved against ``today`` (days since 1970-01-01); ``terms`` are the plain terms the written
     dates made (``words``), which the slots replace.
     """
-    idents = _idents(text)
+    written = _idents(text)
+    idents = [_respelled(ident) for ident in written]
     slots: list[tuple[str, list[tuple[str, float]]]] = []
     consumed: set[str] = set()
     for at, ident in enumerate(idents):
@@ -312,7 +323,7 @@ def date_slots(text: str, today: int) -> tuple[list[tuple[str, list[tuple[str, f
                 continue
             month, day, year, used = parts[0], parts[1], parts[2], parts[3]
             slots.append((f"~{at}", _day_options([(int(year or 0), month, day, 1.0)])))
-            consumed.update(t for i in used for _, t in _ident_words(idents[i]))
+            consumed.update(t for i in used for _, t in _ident_words(written[i]))
             consumed.update(t for _, t in _spoken_dates(idents, at))
     if not dates.TRIGGERS.isdisjoint(idents):
         for number, (granularity, days) in enumerate(dates.relative(idents, today, asked=True)):

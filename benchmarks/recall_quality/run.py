@@ -8,7 +8,9 @@ conversations between friends (conversations.py: 240 sessions, 696 questions) an
 days between friends (chats.py, a development seed and a held-out one). A method's answer is its
 ranked list of session files (beyond 20: not found). A question's evidence is one session or
 several: R@1 counts a first result that is evidence, MRR the rank of the first evidence found,
-R@5 the share of the evidence in the top five. A question may carry the day it is asked on
+R@5 the share of the evidence in the top five sessions, S@5 its share among the sessions of the
+first five results a method shows (Keeper's results are sections: several may come from one
+session; the others' are whole files, so for them S@5 is R@5). A question may carry the day it is asked on
 (``today``), for relative dates. Every kind of question is reported clean and with typos.
 """
 
@@ -45,8 +47,7 @@ def keeper_method(folder: Path) -> Callable[[str, str], list[str]]:
 
     def ask(question: str, today: str = TODAY) -> list[str]:
         found = search.search(project, question, limit=DEPTH * 3, today=date.fromisoformat(today))
-        names = [str(Path(r.chunk.path).relative_to(folder).as_posix()) for r in found]
-        return list(dict.fromkeys(names))[:DEPTH]
+        return [str(Path(r.chunk.path).relative_to(folder).as_posix()) for r in found]  # one per section
 
     return ask
 
@@ -91,19 +92,22 @@ def grep_method(folder: Path) -> Callable[[str, str], list[str]]:
 
 
 def score(ask: Callable[[str, str], list[str]], questions: list[dict]) -> dict[str, float]:
-    firsts, shares, tops = [], [], []
+    firsts, shares, shown, tops = [], [], [], []
     for q in questions:
-        found = ask(q["question"], q.get("today", TODAY))
+        results = ask(q["question"], q.get("today", TODAY))
+        found = list(dict.fromkeys(results))[:DEPTH]
         evidence = q.get("answers", [q["answer"]])
         ranks = sorted(found.index(a) + 1 for a in evidence if a in found)
         firsts.append(ranks[0] if ranks else None)
         shares.append(sum(r <= 5 for r in ranks) / len(evidence))
+        shown.append(len(set(evidence) & set(results[:5])) / len(evidence))
         tops.append(bool(ranks) and ranks[0] == 1)
     n = len(firsts)
     return {
         "n": n,
         "R@1": sum(tops) / n,
         "R@5": sum(shares) / n,
+        "S@5": sum(shown) / n,
         "MRR": sum(1 / r for r in firsts if r) / n,
     }
 
@@ -151,13 +155,15 @@ def main() -> int:
         sessions = len(list((folder / "sessions").glob("*.md")))
         groups = subsets(questions)
         print(f"\n{name}: {sessions} sessions, {len(groups['clean (all)'])} questions (+ typo twins)")
-        print(f"{'method':9} {'subset':24} {'n':>4} {'R@1':>6} {'R@5':>6} {'MRR':>6}")
+        print(f"{'method':9} {'subset':24} {'n':>4} {'R@1':>6} {'R@5':>6} {'S@5':>6} {'MRR':>6}")
         for method in args.methods.split(","):
             ask = makers[method](folder)
             for subset, items in groups.items():
                 row = score(ask, items)
                 results.append({"corpus": name, "method": method, "subset": subset, **row})
-                print(f"{method:9} {subset:24} {row['n']:4d} {row['R@1']:6.3f} {row['R@5']:6.3f} {row['MRR']:6.3f}")
+                print(
+                    f"{method:9} {subset:24} {row['n']:4d} {row['R@1']:6.3f} {row['R@5']:6.3f} {row['S@5']:6.3f} {row['MRR']:6.3f}"
+                )
     if args.json:
         Path(args.json).write_text(json.dumps(results, indent=1), encoding="utf-8")
     return 0
