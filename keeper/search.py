@@ -22,7 +22,7 @@ from keeper.tokens import date_slots, days_since_epoch, fold, plain_words, term_
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
-    from collections.abc import Callable
+    from collections.abc import Callable, Collection
     from datetime import date
 
 K1, B = 1.2, 0.75
@@ -128,7 +128,7 @@ def _stand_ins(
     query: list[tuple[str, str]],
     known: set[str],
     surface: Callable[[str], dict[str, str]] | None,
-    names: set[str] = frozenset(),  # type: ignore[assignment]
+    names: Collection[str] = (),
 ) -> dict[str, list[tuple[str, float]]]:
     """Query terms with the words that stand for them: themselves when indexed, else close words.
 
@@ -174,8 +174,8 @@ def _stand_ins(
 
 
 def _asked(query: str, today: int) -> tuple[list[tuple[str, str]], list[tuple[str, list[tuple[str, float]]]]]:
-    """The query's ``(word, term)`` pairs and its date slots (``tokens.date_slots``: relative
-    dates and ambiguous numeric ones), the slots' terms taken out of the plain pairs."""
+    """The query's ``(word, term)`` pairs and its date slots (``tokens.date_slots``: each day it
+    asks for, written or relative), the terms of its written dates taken out of the plain pairs."""
     query_words = list(dict.fromkeys(words(query)))
     slots, written = date_slots(query, today - _EPOCH_ORDINAL)
     if slots:
