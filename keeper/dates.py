@@ -112,7 +112,8 @@ def _valid(year: int, month: int, day: int) -> bool:
 def numeric(ident: str) -> list[tuple[int, int, int]]:
     """The days a numeric date may mean, as ``(year, month, day)``; year 0 when it is not written.
 
-    Two readings for an ambiguous one (``01/02/2024``), none for anything that is not a date.
+    Two readings for an ambiguous one (``01/02/2024``), day-first first; none for anything that
+    is not a date.
     """
     sep = "/" if "/" in ident else "." if "." in ident else "-" if "-" in ident else ""
     if not sep:

@@ -314,8 +314,9 @@ def date_slots(text: str, today: int) -> tuple[list[tuple[str, list[tuple[str, f
         if ident[:1].isdigit() and not ident.isdigit():
             readings = dates.numeric(ident)
             if readings:
-                weight = 1.0 if len(readings) == 1 else AMBIGUOUS_WEIGHT
-                slots.append((f"~{at}", _day_options([(*r, weight) for r in readings])))
+                # both readings less; with dashes (19-01-2024: Europe, India) month-first a little less still
+                weights = [1.0] if len(readings) == 1 else [AMBIGUOUS_WEIGHT, AMBIGUOUS_WEIGHT - 0.1 * ("-" in ident)]
+                slots.append((f"~{at}", _day_options([(*r, w) for r, w in zip(readings, weights)])))
                 consumed.update(t for _, t in _ident_words(ident))
         elif ident in _MONTH_SPELLINGS:
             parts = _spoken_parts(idents, at)

@@ -159,3 +159,11 @@ def test_a_date_in_the_text_is_found_by_another_form(tmp_path: Path) -> None:
 def test_a_relative_day_asked_is_read_against_today(tmp_path: Path, question: str, today: date, days: set[str]) -> None:
     project = make_project(tmp_path, TALK)
     assert set(_files(search.search(project, question, today=today))[: len(days)]) == days
+
+
+def test_a_dashed_date_that_reads_both_ways_is_read_day_first_before_month_first(tmp_path: Path) -> None:
+    project = make_project(tmp_path, TALK)
+    dashed = _files(search.search(project, "the band on 02-01-2024", today=date(2024, 3, 10)))
+    assert dashed[:2] == ["2024-01-02", "2024-02-01"]  # though the 1st of February is the more recent
+    slashed = _files(search.search(project, "the band on 02/01/2024", today=date(2024, 3, 10)))
+    assert set(slashed[:2]) == {"2024-02-01", "2024-01-02"}
