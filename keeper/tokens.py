@@ -257,7 +257,9 @@ def _resolved_terms(granularity: str, day: int) -> list[str]:
 
 
 def _relative_in_text(idents: list[str], day: str) -> list[tuple[str, str]]:
-    """The terms of the relative dates a text written on ``day`` holds, where they are clear."""
+    """The terms of the relative dates a text written on ``day`` holds, where they are clear: the
+    day's date and month-day, a month's year-month, a year. The coarser terms are the session's
+    own (its header date) or near them, and each term more makes the section longer for BM25."""
     ref = _day_number(day)
     if ref is None:
         return []
@@ -265,7 +267,8 @@ def _relative_in_text(idents: list[str], day: str) -> list[tuple[str, str]]:
     for granularity, options in dates.relative(idents, ref):
         for when, weight in options:
             if weight >= dates.TEXT_WEIGHT:
-                found += [(t, t) for t in _resolved_terms(granularity, when)]
+                terms = _resolved_terms(granularity, when)
+                found += [(t, t) for t in ((terms[0], terms[3]) if granularity == "day" else terms[-1:])]
     return found
 
 

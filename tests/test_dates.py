@@ -108,7 +108,7 @@ def test_a_sessions_relative_dates_are_read_against_its_own_date() -> None:
     def terms(text: str, day: str | None) -> set[str]:
         return {term for _, term in tokens.words(text, day)}
 
-    assert {"2024-01-19", "january-19", "friday"} <= terms("Yesterday I finally saw Coldplay", "2024-01-20")
+    assert {"2024-01-19", "january-19"} <= terms("Yesterday I finally saw Coldplay", "2024-01-20")
     assert "2024-01-19" not in terms("Yesterday I finally saw Coldplay", None)  # no date known: nothing
     assert "january-19" in terms("see you on the 19th", "2024-01-12")
 
