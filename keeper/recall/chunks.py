@@ -15,8 +15,9 @@ from keeper.store import sessions
 
 def section_words(heading: str, text: str, day: str | None) -> list[tuple[str, str]]:
     """``(surface, term)`` pairs a section is found by: its heading and text, and its file's date
-    (``sessions/2026-11-07_1430.md``) as the words people ask with, unless the text holds it."""
-    found = words(heading + "\n" + text)
+    (``sessions/2026-11-07_1430.md``) as the words people ask with, unless the text holds it; its
+    relative dates ("yesterday") are read against that date."""
+    found = words(heading + "\n" + text, day)
     if day and day not in heading and day not in text:
         found += [(term, term) for term in date_terms(day)]
     return found

@@ -40,7 +40,7 @@ if TYPE_CHECKING:
 
 __all__ = ["DatabaseError", "Error", "OperationalError"]
 
-SCHEMA_VERSION = 8  # PRAGMA user_version; bump whenever the stored terms change
+SCHEMA_VERSION = 9  # PRAGMA user_version; bump whenever the stored terms change
 NEWEST_ALWAYS_CHECKED = 20
 WINDOW = 32  # older files stat'ed per quick check (automatic recall on each prompt)
 THOROUGH_UP_TO = 500  # explicit recall stats every file up to this many

@@ -17,13 +17,13 @@ import time
 from keeper.recall import sources
 from keeper.recall.chunks import Chunk, chunks_of, sections_of
 from keeper.recall.stemmer import IRREGULAR
-from keeper.recall.tokens import days_since_epoch, fold, plain_words, term_of, words
+from keeper.recall.tokens import date_slots, days_since_epoch, fold, plain_words, term_of, words
 from keeper.store import paths, sessions
 from keeper.store.fsutil import read_text
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
-    from collections.abc import Callable
+    from collections.abc import Callable, Collection
     from datetime import date
 
 K1, B = 1.2, 0.75
@@ -110,8 +110,24 @@ def _idf(n: int, df: int) -> float:
     return math.log(1 + (n - df + 0.5) / (df + 0.5))
 
 
+NAME_WEIGHT = 0.8  # another spelling of a name the memory also holds as asked (Kathryn, Katherine)
+
+
+def names_in(query: str) -> set[str]:
+    """The query's words written as names (a capital, then lower case), folded."""
+    found = set()
+    for word in query.replace("'", " ").replace("\u2019", " ").split():
+        word = word.strip('.,!?;:"()[]{}')
+        if word[:1].isupper() and word[1:].islower() and word.isalpha():
+            found.add(fold(word))
+    return found
+
+
 def _stand_ins(
-    query: list[tuple[str, str]], known: set[str], surface: Callable[[str], dict[str, str]] | None
+    query: list[tuple[str, str]],
+    known: set[str],
+    surface: Callable[[str], dict[str, str]] | None,
+    names: Collection[str] = (),
 ) -> dict[str, list[tuple[str, float]]]:
     """Query terms with the words that stand for them: themselves when indexed, else close words.
 
@@ -119,33 +135,59 @@ def _stand_ins(
     written (``surface(word)`` maps nearby written words to their terms; None: no correction):
     typos are closest before stemming. An ordinary English word is most likely meant as typed
     and simply absent ("regards" is no "reward"): only a word one letter away stands in for it,
-    at half weight ("nice" for "niece").
+    at half weight ("nice" for "niece"). A word of three letters is corrected only by one letter
+    more ("Jon" for "John"). A name (``names``: written with a capital, no English word) also
+    finds its other spellings in the memory, found or not (Kathryn, Katherine), though never an
+    English word (Sam is no "same").
     """
     out: dict[str, list[tuple[str, float]]] = {}
     for raw, term in query:
         if term in out:
             continue
-        if term in known:
-            out[term] = [(term, 1.0)]
-            continue
-        out[term] = []
-        if surface is None or len(raw) < 4 or raw.isdigit():
+        name = raw in names
+        out[term] = [(term, 1.0)] if term in known else []
+        if surface is None or len(raw) < 3 or raw.isdigit() or (term in known and not name):
             continue
         from rapidfuzz import fuzz, process
 
         from keeper.recall import lexicon
 
         english = raw in lexicon.WORDS
+        if english and term in known:  # a capitalised word, no name: "Grace", "Harbour"
+            continue
         written = surface(raw)
         size = len(raw)
         # an English word: one letter added or dropped at most; a non-word: about two typing slips
         cutoff = 200 * (size - 1) / (2 * size - 1) - 0.01 if english else 75 if size >= 7 else 78 if size >= 5 else 80
+        if size == 3:
+            cutoff = 85  # "jon": one letter added ("john"), never one changed ("jen")
+        weight = 0.45 if english else NAME_WEIGHT if term in known else 0.9
         best: dict[str, float] = {}
-        for match, score, _ in process.extract(raw, list(written), scorer=fuzz.ratio, limit=5, score_cutoff=cutoff):
+        for match, score, _ in process.extract(raw, list(written), scorer=fuzz.ratio, limit=6, score_cutoff=cutoff):
             stand_in = written[match]
-            best[stand_in] = max(best.get(stand_in, 0.0), score / 100.0 * (0.45 if english else 0.9))
-        out[term] = sorted(best.items(), key=lambda kv: -kv[1])[:3]
+            if stand_in == term or (term in known and match in lexicon.WORDS):  # a name's spelling, not a word
+                continue
+            best[stand_in] = max(best.get(stand_in, 0.0), score / 100.0 * weight)
+        out[term] += sorted(best.items(), key=lambda kv: -kv[1])[:3]
     return out
+
+
+def _asked(query: str, today: int) -> tuple[list[tuple[str, str]], list[tuple[str, list[tuple[str, float]]]]]:
+    """The query's ``(word, term)`` pairs and its date slots (``tokens.date_slots``: each day it
+    asks for, written or relative), the terms of its written dates taken out of the plain pairs."""
+    query_words = list(dict.fromkeys(words(query)))
+    slots, written = date_slots(query, today - _EPOCH_ORDINAL)
+    if slots:
+        optional = written.union(t for _, options in slots for t, _ in options)
+        query_words = [(raw, term) for raw, term in query_words if term not in optional]
+    return query_words, slots
+
+
+def _slot_stand_ins(
+    slots: list[tuple[str, list[tuple[str, float]]]], df: dict[str, int]
+) -> dict[str, list[tuple[str, float]]]:
+    """Each date slot with the options the memory holds."""
+    return {name: [(t, w) for t, w in options if df.get(t)] for name, options in slots}
 
 
 def _snippet(chunk: Chunk, matched: set[str], limit: int = 3) -> str:
@@ -326,13 +368,45 @@ def best(results: list[Result], query: str, limit: int, stand_ins: dict[str, lis
     Only the leading results are read for that, from their files: the lift cannot bring a
     section from far below.
     """
+    spread = spans_sessions(query)
+    if spread:
+        results = _one_per_session(results)
     leading = _with_text(results[: max(limit, RERANK)])
     asked = _Query(query, stand_ins)
     if asked.pairs or asked.near:
         for result in leading:
             result.score *= asked.lift(result.chunk.text or "")
         leading.sort(key=lambda r: (-r.score, r.chunk.path, r.chunk.line))
+    if spread:
+        leading = _one_per_session(leading)
     return leading[:limit]
+
+
+_SPANNING = frozenset(
+    (  # noqa: SIM905 - a word list reads best as text
+        "many often times after before first last earlier later earliest latest compare compared comparison "
+        "versus vs more less better worse again ever every each both between since until order sequence then"
+    ).split()
+)
+
+
+def spans_sessions(query: str) -> bool:
+    """Whether a question asks for a count, a sequence or a comparison ("how many times", "what
+    did X do after Y", "first", "before", "compare"): its answer is likely in several sessions."""
+    return not _SPANNING.isdisjoint(plain_words(query))
+
+
+def _one_per_session(results: list[Result]) -> list[Result]:
+    """The best section of each session first, in order, then the others: a question whose answer
+    spans sessions sees distinct sessions, not several sections of the best one."""
+    seen: set[str] = set()
+    first: list[Result] = []
+    rest: list[Result] = []
+    for result in results:
+        path = result.chunk.path
+        (rest if path in seen else first).append(result)
+        seen.add(path)
+    return first + rest
 
 
 def search(
@@ -355,11 +429,12 @@ def search(
     Uses the SQLite index (brought up to date first; ``thorough`` stats every file), or scans the
     files where this Python has no FTS5. ``correct`` turns on typo correction (rapidfuzz).
     """
-    query_words = list(dict.fromkeys(words(query)))
-    terms = list(dict.fromkeys(term for _, term in query_words))
+    today_number = today.toordinal() if today is not None else _today()
+    query_words, slots = _asked(query, today_number)
+    terms = list(dict.fromkeys(term for _, term in query_words)) + [name for name, _ in slots]
     if not terms:
         return []
-    today_number = today.toordinal() if today is not None else _today()
+    wanted = list(dict.fromkeys([*terms, *(t for _, options in slots for t, _ in options)]))
     from keeper.recall import index
 
     def scan() -> list[Result]:
@@ -367,7 +442,7 @@ def search(
         that would hold past the prompt hook's limit (it finds nothing this time)."""
         if not thorough and len(sessions.list_files(project)) > SCAN_AT_PROMPT_UP_TO:
             return []
-        return _scan(project, query_words, terms, query, limit, today_number, correct, scope, min_terms, team)
+        return _scan(project, query_words, slots, terms, query, limit, today_number, correct, scope, min_terms, team)
 
     try:
         con = index.open_index(project)
@@ -381,12 +456,13 @@ def search(
             index.refresh(con, project, thorough=thorough, budget=budget, team=team)
         except index.OperationalError:  # another process is writing it: search what is indexed
             pass
-        df, n, avg = index.document_frequencies(con, terms)
+        df, n, avg = index.document_frequencies(con, wanted)
 
         def near(raw: str) -> dict[str, str]:
             return index.surface_words(con, raw)
 
-        stand_ins = _stand_ins(query_words, set(df), near if correct else None)
+        stand_ins = _stand_ins(query_words, set(df), near if correct else None, names_in(query))
+        stand_ins.update(_slot_stand_ins(slots, df))
         found = sorted({w for options in stand_ins.values() for w, _ in options})
         if not found:
             return []
@@ -421,6 +497,7 @@ def _labelled(project: paths.Project, results: list[Result]) -> list[Result]:
 def _scan(
     project: paths.Project,
     query_words: list[tuple[str, str]],
+    slots: list[tuple[str, list[tuple[str, float]]]],
     terms: list[str],
     query: str,
     limit: int,
@@ -440,7 +517,8 @@ def _scan(
     if correct:
         for chunk in chunks:
             written.update(words(chunk.heading + "\n" + (chunk.text or "")))
-    stand_ins = _stand_ins(query_words, set(df), (lambda _raw: written) if correct else None)
+    stand_ins = _stand_ins(query_words, set(df), (lambda _raw: written) if correct else None, names_in(query))
+    stand_ins.update(_slot_stand_ins(slots, df))
     n = len(chunks)
     avg = sum(c.length for c in chunks) / n if n else 1.0
     results = [r for r in rank(chunks, terms, stand_ins, (df, n, avg), project.dir, today) if r.hits >= min_terms]

@@ -5,13 +5,16 @@ fold case and accents; English words are stemmed (``keeper.recall.stemmer``), so
 "made"; function words and pronouns are left out, and so are one-character tokens, which
 would otherwise weigh as rare terms. Dates become the words people ask with: ``2026-11-07``
 also reads as "november", "november-7", "2026-11" and "saturday", and "Nov 7th, 2026" in a
-question as the same. Each term keeps the word as written beside it, because typos are closest
+question as the same, and so do numeric dates in any common order (``19.01.2024``,
+``01/19/2024``, ``19/1``; ``keeper.recall.dates``) and, given the day a text was written, relative ones
+("yesterday", "two weeks ago"). Each term keeps the word as written beside it, because typos are closest
 before stemming. Plain string operations, no ``re``: recall runs inside hooks, where importing
 ``re`` would cost more than the search.
 """
 
 from __future__ import annotations
 
+from keeper.recall import dates
 from keeper.recall.stemmer import stem
 
 _IDENT_CHARS = frozenset("abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789_./\\-")
@@ -87,6 +90,20 @@ def date_terms(iso: str) -> list[str]:
     return [iso, iso[:4], name, f"{name}-{day}", iso[:7], _weekday(year, month, day)]
 
 
+def day_terms(year: int, month: int, day: int) -> list[str]:
+    """The terms of a day; ``year`` 0 (not written): its month-day term alone."""
+    if year:
+        return date_terms(f"{year:04d}-{month:02d}-{day:02d}")
+    return [f"{MONTHS[month - 1]}-{day}"]
+
+
+def _numeric_dates(ident: str) -> list[str]:
+    """The terms of every reading of a numeric date (``19.01.2024``, ``01/02``), else nothing."""
+    if not ident[:1].isdigit() or ident.isdigit():
+        return []
+    return list(dict.fromkeys(t for reading in dates.numeric(ident) for t in day_terms(*reading)))
+
+
 def _camel_parts(part: str) -> list[str]:
     """``getUserByID`` → ``get``, ``User``, ``By``, ``ID``; ``HTTPServer`` → ``HTTP``, ``Server``."""
     out: list[str] = []
@@ -127,6 +144,7 @@ def _ident_words(ident: str) -> tuple[tuple[str, str], ...]:
         if term:
             out.append((word, term))
     else:
+        out = [(t, t) for t in _numeric_dates(ident)]
         parts = [p for piece in ident.translate(_SEPARATOR_TO_SPACE).split() for p in _camel_parts(piece)]
         if len(parts) > 1:
             whole = fold(ident)
@@ -159,24 +177,39 @@ def _day(token: str) -> int | None:
     return None
 
 
-def _spoken_dates(idents: list[str], at: int) -> list[tuple[str, str]]:
-    """Date terms for a month word at ``idents[at]`` with a day and a year beside it, if any."""
+def _spoken_parts(idents: list[str], at: int) -> tuple[int, int | None, str | None, list[int]] | None:
+    """Month, day, year and the positions of the words they came from, for a month word at ``idents[at]``."""
     word = idents[at].lower()
     month = _MONTH_NAMES.get(word) or _MONTH_NEAR_NUMBER.get(word)
     if month is None:
-        return []
+        return None
     before = idents[at - 1] if at > 0 else ""
     after = idents[at + 1] if at + 1 < len(idents) else ""
     day = _day(after) if after else None
+    used = [at, at + 1] if day is not None else [at]
     year_at = at + 2 if day is not None else at + 1
     if day is None and before:
-        day = _day(before) if before.lower() != "of" else (_day(idents[at - 2]) if at > 1 else None)
-    candidates = [idents[i] for i in (year_at, at - 1) if 0 <= i < len(idents)]
-    year = next((t for t in candidates if len(t) == 4 and t.isdigit() and "1900" <= t <= "2199"), None)
+        day_at = at - 1 if before.lower() != "of" else at - 2
+        day = _day(idents[day_at]) if day_at >= 0 else None
+        used += [day_at] if day is not None else []
+    year_spot = next(
+        (i for i in (year_at, at - 1) if 0 <= i < len(idents) and len(idents[i]) == 4 and idents[i].isdigit()), None
+    )
+    year = idents[year_spot] if year_spot is not None and "1900" <= idents[year_spot] <= "2199" else None
+    used += [year_spot] if year is not None and year_spot is not None else []
     if word not in _MONTH_NAMES and day is None and year is None:
-        return []  # "may", "mar", "oct" alone are not months
+        return None  # "may", "mar", "oct" alone are not months
+    return month, day, year, used
+
+
+def _spoken_dates(idents: list[str], at: int) -> list[tuple[str, str]]:
+    """Date terms for a month word at ``idents[at]`` with a day and a year beside it, if any."""
+    parts = _spoken_parts(idents, at)
+    if parts is None:
+        return []
+    month, day, year, _ = parts
     name = MONTHS[month - 1]
-    terms = [] if word in _MONTH_NAMES else [name]  # a month's full name is a term already
+    terms = [] if idents[at].lower() in _MONTH_NAMES else [name]  # a month's full name is a term already
     if day is not None:
         terms.append(f"{name}-{day}")
     if year is not None:
@@ -186,11 +219,12 @@ def _spoken_dates(idents: list[str], at: int) -> list[tuple[str, str]]:
     return [(t, t) for t in terms]
 
 
-def words(text: str) -> list[tuple[str, str]]:
+def words(text: str, day: str | None = None) -> list[tuple[str, str]]:
     """``(surface, term)`` pairs: the folded word as written and its search term.
 
     Whole identifiers count as well as their parts; stop words and single characters are left
-    out; dates add the words they are asked by.
+    out; dates add the words they are asked by. ``day``: the ``YYYY-MM-DD`` the text was written,
+    against which its relative dates ("yesterday", "last Friday") are read.
     """
     idents = _idents(text)
     found: list[tuple[str, str]] = []
@@ -202,7 +236,107 @@ def words(text: str) -> list[tuple[str, str]]:
         for at, ident in enumerate(idents):
             if ident in _MONTH_SPELLINGS:
                 found += _spoken_dates(idents, at)
+    if day is not None and not dates.TRIGGERS.isdisjoint(idents):
+        found += _relative_in_text(idents, day)
     return found
+
+
+def _day_number(iso: str) -> int | None:
+    if not date_terms(iso):
+        return None
+    return dates.days_from_civil(int(iso[:4]), int(iso[5:7]), int(iso[8:10]))
+
+
+def _resolved_terms(granularity: str, day: int) -> list[str]:
+    year, month, number = dates.civil_from_days(day)
+    if granularity == "day":
+        return day_terms(year, month, number)
+    if granularity == "month":
+        return [MONTHS[month - 1], f"{year:04d}-{month:02d}"]
+    return [str(year)]
+
+
+def _relative_in_text(idents: list[str], day: str) -> list[tuple[str, str]]:
+    """The terms of the relative dates a text written on ``day`` holds, where they are clear: the
+    day's date and month-day, a month's year-month, a year. The coarser terms are the session's
+    own (its header date) or near them, and each term more makes the section longer for BM25."""
+    ref = _day_number(day)
+    if ref is None:
+        return []
+    found: list[tuple[str, str]] = []
+    for granularity, options in dates.relative(idents, ref):
+        for when, weight in options:
+            if weight >= dates.TEXT_WEIGHT:
+                terms = _resolved_terms(granularity, when)
+                found += [(t, t) for t in ((terms[0], terms[3]) if granularity == "day" else terms[-1:])]
+    return found
+
+
+AMBIGUOUS_WEIGHT = 0.6  # each reading of a date that may be day-first or month-first (01/02)
+# How much a section holding the day asked for in a coarser form counts: the same day without its
+# year (a date written "14/02"), the month of that year, the month of any year.
+_DAY_OPTIONS = ((0, 1.0), (3, 0.9), (4, 0.4), (2, 0.3))  # positions in date_terms, weights
+_NO_YEAR_OPTIONS = ((0, 0.9),)  # a day asked without its year: its month-day term
+
+
+def _day_options(readings: list[tuple[int, int, int, float]]) -> list[tuple[str, float]]:
+    """The options of one day asked for (each reading ``(year, month, day, weight)``)."""
+    best: dict[str, float] = {}
+    for year, month, day, weight in readings:
+        terms = day_terms(year, month, day)
+        for position, share in _DAY_OPTIONS if year else _NO_YEAR_OPTIONS:
+            best[terms[position]] = max(best.get(terms[position], 0.0), weight * share)
+    return list(best.items())
+
+
+_KNOWN_DATE_WORDS = frozenset(w.lower() for w in (*_MONTH_SPELLINGS, *dates.TRIGGERS, *WEEKDAYS))
+
+
+def _respelled(ident: str) -> str:
+    """A question's word, or the date word it misspells ("Janury" for "january")."""
+    if len(ident) < 5 or ident.lower() in _KNOWN_DATE_WORDS or ident.lower() in STOP or not ident.isalpha():
+        return ident
+    return dates.respelled(ident) or ident
+
+
+def date_slots(text: str, today: int) -> tuple[list[tuple[str, list[tuple[str, float]]]], set[str]]:
+    """A question's days, each one slot of alternative terms: ``([(slot, [(term, weight)])], terms)``.
+
+    A day asked for is one thing the question says, however many terms a written date makes: the
+    section holding that very date scores it fully, the same day without a year or the month a
+    little, and the best option counts, so the forms of a date never add up against the rest of
+    the question. Numeric and spoken days (``19.01.2024``, ``01/02``, ``Jan 19th``), relative ones
+    resolved against ``today`` (days since 1970-01-01); ``terms`` are the plain terms the written
+    dates made (``words``), which the slots replace.
+    """
+    written = _idents(text)
+    idents = [_respelled(ident) for ident in written]
+    slots: list[tuple[str, list[tuple[str, float]]]] = []
+    consumed: set[str] = set()
+    for at, ident in enumerate(idents):
+        if ident[:1].isdigit() and not ident.isdigit():
+            readings = dates.numeric(ident)
+            if readings:
+                # both readings less; with dashes (19-01-2024: Europe, India) month-first a little less still
+                weights = [1.0] if len(readings) == 1 else [AMBIGUOUS_WEIGHT, AMBIGUOUS_WEIGHT - 0.1 * ("-" in ident)]
+                slots.append((f"~{at}", _day_options([(*r, w) for r, w in zip(readings, weights)])))
+                consumed.update(t for _, t in _ident_words(ident))
+        elif ident in _MONTH_SPELLINGS:
+            parts = _spoken_parts(idents, at)
+            if parts is None or parts[1] is None:
+                continue
+            month, day, year, used = parts[0], parts[1], parts[2], parts[3]
+            slots.append((f"~{at}", _day_options([(int(year or 0), month, day, 1.0)])))
+            consumed.update(t for i in used for _, t in _ident_words(written[i]))
+            consumed.update(t for _, t in _spoken_dates(idents, at))
+    if not dates.TRIGGERS.isdisjoint(idents):
+        for number, (granularity, days) in enumerate(dates.relative(idents, today, asked=True)):
+            if granularity == "day":
+                options = _day_options([(*dates.civil_from_days(when), weight) for when, weight in days])
+            else:
+                options = [(t, w) for when, w in days for t in _resolved_terms(granularity, when)]
+            slots.append((f"~r{number}", options))
+    return slots, consumed
 
 
 _NON_ALNUM = str.maketrans({chr(i): " " for i in range(128) if not chr(i).isalnum()})

@@ -1,0 +1,85 @@
+"""Two builds of Keeper on the same large store, timed in one interleaved run: is recall slower?
+
+    python benchmarks/recall_scale/ab.py --before OLD/bin/keeper --after NEW/bin/keeper [--sessions 10000] [--rounds 25]
+
+Each build gets its own copy of run.py's store (same seed, same files) and builds its index
+twice (the first recall, timed); then warm `keeper recall`, a recall with a numeric date and
+automatic recall (the UserPromptSubmit hook) of both builds, and `python -c pass`, run in a new
+random order every round, so that a busy machine slows both alike.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import random
+import shutil
+import statistics
+import subprocess
+import sys
+import tempfile
+from pathlib import Path
+
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+from run import PROMPT, QUERY, session_text, timed
+
+
+def make_store(keeper: str, size: int) -> tuple[Path, dict[str, str], Path]:
+    base = Path(tempfile.mkdtemp(prefix="keeper-ab-"))
+    project = base / "shop-api"
+    (project / ".git").mkdir(parents=True)
+    env = {k: v for k, v in os.environ.items() if not k.startswith(("KEEPER_", "CLAUDE_"))}
+    env.update(KEEPER_HOME=str(base / "store"), CLAUDE_PROJECT_DIR=str(project))
+    status = subprocess.run([keeper, "status", "--json"], env=env, capture_output=True, check=True)
+    store = Path(json.loads(status.stdout)["store"])
+    sessions = store / "sessions"
+    sessions.mkdir(parents=True)
+    rng = random.Random(11)
+    for i in range(size):
+        (sessions / f"2026-{1 + i % 12:02d}-{1 + i % 28:02d}_{i:05d}.md").write_text(
+            session_text(i, rng), encoding="utf-8"
+        )
+    return base, env, store
+
+
+def main() -> int:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("--before", required=True, help="the older build's keeper script")
+    parser.add_argument("--after", required=True, help="the newer build's keeper script")
+    parser.add_argument("--sessions", type=int, default=10_000)
+    parser.add_argument("--rounds", type=int, default=25)
+    args = parser.parse_args()
+    builds = {"before": args.before, "after": args.after}
+    stores = {name: make_store(keeper, args.sessions) for name, keeper in builds.items()}
+    first: dict[str, list[float]] = {name: [] for name in builds}
+    for name in ["before", "after", "before", "after"]:
+        _, env, store = stores[name]
+        for part in (store / "state").glob("index.sqlite3*"):
+            part.unlink()
+        first[name].append(timed([builds[name], "recall", *QUERY], env))
+    commands: list[tuple[str, list[str], dict[str, str], bytes]] = []
+    for name, (base, env, _) in stores.items():
+        payload = json.dumps({"session_id": "bench", "cwd": str(base / "shop-api"), "prompt": PROMPT}).encode()
+        commands += [
+            (f"{name}: recall", [builds[name], "recall", *QUERY], env, b""),
+            (f"{name}: recall with a date", [builds[name], "recall", QUERY[0], QUERY[2], "on", "19.01.2026"], env, b""),
+            (f"{name}: automatic recall", [builds[name], "hook", "user-prompt-submit"], env, payload),
+        ]
+    commands.append(("python -c pass", [sys.executable, "-c", "pass"], stores["after"][1], b""))
+    times: dict[str, list[float]] = {name: [] for name, *_ in commands}
+    for _ in range(args.rounds):
+        random.shuffle(commands)
+        for name, cmd, env, stdin in commands:
+            times[name].append(timed(cmd, env, stdin))
+    for name, values in first.items():
+        print(f"{name}: first build {', '.join(f'{v / 1000:.2f} s' for v in values)}")
+    for name in sorted(times):
+        print(f"{name:32} median {statistics.median(times[name]):7.1f} ms")
+    for base, _, _ in stores.values():
+        shutil.rmtree(base, ignore_errors=True)
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())
