@@ -17,6 +17,7 @@ from hypothesis import strategies as st
 from keeper.capture import saving
 from keeper.markdown import Document, unescape_line
 from keeper.memory import document
+from keeper.memory import items as memory_items
 from keeper.store import config, identity, paths
 
 HOSTILE = "#:'\"-*>|!&@`{}[]\\%~ ,?=$^()" + "\t"
@@ -36,16 +37,18 @@ def build(summary: str, lists: dict[str, list[str]]) -> str:
 
 
 def distinct(items: list[str]) -> bool:
-    norms = [document.normalize(i) for i in items]
-    return all(norms) and all(not document.same_item(a, b) for i, a in enumerate(norms) for b in norms[i + 1 :])
+    """Whether the items are distinct memory items (the same item twice is rightly stored once)."""
+    keys = [memory_items.key(i) for i in items]
+    return len(set(keys)) == len(keys)
 
 
 def saved_summary(record: str) -> str:
     """The summary lines of the only save in a session file, unescaped."""
     doc = Document.parse(record, split_level=3)
     save = next(s for s in doc.sections if s.title.endswith(" save"))
-    body = [unescape_line(line.rstrip("\n")) for line in save.lines]
-    end = next(i for i, line in enumerate(body) if line.startswith("- Decision: "))
+    raw = [line.rstrip("\n") for line in save.lines]
+    end = next(i for i, line in enumerate(raw) if line.startswith("- Decision: "))  # a summary's "- " is escaped
+    body = [unescape_line(line, lists=True) for line in raw]
     lines = body[1:end]
     while lines and lines[-1] == "":
         lines.pop()

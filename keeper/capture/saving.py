@@ -19,6 +19,7 @@ from keeper.store.config import Config
 from keeper.store.fsutil import atomic_write, project_lock, read_json, read_text, sweep_temp_files
 
 SCOPES = ("project", "global")
+REMOVED_KEPT = 20_000  # keys in the record of removed items (``read_removed``)
 
 
 def read_input(text: str, extra_patterns: list[str]) -> tuple[document.SaveInput, list[str]]:
@@ -115,8 +116,9 @@ def save(
         if merged != text and (text is not None or _touches_project(data)):
             atomic_write(project.memory, merged)
             atomic_write(_provenance_file(project), json.dumps(provenance, ensure_ascii=False, sort_keys=True))
-        if (data.scope == "global" and data.typed) or (
-            report.unmatched_retired and _exists(paths.global_memory_file())
+            _record_removals(project, data, report, now)
+        if data.scope == "global" and (
+            data.typed or (report.unmatched_retired and _exists(paths.global_memory_file()))
         ):
             _save_global(data, report, now)
         session_file = sessions.ensure_file(project, session, record.started_at(project, session) or now)
@@ -127,6 +129,34 @@ def save(
     resolve.remember_root(project, check=True)
     counters.append(counters.tally_path(project.state, session), counters.SAVE)
     return report, session_file
+
+
+def read_removed(project: paths.Project) -> dict[str, str]:
+    """The record of removed items: ``items.key`` -> the day it was retired or resolved."""
+    found = read_json(project.removed).get("keys")
+    return {k: v for k, v in found.items() if isinstance(v, str)} if isinstance(found, dict) else {}
+
+
+def _record_removals(
+    project: paths.Project, data: document.SaveInput, report: document.MergeReport, now: datetime
+) -> None:
+    """Keep the keys of what this save retired or resolved (and forget what it added back), so an
+    import of an older archive cannot bring them back. Newest ``REMOVED_KEPT`` kept."""
+    from keeper.memory.items import key
+
+    added = [*data.decisions, *data.issues, *(item for items in data.typed.values() for item in items)]
+    if not report.removed_keys and not os.path.exists(project.removed):
+        return
+    record = read_removed(project)
+    before = dict(record)
+    for item in added:
+        record.pop(key(item), None)
+    for gone in report.removed_keys:
+        record.pop(gone, None)
+        record[gone] = now.strftime("%Y-%m-%d")
+    if record != before:
+        kept = dict(list(record.items())[-REMOVED_KEPT:])
+        atomic_write(project.removed, json.dumps({"keys": kept}, ensure_ascii=False))
 
 
 def _touches_project(data: document.SaveInput) -> bool:
@@ -178,9 +208,15 @@ def report_lines(report: document.MergeReport) -> list[str]:
     if report.retired:
         lines.append(f"- {len(report.retired)} decision(s) retired: " + "; ".join(report.retired))
     if report.unmatched_retired:
-        lines.append("? no decision matched: " + "; ".join(report.unmatched_retired))
+        lines.append("? nothing retired for (no single match): " + "; ".join(report.unmatched_retired))
     if report.resolved:
         lines.append(f"- {len(report.resolved)} issue(s) resolved: " + "; ".join(report.resolved))
     if report.unmatched:
-        lines.append("? no open issue matched: " + "; ".join(report.unmatched))
+        lines.append("? nothing resolved for (no single match): " + "; ".join(report.unmatched))
+    for name, candidates in report.candidates:
+        lines.append(f"  {name!r} could be: " + "; ".join(repr(c) for c in candidates))
+    if report.unmatched_retired or report.unmatched:
+        lines.append("  name one exactly (its text as memory.md shows it, without the date) to remove it")
+    for item, like in report.similar:
+        lines.append(f"  {item!r} is similar to existing: {like!r} (both kept; retire one if they say the same)")
     return lines or ["= nothing new for memory.md"]

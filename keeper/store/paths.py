@@ -39,6 +39,7 @@ HUB_PAGE = "hub.html"
 LOCK_FILE = ".lock"
 INDEX_FILE = "index.sqlite3"  # in STATE_DIR, with SQLite's -wal, -shm and -journal beside it
 OWNED_LINES = "memory.json"  # in STATE_DIR: which lines of memory.md Keeper wrote (export carries it)
+REMOVED = "removed.json"  # in STATE_DIR: the keys of items retired or resolved, so import cannot revive them
 STORE_FORMAT = 2  # the store's format version; ``migrate`` moves an older store forward
 FORMAT_FILE = "format.json"  # at the root: {"format": STORE_FORMAT, "applied": [migration names]}
 
@@ -124,7 +125,7 @@ def kind(relpath: str) -> str:
 
     Durable: ``projects/<id>/memory.md``, ``projects/<id>/sessions/*.md`` and ``global/memory.md``.
     Machine-local: the configuration, the pins, the format record and each project's
-    ``state/memory.json`` and ``state/project.json``. Everything else (the index, counters, open
+    ``state/memory.json``, ``state/project.json`` and ``state/removed.json``. Everything else (the index, counters, open
     markers, caches, logs, the trash, the hub page, locks, temp files) is derived.
     """
     parts = [p for p in relpath.replace("\\", "/").split("/") if p not in ("", ".")]
@@ -138,7 +139,7 @@ def kind(relpath: str) -> str:
             return DURABLE
         if len(rest) == 2 and rest[0] == SESSIONS_DIR and rest[1].endswith(".md") and not rest[1].startswith("."):
             return DURABLE
-        if len(rest) == 2 and rest[0] == STATE_DIR and rest[1] in (OWNED_LINES, ROOT_RECORD):
+        if len(rest) == 2 and rest[0] == STATE_DIR and rest[1] in (OWNED_LINES, ROOT_RECORD, REMOVED):
             return LOCAL
     return DERIVED
 
@@ -190,6 +191,10 @@ class Project:
     @property
     def owned_lines(self) -> str:
         return os.path.join(self.dir, STATE_DIR, OWNED_LINES)
+
+    @property
+    def removed(self) -> str:
+        return os.path.join(self.dir, STATE_DIR, REMOVED)
 
     @property
     def trash(self) -> str:
