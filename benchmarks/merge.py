@@ -1,7 +1,7 @@
-"""How long merging memory.md takes as it grows: merge3 at 1,000 / 10,000 / 100,000 items, and a
-save of 4,000 list items (the time the project lock is held).
+"""How long merging memory.md takes as it grows: merge3 at 1,000 / 10,000 / 100,000 items, import's
+merge of 3,000 items and a save of 4,000 list items (both under the project lock).
 
-    python benchmarks/merge.py [--sizes 1000 10000 100000] [--save-items 4000]
+    python benchmarks/merge.py [--sizes 1000 10000 100000] [--import-items 3000] [--save-items 4000]
 
 Each merge: an ancestor with N decisions; one side retires 1% and adds 5%, the other adds 5% and
 re-dates 1%; the best of three runs is printed.
@@ -46,6 +46,18 @@ def bench_merge(n: int) -> float:
     return best
 
 
+def bench_import(n: int) -> float:
+    """Seconds import's two-way ``merge_file`` takes for two memory.md of ``n`` items, half shared
+    (what ``keeper import`` does under the project lock)."""
+    from keeper.memory.merge import merge_file
+
+    mine = document([f"Decision {i} about module m{i} (2026-01-01)" for i in range(n)])
+    theirs = document([f"Decision {i} about module m{i} (2026-01-01)" for i in range(n // 2, n + n // 2)])
+    start = time.perf_counter()
+    merge_file(mine, {}, theirs, {}, frozenset())
+    return time.perf_counter() - start
+
+
 def bench_save(count: int) -> float:
     """Seconds a save of ``count`` decisions (then ``count`` more, half known) spends under the lock."""
     from keeper.capture import saving
@@ -70,9 +82,14 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--sizes", type=int, nargs="*", default=[1000, 10000, 100000])
     parser.add_argument("--save-items", type=int, default=4000)
+    parser.add_argument("--import-items", type=int, default=3000)
     args = parser.parse_args()
     for n in args.sizes:
         print(f"merge3, {n:>7,} items: {bench_merge(n) * 1000:8.1f} ms")
+    if args.import_items:
+        print(
+            f"import merge of {args.import_items:,} items into {args.import_items:,}: {bench_import(args.import_items) * 1000:8.1f} ms"
+        )
     if args.save_items:
         print(
             f"save of {args.save_items:,} items into {args.save_items:,}: {bench_save(args.save_items) * 1000:8.1f} ms"

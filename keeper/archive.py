@@ -472,7 +472,7 @@ def plan(files: ProjectFiles, project: paths.Project) -> Result:
         else:
             theirs = json.loads(files.provenance) if files.provenance is not None else {}
             mine = read_json(provenance_file)
-            removed = saving.read_removed(project)
+            removed = saving.read_removed(saving.removed_file(project.dir))
             merged, provenance, result.merge = merge.merge_file(current, mine, files.memory, theirs, removed)
             result.memory = "unchanged" if merged == current else "merged"
             if merged != current:

@@ -556,3 +556,17 @@ def test_import_redacts_as_a_save_does_with_the_projects_own_patterns(
     import_(capsys, zpath)
     stored = "".join(p.read_text(encoding="utf-8") for p in Path(project.dir).rglob("*.md"))
     assert secret not in stored and "ACME-7731-XYZ" not in stored and "- token " in stored
+
+
+def test_an_older_export_does_not_bring_back_a_global_item_retired_since(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    api = tmp_path / "proj"
+    api.mkdir()
+    assert main(["save", "--project-dir", str(api), "--global", "--feedback", "Never force-push main"]) == 0
+    capsys.readouterr()
+    export(capsys, tmp_path / "old.zip")
+    assert main(["save", "--project-dir", str(api), "--global", "--retired", "Never force-push main"]) == 0
+    assert "1 decision(s) retired" in capsys.readouterr().out
+    import_(capsys, tmp_path / "old.zip")
+    assert "force-push" not in Path(paths.global_memory_file()).read_text(encoding="utf-8")

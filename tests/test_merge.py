@@ -94,6 +94,13 @@ def test_a_crlf_file_stays_crlf() -> None:
     assert "Theirs by hand.\r\n" in merged
 
 
+def test_code_blocks_from_both_sides_stay_whole() -> None:
+    ours = BASE + "\n```sh\nmake ship\n```\n"
+    theirs = BASE + "\n```sh\nmake test\n```\n"
+    merged = merge3(BASE, ours, theirs)
+    assert "```sh\nmake ship\n```\n" in merged and "```sh\nmake test\n```\n" in merged
+
+
 LINES = st.sampled_from(
     [
         "- Use Postgres (2026-01-01)",
@@ -113,6 +120,7 @@ LINES = st.sampled_from(
         "## Known Issues",
         "- ~",
         "<<<<<<< HEAD",
+        "```",
     ]
 )
 DOCS = st.lists(LINES, max_size=12).map(lambda lines: "\n".join(lines) + ("\n" if lines else ""))

@@ -116,7 +116,7 @@ def save(
         if merged != text and (text is not None or _touches_project(data)):
             atomic_write(project.memory, merged)
             atomic_write(_provenance_file(project), json.dumps(provenance, ensure_ascii=False, sort_keys=True))
-            _record_removals(project, data, report, now)
+            _record_removals(project.removed, data, report.removed_keys, now)
         if data.scope == "global" and (
             data.typed or (report.unmatched_retired and _exists(paths.global_memory_file()))
         ):
@@ -131,32 +131,37 @@ def save(
     return report, session_file
 
 
-def read_removed(project: paths.Project) -> dict[str, str]:
-    """The record of removed items: ``items.key`` -> the day it was retired or resolved."""
-    found = read_json(project.removed).get("keys")
+def read_removed(path: str) -> dict[str, str]:
+    """A record of removed items (``state/removed.json``): ``items.key`` -> the day it went."""
+    found = read_json(path).get("keys")
     return {k: v for k, v in found.items() if isinstance(v, str)} if isinstance(found, dict) else {}
 
 
-def _record_removals(
-    project: paths.Project, data: document.SaveInput, report: document.MergeReport, now: datetime
-) -> None:
-    """Keep the keys of what this save retired or resolved (and forget what it added back), so an
-    import of an older archive cannot bring them back. Newest ``REMOVED_KEPT`` kept."""
+def removed_file(folder: str) -> str:
+    """The record of removed items of a memory folder (a project's, or the global one)."""
+    return os.path.join(folder, paths.STATE_DIR, paths.REMOVED)
+
+
+def _record_removals(path: str, data: document.SaveInput, gone: list[str], now: datetime) -> None:
+    """Keep the keys of what a save retired or resolved (and forget what it added back), so an
+    import of an older archive cannot bring them back. The newest ``REMOVED_KEPT`` are kept;
+    machine-local, like the provenance record (a lost record only lets an import revive items)."""
     from keeper.memory.items import key
 
-    added = [*data.decisions, *data.issues, *(item for items in data.typed.values() for item in items)]
-    if not report.removed_keys and not os.path.exists(project.removed):
+    if not gone and not os.path.exists(path):
         return
-    record = read_removed(project)
+    added = [*data.decisions, *data.issues, *(item for items in data.typed.values() for item in items)]
+    record = read_removed(path)
     before = dict(record)
     for item in added:
         record.pop(key(item), None)
-    for gone in report.removed_keys:
-        record.pop(gone, None)
-        record[gone] = now.strftime("%Y-%m-%d")
+    for item_key in gone:
+        record.pop(item_key, None)
+        record[item_key] = now.strftime("%Y-%m-%d")
     if record != before:
+        os.makedirs(os.path.dirname(path), exist_ok=True)
         kept = dict(list(record.items())[-REMOVED_KEPT:])
-        atomic_write(project.removed, json.dumps({"keys": kept}, ensure_ascii=False))
+        atomic_write(path, json.dumps({"keys": kept}, ensure_ascii=False))
 
 
 def _touches_project(data: document.SaveInput) -> bool:
@@ -175,11 +180,13 @@ def _save_global(data: document.SaveInput, report: document.MergeReport, now: da
     path = paths.global_memory_file()
     with project_lock(os.path.join(os.path.dirname(path), ".lock")):
         text = read_text(path, exact=True)
+        done = len(report.removed_keys)
         merged = document.merge_global(
             text, data if data.scope == "global" else document.SaveInput(), report.unmatched_retired, now, report
         )
         if merged != text:
             atomic_write(path, merged)
+            _record_removals(removed_file(os.path.dirname(path)), data, report.removed_keys[done:], now)
 
 
 def report_lines(report: document.MergeReport) -> list[str]:

@@ -1,11 +1,14 @@
 """memory.md: the rolling project summary, merged section by section by the contract's rules.
 
-- Core Decisions: added, deduplicated (case, spacing, punctuation, near-duplicates), dated; never
-  dropped automatically, only retired by a save that says so. Saving a known decision again
-  re-confirms it: its date moves to today, so the newest and re-confirmed come first at start-up.
+- Core Decisions: added unless the same item is there (``items.key``: a near-duplicate is added and
+  named in the report), dated; never dropped automatically, only retired by a save that names it
+  (``items.find``). Saving a known decision again re-confirms it: it moves after the others with
+  today's date, so the newest and re-confirmed come first at start-up.
 - Current State: Keeper's lines replaced by each save that has a state, with a date.
 - Recent Context: one line per session, newest first, Keeper's lines capped at ``recent_sessions``.
-- Known Issues: added (deduplicated) and removed when a save resolves them.
+- Known Issues: added (the same way) and removed when a save resolves them (the same way as retiring).
+
+Merging whole documents (import, sync, team memory) lives in ``keeper.memory.merge``.
 
 An item is stored as written: one bullet, a multi-line item continuing on lines indented by two
 spaces, the date after its last line.
@@ -183,13 +186,6 @@ def one_line(text: str, limit: int = 400) -> str:
     if len(flat) <= limit:
         return flat
     return flat[:limit].rsplit(" ", 1)[0].rstrip(",;:") + " …"
-
-
-def normalize(text: str) -> str:
-    """An item's identity (``items.key``): equal for the same item, and only for it."""
-    from keeper.memory.items import key
-
-    return key(text)
 
 
 def _section(doc: Document, name: str) -> Section:
@@ -392,6 +388,7 @@ def merge_global(text: str | None, data: SaveInput, retire: list[str], now: date
         removed, unmatched = _remove_matching(doc, _retirable(doc, TYPED), retire, report)
         report.retired += removed
         report.unmatched_retired = unmatched
+        report.candidates = [(name, found) for name, found in report.candidates if name in unmatched]
     _merge_typed(doc, data.typed, now.strftime("%Y-%m-%d"), report, " (global)")
     return doc.render()
 

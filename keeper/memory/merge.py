@@ -28,6 +28,7 @@ from keeper.markdown import (
     bare,
     content_end,
     content_start,
+    fence,
 )
 from keeper.markdown import bullet as bullet_text
 from keeper.memory.document import LAST_UPDATED, SECTIONS, _item_at, _remove_owned, _section, item_text
@@ -54,7 +55,10 @@ class _Unit:
         return text[-11:-1] if strip_date(text) != text else ""
 
 
-def _units(lines: list[str]) -> list[_Unit]:
+def _units(lines: list[str], keys: dict[str, str] | None = None) -> list[_Unit]:
+    """A section's lines as units; ``keys`` memoises ``items.key`` by line (the three versions
+    share most of their lines)."""
+    keys = {} if keys is None else keys
     found: list[_Unit] = []
     section = Section(None, 0, "", lines)
     index = 0
@@ -66,13 +70,38 @@ def _units(lines: list[str]) -> list[_Unit]:
         elif line[:1] in "-*+" and line[1:2] in (" ", "\t"):
             end = section.item_span(index)
             chunk = lines[index:end]
-            text = bare(line)[2:] if end == index + 1 else item_text([bare(x) for x in chunk])
-            found.append(_Unit("i:" + key(text), chunk))
+            if end == index + 1:
+                item_key = keys.get(line)
+                if item_key is None:
+                    item_key = keys[line] = "i:" + key(bare(line)[2:])
+            else:
+                item_key = "i:" + key(item_text([bare(x) for x in chunk]))
+            found.append(_Unit(item_key, chunk))
+            index = end
+        elif fence(line):  # a code block is one unit, known by its text without the closing fence
+            end, closed = _fence_end(lines, index)
+            chunk = lines[index:end]
+            body = chunk[:-1] if closed else chunk
+            unit = _Unit("p:" + "\n".join(bare(x) for x in body), chunk)
+            if not closed:  # closed when written out, so the lines after it stay lines
+                unit.lines = [*chunk, (fence(line) or "```")[0] * 3]
+            found.append(unit)
             index = end
         else:
             found.append(_Unit("p:" + bare(line).strip(), [line]))
             index += 1
     return found
+
+
+def _fence_end(lines: list[str], start: int) -> tuple[int, bool]:
+    """End (exclusive) of the code block opened at ``start``, and whether a fence closes it (the
+    rule ``Document.parse`` follows)."""
+    opening = (fence(lines[start]) or "```")[0] * 3
+    for index in range(start + 1, len(lines)):
+        closing = fence(lines[index])
+        if closing and closing.startswith(opening):
+            return index + 1, True
+    return len(lines), False
 
 
 def _section_id(section: Section) -> tuple[int, str]:
@@ -92,9 +121,7 @@ def _state_block(units: list[_Unit]) -> tuple[int, int]:
     return 0, 0
 
 
-def _merge_units(
-    base: list[_Unit], ours: list[_Unit], theirs: list[_Unit], keep_from_theirs: frozenset[str] = frozenset()
-) -> list[_Unit]:
+def _merge_units(base: list[_Unit], ours: list[_Unit], theirs: list[_Unit]) -> list[_Unit]:
     """Ours with what theirs removed taken out and what theirs added put in (items after the last
     item, lines after the last line); linear in the number of units."""
     base_keys = {u.key for u in base}
@@ -105,7 +132,7 @@ def _merge_units(
     newer = {u.key: u for u in theirs if u.key.startswith("i:")}
     result: list[_Unit] = []
     for unit in ours:
-        if unit.key in gone and unit.key not in keep_from_theirs:
+        if unit.key in gone:
             continue
         other = newer.get(unit.key)
         newer_copy = other is not None and other.lines != unit.lines and other.date() > unit.date()
@@ -114,7 +141,7 @@ def _merge_units(
     added_items: list[_Unit] = []
     added_lines: list[_Unit] = []
     for unit in theirs:
-        if unit.key == _BLANK or unit.key in seen or (unit.key in base_keys and unit.key not in keep_from_theirs):
+        if unit.key == _BLANK or unit.key in seen or unit.key in base_keys:
             continue
         seen.add(unit.key)
         (added_items if unit.key.startswith("i:") else added_lines).append(unit)
@@ -205,10 +232,11 @@ def _merge3(base: str, ours: str, theirs: str, bound: int | None) -> str:
     theirs_newer = t_state is not None and (o_state is None or _last_updated(t_state) > _last_updated(o_state))
     out: list[Section] = []
     done: set[tuple[int, str]] = set()
+    memo: dict[str, str] = {}
 
     def merged(sid: tuple[int, str], mine: list[str]) -> list[_Unit]:
-        b_units, o_units = _units(b_secs.get(sid, [])), _units(mine)
-        t_units = _units(t_secs.get(sid, []))
+        b_units, o_units = _units(b_secs.get(sid, []), memo), _units(mine, memo)
+        t_units = _units(t_secs.get(sid, []), memo)
         if sid == (2, "state"):
             return _merge_state3(b_units, o_units, t_units, theirs_newer)
         units = _merge_units(b_units, o_units, t_units)

@@ -125,7 +125,8 @@ def kind(relpath: str) -> str:
 
     Durable: ``projects/<id>/memory.md``, ``projects/<id>/sessions/*.md`` and ``global/memory.md``.
     Machine-local: the configuration, the pins, the format record and each project's
-    ``state/memory.json``, ``state/project.json`` and ``state/removed.json``. Everything else (the index, counters, open
+    ``state/memory.json``, ``state/project.json`` and ``state/removed.json`` (the global memory has
+    one too). Everything else (the index, counters, open
     markers, caches, logs, the trash, the hub page, locks, temp files) is derived.
     """
     parts = [p for p in relpath.replace("\\", "/").split("/") if p not in ("", ".")]
@@ -133,6 +134,8 @@ def kind(relpath: str) -> str:
         return LOCAL
     if parts == [GLOBAL_DIR, MEMORY_FILE]:
         return DURABLE
+    if parts == [GLOBAL_DIR, STATE_DIR, REMOVED]:
+        return LOCAL
     if len(parts) >= 3 and parts[0] == PROJECTS_DIR:
         rest = parts[2:]
         if rest == [MEMORY_FILE]:
