@@ -190,3 +190,14 @@ def test_document_sections_parse_after_a_move() -> None:
         "Recent Context",
         "Known Issues",
     ]
+
+
+def test_a_reconfirmed_issue_or_typed_item_counts_as_confirmed_now_too() -> None:
+    text = (
+        "## Known Issues\n\n- Flaky login test (2025-01-02)\n- Slow build (2025-03-04)\n\n"
+        "## Tools\n\n- ripgrep is installed (2025-01-02)\n- fd is installed (2025-03-04)\n"
+    )
+    text, report = merge(text, issues=["Flaky login test"], typed={"tool": ["ripgrep is installed"]})
+    assert [t for t, _ in document.items(text, "issues")] == ["Slow build", "Flaky login test"]
+    assert document.items(text, "tool")[-1] == ("ripgrep is installed", "2026-11-21")
+    assert sorted(report.reconfirmed) == ["Flaky login test", "ripgrep is installed"]

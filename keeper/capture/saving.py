@@ -211,7 +211,7 @@ def report_lines(report: document.MergeReport) -> list[str]:
         if items:
             lines.append(f"= {len(items)} {kind} item(s) already known")
     if report.reconfirmed:
-        lines.append(f"~ {len(report.reconfirmed)} decision(s) re-confirmed today: " + "; ".join(report.reconfirmed))
+        lines.append(f"~ {len(report.reconfirmed)} item(s) re-confirmed today: " + "; ".join(report.reconfirmed))
     if report.retired:
         lines.append(f"- {len(report.retired)} decision(s) retired: " + "; ".join(report.retired))
     if report.unmatched_retired:

@@ -6,7 +6,8 @@
   today's date, so the newest and re-confirmed come first at start-up.
 - Current State: Keeper's lines replaced by each save that has a state, with a date.
 - Recent Context: one line per session, newest first, Keeper's lines capped at ``recent_sessions``.
-- Known Issues: added (the same way) and removed when a save resolves them (the same way as retiring).
+- Known Issues: added and re-confirmed the same way, removed when a save resolves them (named the
+  way a retirement names a decision).
 
 Merging whole documents (import, sync, team memory) lives in ``keeper.memory.merge``.
 
@@ -346,7 +347,8 @@ def merge(
     if data.decisions:
         section = _section(doc, "decisions")
         added, known, moved = _add_items(doc, section, data.decisions, day, report, reconfirm=True)
-        report.added_decisions, report.known_decisions, report.reconfirmed = added, known, moved
+        report.added_decisions, report.known_decisions = added, known
+        report.reconfirmed += moved
 
     if data.state:
         section = _section(doc, "state")
@@ -376,7 +378,9 @@ def merge(
 
     if data.issues:
         section = _section(doc, "issues")
-        report.added_issues, report.known_issues, _ = _add_items(doc, section, data.issues, day, report)
+        added, known, moved = _add_items(doc, section, data.issues, day, report, reconfirm=True)
+        report.added_issues, report.known_issues = added, known
+        report.reconfirmed += moved
 
     return doc.render(), {"state": state_owned, "recent": recent_owned}, report
 
