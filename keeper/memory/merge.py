@@ -201,7 +201,10 @@ def merge3(base: str | None, ours: str, theirs: str, *, recent_sessions: int | N
     then nothing counts as removed and it is a plain union). See the module's rules.
 
     ``merge3(b, x, x) == x``; additions merge the same in either order; a removal on either side
-    stays removed; no line added on either side is lost. Never raises.
+    stays removed; no line added on either side is lost. Never raises. When one side is unchanged
+    from ``base`` (or both are equal) the other is returned as it is, ``recent_sessions`` included.
+    Lines come out with ``ours``' line ending; the provenance record (``state/memory.json``) is the
+    caller's to keep: a merged file's Keeper lines not in it are then treated as a person's.
     """
     if ours == theirs or theirs == base:
         return ours
