@@ -10,7 +10,7 @@ Import trusts nothing in the archive. Only Keeper's own layout is read (anything
 skipped, never extracted by its name), every member is read in chunks against a size cap whatever
 its header claims, and the whole archive is read and checked before the first byte is written.
 Nothing is overwritten: session files are added (one of the same name with other bytes under
-``-imported`` names) and memory.md files are merged by ``memory.merge_file``, under the project lock.
+``-imported`` names) and memory.md files are merged by ``keeper.memory.merge.merge_file``, under the project lock.
 """
 
 from __future__ import annotations
@@ -22,7 +22,7 @@ import stat
 
 from keeper import __version__
 from keeper.errors import KeeperError
-from keeper.memory import document
+from keeper.memory import merge
 from keeper.store import identity, paths
 from keeper.store.fsutil import atomic_write, create_new, project_lock, read_json, read_text
 
@@ -364,7 +364,7 @@ class Result:
     def __init__(self, pid: str, folder: str) -> None:
         self.id, self.dir = pid, folder
         self.memory = ""  # created, merged, unchanged; "" when the archive has no memory.md
-        self.merge: document.FileMergeReport | None = None
+        self.merge: merge.FileMergeReport | None = None
         self.added: list[str] = []
         self.identical: list[str] = []
         self.renamed: list[tuple[str, str]] = []
@@ -415,9 +415,52 @@ def _session_plan(files: ProjectFiles, project: paths.Project, result: Result) -
             tries += 1
 
 
+def _patterns(project: paths.Project) -> list[str]:
+    """The redaction patterns a save into ``project`` uses: the global and the project's own."""
+    from keeper.store import config
+
+    root: object = project.root or read_json(project.root_record).get("root")
+    if project.id == "global" and not project.root:
+        root = None
+    return config.load(root if isinstance(root, str) and os.path.isdir(root) else None).redact_patterns
+
+
+def _redacted(files: ProjectFiles, patterns: list[str]) -> ProjectFiles:
+    """The archive's text redacted exactly as a save is: what it carries reaches memory and
+    Claude's context only as a save would have written it."""
+    from keeper import redact
+
+    clean = ProjectFiles()
+    clean.memory = redact.redact(files.memory, patterns) if files.memory is not None else None
+    clean.sessions = {name: redact.redact(text, patterns) for name, text in files.sessions.items()}
+    if files.provenance is not None:
+        value = json.loads(files.provenance)
+        clean.provenance = json.dumps(_redact_strings(value, patterns), ensure_ascii=False, sort_keys=True)
+    return clean
+
+
+def _redact_strings(value: Any, patterns: list[str]) -> Any:
+    from keeper import redact
+
+    if isinstance(value, str):
+        return redact.redact(value, patterns)
+    if isinstance(value, list):
+        return [_redact_strings(v, patterns) for v in value]
+    if isinstance(value, dict):
+        return {k: _redact_strings(v, patterns) for k, v in value.items()}
+    return value
+
+
 def plan(files: ProjectFiles, project: paths.Project) -> Result:
-    """What importing ``files`` into ``project`` writes, read from the store as it is now."""
+    """What importing ``files`` into ``project`` writes, read from the store as it is now.
+
+    The archive is redacted first, with the project's own ``redact_patterns``; items the project
+    retired or resolved (its record of removals, ``state/removed.json``) are not brought back.
+    """
+    from keeper.capture import saving
+
     result = Result(project.id, project.dir)
+    files = _redacted(files, _patterns(project))
     provenance_file = os.path.join(project.state, PROVENANCE)
     if files.memory is not None:
         current = read_text(project.memory)
@@ -429,7 +472,8 @@ def plan(files: ProjectFiles, project: paths.Project) -> Result:
         else:
             theirs = json.loads(files.provenance) if files.provenance is not None else {}
             mine = read_json(provenance_file)
-            merged, provenance, result.merge = document.merge_file(current, mine, files.memory, theirs)
+            removed = saving.read_removed(saving.removed_file(project.dir))
+            merged, provenance, result.merge = merge.merge_file(current, mine, files.memory, theirs, removed)
             result.memory = "unchanged" if merged == current else "merged"
             if merged != current:
                 result.writes.append((project.memory, merged, False))

@@ -53,31 +53,36 @@ def split_lines(text: str) -> list[str]:
     return lines
 
 
-def _structural(text: str) -> bool:
-    """Whether ``text``, once its leading backslashes are gone, would be a heading or a fence."""
+def _structural(text: str, lists: bool = False) -> bool:
+    """Whether ``text``, once its leading backslashes are gone, would be a heading or a fence
+    (with ``lists``, also a top-level list item: ``- ``, ``* ``, ``+ `` in the first column)."""
     core = text.lstrip(" ")
     indent = text[: len(text) - len(core)]
     core = core.lstrip("\\")
+    if lists and not indent and bullet(core) is not None:
+        return True
     return heading(indent + core) is not None or fence(indent + core) is not None
 
 
-def escape_line(line: str) -> str:
+def escape_line(line: str, lists: bool = False) -> str:
     """Make a line of saved text inert: one that would read as a heading or fence gets a backslash.
 
     Markdown shows ``\\#`` as ``#``, so a person reads the text unchanged, and Keeper's own
     structure (``## Activity``, ``### 14:30 save``) can never be forged by what was saved. Lines
     already starting with backslashes get one more, so ``unescape_line`` restores any text exactly.
+    With ``lists``, a line that would read as a list item is escaped too (``\\- text``): free text
+    such as a summary, where a leading ``- `` would pass for one of Keeper's labelled items.
     """
-    if not _structural(line):
+    if not _structural(line, lists):
         return line
     core = line.lstrip(" ")
     return line[: len(line) - len(core)] + "\\" + core
 
 
-def unescape_line(line: str) -> str:
-    """``escape_line``'s inverse."""
+def unescape_line(line: str, lists: bool = False) -> str:
+    """``escape_line``'s inverse (give the same ``lists``)."""
     core = line.lstrip(" ")
-    if core.startswith("\\") and _structural(line):
+    if core.startswith("\\") and _structural(line, lists):
         return line[: len(line) - len(core)] + core[1:]
     return line
 

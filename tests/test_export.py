@@ -17,7 +17,7 @@ import pytest
 from keeper import archive
 from keeper.capture import saving
 from keeper.cli import main
-from keeper.memory import document
+from keeper.memory import document, merge
 from keeper.store import paths
 from keeper.store.resolve import resolve
 
@@ -281,7 +281,7 @@ def test_merge_file_keeps_a_persons_lines_and_is_idempotent() -> None:
         "state": ["- Last updated: 2026-03-01 10:00", "- older"],
         "recent": [{"session": "x", "line": "- 2026-03-01: theirs"}],
     }
-    merged, provenance, report = document.merge_file(mine, owned, theirs, their_owned)
+    merged, provenance, report = merge.merge_file(mine, owned, theirs, their_owned)
     assert merged == (
         "# Project Memory: api\n\nIntro by hand.\nTheir intro.\n\n## Core Decisions\n- Use Postgres (2026-01-01)\n"
         "- hand decision\n- Two lines\n  of decision (2026-02-02)\n\n"
@@ -293,12 +293,12 @@ def test_merge_file_keeps_a_persons_lines_and_is_idempotent() -> None:
         report.added == {"Project Memory: api": 1, "Core Decisions": 1, "Recent Context": 1}
         and not report.state_replaced
     )
-    assert document.merge_file(merged, provenance, theirs, their_owned)[0] == merged
+    assert merge.merge_file(merged, provenance, theirs, their_owned)[0] == merged
 
 
 def test_merge_file_keeps_crlf_files_crlf() -> None:
     mine = "# Project Memory: api\r\n\r\n## Known Issues\r\n- one\r\n"
-    merged, _, _ = document.merge_file(mine, {}, "## Known Issues\n- two\n", {})
+    merged, _, _ = merge.merge_file(mine, {}, "## Known Issues\n- two\n", {})
     assert merged == "# Project Memory: api\r\n\r\n## Known Issues\r\n- one\r\n- two\r\n"
 
 
@@ -510,7 +510,7 @@ def test_a_hand_made_zip_of_the_store_without_manifest_imports(
 
 def test_merge_file_keeps_near_identical_summaries_of_two_sessions() -> None:
     mine = "## Recent Context\n- 2026-03-02: b work\n- 2026-03-01: base\n"
-    merged, _, _ = document.merge_file(mine, {}, "## Recent Context\n- 2026-03-02: a work\n- 2026-03-01: base\n", {})
+    merged, _, _ = merge.merge_file(mine, {}, "## Recent Context\n- 2026-03-02: a work\n- 2026-03-01: base\n", {})
     assert merged == "## Recent Context\n- 2026-03-02: b work\n- 2026-03-02: a work\n- 2026-03-01: base\n"
 
 
@@ -521,3 +521,52 @@ def test_export_never_writes_into_the_store(
     before = Path(project.memory).read_bytes()
     code, _, err = run(["export", "--out", project.memory], capsys)
     assert code == 1 and "inside the store" in err and Path(project.memory).read_bytes() == before
+
+
+def test_an_older_export_does_not_bring_back_what_was_retired_or_resolved_since(
+    two_projects: tuple[Path, Path], tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    api, _ = two_projects
+    export(capsys, tmp_path / "old.zip")
+    project = save(api, "s3", T2, retired=["Retry HTTP calls 3 times"], resolved=["Timeouts on /export"])
+    code, _ = import_(capsys, tmp_path / "old.zip")
+    text = Path(project.memory).read_text(encoding="utf-8")
+    assert code == 0 and "Retry HTTP calls" not in text and "Timeouts on /export" not in text
+    assert "Use Postgres 16" in text
+    save(api, "s4", T2, decisions=["Retry HTTP calls 3 times"])  # said again: it holds again
+    import_(capsys, tmp_path / "old.zip")
+    assert "Retry HTTP calls 3 times" in Path(project.memory).read_text(encoding="utf-8")
+
+
+def test_import_redacts_as_a_save_does_with_the_projects_own_patterns(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    api = tmp_path / "work" / "api"
+    (api / ".claude").mkdir(parents=True)
+    project = save(api, "s1", T0, decisions=["Use Postgres 16"])
+    memory = Path(project.memory).read_text(encoding="utf-8")
+    secret = "ghp_" + "A1b2C3d4E5f6G7h8I9j0K1l2M3n4O5p6Q7r8"
+    leaked = memory.replace("- Use Postgres 16", f"- Use Postgres 16\n- token {secret}\n- code ACME-7731-XYZ")
+    zpath = tmp_path / "leak.zip"
+    with zipfile.ZipFile(zpath, "w") as zf:
+        zf.writestr(f"projects/{project.id}/memory.md", leaked)
+        zf.writestr(f"projects/{project.id}/sessions/2026-03-01_0930.md", f"# Session\n\nkey {secret}\n")
+    (api / ".claude" / "keeper.yaml").write_text('redact_patterns:\n  - "ACME-[0-9]{4}-[A-Z]{3}"\n', encoding="utf-8")
+    Path(project.memory).unlink()
+    import_(capsys, zpath)
+    stored = "".join(p.read_text(encoding="utf-8") for p in Path(project.dir).rglob("*.md"))
+    assert secret not in stored and "ACME-7731-XYZ" not in stored and "- token " in stored
+
+
+def test_an_older_export_does_not_bring_back_a_global_item_retired_since(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    api = tmp_path / "proj"
+    api.mkdir()
+    assert main(["save", "--project-dir", str(api), "--global", "--feedback", "Never force-push main"]) == 0
+    capsys.readouterr()
+    export(capsys, tmp_path / "old.zip")
+    assert main(["save", "--project-dir", str(api), "--global", "--retired", "Never force-push main"]) == 0
+    assert "1 decision(s) retired" in capsys.readouterr().out
+    import_(capsys, tmp_path / "old.zip")
+    assert "force-push" not in Path(paths.global_memory_file()).read_text(encoding="utf-8")

@@ -75,7 +75,7 @@ def test_typed_items_merge_like_decisions_dedup_dates_retirement_and_hand_lines(
     now = datetime(2026, 11, 22, 9, 0)
     text = "# Global Memory\n\n## Feedback\n\n- A line I wrote by hand\n"
     report = document.MergeReport()
-    save = document.SaveInput(typed={"feedback": ["Never force-push main", "never force push main!"]}, scope="global")
+    save = document.SaveInput(typed={"feedback": ["Never force-push main", "never  FORCE-PUSH main!"]}, scope="global")
     text = document.merge_global(text, save, [], now, report)
     assert report.added_typed["feedback (global)"] == ["Never force-push main"]
     assert "- A line I wrote by hand\n" in text and "- Never force-push main (2026-11-22)" in text
@@ -84,13 +84,16 @@ def test_typed_items_merge_like_decisions_dedup_dates_retirement_and_hand_lines(
     assert report.retired == ["Never force-push main (2026-11-22)"] and "force" not in text.split("## Feedback")[1]
 
 
-def test_a_retirement_reaches_the_global_memory_when_the_project_has_no_match(
+def test_a_global_retirement_reaches_the_global_memory_when_the_project_has_no_match(
     tmp_path: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
     a = project(tmp_path, "alpha")
     main(["save", "--project-dir", str(a), "--global", "--tool", "Deploys go through make ship"])
     main(["save", "--project-dir", str(a), "--decision", "Keep money in integer cents"])
     assert main(["save", "--project-dir", str(a), "--retired", "deploys go through make ship"]) == 0
+    assert "nothing retired" in capsys.readouterr().out
+    assert "make ship" in Path(paths.global_memory_file()).read_text(encoding="utf-8")  # a project save
+    assert main(["save", "--project-dir", str(a), "--global", "--retired", "deploys go through make ship"]) == 0
     assert "1 decision(s) retired" in capsys.readouterr().out
     assert "make ship" not in Path(paths.global_memory_file()).read_text(encoding="utf-8")
     assert "integer cents" in Path(identity.make_project(str(a.resolve())).memory).read_text(encoding="utf-8")

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from datetime import datetime
 
+from keeper.capture import saving
 from keeper.markdown import Document
 from keeper.memory import document
 
@@ -42,11 +43,20 @@ def test_a_new_memory_has_the_four_sections_in_order() -> None:
 
 
 def test_decisions_are_deduplicated_after_normalising() -> None:
-    text, _, report = merge(None, decisions=["Use SQLite FTS5 for search", "use sqlite  FTS5, for search!"])
+    text, _, report = merge(None, decisions=["Use SQLite FTS5 for search", "use sqlite  FTS5 for search!"])
     assert report.added_decisions == ["Use SQLite FTS5 for search"]
-    text, _, report = merge(text, decisions=["Use SQLite FTS5 for searching", "Use Redis for sessions"])
-    assert report.known_decisions == ["Use SQLite FTS5 for searching"]
+    text, _, report = merge(text, decisions=["Use SQLite FTS5 for search.", "Use Redis for sessions"])
+    assert report.known_decisions == ["Use SQLite FTS5 for search."]
     assert report.added_decisions == ["Use Redis for sessions"]
+    assert len(section_lines(text, "Core Decisions")) == 2
+
+
+def test_a_near_duplicate_is_added_and_pointed_out_never_dropped() -> None:
+    text, _, _ = merge(None, decisions=["Use SQLite FTS5 for search"])
+    text, _, report = merge(text, decisions=["Use SQLite FTS5 for searching"])
+    assert report.added_decisions == ["Use SQLite FTS5 for searching"]
+    assert report.similar == [("Use SQLite FTS5 for searching", "Use SQLite FTS5 for search")]
+    assert any("similar to existing" in line for line in saving.report_lines(report))
     assert len(section_lines(text, "Core Decisions")) == 2
 
 
@@ -98,11 +108,11 @@ def test_a_hand_written_recent_line_is_not_counted_or_dropped() -> None:
     assert section_lines(text, "Recent Context") == ["- 2026-11-21: two", "- pinned by hand: read ADR-7 first"]
 
 
-def test_issues_are_added_once_and_removed_when_resolved_fuzzily() -> None:
+def test_issues_are_added_once_and_removed_when_resolved_by_a_clear_near_match() -> None:
     text, _, _ = merge(None, issues=["Login test is flaky on Safari", "Refund rounding off by one cent"])
     text, _, report = merge(text, issues=["login test is flaky on safari"])
     assert report.known_issues == ["login test is flaky on safari"]
-    text, _, report = merge(text, resolved=["flaky Safari login test"])
+    text, _, report = merge(text, resolved=["Login test flaky on Safari"])
     assert report.resolved == ["Login test is flaky on Safari (2026-11-21)"]
     assert section_lines(text, "Known Issues") == ["- Refund rounding off by one cent (2026-11-21)"]
 

@@ -8,7 +8,7 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from keeper.markdown import Document, bare
-from keeper.memory import document
+from keeper.memory import document, items
 
 SETTINGS = settings(max_examples=150, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 line_text = st.text(
@@ -104,10 +104,10 @@ def test_recent_context_respects_the_cap_and_decisions_are_kept(batch: list[dict
     recent = Document.parse(text).find(("recent context",))
     assert recent is not None and len(recent.bullets()) <= cap
     decisions = Document.parse(text).find(("core decisions",))
-    kept = [document.normalize(t) for _, t in decisions.bullets()] if decisions else []
+    kept = [items.key(t) for _, t in decisions.bullets()] if decisions else []
     for report in reports:
         for added in report.added_decisions:
-            assert document.normalize(added) in kept
+            assert items.key(added) in kept
     assert len(set(kept)) == len(kept)
 
 

@@ -7,6 +7,7 @@ the session file.
 
 from __future__ import annotations
 
+import os
 import string
 from datetime import datetime
 from pathlib import Path
@@ -17,6 +18,7 @@ from hypothesis import strategies as st
 from keeper.capture import saving
 from keeper.markdown import Document, unescape_line
 from keeper.memory import document
+from keeper.memory import items as memory_items
 from keeper.store import config, identity, paths
 
 HOSTILE = "#:'\"-*>|!&@`{}[]\\%~ ,?=$^()" + "\t"
@@ -36,16 +38,18 @@ def build(summary: str, lists: dict[str, list[str]]) -> str:
 
 
 def distinct(items: list[str]) -> bool:
-    norms = [document.normalize(i) for i in items]
-    return all(norms) and all(not document.same_item(a, b) for i, a in enumerate(norms) for b in norms[i + 1 :])
+    """Whether the items are distinct memory items (the same item twice is rightly stored once)."""
+    keys = [memory_items.key(i) for i in items]
+    return len(set(keys)) == len(keys)
 
 
 def saved_summary(record: str) -> str:
     """The summary lines of the only save in a session file, unescaped."""
     doc = Document.parse(record, split_level=3)
     save = next(s for s in doc.sections if s.title.endswith(" save"))
-    body = [unescape_line(line.rstrip("\n")) for line in save.lines]
-    end = next(i for i, line in enumerate(body) if line.startswith("- Decision: "))
+    raw = [line.rstrip("\n") for line in save.lines]
+    end = next((i for i, line in enumerate(raw) if line.startswith("- ")), len(raw))  # a summary's "- " is escaped
+    body = [unescape_line(line, lists=True) for line in raw]
     lines = body[1:end]
     while lines and lines[-1] == "":
         lines.pop()
@@ -97,3 +101,58 @@ def test_saved_text_cannot_forge_keepers_own_sections(project_dir: Path) -> None
         "## Recent Context",
         "## Known Issues",
     ]
+
+
+# any character a model may send (no surrogates: not UTF-8), on one line for a list item
+ANY = st.text(st.characters(blacklist_categories=("Cs",)), min_size=1, max_size=30)
+ITEM = st.one_of(ANY, LITERALS).filter(lambda v: v.strip() and "\n" not in v and "\r" not in v)
+SLOTS = ("decisions", "state", "issues", "feedback", "user", "tool", "reference")
+
+
+def stored(project: paths.Project, slot: str, scope: str) -> list[str]:
+    """What memory.md (or the global one) holds for ``slot``, read back."""
+    path = paths.global_memory_file() if scope == "global" and slot in document.TYPED else project.memory
+    found = [t for t, _ in document.items(Path(path).read_text(encoding="utf-8"), slot)]
+    return found[1:] if slot == "state" else found  # the state's first line is its date
+
+
+@settings(
+    max_examples=100,
+    deadline=None,
+    suppress_health_check=[HealthCheck.function_scoped_fixture],
+)
+@given(
+    slot=st.sampled_from(SLOTS),
+    item=ITEM,
+    # a summary's lines as written; blank lines before or after it are not kept (the format trims them)
+    summary=st.one_of(ANY, LITERALS).filter(
+        lambda v: "\r" not in v and v.split("\n")[0].strip() and v.split("\n")[-1].strip()
+    ),
+    as_json=st.booleans(),
+    scope=st.sampled_from(["project", "global"]),
+)
+def test_every_slot_stores_any_text_as_written_through_the_save_format_and_json(
+    project_dir: Path, slot: str, item: str, summary: str, as_json: bool, scope: str
+) -> None:
+    import json
+    import uuid
+
+    if as_json:
+        text = json.dumps({"summary": summary, slot: [item], "scope": scope})
+    else:
+        folded = summary.replace("\n", "\n    ")  # a long value continues on lines indented by four spaces
+        text = f"summary: {folded}\n{slot}:\n  - {item}\nscope: {scope}\n"
+    save, problems = saving.read_input(text, [])
+    assert problems == [] and save.summary == summary
+    home = Path(str(project_dir)).parent / f"store-{uuid.uuid4().hex}"
+    project = paths.Project(str(project_dir), "p", str(home / "projects" / "p"))
+    before = os.environ.get("KEEPER_HOME")
+    os.environ["KEEPER_HOME"] = str(home)  # a global memory of this example's own
+    try:
+        saving.save(project, config.load(None), save, "s1", now=datetime(2026, 11, 22, 9, 0))
+        assert stored(project, slot, scope) == [item]
+    finally:
+        if before is not None:
+            os.environ["KEEPER_HOME"] = before
+    record = next(Path(project.sessions).glob("*.md")).read_text(encoding="utf-8")
+    assert saved_summary(record) == summary

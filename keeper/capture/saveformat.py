@@ -84,7 +84,8 @@ def rules() -> str:
     """The sentences a save request prints above the example."""
     return (
         "Values are plain text, written as they are: no quotes, no escapes. One item per `  - ` line; "
-        "continue a long value on the next line indented by four spaces; drop keys that do not apply."
+        "continue a long value on the next line indented by four spaces; drop keys that do not apply. "
+        "Name a resolved issue or a retired decision in the words memory.md has for it."
     )
 
 

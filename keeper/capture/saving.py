@@ -19,6 +19,7 @@ from keeper.store.config import Config
 from keeper.store.fsutil import atomic_write, project_lock, read_json, read_text, sweep_temp_files
 
 SCOPES = ("project", "global", "team")
+REMOVED_KEPT = 20_000  # keys in the record of removed items (``read_removed``)
 
 
 def read_input(text: str, extra_patterns: list[str]) -> tuple[document.SaveInput, list[str]]:
@@ -116,14 +117,15 @@ def save(
         if merged != text and (text is not None or _touches_project(mine)):
             atomic_write(project.memory, merged)
             atomic_write(_provenance_file(project), json.dumps(provenance, ensure_ascii=False, sort_keys=True))
+            _record_removals(project.removed, mine, report.removed_keys, now)
         if data.scope == "team":
             from keeper.capture import team
 
             _, shared, tidied = team.save(project, data, now)
             shared.state_lines, shared.recent, shared.tidied = report.state_lines, report.recent, tidied
             report = shared
-        elif (data.scope == "global" and data.typed) or (
-            report.unmatched_retired and _exists(paths.global_memory_file())
+        elif data.scope == "global" and (
+            data.typed or (report.unmatched_retired and _exists(paths.global_memory_file()))
         ):
             _save_global(data, report, now)
         session_file = sessions.ensure_file(project, session, record.started_at(project, session) or now)
@@ -134,6 +136,39 @@ def save(
     resolve.remember_root(project, check=True)
     counters.append(counters.tally_path(project.state, session), counters.SAVE)
     return report, session_file
+
+
+def read_removed(path: str) -> dict[str, str]:
+    """A record of removed items (``state/removed.json``): ``items.key`` -> the day it went."""
+    found = read_json(path).get("keys")
+    return {k: v for k, v in found.items() if isinstance(v, str)} if isinstance(found, dict) else {}
+
+
+def removed_file(folder: str) -> str:
+    """The record of removed items of a memory folder (a project's, or the global one)."""
+    return os.path.join(folder, paths.STATE_DIR, paths.REMOVED)
+
+
+def _record_removals(path: str, data: document.SaveInput, gone: list[str], now: datetime) -> None:
+    """Keep the keys of what a save retired or resolved (and forget what it added back), so an
+    import of an older archive cannot bring them back. The newest ``REMOVED_KEPT`` are kept;
+    machine-local, like the provenance record (a lost record only lets an import revive items)."""
+    from keeper.memory.items import key
+
+    if not gone and not os.path.exists(path):
+        return
+    added = [*data.decisions, *data.issues, *(item for items in data.typed.values() for item in items)]
+    record = read_removed(path)
+    before = dict(record)
+    for item in added:
+        record.pop(key(item), None)
+    for item_key in gone:
+        record.pop(item_key, None)
+        record[item_key] = now.strftime("%Y-%m-%d")
+    if record != before:
+        os.makedirs(os.path.dirname(path), exist_ok=True)
+        kept = dict(list(record.items())[-REMOVED_KEPT:])
+        atomic_write(path, json.dumps({"keys": kept}, ensure_ascii=False))
 
 
 def _touches_project(data: document.SaveInput) -> bool:
@@ -152,11 +187,13 @@ def _save_global(data: document.SaveInput, report: document.MergeReport, now: da
     path = paths.global_memory_file()
     with project_lock(os.path.join(os.path.dirname(path), ".lock")):
         text = read_text(path, exact=True)
+        done = len(report.removed_keys)
         merged = document.merge_global(
             text, data if data.scope == "global" else document.SaveInput(), report.unmatched_retired, now, report
         )
         if merged != text:
             atomic_write(path, merged)
+            _record_removals(removed_file(os.path.dirname(path)), data, report.removed_keys[done:], now)
 
 
 def report_lines(report: document.MergeReport) -> list[str]:
@@ -181,15 +218,21 @@ def report_lines(report: document.MergeReport) -> list[str]:
         if items:
             lines.append(f"= {len(items)} {kind} item(s) already known")
     if report.reconfirmed:
-        lines.append(f"~ {len(report.reconfirmed)} decision(s) re-confirmed today: " + "; ".join(report.reconfirmed))
+        lines.append(f"~ {len(report.reconfirmed)} item(s) re-confirmed today: " + "; ".join(report.reconfirmed))
     if report.retired:
         lines.append(f"- {len(report.retired)} decision(s) retired: " + "; ".join(report.retired))
     if report.unmatched_retired:
-        lines.append("? no decision matched: " + "; ".join(report.unmatched_retired))
+        lines.append("? nothing retired for (no single match): " + "; ".join(report.unmatched_retired))
     if report.resolved:
         lines.append(f"- {len(report.resolved)} issue(s) resolved: " + "; ".join(report.resolved))
     if report.unmatched:
-        lines.append("? no open issue matched: " + "; ".join(report.unmatched))
+        lines.append("? nothing resolved for (no single match): " + "; ".join(report.unmatched))
+    for name, candidates in report.candidates:
+        lines.append(f"  {name!r} could be: " + "; ".join(repr(c) for c in candidates))
+    if report.unmatched_retired or report.unmatched:
+        lines.append("  name one exactly (its text as memory.md shows it, without the date) to remove it")
+    for item, like in report.similar:
+        lines.append(f"  {item!r} is similar to existing: {like!r} (both kept; retire one if they say the same)")
     if report.tidied:
         lines.append(f"~ {report.tidied} item(s) a git merge left twice or retired tidied away")
     return lines or ["= nothing new for memory.md"]

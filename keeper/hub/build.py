@@ -133,7 +133,7 @@ class Session:
             if line.startswith("### ") and line.endswith(" save") and line[6:7] == ":":
                 clock = line[4:9]
             elif line.strip() and not line.startswith("#"):
-                self.summaries.append(unescape_line(line).strip())
+                self.summaries.append(unescape_line(line, lists=True).strip())
             index += 1
 
     def _read_activity(self, lines: list[str]) -> None:

@@ -1,11 +1,15 @@
 """memory.md: the rolling project summary, merged section by section by the contract's rules.
 
-- Core Decisions: added, deduplicated (case, spacing, punctuation, near-duplicates), dated; never
-  dropped automatically, only retired by a save that says so. Saving a known decision again
-  re-confirms it: its date moves to today, so the newest and re-confirmed come first at start-up.
+- Core Decisions: added unless the same item is there (``items.key``: a near-duplicate is added and
+  named in the report), dated; never dropped automatically, only retired by a save that names it
+  (``items.find``). Saving a known decision again re-confirms it: it moves after the others with
+  today's date, so the newest and re-confirmed come first at start-up.
 - Current State: Keeper's lines replaced by each save that has a state, with a date.
 - Recent Context: one line per session, newest first, Keeper's lines capped at ``recent_sessions``.
-- Known Issues: added (deduplicated) and removed when a save resolves them.
+- Known Issues: added and re-confirmed the same way, removed when a save resolves them (named the
+  way a retirement names a decision).
+
+Merging whole documents (import, sync, team memory) lives in ``keeper.memory.merge``.
 
 An item is stored as written: one bullet, a multi-line item continuing on lines indented by two
 spaces, the date after its last line.
@@ -22,12 +26,10 @@ from keeper.markdown import (
     Section,
     after_last_bullet,
     bare,
-    content_end,
     content_start,
     escape_line,
     unescape_line,
 )
-from keeper.markdown import bullet as bullet_text
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
@@ -48,8 +50,6 @@ SECTIONS: dict[str, tuple[str, tuple[str, ...]]] = {
 PROJECT_SECTIONS = ("decisions", "state", "recent", "issues")
 TYPED = ("feedback", "user", "tool", "reference")
 GLOBAL_TITLE = "Global Memory"
-_DATE_SUFFIX = r"\s*\(\d{4}-\d{2}-\d{2}\)\s*$"
-_NEGATIONS = frozenset({"not", "no", "never", "dont", "don", "avoid", "without", "stop", "nor"})
 LAST_UPDATED = "Last updated:"
 
 
@@ -113,6 +113,9 @@ class MergeReport:
         self.added_typed: dict[str, list[str]] = {}  # "feedback" or "feedback (global)" -> items
         self.known_typed: dict[str, list[str]] = {}
         self.tidied = 0  # team.md only: items a textual git merge left twice, or both retired and present
+        self.similar: list[tuple[str, str]] = []  # (added item, the known item it resembles)
+        self.candidates: list[tuple[str, list[str]]] = []  # (unmatched name, its closest items)
+        self.removed_keys: list[str] = []  # ``items.key`` of each item retired or resolved
 
 
 def template(project_name: str, newline: str = "\n") -> str:
@@ -187,29 +190,6 @@ def one_line(text: str, limit: int = 400) -> str:
     return flat[:limit].rsplit(" ", 1)[0].rstrip(",;:") + " …"
 
 
-def normalize(text: str) -> str:
-    """Fold case, spacing, punctuation and a trailing date, for duplicate checks."""
-    import re  # merging only: SessionStart reads memory.md through this module and skips it
-
-    text = re.sub(_DATE_SUFFIX, "", text).lower().replace("'", "")
-    return " ".join(re.sub(r"[^\w\s]", " ", text).split())
-
-
-def same_item(a: str, b: str) -> bool:
-    """Whether two normalised items say the same thing (numbers and negations must agree)."""
-    import re
-
-    if a == b:
-        return True
-    if re.findall(r"\d+", a) != re.findall(r"\d+", b):
-        return False
-    if bool(_NEGATIONS & set(a.split())) != bool(_NEGATIONS & set(b.split())):
-        return False
-    from rapidfuzz import fuzz
-
-    return bool(fuzz.token_sort_ratio(a, b) >= 92)
-
-
 def _section(doc: Document, name: str) -> Section:
     title, keys = SECTIONS[name]
     return doc.find(keys) or doc.add_section(title)
@@ -232,67 +212,94 @@ def _remove_owned(doc: Document, section: Section, owned: list[str]) -> int | No
 
 
 def _add_items(
-    doc: Document, section: Section, new: list[str], stamp: str, reconfirm: bool = False
+    doc: Document, section: Section, new: list[str], stamp: str, report: MergeReport, reconfirm: bool = False
 ) -> tuple[list[str], list[str], list[str]]:
-    """Add the items not already there; return (added, known, re-confirmed).
+    """Add the items not already there (by ``items.key``); return (added, known, re-confirmed).
 
-    With ``reconfirm``, a known item whose last line ends in a date gets today's date instead.
+    Linear in the section's size: keys go into a dict once. With ``reconfirm``, a known item that
+    carries Keeper's date is moved after the last item with today's date, so it counts as
+    confirmed now (SessionStart shows the newest first; recall dates it today). A new item that
+    only resembles a known one is added, and the resemblance goes into ``report.similar``.
     """
+    from keeper.memory import items as identity
+
     added: list[str] = []
     known: list[str] = []
     moved: list[str] = []
-    existing = [(index, normalize(_item_at(section, index))) for index, _ in section.bullets()]
-    fresh: list[str] = []
+    where: dict[str, int] = {}
+    texts: dict[str, str] = {}
+    for index, _ in section.bullets():
+        text = _item_at(section, index)
+        where.setdefault(identity.key(text), index)
+        texts.setdefault(identity.key(text), text)
+    keys = list(texts) if len(new) <= 50 else []  # hints for a normal save; a bulk one skips them
+    shown = list(texts.values())
+    fresh: set[str] = set()
+    redate: list[int] = []
     for item in new:
-        norm = normalize(item)
+        norm = identity.key(item)
         if not norm:
             continue
-        match = next((index for index, other in existing if same_item(norm, other)), None)
-        if match is not None or any(same_item(norm, other) for other in fresh):
+        if norm in where or norm in fresh:
             known.append(item)
-            if reconfirm and match is not None and _redate(section, match, stamp):
+            if reconfirm and norm in where and where[norm] not in redate and _dated(section, where[norm]):
+                redate.append(where[norm])
                 moved.append(item)
             continue
-        fresh.append(norm)
+        like = identity.similar(item, keys, shown)
+        if like is not None:
+            report.similar.append((item, like))
+        fresh.add(norm)
         added.append(item)
-    doc.insert(section, after_last_bullet(section), [line for item in added for line in bullet(item, stamp)])
+    lines = [line for item in added for line in bullet(item, stamp)]
+    if redate:
+        lines = _take_dated(doc, section, sorted(redate), stamp) + lines
+    doc.insert(section, after_last_bullet(section), lines)
     return added, known, moved
 
 
-def _redate(section: Section, index: int, stamp: str) -> bool:
-    """Give the item at ``index`` today's date if it carries one (Keeper's own lines do)."""
-    last = section.item_span(index) - 1
-    line = section.lines[last]
-    text = bare(line).rstrip()
-    if _date_suffix(text) in (None, stamp):
-        return False
-    section.lines[last] = text[:-11] + stamp + ")" + line[len(bare(line)) :]
-    return True
+def _dated(section: Section, index: int) -> bool:
+    return date_of_item(section.lines[index : section.item_span(index)]) is not None
 
 
-def _remove_matching(doc: Document, sections: list[Section], wanted: list[str]) -> tuple[list[str], list[str]]:
-    """Remove the best-matching item, across ``sections``, for each of ``wanted`` (resolved, retired)."""
-    from rapidfuzz import fuzz
+def _take_dated(doc: Document, section: Section, indexes: list[int], stamp: str) -> list[str]:
+    """Remove the items at ``indexes`` (ascending) and return their lines, each dated ``stamp``."""
+    taken: list[list[str]] = []
+    for index in reversed(indexes):
+        lines = [bare(line) for line in doc.remove(section, index, section.item_span(index))]
+        text = lines[-1].rstrip()
+        lines[-1] = text[:-11] + stamp + ")"
+        taken.append(lines)
+    return [line for lines in reversed(taken) for line in lines]
+
+
+def _remove_matching(
+    doc: Document, sections: list[Section], wanted: list[str], report: MergeReport
+) -> tuple[list[str], list[str]]:
+    """Remove, across ``sections``, the one item each of ``wanted`` names (see ``items.find``).
+
+    Every copy of the same item goes; else a single near match clearly above every other. A name
+    that is ambiguous or matches nothing removes nothing: it is returned as unmatched, and its
+    closest candidates go into ``report.candidates``.
+    """
+    from keeper.memory import items as identity
 
     removed: list[str] = []
     unmatched: list[str] = []
     for item in wanted:
-        target = normalize(item)
-        best: tuple[float, Section, int] | None = None
-        for section in sections:
-            for index, _ in section.bullets():
-                candidate = normalize(_item_at(section, index))
-                if not target or not candidate:
-                    continue
-                score = 100.0 if same_item(target, candidate) else float(fuzz.token_set_ratio(target, candidate))
-                if score >= 85 and (best is None or score > best[0]):
-                    best = (score, section, index)
-        if best is None:
+        places = [(section, index) for section in sections for index, _ in section.bullets()]
+        texts = [_item_at(section, index) for section, index in places]
+        match = identity.find(item, texts)
+        if not match.found:
             unmatched.append(item)
+            if match.candidates:
+                report.candidates.append((item, match.candidates))
             continue
-        _, section, index = best
-        gone = doc.remove(section, index, section.item_span(index))
-        removed.append(item_text(gone, keep_date=True))
+        for at in sorted(match.found, key=lambda i: -places[i][1]):
+            section, index = places[at]
+            gone = doc.remove(section, index, section.item_span(index))
+            removed.append(item_text(gone, keep_date=True))
+            report.removed_keys.append(identity.key(texts[at]))
     return removed, unmatched
 
 
@@ -303,7 +310,7 @@ def _retirable(doc: Document, names: tuple[str, ...]) -> list[Section]:
 def _merge_typed(doc: Document, typed: dict[str, list[str]], day: str, report: MergeReport, label: str) -> None:
     for name in TYPED:
         if typed.get(name):
-            added, known, moved = _add_items(doc, _section(doc, name), typed[name], day, reconfirm=True)
+            added, known, moved = _add_items(doc, _section(doc, name), typed[name], day, report, reconfirm=True)
             key = name + label
             report.added_typed[key], report.known_typed[key] = added, known
             report.reconfirmed += moved
@@ -333,15 +340,16 @@ def merge(
 
     if data.retired:
         sections = _retirable(doc, ("decisions", *TYPED))
-        report.retired, report.unmatched_retired = _remove_matching(doc, sections, data.retired)
+        report.retired, report.unmatched_retired = _remove_matching(doc, sections, data.retired, report)
 
     if data.scope == "project":
         _merge_typed(doc, data.typed, day, report, "")
 
     if data.decisions:
         section = _section(doc, "decisions")
-        added, known, moved = _add_items(doc, section, data.decisions, day, reconfirm=True)
-        report.added_decisions, report.known_decisions, report.reconfirmed = added, known, moved
+        added, known, moved = _add_items(doc, section, data.decisions, day, report, reconfirm=True)
+        report.added_decisions, report.known_decisions = added, known
+        report.reconfirmed += moved
 
     if data.state:
         section = _section(doc, "state")
@@ -367,11 +375,13 @@ def merge(
 
     if data.resolved:
         section = _section(doc, "issues")
-        report.resolved, report.unmatched = _remove_matching(doc, [section], data.resolved)
+        report.resolved, report.unmatched = _remove_matching(doc, [section], data.resolved, report)
 
     if data.issues:
         section = _section(doc, "issues")
-        report.added_issues, report.known_issues, _ = _add_items(doc, section, data.issues, day)
+        added, known, moved = _add_items(doc, section, data.issues, day, report, reconfirm=True)
+        report.added_issues, report.known_issues = added, known
+        report.reconfirmed += moved
 
     return doc.render(), {"state": state_owned, "recent": recent_owned}, report
 
@@ -380,9 +390,10 @@ def merge_global(text: str | None, data: SaveInput, retire: list[str], now: date
     """Merge a save's global typed lists into the global memory.md, and retire ``retire`` there."""
     doc = Document.parse(text if text and text.strip() else global_template())
     if retire:
-        removed, unmatched = _remove_matching(doc, _retirable(doc, TYPED), retire)
+        removed, unmatched = _remove_matching(doc, _retirable(doc, TYPED), retire, report)
         report.retired += removed
         report.unmatched_retired = unmatched
+        report.candidates = [(name, found) for name, found in report.candidates if name in unmatched]
     _merge_typed(doc, data.typed, now.strftime("%Y-%m-%d"), report, " (global)")
     return doc.render()
 
@@ -415,161 +426,3 @@ def overview(text: str | None) -> Overview:
                 found.last_updated = item[len(LAST_UPDATED) :].strip()
                 break
     return found
-
-
-class FileMergeReport:
-    """What merging another memory.md into this one added, for ``keeper import``'s report."""
-
-    def __init__(self) -> None:
-        self.added: dict[str, int] = {}  # section title ("" for the top) -> items and lines added
-        self.new_sections: list[str] = []
-        self.state_replaced = False
-
-    def count(self, title: str, added: int) -> None:
-        if added:
-            self.added[title] = self.added.get(title, 0) + added
-
-
-def _kind(section: Section) -> str | None:
-    """Which of Keeper's own sections this is (``decisions`` …), or None for any other."""
-    if section.level != 2:
-        return None
-    return next((name for name, (_, keys) in SECTIONS.items() if section.key() in keys), None)
-
-
-def _last_updated(section: Section) -> str:
-    """The section's ``Last updated: YYYY-MM-DD HH:MM`` value ("" without one); such values sort by time."""
-    return next(
-        (text[len(LAST_UPDATED) :].strip() for _, text in section.bullets() if text.startswith(LAST_UPDATED)), ""
-    )
-
-
-def _strings(value: object) -> list[str]:
-    return [s for s in value if isinstance(s, str)] if isinstance(value, list) else []
-
-
-def _recent_owned(provenance: dict[str, Any]) -> list[dict[str, Any]]:
-    found = provenance.get("recent")
-    return (
-        [r for r in found if isinstance(r, dict) and isinstance(r.get("line"), str)] if isinstance(found, list) else []
-    )
-
-
-def _merge_lines(
-    doc: Document, target: Section, theirs: Section, report: FileMergeReport, skip: frozenset[str] = frozenset()
-) -> None:
-    """Add what ``theirs`` holds and ``target`` lacks: items (duplicates by ``same_item``) as written,
-    dates included, after the last item; any other missing line after the section's text."""
-    known = [normalize(_item_at(target, index)) for index, _ in target.bullets()]
-    present = {bare(line).strip() for line in target.lines if line.strip()}
-    items: list[str] = []
-    prose: list[str] = []
-    index = 0
-    while index < len(theirs.lines):
-        is_item = bullet_text(theirs.lines[index]) is not None
-        end = theirs.item_span(index) if is_item else index + 1
-        chunk = [bare(line) for line in theirs.lines[index:end]]
-        index = end
-        if not chunk[0].strip() or all(line in skip for line in chunk):
-            continue
-        norm = normalize(item_text(chunk)) if is_item else ""
-        if norm:
-            if not any(same_item(norm, other) for other in known):
-                known.append(norm)
-                items += chunk
-                report.count(target.title, 1)
-        elif chunk[0].strip() not in present:
-            present.add(chunk[0].strip())
-            prose.append(chunk[0])
-            report.count(target.title, 1)
-    doc.insert(target, after_last_bullet(target), items)
-    doc.insert(target, content_end(target), prose)
-
-
-def _merge_state(
-    doc: Document, target: Section, theirs: Section, owned: list[str], their_owned: list[str], report: FileMergeReport
-) -> list[str]:
-    """Keeper's state lines come from whichever file was updated last; a person's lines of both stay."""
-    lines = [bare(line) for line in theirs.lines]
-    incoming = [line for line in their_owned if line in lines]
-    if incoming and _last_updated(theirs) > _last_updated(target):
-        first = _remove_owned(doc, target, owned)
-        doc.insert(target, content_start(target) if first is None else first, incoming)
-        owned = incoming
-        report.state_replaced = True
-    stamps = frozenset(line for line in lines if line.startswith(f"- {LAST_UPDATED}"))
-    _merge_lines(doc, target, theirs, report, skip=frozenset(their_owned) | stamps)
-    return owned
-
-
-def _merge_recent(
-    doc: Document,
-    target: Section,
-    theirs: Section,
-    owned: list[dict[str, Any]],
-    their_owned: list[dict[str, Any]],
-    report: FileMergeReport,
-) -> list[dict[str, Any]]:
-    """Add missing ``- YYYY-MM-DD: …`` lines newest first; Keeper's stay Keeper's, so saves roll them out."""
-    known = [normalize(_item_at(target, index)) for index, _ in target.bullets()]
-    theirs_by_line = {r["line"]: r for r in their_owned}
-    owned = list(owned)
-    for index, _ in theirs.bullets():
-        chunk = [bare(line) for line in theirs.lines[index : theirs.item_span(index)]]
-        norm = normalize(item_text(chunk))
-        if not norm or norm in known:  # exact: two sessions' short summaries can be near-duplicates
-            continue
-        known.append(norm)
-        day = chunk[0][2:12]
-        later = [i for i, text in target.bullets() if text[:10] < day]
-        doc.insert(target, later[0] if later else after_last_bullet(target), chunk)
-        report.count(target.title, 1)
-        if len(chunk) == 1 and chunk[0] in theirs_by_line:
-            at = next((i for i, r in enumerate(owned) if r["line"][2:12] < day), len(owned))
-            owned.insert(at, theirs_by_line[chunk[0]])
-    _merge_lines(doc, target, theirs, report)  # a person's text between the lines
-    return owned
-
-
-def merge_file(
-    text: str, provenance: dict[str, Any], other: str, other_provenance: dict[str, Any]
-) -> tuple[str, dict[str, Any], FileMergeReport]:
-    """Merge another memory.md (an imported one) into ``text``, losing nothing of either.
-
-    Every line here stays. Each section of ``other`` goes into the same section here, or is
-    appended when this file lacks it; what this file lacks is added as written, dates included,
-    and duplicates are not (the rules saves follow). Current State comes from whichever file was
-    updated last; Recent Context lines go in by date, and the ones Keeper wrote stay Keeper's in
-    the returned provenance, so later saves still replace and roll them out. Merging the same
-    file twice changes nothing the second time.
-    """
-    doc = Document.parse(text)
-    theirs = Document.parse(other)
-    report = FileMergeReport()
-    state = _strings(provenance.get("state"))
-    recent = _recent_owned(provenance)
-    for section in theirs.sections:
-        name = _kind(section)
-        if section.level < 2:
-            target = (doc.title() if section.level == 1 else None) or doc.sections[0]
-        elif name is not None:
-            target = _section(doc, name)
-        else:
-            found = doc.find((section.key(),))
-            if found is None:
-                added = doc.add_section(section.title)
-                doc.insert(
-                    added, 0, [bare(line) for line in section.lines[content_start(section) : content_end(section)]]
-                )
-                report.new_sections.append(section.title)
-                continue
-            target = found
-        if name == "state":
-            state = _merge_state(doc, target, section, state, _strings(other_provenance.get("state")), report)
-        elif name == "recent":
-            recent = _merge_recent(doc, target, section, recent, _recent_owned(other_provenance), report)
-        else:
-            _merge_lines(doc, target, section, report)
-    if state != _strings(provenance.get("state")) or recent != _recent_owned(provenance):
-        provenance = {**provenance, "state": state, "recent": recent}
-    return doc.render(), provenance, report

@@ -13,7 +13,7 @@ the other still had) is tidied by the next team save, for which a retirement is 
 from __future__ import annotations
 
 from keeper.markdown import Document, Section, after_last_bullet
-from keeper.memory import document
+from keeper.memory import document, items
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
@@ -49,7 +49,7 @@ def team_part(data: document.SaveInput) -> document.SaveInput:
 
 
 def _key(text: str) -> str:
-    return document.normalize(text)
+    return items.key(text)
 
 
 def _item(section: Section, index: int) -> str:

@@ -42,6 +42,7 @@ HUB_PAGE = "hub.html"
 LOCK_FILE = ".lock"
 INDEX_FILE = "index.sqlite3"  # in STATE_DIR, with SQLite's -wal, -shm and -journal beside it
 OWNED_LINES = "memory.json"  # in STATE_DIR: which lines of memory.md Keeper wrote (export carries it)
+REMOVED = "removed.json"  # in STATE_DIR: the keys of items retired or resolved, so import cannot revive them
 
 DURABLE = "durable"
 LOCAL = "local"
@@ -120,22 +121,25 @@ def kind(relpath: str) -> str:
     """``DURABLE``, ``LOCAL`` or ``DERIVED`` for a path relative to the store's root (``/`` or ``\\``).
 
     Durable: ``projects/<id>/memory.md``, ``projects/<id>/sessions/*.md`` and ``global/memory.md``.
-    Machine-local: the configuration, the pins and each project's
-    ``state/memory.json`` and ``state/project.json``. Everything else (the index, counters, open
-    markers, caches, logs, the trash, the hub page, locks, temp files) is derived.
+    Machine-local: the configuration, the pins and each project's ``state/memory.json``,
+    ``state/project.json`` and ``state/removed.json`` (the global memory has one too). Everything
+    else (the index, counters, open markers, caches, logs, the trash, the hub page, locks, temp
+    files) is derived.
     """
     parts = [p for p in relpath.replace("\\", "/").split("/") if p not in ("", ".")]
     if len(parts) == 1 and parts[0] in (CONFIG_FILE, PINS_FILE):
         return LOCAL
     if parts == [GLOBAL_DIR, MEMORY_FILE]:
         return DURABLE
+    if parts == [GLOBAL_DIR, STATE_DIR, REMOVED]:
+        return LOCAL
     if len(parts) >= 3 and parts[0] == PROJECTS_DIR:
         rest = parts[2:]
         if rest == [MEMORY_FILE]:
             return DURABLE
         if len(rest) == 2 and rest[0] == SESSIONS_DIR and rest[1].endswith(".md") and not rest[1].startswith("."):
             return DURABLE
-        if len(rest) == 2 and rest[0] == STATE_DIR and rest[1] in (OWNED_LINES, ROOT_RECORD):
+        if len(rest) == 2 and rest[0] == STATE_DIR and rest[1] in (OWNED_LINES, ROOT_RECORD, REMOVED):
             return LOCAL
     return DERIVED
 
@@ -193,6 +197,10 @@ class Project:
     @property
     def owned_lines(self) -> str:
         return os.path.join(self.dir, STATE_DIR, OWNED_LINES)
+
+    @property
+    def removed(self) -> str:
+        return os.path.join(self.dir, STATE_DIR, REMOVED)
 
     @property
     def trash(self) -> str:

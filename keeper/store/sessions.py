@@ -162,7 +162,7 @@ def render_save(now: datetime, data: SaveInput, report: MergeReport) -> list[str
 
     lines = [f"### {now.strftime('%H:%M')} save", ""]
     if data.summary:
-        lines += [escape_line(line) for line in data.summary.split("\n")] + [""]
+        lines += [escape_line(line, lists=True) for line in data.summary.split("\n")] + [""]
     labelled = (
         [("Decision", d) for d in data.decisions]
         + [("State", s) for s in data.state]
