@@ -119,3 +119,120 @@ def test_the_set_up_writes_nothing_into_the_plugin_folder(
     monkeypatch.setattr(bootstrap, "build", fake_build([]))
     assert bootstrap.main(["--root", str(root), "--data", str(data)]) == 0
     assert sorted(str(p.relative_to(root)) for p in root.rglob("*")) == before
+
+
+def dead_pid() -> int:
+    """The id of a process that has just ended."""
+    import subprocess
+    import sys
+
+    child = subprocess.Popen([sys.executable, "-c", "pass"])
+    child.wait()
+    return child.pid
+
+
+def write_lock(data: Path, owner: dict[str, object] | None, age: float = 0.0) -> Path:
+    lock = data / "setup.lock"
+    lock.mkdir(parents=True)
+    if owner is not None:
+        (lock / bootstrap.SetupLock.OWNER).write_text(json.dumps(owner))
+    stamp = time.time() - age
+    os.utime(lock, (stamp, stamp))
+    return lock
+
+
+def this_host() -> str:
+    import socket
+
+    return socket.gethostname()
+
+
+@pytest.mark.parametrize(
+    "owner",
+    ["dead pid"]
+    + (["pid of another boot"] if bootstrap._boot_id() else [])  # Linux tells boots and process starts
+    + (["pid reused by another process"] if bootstrap._process_start(os.getpid()) else []),
+)
+def test_a_lock_whose_owner_is_gone_is_broken_at_once(data: Path, monkeypatch: pytest.MonkeyPatch, owner: str) -> None:
+    record: dict[str, object] = {"pid": dead_pid(), "host": this_host(), "boot": bootstrap._boot_id(), "start": ""}
+    if owner == "pid of another boot":
+        record.update(pid=os.getpid(), boot="another-boot")
+    elif owner == "pid reused by another process":
+        record.update(pid=os.getpid(), start="1")
+    write_lock(data, record)
+    calls: list[str] = []
+    monkeypatch.setattr(bootstrap, "build", fake_build(calls))
+    assert bootstrap.setup(str(REPO), str(data)) == 0  # a hook's run: it does not wait, and it builds
+    assert len(calls) == 1 and not (data / "setup.lock").exists()
+
+
+def test_a_lock_held_by_a_running_setup_is_respected(data: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    me = {
+        "pid": os.getpid(),
+        "host": this_host(),
+        "boot": bootstrap._boot_id(),
+        "start": bootstrap._process_start(os.getpid()),
+    }
+    write_lock(data, me, age=bootstrap.LOCK_STALE_SECONDS * 4)  # old, but its owner runs: never broken
+    calls: list[str] = []
+    monkeypatch.setattr(bootstrap, "build", fake_build(calls))
+    assert bootstrap.setup(str(REPO), str(data)) == 0
+    assert calls == [] and (data / "setup.lock").is_dir()
+    assert "another set-up is running" in (data / "setup.log").read_text()
+
+
+@pytest.mark.parametrize(
+    ("owner", "age", "broken"),
+    [
+        (None, 60.0, False),  # an older Keeper's lock, recent: its run may go on
+        (None, bootstrap.LOCK_STALE_SECONDS + 60, True),
+        (None, -3600.0, True),  # dated an hour ahead: the clock was wrong when it was made
+        ({"pid": 1, "host": "another-machine"}, 60.0, False),  # a shared folder: that host's run may go on
+        ({"pid": 1, "host": "another-machine"}, -3600.0, True),
+    ],
+)
+def test_a_lock_this_machine_cannot_check_goes_stale_by_age_either_way(
+    data: Path, monkeypatch: pytest.MonkeyPatch, owner: dict[str, object] | None, age: float, broken: bool
+) -> None:
+    write_lock(data, owner, age=age)
+    calls: list[str] = []
+    monkeypatch.setattr(bootstrap, "build", fake_build(calls))
+    assert bootstrap.setup(str(REPO), str(data)) == 0
+    assert (len(calls) == 1) is broken
+
+
+HANGING_SETUP = """
+import sys, time
+sys.path.insert(0, sys.argv[1])
+from keeper.plugin import bootstrap
+def build(root, target, deps, log):
+    open(sys.argv[3], "w").close()
+    time.sleep(60)
+bootstrap.build = build
+bootstrap.setup(sys.argv[1], sys.argv[2])
+"""
+
+
+def test_a_setup_killed_half_way_does_not_block_the_next(
+    tmp_path: Path, data: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A set-up stopped dead (SIGKILL; TerminateProcess on Windows) while it builds: the next run,
+    as `keeper save` makes it, takes over at once instead of waiting for the lock to age."""
+    import subprocess
+    import sys
+
+    started = tmp_path / "build-started"
+    setup = subprocess.Popen([sys.executable, "-c", HANGING_SETUP, str(REPO), str(data), str(started)])
+    try:
+        deadline = time.monotonic() + 60
+        while not started.exists() and time.monotonic() < deadline:
+            time.sleep(0.05)
+        assert (data / "setup.lock").is_dir()  # it holds the lock, half-way through
+    finally:
+        setup.kill()
+        setup.wait()
+    calls: list[str] = []
+    monkeypatch.setattr(bootstrap, "build", fake_build(calls))
+    monkeypatch.setattr(bootstrap, "STEP_TIMEOUT", 0.5)  # were the dead owner waited for, it would give up
+    assert bootstrap.setup(str(REPO), str(data), foreground=True) == 0
+    assert len(calls) == 1 and bootstrap.is_ready(str(data / "env" / __version__), __version__)

@@ -6,7 +6,7 @@ the package, nothing written into the plugin folder (for a local marketplace tha
 own checkout). It builds the environment in a temporary folder, installs the dependencies listed
 in ``pyproject.toml``, copies the package in, checks that it imports, and renames the folder into
 place, so a half-built environment is never used. A lock folder keeps two sessions starting
-together from building twice; a lock left by a killed run goes stale. All output goes to
+together from building twice; it names its owner, so a lock left by a killed run is broken at once. All output goes to
 ``D/setup.log``; a failure leaves ``D/setup-failed.json``, the one line the next session start
 shows, and the next session (or ``bin/keeper setup``) tries again.
 """
@@ -86,34 +86,156 @@ class Log:
             sys.stderr.write(text.rstrip() + "\n")
 
 
+def _boot_id() -> str:
+    """This boot of the machine (Linux), so a pid from before a restart is never taken for alive."""
+    try:
+        with open("/proc/sys/kernel/random/boot_id", encoding="ascii") as fh:
+            return fh.read().strip()
+    except OSError:
+        return ""
+
+
+def _process_start(pid: int) -> str:
+    """When process ``pid`` started, in clock ticks since boot (Linux), to tell a reused pid apart."""
+    try:
+        with open(f"/proc/{pid}/stat", encoding="ascii", errors="replace") as fh:
+            return fh.read().rsplit(")", 1)[1].split()[19]
+    except (OSError, IndexError):
+        return ""
+
+
+def pid_alive(pid: int) -> bool:
+    """Whether a process with this id runs on this machine (never signals or stops it)."""
+    if pid <= 0:
+        return False
+    if sys.platform == "win32":  # os.kill(pid, 0) would terminate the process on Windows
+        import ctypes
+
+        kernel32 = ctypes.windll.kernel32  # type: ignore[attr-defined,unused-ignore]
+        handle = kernel32.OpenProcess(0x1000, False, pid)  # PROCESS_QUERY_LIMITED_INFORMATION
+        if not handle:
+            return bool(kernel32.GetLastError() == 5)  # access denied: it exists
+        try:
+            code = ctypes.c_ulong()
+            return bool(kernel32.GetExitCodeProcess(handle, ctypes.byref(code))) and code.value == 259  # STILL_ACTIVE
+        finally:
+            kernel32.CloseHandle(handle)
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    except (PermissionError, OSError):
+        return True  # it exists, owned by someone else
+    return True
+
+
+def _owner() -> dict[str, object]:
+    import socket
+
+    return {
+        "pid": os.getpid(),
+        "host": socket.gethostname(),
+        "boot": _boot_id(),
+        "start": _process_start(os.getpid()),
+        "time": time.time(),
+    }
+
+
+def owner_gone(owner: object) -> bool | None:
+    """True when the set-up that wrote ``owner`` is known dead, False when it runs, None when this
+    machine cannot tell (another host sharing the folder, or no readable owner)."""
+    import socket
+
+    if not isinstance(owner, dict) or not isinstance(owner.get("pid"), int):
+        return None
+    if owner.get("host") != socket.gethostname():
+        return None
+    boot = _boot_id()
+    if boot and owner.get("boot") and owner.get("boot") != boot:
+        return True  # the machine restarted since: nothing of that run survives
+    pid: int = owner["pid"]
+    if not pid_alive(pid):
+        return True
+    start = owner.get("start")
+    return bool(start and _process_start(pid) and _process_start(pid) != start)  # a reused pid
+
+
 class SetupLock:
-    """A lock folder (``mkdir`` is atomic everywhere); one older than 15 minutes is a killed run's."""
+    """A lock folder holding ``owner.json`` (pid, host, boot and start of the process that holds it).
+
+    It is made whole beside its place and renamed in (a rename onto a folder that holds a file fails
+    everywhere), so a lock never exists without its owner. A lock whose owner is dead (a set-up
+    killed half-way, a restart) is broken at once; one whose owner this machine cannot check is
+    broken by age: older than 15 minutes, or dated in the future (a clock that was wrong).
+    """
+
+    OWNER = "owner.json"
 
     def __init__(self, data: str, wait: float) -> None:
         self.path, self.wait = os.path.join(data, "setup.lock"), wait
 
+    def _read_owner(self, path: str) -> object:
+        try:
+            with open(os.path.join(path, self.OWNER), encoding="utf-8") as fh:
+                return json.load(fh)
+        except (OSError, ValueError):
+            return None
+
+    def stale(self, path: str) -> bool:
+        gone = owner_gone(self._read_owner(path))
+        if gone is not None:
+            return gone
+        try:
+            age = time.time() - os.stat(path).st_mtime
+        except OSError:
+            return False
+        return age > LOCK_STALE_SECONDS or age < -60
+
+    def _take(self) -> bool:
+        mine = f"{self.path}.{os.getpid()}.new"
+        shutil.rmtree(mine, ignore_errors=True)
+        os.mkdir(mine)
+        with open(os.path.join(mine, self.OWNER), "w", encoding="utf-8") as fh:
+            json.dump(_owner(), fh)
+        try:
+            if os.path.lexists(self.path):
+                raise FileExistsError(self.path)
+            os.rename(mine, self.path)  # fails when another run's lock (never empty) got there first
+            return True
+        except OSError:
+            shutil.rmtree(mine, ignore_errors=True)
+            return False
+
+    def _break(self) -> None:
+        """Move a stale lock aside, then look again at what was moved: a run that took the lock in
+        between is alive and gets it back."""
+        aside = f"{self.path}.{os.getpid()}.stale"
+        try:
+            os.rename(self.path, aside)
+        except OSError:
+            return
+        if self.stale(aside):
+            shutil.rmtree(aside, ignore_errors=True)
+            return
+        try:
+            os.rename(aside, self.path)
+        except OSError:
+            shutil.rmtree(aside, ignore_errors=True)
+
     def acquire(self) -> bool:
         deadline = time.monotonic() + self.wait
         while True:
-            try:
-                os.mkdir(self.path)
+            if self._take():
                 return True
-            except FileExistsError:
-                try:
-                    if time.time() - os.stat(self.path).st_mtime > LOCK_STALE_SECONDS:
-                        os.rmdir(self.path)
-                        continue
-                except OSError:
-                    continue
+            if self.stale(self.path):
+                self._break()
+                continue
             if time.monotonic() >= deadline:
                 return False
             time.sleep(0.5)
 
     def release(self) -> None:
-        try:
-            os.rmdir(self.path)
-        except OSError:
-            pass
+        shutil.rmtree(self.path, ignore_errors=True)
 
 
 def _run(log: Log, args: list[str]) -> None:
