@@ -4,6 +4,8 @@ from __future__ import annotations
 
 import json
 import os
+import subprocess
+import sys
 import threading
 import time
 from pathlib import Path
@@ -236,3 +238,90 @@ def test_a_setup_killed_half_way_does_not_block_the_next(
     monkeypatch.setattr(bootstrap, "STEP_TIMEOUT", 0.5)  # were the dead owner waited for, it would give up
     assert bootstrap.setup(str(REPO), str(data), foreground=True) == 0
     assert len(calls) == 1 and bootstrap.is_ready(str(data / "env" / __version__), __version__)
+
+
+# -- nothing from the project folder runs during the set-up ----------------------------------------
+
+
+def hostile_repo(folder: Path, marker: Path) -> Path:
+    """A repository holding everything the set-up could be tricked into running or honouring;
+    each of them, run, leaves ``marker`` behind."""
+    folder.mkdir(parents=True, exist_ok=True)
+    for module in ("venv", "pip", "ensurepip", "sitecustomize", "keeper"):
+        (folder / f"{module}.py").write_text(f"open({str(marker)!r}, 'a').write('{module}.py ran\\n')\n")
+    for program in ("python3", "python", "uv", "keeper", "nohup"):
+        for where in (folder, folder / "bin"):
+            where.mkdir(exist_ok=True)
+            (where / program).write_text(f'#!/bin/sh\necho "{program} ran" >> "{marker}"\n')
+            (where / program).chmod(0o755)
+    (folder / "uv.toml").write_text('index-url = "https://evil.example/simple"\n')
+    (folder / "pyproject.toml").write_text('[tool.uv]\nindex-url = "https://evil.example/simple"\n')
+    return folder
+
+
+def plugin_copy(base: Path, deps: str = "") -> Path:
+    """The plugin's own files, with a chosen dependency list (none: pip fails at once, offline)."""
+    import shutil
+
+    root = base / "plugin"
+    shutil.copytree(REPO / "keeper", root / "keeper", ignore=shutil.ignore_patterns("__pycache__"))
+    (root / "pyproject.toml").write_text(f"[project]\ndependencies = [\n{deps}]\n")
+    return root
+
+
+def run_script(root: Path, data: Path, cwd: Path, path: str) -> subprocess.CompletedProcess[str]:
+    """bootstrap.py as bin/keeper used to start it: from the session's folder, PATH as the user has it."""
+    return subprocess.run(
+        [
+            sys.executable,
+            "-B",
+            "-I",
+            str(root / "keeper" / "plugin" / "bootstrap.py"),
+            "--root",
+            str(root),
+            "--data",
+            str(data),
+            "--foreground",
+        ],
+        cwd=cwd,
+        env={"PATH": path, "HOME": str(cwd.parent), "PYTHONPATH": str(cwd), "PIP_REQUIRE_VIRTUALENV": "0"},
+        capture_output=True,
+        text=True,
+        timeout=300,
+        check=False,
+    )
+
+
+@pytest.mark.skipif(sys.platform == "win32", reason="the planted programs are sh scripts")
+def test_the_set_up_runs_no_code_of_the_project_folder_with_uv(tmp_path: Path, data: Path) -> None:
+    marker = tmp_path / "ran-from-the-repository"
+    repo = hostile_repo(tmp_path / "repo", marker)
+    tools = tmp_path / "tools"
+    tools.mkdir()
+    # a stand-in uv that records where it ran and whether configuration files were off, and makes
+    # a real (pip-less) environment, so the set-up goes on to its later steps
+    (tools / "uv").write_text(
+        "#!/bin/sh\n"
+        f'echo "$PWD|$UV_NO_CONFIG|$*" >> "{tools}/calls.log"\n'
+        f'[ -f uv.toml ] && [ -z "$UV_NO_CONFIG" ] && echo "uv.toml honoured" >> "{marker}"\n'
+        f'if [ "$1" = venv ]; then for a; do last=$a; done; exec "{sys.executable}" -I -m venv --without-pip "$last"; fi\n'
+    )
+    (tools / "uv").chmod(0o755)
+    done = run_script(plugin_copy(tmp_path), data, repo, f":.:bin:{tools}:")
+    assert not marker.exists(), marker.read_text()
+    calls = (tools / "calls.log").read_text().splitlines()
+    assert [c.split("|")[0] for c in calls] == [str(data)] * 2  # both steps ran in the data folder
+    assert all(c.split("|")[1] == "1" and "--no-config" in c for c in calls)
+    assert "import keeper.cli" in (data / "setup.log").read_text()  # it got as far as the import check
+    assert done.returncode == 1  # that check fails: the stand-in installed nothing
+
+
+@pytest.mark.skipif(sys.platform == "win32", reason="the planted programs are sh scripts")
+def test_the_set_up_runs_no_code_of_the_project_folder_with_venv_and_pip(tmp_path: Path, data: Path) -> None:
+    marker = tmp_path / "ran-from-the-repository"
+    repo = hostile_repo(tmp_path / "repo", marker)
+    done = run_script(plugin_copy(tmp_path), data, repo, ":.:bin")  # no uv anywhere: venv and pip
+    assert not marker.exists(), marker.read_text()
+    log = (data / "setup.log").read_text()
+    assert " -I -m venv " in log and " -I -m pip " in log  # both real steps ran, isolated
+    assert done.returncode == 1  # pip, given no requirement, fails: that is all this plugin copy asks

@@ -238,10 +238,47 @@ class SetupLock:
         shutil.rmtree(self.path, ignore_errors=True)
 
 
+# Variables that would change which code the set-up's interpreters import or run, whoever set them.
+_SCRUBBED = ("PYTHON", "VIRTUAL_ENV", "CONDA_PREFIX", "__PYVENV_LAUNCHER__")
+
+
+def absolute_path(path: str | None = None) -> str:
+    """PATH without its empty and relative entries, which name the working directory (a repository)."""
+    entries = (path if path is not None else os.environ.get("PATH", "")).split(os.pathsep)
+    return os.pathsep.join(e for e in entries if e and os.path.isabs(e))
+
+
+def which(name: str) -> str | None:
+    """``shutil.which`` over the absolute entries of PATH only, so a tool in the project folder is
+    never found through a ``PATH=...:`` or ``.`` entry."""
+    path = absolute_path()
+    return shutil.which(name, path=path) if path else None
+
+
+def child_env() -> dict[str, str]:
+    """The environment of every program the set-up starts: PATH of absolute entries, no variable
+    that steers Python's imports, and uv told to read no configuration files (a ``uv.toml`` or
+    ``pyproject.toml`` up from any folder). The user's own pip and uv settings (a package mirror)
+    are kept: a repository cannot supply them, and every child starts in the data folder."""
+    env = {k: v for k, v in os.environ.items() if not k.upper().startswith(_SCRUBBED)}
+    env["PATH"] = absolute_path()
+    env["UV_NO_CONFIG"] = "1"
+    env["PIP_NO_INPUT"] = "1"
+    env["PIP_DISABLE_PIP_VERSION_CHECK"] = "1"
+    return env
+
+
 def _run(log: Log, args: list[str]) -> None:
     log.write("$ " + " ".join(args))
     done = subprocess.run(
-        args, stdin=subprocess.DEVNULL, capture_output=True, text=True, timeout=STEP_TIMEOUT, check=False
+        args,
+        stdin=subprocess.DEVNULL,
+        capture_output=True,
+        text=True,
+        timeout=STEP_TIMEOUT,
+        check=False,
+        cwd=os.path.dirname(log.path),  # the data folder: never the project a session started in
+        env=child_env(),
     )
     for line in (done.stdout + done.stderr).splitlines()[-40:]:
         log.write("  " + line)
@@ -254,10 +291,13 @@ def _site_packages(env: str) -> str:
     """Where the environment's interpreter imports from (asked of it: the layout differs by OS)."""
     done = subprocess.run(
         [env_python(env), "-I", "-c", "import sysconfig; print(sysconfig.get_paths()['purelib'])"],
+        stdin=subprocess.DEVNULL,
         capture_output=True,
         text=True,
         timeout=STEP_TIMEOUT,
         check=True,
+        cwd=os.path.dirname(env),
+        env=child_env(),
     )
     return done.stdout.strip()
 
@@ -280,19 +320,19 @@ def build(root: str, target: str, deps: list[str], log: Log) -> None:
     os.makedirs(parent, exist_ok=True)
     tmp = os.path.join(parent, f".build-{os.getpid()}-{int(time.time())}")
     try:
-        uv = shutil.which("uv")
+        uv = which("uv")
         if uv:
-            _run(log, [uv, "venv", "--quiet", "--python", sys.executable, tmp])
-            _run(log, [uv, "pip", "install", "--quiet", "--python", env_python(tmp), *deps])
+            _run(log, [uv, "venv", "--no-config", "--quiet", "--python", sys.executable, tmp])
+            _run(log, [uv, "pip", "install", "--no-config", "--quiet", "--python", env_python(tmp), *deps])
         else:
             try:
-                _run(log, [sys.executable, "-m", "venv", tmp])
+                _run(log, [sys.executable, "-I", "-m", "venv", tmp])
             except RuntimeError as exc:
                 raise RuntimeError(
                     f"{exc}. This Python cannot make virtual environments: on Debian or Ubuntu install "
                     "python3-venv (sudo apt install python3-venv), or install uv, then start a new session"
                 ) from None
-            pip = [env_python(tmp), "-m", "pip", "--disable-pip-version-check", "--no-input"]
+            pip = [env_python(tmp), "-I", "-m", "pip", "--disable-pip-version-check", "--no-input"]
             _run(log, [*pip, "install", "--quiet", *deps])
         site = _site_packages(tmp)
         shutil.copytree(os.path.join(root, "keeper"), os.path.join(site, "keeper"), ignore=_not_package_files)
@@ -375,7 +415,10 @@ def main(argv: list[str]) -> int:
     parser.add_argument("--data", required=True, help="the plugin's data folder (CLAUDE_PLUGIN_DATA)")
     parser.add_argument("--foreground", action="store_true", help="wait for a running set-up; echo the log")
     args = parser.parse_args(argv)
-    return setup(os.path.abspath(args.root), os.path.abspath(args.data), args.foreground)
+    root, data = os.path.abspath(args.root), os.path.abspath(args.data)
+    os.makedirs(data, exist_ok=True)
+    os.chdir(data)  # started from the session's folder (a repository): nothing may resolve there
+    return setup(root, data, args.foreground)
 
 
 if __name__ == "__main__":
