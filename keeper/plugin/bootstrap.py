@@ -261,7 +261,7 @@ def child_env() -> dict[str, str]:
     ``pyproject.toml`` up from any folder). The user's own pip and uv settings (a package mirror)
     are kept: a repository cannot supply them, and every child starts in the data folder."""
     env = {k: v for k, v in os.environ.items() if not k.upper().startswith(_SCRUBBED)}
-    env["PATH"] = absolute_path()
+    env["PATH"] = absolute_path() or absolute_path(os.defpath)  # never empty: that would mean the cwd
     env["UV_NO_CONFIG"] = "1"
     env["PIP_NO_INPUT"] = "1"
     env["PIP_DISABLE_PIP_VERSION_CHECK"] = "1"
