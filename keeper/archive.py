@@ -25,6 +25,7 @@ from keeper.errors import KeeperError
 from keeper.memory import merge
 from keeper.store import identity, paths
 from keeper.store.fsutil import atomic_write, create_new, project_lock, read_json, read_text
+from keeper.text import count
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
@@ -283,7 +284,7 @@ def export(project: paths.Project | None, out: str | None) -> dict[str, Any]:
 def export_lines(data: dict[str, Any]) -> list[str]:
     extra = " and the global memory" if data["global"] else ""
     lines = [
-        f"Exported {data['projects']} project(s) with {data['sessions']} session file(s){extra} "
+        f"Exported {count(data['projects'], 'project')} with {count(data['sessions'], 'session file')}{extra} "
         f"to {data['archive']} ({data['bytes']:,} bytes)"
     ]
     lines += [f"  ! left out {item['path']}: {item['reason']}" for item in data["left_out"]]
@@ -546,7 +547,7 @@ def import_lines(data: dict[str, Any]) -> list[str]:
         elif item["memory"]:
             parts.append(f"memory.md {item['memory']}")
         if item["sessions_added"]:
-            parts.append(f"{len(item['sessions_added'])} session file(s) added")
+            parts.append(f"{count(len(item['sessions_added']), 'session file')} added")
         if item["sessions_identical"]:
             parts.append(f"{len(item['sessions_identical'])} already there")
         parts += [f"{r['from']} differs, added as {r['to']}" for r in item["sessions_renamed"]]

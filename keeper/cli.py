@@ -12,6 +12,8 @@ from __future__ import annotations
 import os
 import sys
 
+from keeper.text import count
+
 TYPE_CHECKING = False
 if TYPE_CHECKING:
     import argparse
@@ -424,9 +426,9 @@ def cmd_clear(args: argparse.Namespace) -> int:
     if not args.yes:
         if sys.stdin is None or not sys.stdin.isatty():
             raise KeeperError(
-                f"clear {args.what} would move {len(files)} file(s); add --yes to confirm (nothing was removed)."
+                f"clear {args.what} would move {count(len(files), 'file')}; add --yes to confirm (nothing was removed)."
             )
-        answer = input(f"Move {len(files)} file(s) of '{project.name}' to a restorable backup? [y/N] ")
+        answer = input(f"Move {count(len(files), 'file')} of '{project.name}' to a restorable backup? [y/N] ")
         if answer.strip().lower() not in ("y", "yes"):
             print("Nothing was removed.")
             return 0
@@ -436,7 +438,7 @@ def cmd_clear(args: argparse.Namespace) -> int:
         args,
         {"moved": files, "backup": backup},
         lambda: [
-            f"Moved {len(files)} file(s) to {backup}",
+            f"Moved {count(len(files), 'file')} to {backup}",
             f"Undo with: keeper restore {os.path.basename(backup)}{named}   (kept for {cfg.trash_days} days)",
         ],
     )
@@ -463,7 +465,7 @@ def cmd_restore(args: argparse.Namespace) -> int:
             print("No backups.")
         return 0
     restored, kept = trash.restore(project, args.backup)
-    print(f"Restored {len(restored)} file(s) into {project.dir}")
+    print(f"Restored {count(len(restored), 'file')} into {project.dir}")
     for rel in kept:
         print(f"  kept the current {rel}; the backup copy stays in the trash")
     return 0

@@ -15,6 +15,7 @@ from keeper import __version__, process
 from keeper.plugin import install
 from keeper.store import counters, paths
 from keeper.store.fsutil import ensure_dir
+from keeper.text import count
 
 
 class Check:
@@ -95,6 +96,19 @@ def _plugin_installs() -> list[Check]:
                     f"it is now (`claude plugin marketplace add PATH`) and `claude plugin install {plugin.name}`",
                 )
             )
+        extras = plugin.copied_extras()
+        if extras:
+            where = plugin.source_path or "the folder you added as the marketplace"
+            checks.append(
+                Check(
+                    "copy",
+                    False,
+                    f"Claude Code copied {', '.join(extras)} from {where} into its plugin cache "
+                    f"({plugin.install_path}): it copies a local marketplace's whole folder",
+                    f"move them out of {where} (`git status --ignored` there lists them), then run "
+                    f"`claude plugin uninstall {plugin.name}` and `claude plugin install {plugin.name}`",
+                )
+            )
         if plugin.env_ready:
             checks.append(Check("setup", True, f"hooks run Keeper in {plugin.data} (Python {plugin.env_python})"))
         elif plugin.failure:
@@ -173,5 +187,5 @@ def lines(checks: list[Check]) -> list[str]:
         if check.fix and check.ok is not True:
             out.append(f"        {'':8} fix: {check.fix}")
     problems = sum(1 for c in checks if c.ok is False)
-    out.append(f"{problems} problem(s) found." if problems else "No problems found.")
+    out.append(f"{count(problems, 'problem')} found." if problems else "No problems found.")
     return out

@@ -37,12 +37,16 @@ def neutral_dir() -> str:
 
 def clean_env(extra: Mapping[str, str] | None = None) -> dict[str, str]:
     """The environment for a child: this one without the variables that would steer git or Python
-    (the user's own ways of reaching a remote excepted), plus ``extra``."""
+    (the user's own ways of reaching a remote excepted), PATH without its empty and relative
+    entries (they name whatever folder the child starts in), plus ``extra``."""
     env = {
         key: value
         for key, value in os.environ.items()
         if key in _KEPT_GIT or not key.upper().startswith(_SCRUBBED_PREFIXES)
     }
+    entries = env.get("PATH", os.defpath).split(os.pathsep)  # an empty or relative entry names the cwd
+    kept = [e for e in entries if e and os.path.isabs(e)]
+    env["PATH"] = os.pathsep.join(kept or [e for e in os.defpath.split(os.pathsep) if os.path.isabs(e)])
     env.update(extra or {})
     return env
 

@@ -13,6 +13,7 @@ from keeper.store import counters, identity, log, paths, sessions
 from keeper.store.config import Config
 from keeper.store.fsutil import read_json, read_text
 from keeper.store.projects import size
+from keeper.text import count
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
@@ -120,7 +121,7 @@ def _team_line(team: dict[str, Any]) -> str:
     if not team["readable"]:
         return f"  team memory   {team['path']} cannot be read (a link, or not a regular file); {git}"
     read = "" if team["read"] else "; not read (team: false)"
-    return f"  team memory   {size(team['bytes'])}, {team['items']} item(s) at {team['path']}; {git}{read}"
+    return f"  team memory   {size(team['bytes'])}, {count(team['items'], 'item')} at {team['path']}; {git}{read}"
 
 
 def lines(data: dict[str, Any]) -> list[str]:
@@ -133,20 +134,21 @@ def lines(data: dict[str, Any]) -> list[str]:
     ]
     if mem["exists"]:
         out.append(
-            f"  memory.md     {size(mem['bytes'])}, {mem['decisions']} decisions, {mem['issues']} open issues, "
-            f"{mem['recent']} recent sessions; last updated {mem['last_updated'] or 'never'}"
+            f"  memory.md     {size(mem['bytes'])}, {count(mem['decisions'], 'decision')}, "
+            f"{count(mem['issues'], 'open issue')}, "
+            f"{count(mem['recent'], 'recent session')}; last updated {mem['last_updated'] or 'never'}"
         )
     else:
         out.append("  memory.md     not written yet (the first save creates it)")
     glob_ = data["global"]
     out.append(
-        f"  global memory {size(glob_['bytes'])}, {glob_['items']} item(s) at {glob_['path']}"
+        f"  global memory {size(glob_['bytes'])}, {count(glob_['items'], 'item')} at {glob_['path']}"
         if glob_["exists"]
         else "  global memory none yet (saves with scope: global create it)"
     )
     out.append(_team_line(data["team"]))
     out.append(
-        f"  sessions      {ses['count']} file(s), {size(ses['bytes'])}"
+        f"  sessions      {count(ses['count'], 'file')}, {size(ses['bytes'])}"
         + (f"; newest {ses['newest']}" if ses["newest"] else "")
     )
     out.append(

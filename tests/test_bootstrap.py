@@ -4,6 +4,8 @@ from __future__ import annotations
 
 import json
 import os
+import subprocess
+import sys
 import threading
 import time
 from pathlib import Path
@@ -119,3 +121,207 @@ def test_the_set_up_writes_nothing_into_the_plugin_folder(
     monkeypatch.setattr(bootstrap, "build", fake_build([]))
     assert bootstrap.main(["--root", str(root), "--data", str(data)]) == 0
     assert sorted(str(p.relative_to(root)) for p in root.rglob("*")) == before
+
+
+def dead_pid() -> int:
+    """The id of a process that has just ended."""
+    import subprocess
+    import sys
+
+    child = subprocess.Popen([sys.executable, "-c", "pass"])
+    child.wait()
+    return child.pid
+
+
+def write_lock(data: Path, owner: dict[str, object] | None, age: float = 0.0) -> Path:
+    lock = data / "setup.lock"
+    lock.mkdir(parents=True)
+    if owner is not None:
+        (lock / bootstrap.SetupLock.OWNER).write_text(json.dumps(owner))
+    stamp = time.time() - age
+    os.utime(lock, (stamp, stamp))
+    return lock
+
+
+def this_host() -> str:
+    import socket
+
+    return socket.gethostname()
+
+
+@pytest.mark.parametrize(
+    "owner",
+    ["dead pid"]
+    + (["pid of another boot"] if bootstrap._boot_id() else [])  # Linux tells boots and process starts
+    + (["pid reused by another process"] if bootstrap._process_start(os.getpid()) else []),
+)
+def test_a_lock_whose_owner_is_gone_is_broken_at_once(data: Path, monkeypatch: pytest.MonkeyPatch, owner: str) -> None:
+    record: dict[str, object] = {"pid": dead_pid(), "host": this_host(), "boot": bootstrap._boot_id(), "start": ""}
+    if owner == "pid of another boot":
+        record.update(pid=os.getpid(), boot="another-boot")
+    elif owner == "pid reused by another process":
+        record.update(pid=os.getpid(), start="1")
+    write_lock(data, record)
+    calls: list[str] = []
+    monkeypatch.setattr(bootstrap, "build", fake_build(calls))
+    assert bootstrap.setup(str(REPO), str(data)) == 0  # a hook's run: it does not wait, and it builds
+    assert len(calls) == 1 and not (data / "setup.lock").exists()
+
+
+def test_a_lock_held_by_a_running_setup_is_respected(data: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    me = {
+        "pid": os.getpid(),
+        "host": this_host(),
+        "boot": bootstrap._boot_id(),
+        "start": bootstrap._process_start(os.getpid()),
+    }
+    write_lock(data, me, age=bootstrap.LOCK_STALE_SECONDS * 4)  # old, but its owner runs: never broken
+    calls: list[str] = []
+    monkeypatch.setattr(bootstrap, "build", fake_build(calls))
+    assert bootstrap.setup(str(REPO), str(data)) == 0
+    assert calls == [] and (data / "setup.lock").is_dir()
+    assert "another set-up is running" in (data / "setup.log").read_text()
+
+
+@pytest.mark.parametrize(
+    ("owner", "age", "broken"),
+    [
+        (None, 60.0, False),  # an older Keeper's lock, recent: its run may go on
+        (None, bootstrap.LOCK_STALE_SECONDS + 60, True),
+        (None, -3600.0, True),  # dated an hour ahead: the clock was wrong when it was made
+        ({"pid": 1, "host": "another-machine"}, 60.0, False),  # a shared folder: that host's run may go on
+        ({"pid": 1, "host": "another-machine"}, -3600.0, True),
+    ],
+)
+def test_a_lock_this_machine_cannot_check_goes_stale_by_age_either_way(
+    data: Path, monkeypatch: pytest.MonkeyPatch, owner: dict[str, object] | None, age: float, broken: bool
+) -> None:
+    write_lock(data, owner, age=age)
+    calls: list[str] = []
+    monkeypatch.setattr(bootstrap, "build", fake_build(calls))
+    assert bootstrap.setup(str(REPO), str(data)) == 0
+    assert (len(calls) == 1) is broken
+
+
+HANGING_SETUP = """
+import sys, time
+sys.path.insert(0, sys.argv[1])
+from keeper.plugin import bootstrap
+def build(root, target, deps, log):
+    open(sys.argv[3], "w").close()
+    time.sleep(60)
+bootstrap.build = build
+bootstrap.setup(sys.argv[1], sys.argv[2])
+"""
+
+
+def test_a_setup_killed_half_way_does_not_block_the_next(
+    tmp_path: Path, data: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A set-up stopped dead (SIGKILL; TerminateProcess on Windows) while it builds: the next run,
+    as `keeper save` makes it, takes over at once instead of waiting for the lock to age."""
+    import subprocess
+    import sys
+
+    started = tmp_path / "build-started"
+    setup = subprocess.Popen([sys.executable, "-c", HANGING_SETUP, str(REPO), str(data), str(started)])
+    try:
+        deadline = time.monotonic() + 60
+        while not started.exists() and time.monotonic() < deadline:
+            time.sleep(0.05)
+        assert (data / "setup.lock").is_dir()  # it holds the lock, half-way through
+    finally:
+        setup.kill()
+        setup.wait()
+    calls: list[str] = []
+    monkeypatch.setattr(bootstrap, "build", fake_build(calls))
+    monkeypatch.setattr(bootstrap, "STEP_TIMEOUT", 0.5)  # were the dead owner waited for, it would give up
+    assert bootstrap.setup(str(REPO), str(data), foreground=True) == 0
+    assert len(calls) == 1 and bootstrap.is_ready(str(data / "env" / __version__), __version__)
+
+
+# -- nothing from the project folder runs during the set-up ----------------------------------------
+
+
+def hostile_repo(folder: Path, marker: Path) -> Path:
+    """A repository holding everything the set-up could be tricked into running or honouring;
+    each of them, run, leaves ``marker`` behind."""
+    folder.mkdir(parents=True, exist_ok=True)
+    for module in ("venv", "pip", "ensurepip", "sitecustomize", "keeper"):
+        (folder / f"{module}.py").write_text(f"open({str(marker)!r}, 'a').write('{module}.py ran\\n')\n")
+    for program in ("python3", "python", "uv", "keeper", "nohup"):
+        for where in (folder, folder / "bin"):
+            where.mkdir(exist_ok=True)
+            (where / program).write_text(f'#!/bin/sh\necho "{program} ran" >> "{marker}"\n')
+            (where / program).chmod(0o755)
+    (folder / "uv.toml").write_text('index-url = "https://evil.example/simple"\n')
+    (folder / "pyproject.toml").write_text('[tool.uv]\nindex-url = "https://evil.example/simple"\n')
+    return folder
+
+
+def plugin_copy(base: Path, deps: str = "") -> Path:
+    """The plugin's own files, with a chosen dependency list (none: pip fails at once, offline)."""
+    import shutil
+
+    root = base / "plugin"
+    shutil.copytree(REPO / "keeper", root / "keeper", ignore=shutil.ignore_patterns("__pycache__"))
+    (root / "pyproject.toml").write_text(f"[project]\ndependencies = [\n{deps}]\n")
+    return root
+
+
+def run_script(root: Path, data: Path, cwd: Path, path: str) -> subprocess.CompletedProcess[str]:
+    """bootstrap.py as bin/keeper used to start it: from the session's folder, PATH as the user has it."""
+    return subprocess.run(
+        [
+            sys.executable,
+            "-B",
+            "-I",
+            str(root / "keeper" / "plugin" / "bootstrap.py"),
+            "--root",
+            str(root),
+            "--data",
+            str(data),
+            "--foreground",
+        ],
+        cwd=cwd,
+        env={"PATH": path, "HOME": str(cwd.parent), "PYTHONPATH": str(cwd), "PIP_REQUIRE_VIRTUALENV": "0"},
+        capture_output=True,
+        text=True,
+        timeout=300,
+        check=False,
+    )
+
+
+@pytest.mark.skipif(sys.platform == "win32", reason="the planted programs are sh scripts")
+def test_the_set_up_runs_no_code_of_the_project_folder_with_uv(tmp_path: Path, data: Path) -> None:
+    marker = tmp_path / "ran-from-the-repository"
+    repo = hostile_repo(tmp_path / "repo", marker)
+    tools = tmp_path / "tools"
+    tools.mkdir()
+    # a stand-in uv that records where it ran and whether configuration files were off, and makes
+    # a real (pip-less) environment, so the set-up goes on to its later steps
+    (tools / "uv").write_text(
+        "#!/bin/sh\n"
+        f'echo "$PWD|$UV_NO_CONFIG|$*" >> "{tools}/calls.log"\n'
+        f'[ -f uv.toml ] && [ -z "$UV_NO_CONFIG" ] && echo "uv.toml honoured" >> "{marker}"\n'
+        f'if [ "$1" = venv ]; then for a; do last=$a; done; exec "{sys.executable}" -I -m venv --without-pip "$last"; fi\n'
+    )
+    (tools / "uv").chmod(0o755)
+    done = run_script(plugin_copy(tmp_path), data, repo, f":.:bin:{tools}:")
+    assert not marker.exists(), marker.read_text()
+    calls = (tools / "calls.log").read_text().splitlines()
+    assert [c.split("|")[0] for c in calls] == [str(data)] * 2  # both steps ran in the data folder
+    assert all(c.split("|")[1] == "1" and "--no-config" in c for c in calls)
+    assert "import keeper.cli" in (data / "setup.log").read_text()  # it got as far as the import check
+    assert done.returncode == 1  # that check fails: the stand-in installed nothing
+
+
+@pytest.mark.skipif(sys.platform == "win32", reason="the planted programs are sh scripts")
+def test_the_set_up_runs_no_code_of_the_project_folder_with_venv_and_pip(tmp_path: Path, data: Path) -> None:
+    marker = tmp_path / "ran-from-the-repository"
+    repo = hostile_repo(tmp_path / "repo", marker)
+    done = run_script(plugin_copy(tmp_path), data, repo, ":.:bin")  # no uv anywhere: venv and pip
+    assert not marker.exists(), marker.read_text()
+    log = (data / "setup.log").read_text()
+    assert " -I -m venv " in log and " -I -m pip " in log  # both real steps ran, isolated
+    assert done.returncode == 1  # pip, given no requirement, fails: that is all this plugin copy asks

@@ -64,7 +64,7 @@ def test_after_300_saves_the_newest_decisions_and_open_issues_come_first(project
     assert shown_issues == set(sorted(open_issues, key=open_issues.__getitem__)[-len(shown_issues) :])
     assert shown_issues  # never an empty Known Issues while the file has some
     assert not shown_decisions & retired and not shown_issues & resolved
-    assert "older item(s) of 'Core Decisions'" in text and "keeper recall <words>" in text
+    assert "older items of 'Core Decisions'" in text and "keeper recall <words>" in text
     assert re.search(r"\(20\d\d-\d\d-\d\d\)", text)  # dates stay visible
 
 
@@ -118,6 +118,49 @@ def test_a_session_that_ended_without_a_save_is_shown_until_a_save_covers_it(
     saving.save(project_of(project_dir), config.load(None), SaveInput(summary="picked it up"), "second")
     given = run_hook("session-start", {**second, "source": "resume"}, monkeypatch, capsys)
     assert "ended without a save" not in given["hookSpecificOutput"]["additionalContext"]
+
+
+@pytest.mark.parametrize(
+    ("prompt", "tools", "listed"),
+    [
+        ("What does the discount engine do when two coupons apply?", 0, False),  # it only talked
+        ("/keeper:recall discount stacking", 0, False),  # a recall
+        ("Run the checkout tests", 1, True),  # it worked: one tool use, never saved
+    ],
+    ids=["talk", "recall", "tool-use"],
+)
+def test_only_sessions_with_unsaved_work_are_listed_as_unsaved(
+    project_dir: Path,
+    tmp_path: Path,
+    monkeypatch: pytest.MonkeyPatch,
+    capsys: pytest.CaptureFixture[str],
+    prompt: str,
+    tools: int,
+    listed: bool,
+) -> None:
+    from tests.transcripts import Transcript
+
+    t = Transcript(tmp_path / "t.jsonl", cwd=str(project_dir))
+    if prompt.startswith("/"):
+        t.slash(*prompt.split(" ", 1))
+    else:
+        t.prompt(prompt)
+    first = {"session_id": "first", "cwd": str(project_dir), "transcript_path": str(t.path)}
+    run_hook("session-start", {**first, "source": "startup"}, monkeypatch, capsys)
+    run_hook("user-prompt-submit", {**first, "prompt": prompt}, monkeypatch, capsys)
+    for _ in range(tools):
+        command = {"command": "pytest -q tests/checkout", "description": "run tests"}
+        t.tool("Bash", command, "3 passed")
+        use = {"tool_name": "Bash", "tool_input": command, "tool_response": {"stdout": "3 passed"}}
+        run_hook("post-tool-use", {**first, **use}, monkeypatch, capsys)
+    t.reply("Done.")
+    run_hook("stop", {**first, "stop_hook_active": False, "last_assistant_message": "Done."}, monkeypatch, capsys)
+    run_hook("session-end", {**first, "reason": "other"}, monkeypatch, capsys)
+    second = {"session_id": "second", "cwd": str(project_dir), "transcript_path": ""}
+    reply = run_hook("session-start", {**second, "source": "startup"}, monkeypatch, capsys)
+    given = reply["hookSpecificOutput"]["additionalContext"]
+    assert ("ended without a save" in given) is listed, given
+    assert ("unsaved session" in reply.get("systemMessage", "")) is listed
 
 
 def test_a_session_start_lists_neither_the_sessions_nor_the_state_folder(

@@ -41,7 +41,7 @@ def test_save_from_yaml_on_stdin_says_what_changed(
     yaml_text = "summary: Added retries\ndecisions:\n  - Retry HTTP calls 3 times with jitter\nissues:\n  - Timeouts on /export\n"
     code, out, _ = cli(["save"], capsys, yaml_text, monkeypatch)
     assert code == 0
-    assert "+ 1 decision(s): Retry HTTP calls 3 times with jitter" in out and "+ 1 issue(s): Timeouts on /export" in out
+    assert "+ 1 decision: Retry HTTP calls 3 times with jitter" in out and "+ 1 issue: Timeouts on /export" in out
     assert "- Retry HTTP calls 3 times with jitter (" in memory_file(project_dir).read_text()
 
 
@@ -64,6 +64,49 @@ def test_save_with_nothing_to_save_explains_what_to_give(
 ) -> None:
     code, _, err = cli(["save"], capsys, "", monkeypatch)
     assert code == 1 and err.startswith("keeper: error: nothing to save") and "--summary" in err
+
+
+@pytest.mark.parametrize(
+    "text",
+    ["{bad json", '{"summary": "x",}', "  {summary: unquoted}\n", '["a", "b"]', "[]", '[{"summary": "x"}]'],
+    ids=["broken", "trailing-comma", "yaml-in-braces", "list", "empty-list", "list-of-object"],
+)
+def test_a_save_meant_as_json_that_is_no_json_object_is_refused_and_nothing_stored(
+    project_dir: Path, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch, text: str
+) -> None:
+    code, out, err = cli(["save"], capsys, text, monkeypatch)
+    assert code == 1 and out == ""
+    assert err.startswith("keeper: error: this save's input ") and "nothing was saved" in err and '{"summary"' in err
+    assert not memory_file(project_dir).exists()
+    sessions = memory_file(project_dir).parent / "sessions"
+    assert not sessions.exists() or not any(sessions.iterdir())
+
+
+@pytest.mark.parametrize(
+    ("text", "summary"),
+    [
+        ("[WIP] fixed the login form", "[WIP] fixed the login form"),
+        ("{a\nsummary: {braces} are fine\n", "{braces} are fine"),
+    ],
+)
+def test_text_that_only_looks_like_json_is_still_saved(
+    project_dir: Path, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch, text: str, summary: str
+) -> None:
+    code, _, _ = cli(["save"], capsys, text, monkeypatch)
+    assert code == 0 and summary in memory_file(project_dir).read_text()
+
+
+def test_counts_read_in_the_right_number(
+    project_dir: Path, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    code, out, _ = cli(["save", "--decision", "Ship CSV first", "--issue", "PDF later"], capsys)
+    assert code == 0 and "+ 1 decision: Ship CSV first" in out and "+ 1 issue: PDF later" in out
+    code, out, _ = cli(["status"], capsys)
+    assert "1 decision, 1 open issue," in out and "(s)" not in out
+    code, out, _ = cli(["save", "--decision", "A", "--decision", "B"], capsys)
+    assert "+ 2 decisions: A; B" in out
+    code, out, _ = cli(["status"], capsys)
+    assert "3 decisions, 1 open issue," in out
 
 
 def test_save_redacts_secrets_before_they_reach_disk(
@@ -102,7 +145,7 @@ def test_status_reports_counter_files_and_locations(project_dir: Path, capsys: p
     assert data["sessions"]["count"] == 1 and data["counter"]["save_every"] == 15
     assert data["last_save"] and data["project"]["name"] == "api"
     code, out, _ = cli(["status"], capsys)
-    assert "memory.md" in out and "1 decisions, 1 open issues" in out
+    assert "memory.md" in out and "1 decision, 1 open issue" in out
 
 
 def test_clear_refuses_without_yes_when_not_on_a_terminal(
@@ -131,7 +174,7 @@ def test_clear_old_moves_only_old_session_files(project_dir: Path, capsys: pytes
     old = Path(project.sessions) / "2020-01-02_0304.md"
     old.write_text("# Session 2020-01-02 03:04\n\nancient\n")
     code, out, _ = cli(["clear", "old", "--older-than", "30", "--yes"], capsys)
-    assert "Moved 1 file(s)" in out
+    assert "Moved 1 file" in out
     assert code == 0 and not old.exists()
     assert len(list(Path(project.sessions).glob("*.md"))) == 1 and memory_file(project_dir).exists()
 

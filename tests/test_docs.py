@@ -105,7 +105,7 @@ def test_demo_runs_offline_and_shows_the_whole_loop(tmp_path: Path) -> None:
     assert done.returncode == 0, done.stderr
     out = done.stdout
     assert "Keeper asks Claude to save" in out and "tool uses since this session's memory was last saved" in out
-    assert "+ 2 decision(s)" in out
+    assert "+ 2 decisions" in out
     assert "Keeper: 2 decisions, 1 open issue" in out
     assert "Refunds still use the old rounding" in out.split("7. Recall")[1]
 

@@ -41,17 +41,17 @@ def test_doctor_reports_each_problem_with_a_fix(
     assert "note  plugin   no keeper plugin is enabled" in out and "claude plugin install keeper@keeper" in out
     assert "note  command  no `keeper` on PATH: the plugin runs its own" in out
     assert "FAIL  config" in out and "save_every must be a positive whole number" in out
-    assert "ok    store" in out and "1 problem(s) found." in out
+    assert "ok    store" in out and "1 problem found." in out
 
 
-def claude_plugin_state(home: Path, source: Path, data_files: dict[str, str]) -> Path:
+def claude_plugin_state(home: Path, source: Path, data_files: dict[str, str], install_path: str = "x") -> Path:
     """Write what `claude plugin marketplace add` + `install` leave behind, and a data folder."""
     claude = home / ".claude"
     (claude / "plugins").mkdir(parents=True, exist_ok=True)
     (claude / "settings.json").write_text(json.dumps({"enabledPlugins": {"keeper@keeper": True}}))
     marketplaces = {"keeper": {"source": {"source": "directory", "path": str(source)}}}
     (claude / "plugins" / "known_marketplaces.json").write_text(json.dumps(marketplaces))
-    installed = {"version": 2, "plugins": {"keeper@keeper": [{"version": __version__, "installPath": "x"}]}}
+    installed = {"version": 2, "plugins": {"keeper@keeper": [{"version": __version__, "installPath": install_path}]}}
     (claude / "plugins" / "installed_plugins.json").write_text(json.dumps(installed))
     data = claude / "plugins" / "data" / "keeper-keeper"
     for name, text in data_files.items():
@@ -80,6 +80,27 @@ def test_doctor_tells_the_truth_about_the_plugin_set_up(
     assert "FAIL  setup    Keeper could not set itself up: pip failed: no network." in out
     assert f"FAIL  source   the marketplace folder {tmp_path / 'moved-away'} no longer exists" in out
     assert "claude plugin marketplace remove keeper" in out
+
+
+def test_doctor_names_a_virtualenv_or_cache_claude_code_copied_into_its_plugin_cache(
+    project_dir: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    home = Path(os.environ["HOME"])
+    source = tmp_path / "checkout"
+    cache = home / ".claude" / "plugins" / "cache" / "keeper" / "keeper" / __version__
+    for folder in (source, cache / "bin", cache / ".venv" / "lib", cache / ".cache" / "claude-code"):
+        folder.mkdir(parents=True, exist_ok=True)
+    claude_plugin_state(home, source, {}, install_path=str(cache))
+    assert main(["doctor"]) == 1
+    out = capsys.readouterr().out
+    assert f"FAIL  copy     Claude Code copied .venv, .cache from {source} into its plugin cache" in out
+    assert "claude plugin uninstall keeper@keeper" in out
+    import shutil
+
+    shutil.rmtree(cache / ".venv")
+    shutil.rmtree(cache / ".cache")
+    main(["doctor"])
+    assert " copy " not in capsys.readouterr().out  # the plugin's own files only: nothing to say
 
 
 @pytest.mark.skipif(os.name == "nt", reason="uses a POSIX shell script as a stand-in keeper")

@@ -146,7 +146,7 @@ def test_export_text_output_and_default_name(
     code, out, _ = run(["export"], capsys)
     made = list(Path.cwd().glob("keeper-export-*.zip"))
     assert code == 0 and len(made) == 1
-    assert out.startswith(f"Exported 2 project(s) with 3 session file(s) and the global memory to {made[0]}")
+    assert out.startswith(f"Exported 2 projects with 3 session files and the global memory to {made[0]}")
 
 
 def test_an_empty_store_has_nothing_to_export(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
@@ -243,7 +243,7 @@ def test_dry_run_says_what_would_happen_and_writes_nothing(
     code, out, _ = run(["import", str(tmp_path / "all.zip"), "--dry-run"], capsys)
     assert code == 0 and not new.exists()
     assert out.startswith("Would import") and "dry run: nothing was written" in out
-    assert "memory.md created; 2 session file(s) added" in out
+    assert "memory.md created; 2 session files added" in out
 
 
 def test_one_project_into_the_project_of_another_folder(
@@ -567,6 +567,6 @@ def test_an_older_export_does_not_bring_back_a_global_item_retired_since(
     capsys.readouterr()
     export(capsys, tmp_path / "old.zip")
     assert main(["save", "--project-dir", str(api), "--global", "--retired", "Never force-push main"]) == 0
-    assert "1 decision(s) retired" in capsys.readouterr().out
+    assert "1 decision retired" in capsys.readouterr().out
     import_(capsys, tmp_path / "old.zip")
     assert "force-push" not in Path(paths.global_memory_file()).read_text(encoding="utf-8")

@@ -34,7 +34,7 @@ def test_a_global_correction_follows_into_another_project_and_a_project_tool_doe
     assert main(["save", "--project-dir", str(a), "--global", "--feedback", "Never bypass hooks with --no-verify"]) == 0
     assert main(["save", "--project-dir", str(a), "--tool", "psql lives in /opt/pg16/bin on this box"]) == 0
     out = capsys.readouterr().out
-    assert "+ 1 feedback (global) item(s): Never bypass hooks with --no-verify" in out
+    assert "+ 1 feedback (global) item: Never bypass hooks with --no-verify" in out
     reply = start_context(b, monkeypatch, capsys)
     given = reply["hookSpecificOutput"]["additionalContext"]
     assert "Never bypass hooks with --no-verify" in given and "Across all projects" in given
@@ -94,7 +94,7 @@ def test_a_global_retirement_reaches_the_global_memory_when_the_project_has_no_m
     assert "nothing retired" in capsys.readouterr().out
     assert "make ship" in Path(paths.global_memory_file()).read_text(encoding="utf-8")  # a project save
     assert main(["save", "--project-dir", str(a), "--global", "--retired", "deploys go through make ship"]) == 0
-    assert "1 decision(s) retired" in capsys.readouterr().out
+    assert "1 decision retired" in capsys.readouterr().out
     assert "make ship" not in Path(paths.global_memory_file()).read_text(encoding="utf-8")
     assert "integer cents" in Path(identity.make_project(str(a.resolve())).memory).read_text(encoding="utf-8")
 
@@ -128,7 +128,7 @@ def test_a_large_global_and_a_large_project_memory_stay_within_the_budget(tmp_pa
         text, _ = context.session_start(proj, limit, "startup", "s")
         assert len(text) <= limit
         assert "Feedback 59:" in text and "Decision 59:" in text and "Issue 59" in text  # newest of each
-        assert "(global)" in text and "older item(s) of 'Core Decisions'" in text  # what was left out is named
+        assert "(global)" in text and "older items of 'Core Decisions'" in text  # what was left out is named
         across = text.split("Across all projects", 1)[1].split("# Project Memory", 1)[0]
         assert len(across) <= limit * context.GLOBAL_SHARE + 200
 

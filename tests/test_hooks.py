@@ -377,7 +377,7 @@ def test_a_large_memory_is_bounded_and_what_is_left_out_is_named(
     text = context_of(reply)
     assert len(text) <= 6000
     assert "- refactoring the parser" in text and "latest work" in text  # recent state goes in first
-    assert "Left out for size:" in text and "older item(s) of 'Core Decisions'" in text and "keeper recall" in text
+    assert "Left out for size:" in text and "older items of 'Core Decisions'" in text and "keeper recall" in text
     monkeypatch.setenv("KEEPER_CONTEXT_CHARS", "2000")
     assert (
         len(context_of(run_hook("session-start", payload(project_dir, source="startup"), monkeypatch, capsys))) <= 2000

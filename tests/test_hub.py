@@ -131,7 +131,7 @@ def test_session_files_become_rows_and_dated_moments(tmp_path: Path) -> None:
     )
     session = build.Session(0, str(tmp_path / "2026-03-04_2310.md"), text)
     assert session.start == "2026-03-04 23:10" and session.tool_uses == 12
-    assert session.summaries == ["Fixed the cart", "## not a heading"]
+    assert session.summaries == ["Fixed the cart ## not a heading"]  # one summary on two lines
     assert session.prompt == "Fix the cart totals" and session.files == ["cart.py"]
     assert session.events == [
         ("2026-03-04 23:40", "decided", "Cents, not floats\nacross every service"),
@@ -144,6 +144,20 @@ def test_session_files_become_rows_and_dated_moments(tmp_path: Path) -> None:
     odd = tmp_path / "2026-1x-notes.md"  # named by hand: its day is when it was written
     odd.write_text("- just a note\n", encoding="utf-8")
     assert build.Session(0, str(odd), odd.read_text()).day == time.strftime("%Y-%m-%d")
+
+
+def test_a_summary_on_several_lines_reads_as_written_and_two_saves_stay_apart(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    import io
+
+    for text in ("summary: The export now streams rows\n    instead of loading them all\n", "summary: Added a test\n"):
+        monkeypatch.setattr("sys.stdin", io.TextIOWrapper(io.BytesIO(text.encode()), encoding="utf-8"))
+        assert main(["save"]) == 0
+    capsys.readouterr()
+    data = build.collect()
+    (row,) = data["sessions"]
+    assert row[3] == "The export now streams rows instead of loading them all · Added a test"
 
 
 def test_what_does_not_fit_is_counted(built: Built, monkeypatch: pytest.MonkeyPatch) -> None:

@@ -196,6 +196,67 @@ def test_a_hand_built_submodule_pointer_keeps_its_own_top_level(tmp_path: Path) 
     assert identity.find_project_root(str(lib)) == real(lib)
 
 
+def forge(kind: str, victim: Path, wt: Path, stranger: Path) -> None:
+    """A downloaded folder ``stranger`` whose ``.git`` file claims to belong to ``victim``."""
+    gitdir = victim / ".git" / "worktrees" / wt.name
+    if kind == "victim's worktree gitdir":
+        (stranger / ".git").write_text(f"gitdir: {gitdir}\n")
+    elif kind == "victim's worktree gitdir, relative":
+        (stranger / ".git").write_text(f"gitdir: {os.path.relpath(gitdir, stranger)}\n")
+    elif kind == "victim's .git itself":
+        (stranger / ".git").write_text(f"gitdir: {victim / '.git'}\n")
+    elif kind == "own gitdir whose commondir is the victim's":  # back-pointer agrees, but git never made it
+        fake = stranger / ".fake"
+        fake.mkdir()
+        (fake / "commondir").write_text(f"{victim / '.git'}\n")
+        (fake / "gitdir").write_text(f"{stranger / '.git'}\n")
+        (stranger / ".git").write_text(f"gitdir: {fake}\n")
+    elif kind == "own worktrees folder beside a .git named folder":
+        fake_common = stranger / "x" / ".git"
+        (fake_common / "worktrees" / "w").mkdir(parents=True)
+        (fake_common / "worktrees" / "w" / "commondir").write_text(f"{victim / '.git'}\n")
+        (fake_common / "worktrees" / "w" / "gitdir").write_text(f"{stranger / '.git'}\n")
+        (stranger / ".git").write_text(f"gitdir: {fake_common / 'worktrees' / 'w'}\n")
+
+
+@pytest.mark.parametrize(
+    "kind",
+    [
+        "victim's worktree gitdir",
+        "victim's worktree gitdir, relative",
+        "victim's .git itself",
+        "own gitdir whose commondir is the victim's",
+        "own worktrees folder beside a .git named folder",
+    ],
+)
+def test_a_forged_git_file_never_gives_a_folder_another_projects_memory(
+    shop: tuple[Path, Path], tmp_path: Path, kind: str
+) -> None:
+    main, wt = shop
+    stranger = tmp_path / "Downloads" / "stranger"
+    (stranger / "src").mkdir(parents=True)
+    forge(kind, main, wt, stranger)
+    assert identity.find_project_root(str(stranger / "src")) == real(stranger)
+    victim = resolve(str(main), "s", strict=True).project
+    assert resolve(str(stranger / "src"), "s", strict=True).project.id != victim.id
+    assert identity.find_project_root(str(wt)) == real(main)  # the real worktree still shares
+
+
+def test_a_worktree_whose_back_pointer_is_relative_is_accepted(shop: tuple[Path, Path]) -> None:
+    main, wt = shop  # git 2.48+ with worktree.useRelativePaths writes relative pointers both ways
+    gitdir = main / ".git" / "worktrees" / "shop-feature"
+    (gitdir / "gitdir").write_text(os.path.relpath(wt / ".git", gitdir) + "\n")
+    (wt / ".git").write_text(f"gitdir: {os.path.relpath(gitdir, wt)}\n")
+    assert identity.find_project_root(str(wt)) == real(main)
+
+
+def test_a_worktree_git_no_longer_knows_is_its_own_project(shop: tuple[Path, Path], tmp_path: Path) -> None:
+    _, wt = shop
+    moved = tmp_path / "moved"
+    wt.rename(moved)  # moved by hand without `git worktree repair`: git itself no longer follows it
+    assert identity.find_project_root(str(moved)) == real(moved)
+
+
 def test_a_worktree_of_a_bare_repository_keeps_its_own_top_level(tmp_path: Path) -> None:
     source = new_repo(tmp_path / "src" / "shop")
     git(tmp_path, "clone", "-q", "--bare", str(source), "shop.git")

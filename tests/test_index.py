@@ -205,4 +205,4 @@ def test_recall_output_is_grouped_by_file_and_dated(project_dir: Path, capsys: p
     seed(project_dir)
     assert main(["recall", "thumbnail", "worker"]) == 0
     out = capsys.readouterr().out
-    assert "match(es) in" in out and ".md (20" in out and "keeper expand <id>" in out
+    assert "matches in" in out and ".md (20" in out and "keeper expand <id>" in out

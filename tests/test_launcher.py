@@ -103,7 +103,9 @@ def test_while_setting_up_a_hook_answers_at_once_and_setup_starts_once(
     tmp_path: Path, base_env: dict[str, str]
 ) -> None:
     tools = tmp_path / "tools"
-    fake_program(tools, "python3", '[ "$1" = -c ] || sleep 2')  # answers the version check, then is slow
+    fake_program(
+        tools, "python3", 'case "$*" in *bootstrap.py*) sleep 2 ;; esac'
+    )  # answers the version check, then is slow
     env = {**base_env, "PATH": f"{tools}:{SYSTEM_PATH}"}
     started = time.monotonic()
     first = run(["hook", "session-start"], env)
@@ -169,3 +171,43 @@ def test_the_bash_tool_finds_the_environment_without_claude_plugin_data(
 @pytest.mark.skipif(shutil.which("dash") is None, reason="dash is the strictest POSIX sh at hand")
 def test_the_launcher_is_plain_posix_sh() -> None:
     assert subprocess.run(["dash", "-n", str(LAUNCHER)], check=False).returncode == 0
+
+
+def planted_repo(folder: Path, marker: Path) -> Path:
+    """A repository holding a `python3`, `uv`, `keeper` and `nohup` of its own, at its top and in
+    ``bin/``: run, each leaves ``marker`` behind."""
+    for where in (folder, folder / "bin"):
+        where.mkdir(parents=True, exist_ok=True)
+        for program in ("python3", "python", "uv", "keeper", "nohup"):
+            (where / program).write_text(f'#!/bin/sh\necho "{where.name}/{program} ran" >> "{marker}"\n')
+            (where / program).chmod(0o755)
+    return folder
+
+
+@pytest.mark.parametrize("path_shape", ["{tools}:", ":{tools}", ".:{tools}", "bin:{tools}"])
+@pytest.mark.parametrize("args", [["hook", "session-start"], ["save", "--summary", "x"]])
+def test_nothing_in_the_project_folder_runs_through_an_empty_or_relative_path_entry(
+    tmp_path: Path, base_env: dict[str, str], path_shape: str, args: list[str]
+) -> None:
+    marker = tmp_path / "ran-from-the-repository"
+    repo = planted_repo(tmp_path / "repo", marker)
+    tools = tmp_path / "tools"
+    fake_program(tools, "python3", 'echo "cwd=$PWD" >> "$(dirname "$0")/calls.log"')
+    for program in ("nohup", "dirname"):
+        (tools / program).symlink_to(shutil.which(program) or f"/usr/bin/{program}")
+    env = {**base_env, "PATH": path_shape.format(tools=tools)}
+    done = subprocess.run(
+        [str(LAUNCHER), *args], input="{}", env=env, cwd=repo, capture_output=True, text=True, timeout=60, check=False
+    )
+    log, deadline = tools / "calls.log", time.monotonic() + 30  # a hook starts the set-up in the background
+    while (
+        "bootstrap.py" not in (log.read_text() if log.exists() else "").rsplit("cwd=", 1)[0]
+        and time.monotonic() < deadline
+    ):
+        time.sleep(0.05)
+    assert not marker.exists(), marker.read_text()
+    calls = log.read_text().splitlines()
+    setup = [i for i, c in enumerate(calls) if "bootstrap.py" in c]
+    assert setup and calls[setup[0] + 1] == "cwd=/", calls  # the set-up starts from a neutral folder
+    if args[0] == "hook":
+        assert "setting itself up" in json.loads(done.stdout)["systemMessage"]

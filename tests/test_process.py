@@ -24,6 +24,20 @@ def test_variables_that_steer_git_or_python_never_reach_the_child(
     assert done.stdout.decode() == repr(["GIT_SSH_COMMAND"])
 
 
+@pytest.mark.skipif(sys.platform == "win32", reason="the planted program is a sh script")
+def test_a_program_is_never_found_through_an_empty_or_relative_path_entry(
+    monkeypatch: pytest.MonkeyPatch, tmp_path: Path
+) -> None:
+    (tmp_path / "bin").mkdir()
+    for where in (tmp_path, tmp_path / "bin"):
+        (where / "git").write_text(f"#!/bin/sh\necho planted >> {tmp_path}/ran\n")
+        (where / "git").chmod(0o755)
+    monkeypatch.setenv("PATH", ":.:bin:" + str(tmp_path / "nothing-here"))
+    with pytest.raises(process.ProcessFailed, match="cannot run git"):
+        process.run(["git", "--version"], cwd=str(tmp_path), timeout=30)
+    assert not (tmp_path / "ran").exists()
+
+
 def test_the_child_starts_in_the_folder_given_with_stdin_closed(tmp_path: Path) -> None:
     code = "import os, sys; sys.stdout.write(os.getcwd() + '|' + repr(sys.stdin.read()))"
     done = process.run([sys.executable, "-c", code], cwd=str(tmp_path), timeout=30)

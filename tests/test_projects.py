@@ -56,7 +56,8 @@ def test_projects_json_lists_every_project_with_its_root_size_and_issues(
         assert p["sessions"] == expected["sessions"]
         folder = store / "projects" / p["id"]
         assert p["store"] == str(folder)
-        assert p["bytes"] == sum(f.stat().st_size for f in folder.rglob("*") if f.is_file())
+        durable = [folder / "memory.md", *(folder / "sessions").glob("*.md")]  # the memory, not its index
+        assert p["bytes"] == sum(f.stat().st_size for f in durable if f.is_file())
         issues = (folder / "memory.md").read_text(encoding="utf-8").split("## Known Issues")[1]
         assert p["open_issues"] == issues.count("\n- ") > 0
         assert datetime.fromisoformat(p["last_activity"]) > datetime.now() - timedelta(days=1)  # files' mtimes
@@ -70,7 +71,7 @@ def test_projects_text_marks_a_gone_root_with_how_to_clear_it(
     made: dict[str, Any], capsys: pytest.CaptureFixture[str]
 ) -> None:
     code, out, _ = run(["projects"], capsys)
-    assert code == 0 and "3 project(s)" in out
+    assert code == 0 and "3 projects" in out
     block = out.split("old-proto  (", 1)[1]
     assert "[root folder gone]" in block.split("\n")[0] and "(no longer exists)" in block
     assert f"keeper clear all --project {made['old-proto']['id']} --yes" in block
@@ -172,3 +173,49 @@ def test_a_store_without_a_root_record_is_listed_by_its_memory_title(
     assert p["root"] is None and p["root_exists"] is None and p["clear_command"] is None
     code, out, _ = run(["projects"], capsys)
     assert code == 0 and "not recorded yet" in out.split("billing  (")[1].split("\n\n")[0]
+
+
+@pytest.mark.parametrize(
+    "command",
+    [
+        ["status"],
+        ["status", "--json"],
+        ["recall", "invoice", "export"],
+        ["recall", "x", "--json"],
+        ["expand", "memory.md:1"],
+        ["projects"],
+        ["hub"],
+    ],
+)
+def test_a_read_only_command_in_a_new_folder_makes_no_project(
+    command: list[str], tmp_path: Path, store: Path, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    folder = tmp_path / "Downloads" / "somewhere"
+    folder.mkdir(parents=True)
+    monkeypatch.chdir(folder)
+    main(command)
+    capsys.readouterr()
+    assert not (store / "projects").exists() or os.listdir(store / "projects") == []
+    code, out, _ = run(["projects", "--json"], capsys)
+    assert code == 0 and json.loads(out) == []
+
+
+def test_a_folder_holding_only_derived_files_is_no_project_and_size_counts_memory_only(
+    store: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    leftover = store / "projects" / "gone-0123456789"  # what a recall made before it stopped making projects
+    (leftover / "state").mkdir(parents=True)
+    (leftover / "state" / "index.sqlite3").write_bytes(b"\0" * 40_000)
+    assert main(["save", "--decision", "Ship CSV first", "--issue", "PDF later"]) == 0
+    capsys.readouterr()
+    _, out, _ = run(["projects", "--json"], capsys)
+    (listed,) = json.loads(out)
+    project = Path(listed["store"])
+    durable = (project / "memory.md").stat().st_size + sum(
+        p.stat().st_size for p in (project / "sessions").glob("*.md")
+    )
+    (project / "state" / "index.sqlite3").write_bytes(b"\0" * 40_000)  # a big derived file counts for nothing
+    _, out, _ = run(["projects", "--json"], capsys)
+    assert json.loads(out)[0]["bytes"] == durable
+    _, out, _ = run(["projects"], capsys)
+    assert "1 project in" in out and "1 session," in out and "1 open issue;" in out

@@ -37,7 +37,8 @@ The rules:
 - A JSON object (first non-space character ``{``) is read as JSON: strings as they are, lists as
   items, numbers as written (``1.10`` stays ``1.10``), ``true``/``false`` as that text, ``null`` as
   nothing (JSON's "none"), a nested object or list as its JSON text (with a problem). Text that
-  starts with ``{`` but is no JSON object is read as save-format text, with a problem.
+  starts with ``{`` but is no JSON object is read as save-format text, with a problem (``keeper
+  save`` refuses it outright when no key is found in it, and refuses a bare JSON list).
 """
 
 from __future__ import annotations

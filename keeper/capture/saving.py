@@ -17,6 +17,11 @@ from keeper.memory import document
 from keeper.store import counters, paths, resolve, sessions
 from keeper.store.config import Config
 from keeper.store.fsutil import atomic_write, project_lock, read_json, read_text, sweep_temp_files
+from keeper.text import count
+
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    from keeper.capture.saveformat import ParsedSave
 
 SCOPES = ("project", "global", "team")
 REMOVED_KEPT = 20_000  # keys in the record of removed items (``read_removed``)
@@ -32,6 +37,13 @@ def read_input(text: str, extra_patterns: list[str]) -> tuple[document.SaveInput
     from keeper.capture import saveformat
 
     parsed = saveformat.parse(text)
+    refused = _not_a_save(text, parsed)
+    if refused:
+        raise KeeperError(
+            f"this save's input {refused}, so nothing was saved. Send Keeper's save format "
+            "(summary: …, decisions: with '  - ' items) or one JSON object such as "
+            '{"summary": "…", "decisions": ["…"]}.'
+        )
     values = dict(parsed.values)
     problems = list(parsed.problems)
     unplaced: list[tuple[str, str]] = []
@@ -51,6 +63,21 @@ def read_input(text: str, extra_patterns: list[str]) -> tuple[document.SaveInput
             values["summary"] = stray
             problems.append("the text had no key, so all of it was saved as the summary")
     return to_save_input(values, extra_patterns, unplaced), problems
+
+
+def _not_a_save(text: str, parsed: ParsedSave) -> str:
+    """Why an input that was meant as JSON cannot be a save (storing it as the summary would put
+    broken JSON in front of the next session), or '' when it can."""
+    head = text.lstrip("\ufeff \t\r\n")
+    if head.startswith("{") and not parsed.values and not parsed.unknown:
+        return "starts with '{' but is not a valid JSON object"
+    if head.startswith("["):
+        try:
+            json.loads(head)
+        except (ValueError, RecursionError):
+            return ""  # text such as "[WIP] fixed the login": a summary
+        return "is a JSON list, not an object of keys"
+    return ""
 
 
 def to_save_input(
@@ -200,31 +227,35 @@ def report_lines(report: document.MergeReport) -> list[str]:
     """What a save changed, one line per kind of change, for the person or model that saved."""
     lines = []
     if report.added_decisions:
-        lines.append(f"+ {len(report.added_decisions)} decision(s): " + "; ".join(report.added_decisions))
+        lines.append(f"+ {count(len(report.added_decisions), 'decision')}: " + "; ".join(report.added_decisions))
     if report.known_decisions:
-        lines.append(f"= {len(report.known_decisions)} decision(s) already known: " + "; ".join(report.known_decisions))
+        lines.append(
+            f"= {count(len(report.known_decisions), 'decision')} already known: " + "; ".join(report.known_decisions)
+        )
     if report.state_lines:
-        lines.append(f"~ current state replaced ({report.state_lines} line(s))")
+        lines.append(f"~ current state replaced ({count(report.state_lines, 'line')})")
     if report.recent:
         lines.append("~ recent context updated for this session")
     if report.added_issues:
-        lines.append(f"+ {len(report.added_issues)} issue(s): " + "; ".join(report.added_issues))
+        lines.append(f"+ {count(len(report.added_issues), 'issue')}: " + "; ".join(report.added_issues))
     if report.known_issues:
-        lines.append(f"= {len(report.known_issues)} issue(s) already known")
+        lines.append(f"= {count(len(report.known_issues), 'issue')} already known")
     for kind, items in report.added_typed.items():
         if items:
-            lines.append(f"+ {len(items)} {kind} item(s): " + "; ".join(items))
+            lines.append(f"+ {len(items)} {kind} {'item' if len(items) == 1 else 'items'}: " + "; ".join(items))
     for kind, items in report.known_typed.items():
         if items:
-            lines.append(f"= {len(items)} {kind} item(s) already known")
+            lines.append(f"= {len(items)} {kind} {'item' if len(items) == 1 else 'items'} already known")
     if report.reconfirmed:
-        lines.append(f"~ {len(report.reconfirmed)} item(s) re-confirmed today: " + "; ".join(report.reconfirmed))
+        lines.append(
+            f"~ {count(len(report.reconfirmed), 'decision')} re-confirmed today: " + "; ".join(report.reconfirmed)
+        )
     if report.retired:
-        lines.append(f"- {len(report.retired)} decision(s) retired: " + "; ".join(report.retired))
+        lines.append(f"- {count(len(report.retired), 'decision')} retired: " + "; ".join(report.retired))
     if report.unmatched_retired:
         lines.append("? nothing retired for (no single match): " + "; ".join(report.unmatched_retired))
     if report.resolved:
-        lines.append(f"- {len(report.resolved)} issue(s) resolved: " + "; ".join(report.resolved))
+        lines.append(f"- {count(len(report.resolved), 'issue')} resolved: " + "; ".join(report.resolved))
     if report.unmatched:
         lines.append("? nothing resolved for (no single match): " + "; ".join(report.unmatched))
     for name, candidates in report.candidates:
@@ -234,5 +265,5 @@ def report_lines(report: document.MergeReport) -> list[str]:
     for item, like in report.similar:
         lines.append(f"  {item!r} is similar to existing: {like!r} (both kept; retire one if they say the same)")
     if report.tidied:
-        lines.append(f"~ {report.tidied} item(s) a git merge left twice or retired tidied away")
+        lines.append(f"~ {count(report.tidied, 'item')} a git merge left twice or retired tidied away")
     return lines or ["= nothing new for memory.md"]

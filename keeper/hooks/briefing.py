@@ -108,7 +108,7 @@ def select(text: str, limit: int) -> tuple[str, list[str]]:
         if dropped:
             label = section.title or "the opening text"
             older = " older" if _name(section) in (*_NEWEST_FIRST, "recent") else ""
-            left.append(f"{dropped}{older} item(s) of '{label}'")
+            left.append(f"{dropped}{older} {'item' if dropped == 1 else 'items'} of '{label}'")
     return "".join(out).strip() + "\n", left
 
 
@@ -143,7 +143,8 @@ def unsaved_sessions(project: paths.Project, current: str) -> list[str]:
 
 
 def _unsaved_line(text: str, name: str) -> str | None:
-    """``- 2026-11-21 14:30 (no save): "first prompt"; files: a.py, b.py`` for a record without saves."""
+    """``- 2026-11-21 14:30 (no save): "first prompt"; files: a.py, b.py`` for a record without saves
+    that did some work (a tool use or a changed file); None for one that only talked."""
     doc = Document.parse(text)
     if doc.find((sessions.SAVES.lower(),)) is not None:
         return None
@@ -162,6 +163,9 @@ def _unsaved_line(text: str, name: str) -> str | None:
     if not prompt and not files:
         return None
     facts = sessions.read_facts(text)
+    uses = facts.get("Tool uses", "").split(" ", 1)[0]
+    if not files and uses.isdigit() and int(uses) == 0:
+        return None  # it only talked (a question, a /keeper:recall): no work was left unsaved
     when = facts.get("Started") or name[:15].replace("_", " ")
     parts = [f"- {when} (ended without a save, {name})"]
     if prompt:

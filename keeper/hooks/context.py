@@ -13,6 +13,7 @@ import time
 from keeper.recall import sources
 from keeper.store import paths
 from keeper.store.fsutil import read_text
+from keeper.text import count
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
@@ -219,7 +220,10 @@ def recall_block(query: str, results: list[Result], limit_chars: int = 6000) -> 
             "Different words (or fewer) may find it; `keeper status` shows where the files are."
         )
     groups = _grouped(results)
-    lines = [f"Keeper recall for {query!r}: {len(results)} match(es) in {len(groups)} file(s), best first."]
+    lines = [
+        f"Keeper recall for {query!r}: {count(len(results), 'match', 'matches')} in "
+        f"{count(len(groups), 'file')}, best first."
+    ]
     for path, items in groups:
         dated = items[0].chunk.date
         label = sources.LABELS.get(items[0].scope, "")

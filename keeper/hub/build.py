@@ -116,9 +116,11 @@ class Session:
         items = dict(_items(lines))
         clock = ""
         index = 0
+        continued = False  # the line before was a summary line: this one goes on with it
         while index < len(lines):
             line = lines[index]
             if index in items:
+                continued = False
                 item = document.item_text(items[index])
                 self.saved.append(item)
                 label, _, rest = item.partition(": ")
@@ -133,7 +135,15 @@ class Session:
             if line.startswith("### ") and line.endswith(" save") and line[6:7] == ":":
                 clock = line[4:9]
             elif line.strip() and not line.startswith("#"):
-                self.summaries.append(unescape_line(line, lists=True).strip())
+                text = unescape_line(line, lists=True).strip()
+                if continued:
+                    self.summaries[-1] += " " + text  # a summary written on several lines is one summary
+                else:
+                    self.summaries.append(text)
+                index += 1
+                continued = True
+                continue
+            continued = False
             index += 1
 
     def _read_activity(self, lines: list[str]) -> None:

@@ -6,7 +6,7 @@ the package, nothing written into the plugin folder (for a local marketplace tha
 own checkout). It builds the environment in a temporary folder, installs the dependencies listed
 in ``pyproject.toml``, copies the package in, checks that it imports, and renames the folder into
 place, so a half-built environment is never used. A lock folder keeps two sessions starting
-together from building twice; a lock left by a killed run goes stale. All output goes to
+together from building twice; it names its owner, so a lock left by a killed run is broken at once. All output goes to
 ``D/setup.log``; a failure leaves ``D/setup-failed.json``, the one line the next session start
 shows, and the next session (or ``bin/keeper setup``) tries again.
 """
@@ -86,40 +86,199 @@ class Log:
             sys.stderr.write(text.rstrip() + "\n")
 
 
+def _boot_id() -> str:
+    """This boot of the machine (Linux), so a pid from before a restart is never taken for alive."""
+    try:
+        with open("/proc/sys/kernel/random/boot_id", encoding="ascii") as fh:
+            return fh.read().strip()
+    except OSError:
+        return ""
+
+
+def _process_start(pid: int) -> str:
+    """When process ``pid`` started, in clock ticks since boot (Linux), to tell a reused pid apart."""
+    try:
+        with open(f"/proc/{pid}/stat", encoding="ascii", errors="replace") as fh:
+            return fh.read().rsplit(")", 1)[1].split()[19]
+    except (OSError, IndexError):
+        return ""
+
+
+def pid_alive(pid: int) -> bool:
+    """Whether a process with this id runs on this machine (never signals or stops it)."""
+    if pid <= 0:
+        return False
+    if sys.platform == "win32":  # os.kill(pid, 0) would terminate the process on Windows
+        import ctypes
+
+        kernel32 = ctypes.windll.kernel32  # type: ignore[attr-defined,unused-ignore]
+        handle = kernel32.OpenProcess(0x1000, False, pid)  # PROCESS_QUERY_LIMITED_INFORMATION
+        if not handle:
+            return bool(kernel32.GetLastError() == 5)  # access denied: it exists
+        try:
+            code = ctypes.c_ulong()
+            return bool(kernel32.GetExitCodeProcess(handle, ctypes.byref(code))) and code.value == 259  # STILL_ACTIVE
+        finally:
+            kernel32.CloseHandle(handle)
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    except (PermissionError, OSError):
+        return True  # it exists, owned by someone else
+    return True
+
+
+def _owner() -> dict[str, object]:
+    import socket
+
+    return {
+        "pid": os.getpid(),
+        "host": socket.gethostname(),
+        "boot": _boot_id(),
+        "start": _process_start(os.getpid()),
+        "time": time.time(),
+    }
+
+
+def owner_gone(owner: object) -> bool | None:
+    """True when the set-up that wrote ``owner`` is known dead, False when it runs, None when this
+    machine cannot tell (another host sharing the folder, or no readable owner)."""
+    import socket
+
+    if not isinstance(owner, dict) or not isinstance(owner.get("pid"), int):
+        return None
+    if owner.get("host") != socket.gethostname():
+        return None
+    boot = _boot_id()
+    if boot and owner.get("boot") and owner.get("boot") != boot:
+        return True  # the machine restarted since: nothing of that run survives
+    pid: int = owner["pid"]
+    if not pid_alive(pid):
+        return True
+    start = owner.get("start")
+    return bool(start and _process_start(pid) and _process_start(pid) != start)  # a reused pid
+
+
 class SetupLock:
-    """A lock folder (``mkdir`` is atomic everywhere); one older than 15 minutes is a killed run's."""
+    """A lock folder holding ``owner.json`` (pid, host, boot and start of the process that holds it).
+
+    It is made whole beside its place and renamed in (a rename onto a folder that holds a file fails
+    everywhere), so a lock never exists without its owner. A lock whose owner is dead (a set-up
+    killed half-way, a restart) is broken at once; one whose owner this machine cannot check is
+    broken by age: older than 15 minutes, or dated in the future (a clock that was wrong).
+    """
+
+    OWNER = "owner.json"
 
     def __init__(self, data: str, wait: float) -> None:
         self.path, self.wait = os.path.join(data, "setup.lock"), wait
 
+    def _read_owner(self, path: str) -> object:
+        try:
+            with open(os.path.join(path, self.OWNER), encoding="utf-8") as fh:
+                return json.load(fh)
+        except (OSError, ValueError):
+            return None
+
+    def stale(self, path: str) -> bool:
+        gone = owner_gone(self._read_owner(path))
+        if gone is not None:
+            return gone
+        try:
+            age = time.time() - os.stat(path).st_mtime
+        except OSError:
+            return False
+        return age > LOCK_STALE_SECONDS or age < -60
+
+    def _take(self) -> bool:
+        mine = f"{self.path}.{os.getpid()}.new"
+        shutil.rmtree(mine, ignore_errors=True)
+        os.mkdir(mine)
+        with open(os.path.join(mine, self.OWNER), "w", encoding="utf-8") as fh:
+            json.dump(_owner(), fh)
+        try:
+            if os.path.lexists(self.path):
+                raise FileExistsError(self.path)
+            os.rename(mine, self.path)  # fails when another run's lock (never empty) got there first
+            return True
+        except OSError:
+            shutil.rmtree(mine, ignore_errors=True)
+            return False
+
+    def _break(self) -> None:
+        """Move a stale lock aside, then look again at what was moved: a run that took the lock in
+        between is alive and gets it back."""
+        aside = f"{self.path}.{os.getpid()}.stale"
+        try:
+            os.rename(self.path, aside)
+        except OSError:
+            return
+        if self.stale(aside):
+            shutil.rmtree(aside, ignore_errors=True)
+            return
+        try:
+            os.rename(aside, self.path)
+        except OSError:
+            shutil.rmtree(aside, ignore_errors=True)
+
     def acquire(self) -> bool:
         deadline = time.monotonic() + self.wait
         while True:
-            try:
-                os.mkdir(self.path)
+            if self._take():
                 return True
-            except FileExistsError:
-                try:
-                    if time.time() - os.stat(self.path).st_mtime > LOCK_STALE_SECONDS:
-                        os.rmdir(self.path)
-                        continue
-                except OSError:
-                    continue
+            if self.stale(self.path):
+                self._break()
+                continue
             if time.monotonic() >= deadline:
                 return False
             time.sleep(0.5)
 
     def release(self) -> None:
-        try:
-            os.rmdir(self.path)
-        except OSError:
-            pass
+        shutil.rmtree(self.path, ignore_errors=True)
+
+
+# Variables that would change which code the set-up's interpreters import or run, whoever set them.
+_SCRUBBED = ("PYTHON", "VIRTUAL_ENV", "CONDA_PREFIX", "__PYVENV_LAUNCHER__")
+
+
+def absolute_path(path: str | None = None) -> str:
+    """PATH without its empty and relative entries, which name the working directory (a repository)."""
+    entries = (path if path is not None else os.environ.get("PATH", "")).split(os.pathsep)
+    return os.pathsep.join(e for e in entries if e and os.path.isabs(e))
+
+
+def which(name: str) -> str | None:
+    """``shutil.which`` over the absolute entries of PATH only, so a tool in the project folder is
+    never found through a ``PATH=...:`` or ``.`` entry."""
+    path = absolute_path()
+    return shutil.which(name, path=path) if path else None
+
+
+def child_env() -> dict[str, str]:
+    """The environment of every program the set-up starts: PATH of absolute entries, no variable
+    that steers Python's imports, and uv told to read no configuration files (a ``uv.toml`` or
+    ``pyproject.toml`` up from any folder). The user's own pip and uv settings (a package mirror)
+    are kept: a repository cannot supply them, and every child starts in the data folder."""
+    env = {k: v for k, v in os.environ.items() if not k.upper().startswith(_SCRUBBED)}
+    env["PATH"] = absolute_path() or absolute_path(os.defpath)  # never empty: that would mean the cwd
+    env["UV_NO_CONFIG"] = "1"
+    env["PIP_NO_INPUT"] = "1"
+    env["PIP_DISABLE_PIP_VERSION_CHECK"] = "1"
+    return env
 
 
 def _run(log: Log, args: list[str]) -> None:
     log.write("$ " + " ".join(args))
     done = subprocess.run(
-        args, stdin=subprocess.DEVNULL, capture_output=True, text=True, timeout=STEP_TIMEOUT, check=False
+        args,
+        stdin=subprocess.DEVNULL,
+        capture_output=True,
+        text=True,
+        timeout=STEP_TIMEOUT,
+        check=False,
+        cwd=os.path.dirname(log.path),  # the data folder: never the project a session started in
+        env=child_env(),
     )
     for line in (done.stdout + done.stderr).splitlines()[-40:]:
         log.write("  " + line)
@@ -132,10 +291,13 @@ def _site_packages(env: str) -> str:
     """Where the environment's interpreter imports from (asked of it: the layout differs by OS)."""
     done = subprocess.run(
         [env_python(env), "-I", "-c", "import sysconfig; print(sysconfig.get_paths()['purelib'])"],
+        stdin=subprocess.DEVNULL,
         capture_output=True,
         text=True,
         timeout=STEP_TIMEOUT,
         check=True,
+        cwd=os.path.dirname(env),
+        env=child_env(),
     )
     return done.stdout.strip()
 
@@ -158,19 +320,19 @@ def build(root: str, target: str, deps: list[str], log: Log) -> None:
     os.makedirs(parent, exist_ok=True)
     tmp = os.path.join(parent, f".build-{os.getpid()}-{int(time.time())}")
     try:
-        uv = shutil.which("uv")
+        uv = which("uv")
         if uv:
-            _run(log, [uv, "venv", "--quiet", "--python", sys.executable, tmp])
-            _run(log, [uv, "pip", "install", "--quiet", "--python", env_python(tmp), *deps])
+            _run(log, [uv, "venv", "--no-config", "--quiet", "--python", sys.executable, tmp])
+            _run(log, [uv, "pip", "install", "--no-config", "--quiet", "--python", env_python(tmp), *deps])
         else:
             try:
-                _run(log, [sys.executable, "-m", "venv", tmp])
+                _run(log, [sys.executable, "-I", "-m", "venv", tmp])
             except RuntimeError as exc:
                 raise RuntimeError(
                     f"{exc}. This Python cannot make virtual environments: on Debian or Ubuntu install "
                     "python3-venv (sudo apt install python3-venv), or install uv, then start a new session"
                 ) from None
-            pip = [env_python(tmp), "-m", "pip", "--disable-pip-version-check", "--no-input"]
+            pip = [env_python(tmp), "-I", "-m", "pip", "--disable-pip-version-check", "--no-input"]
             _run(log, [*pip, "install", "--quiet", *deps])
         site = _site_packages(tmp)
         shutil.copytree(os.path.join(root, "keeper"), os.path.join(site, "keeper"), ignore=_not_package_files)
@@ -253,7 +415,10 @@ def main(argv: list[str]) -> int:
     parser.add_argument("--data", required=True, help="the plugin's data folder (CLAUDE_PLUGIN_DATA)")
     parser.add_argument("--foreground", action="store_true", help="wait for a running set-up; echo the log")
     args = parser.parse_args(argv)
-    return setup(os.path.abspath(args.root), os.path.abspath(args.data), args.foreground)
+    root, data = os.path.abspath(args.root), os.path.abspath(args.data)
+    os.makedirs(data, exist_ok=True)
+    os.chdir(data)  # started from the session's folder (a repository): nothing may resolve there
+    return setup(root, data, args.foreground)
 
 
 if __name__ == "__main__":

@@ -42,6 +42,10 @@ def install_hint() -> str:
     return f"run `claude plugin marketplace add {source}`, then `claude plugin install keeper@keeper`"
 
 
+# What a working clone holds besides the plugin: the README's and the tests' leftovers.
+NOT_PLUGIN_FILES = (".venv", "venv", ".cache", "node_modules", "build", ".mypy_cache", ".pytest_cache", ".ruff_cache")
+
+
 class PluginInstall:
     """One enabled ``keeper@<marketplace>`` plugin and the state of its set-up."""
 
@@ -57,12 +61,21 @@ class PluginInstall:
         entry = entries.get(name) if isinstance(entries, dict) else None
         first = entry[0] if isinstance(entry, list) and entry and isinstance(entry[0], dict) else {}
         self.version = str(first.get("version") or "")
+        path = first.get("installPath")
+        self.install_path = path if isinstance(path, str) and os.path.isabs(path) else None
         self.data = os.path.join(plugins, "data", "".join(c if c.isalnum() or c in "_-" else "-" for c in name))
         env = os.path.join(self.data, "env", self.version or __version__)
         self.env_ready = os.path.isfile(os.path.join(env, "keeper-env.json"))
         self.env_python = _json(os.path.join(env, "keeper-env.json")).get("python", "")
         failed = _json(os.path.join(self.data, "setup-failed.json")).get("systemMessage")
         self.failure = failed if isinstance(failed, str) else None
+
+    def copied_extras(self) -> list[str]:
+        """Folders in Claude Code's copy of the plugin that are no part of it: a local marketplace's
+        whole folder is copied (Claude Code honours no ignore file), a virtualenv and caches too."""
+        if not self.install_path:
+            return []
+        return [name for name in NOT_PLUGIN_FILES if os.path.isdir(os.path.join(self.install_path, name))]
 
     @property
     def source_missing(self) -> bool:

@@ -122,7 +122,11 @@ def _connect(path: str) -> Connection:
 
 
 def open_index(project: paths.Project) -> Connection | None:
-    """The project's index, created or rebuilt as needed; None when this Python has no FTS5."""
+    """The project's index, created or rebuilt as needed; None when this Python has no FTS5, or when
+    the project has no folder yet (a recall in a folder where nothing was saved makes no project:
+    the global memory and Claude Code's auto memory are then scanned)."""
+    if not os.path.isdir(project.dir):
+        return None
     path = project.index
     ensure_dir(project.state)
     if not os.path.exists(path):  # created 0600 by Keeper: SQLite gives -wal and -shm the same mode

@@ -40,18 +40,28 @@ def _main_work_tree(top: str) -> str:
     """The main work tree's top level when ``top`` is a linked worktree, else ``top`` itself.
 
     A linked worktree's ``.git`` file says ``gitdir: <main>/.git/worktrees/<name>``, whose
-    ``commondir`` leads back to ``<main>/.git``. A submodule's gitdir has no ``commondir`` and a bare
-    repository's common dir is not named ``.git``: those keep their own top level, as does any
-    pointer that is missing, unreadable or garbled.
+    ``commondir`` leads back to ``<main>/.git``. It is taken for one only when git itself would:
+    the gitdir sits in its common dir's ``worktrees`` folder and its ``gitdir`` back-pointer names
+    this folder's ``.git`` file, so a forged ``.git`` file (a downloaded folder pointing at another
+    repository's worktree or git directory) never gives a folder another project's memory. A
+    submodule's gitdir has no ``commondir`` and a bare repository's common dir is not named
+    ``.git``: those keep their own top level, as does any pointer that is missing, unreadable,
+    garbled or not answered by its back-pointer.
     """
     try:
-        line = _pointer(os.path.join(top, ".git"))
+        dot_git = os.path.join(top, ".git")
+        line = _pointer(dot_git)
         if not line.startswith("gitdir:"):
             return top
-        gitdir = os.path.join(top, line[len("gitdir:") :].strip())
+        gitdir = os.path.realpath(os.path.join(top, line[len("gitdir:") :].strip()))
         common = os.path.realpath(os.path.join(gitdir, _pointer(os.path.join(gitdir, "commondir"))))
         if os.path.basename(common) != ".git" or not os.path.isdir(common):
             return top
+        if os.path.dirname(gitdir) != os.path.join(common, "worktrees"):
+            return top  # not a worktree git registered in that repository
+        back = _pointer(os.path.join(gitdir, "gitdir"))  # absolute, or relative to the gitdir (git 2.48+)
+        if not back or os.path.realpath(os.path.join(gitdir, back)) != os.path.realpath(dot_git):
+            return top  # the repository names another folder as this worktree
         return os.path.dirname(common)
     except (OSError, ValueError):  # ValueError: a NUL in the path, or bytes Windows cannot decode
         return top
@@ -63,7 +73,7 @@ def locate(start: str) -> tuple[str, str, str]:
     ``here`` is the folder in this work tree whose ``.claude/keeper.yaml`` applies (``root`` itself
     except in a linked worktree). ``heir_of`` is the folder whose id under the old rule (the nearest
     ``.git``) this project takes over; it equals ``root`` when there is nothing to take over.
-    Costs one stat per folder up to the git top level, one more per folder below it, and two tiny
+    Costs one stat per folder up to the git top level, one more per folder below it, and three tiny
     reads only where ``.git`` is a file.
     """
     start = os.path.realpath(os.path.abspath(start))

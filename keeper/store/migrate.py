@@ -16,6 +16,7 @@ import time
 from keeper.errors import KeeperError
 from keeper.store import identity, log, paths
 from keeper.store.fsutil import HOOK_LOCK_TIMEOUT, ensure_dir, project_lock
+from keeper.text import count
 
 LOCK = ".lock"
 
@@ -77,7 +78,7 @@ def _take_over(old: str, old_id: str, project: paths.Project) -> str:
     os.rmdir(old)
     parts = [f"moved {', '.join(moved)} from {old}"] if moved else [f"emptied {old}"]
     if merged:
-        parts.append(f"{merged} session file(s) merged into {project.sessions}")
+        parts.append(f"{count(merged, 'session file')} merged into {project.sessions}")
     if kept_as:
         parts.append(f"its memory.md kept as {kept_as}")
     if trashed:

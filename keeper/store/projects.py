@@ -15,6 +15,7 @@ from keeper.errors import KeeperError
 from keeper.memory import document
 from keeper.store import paths
 from keeper.store.fsutil import read_json, read_text
+from keeper.text import count
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
@@ -69,15 +70,16 @@ def projects_dir() -> str:
 
 
 def _holds_anything(folder: str) -> bool:
-    """Whether a project folder holds a file besides its lock (``clear all`` leaves empty folders)."""
-    for sub in ("", paths.SESSIONS_DIR, paths.STATE_DIR):
-        try:
-            with os.scandir(os.path.join(folder, sub)) as entries:
-                if any(e.name != ".lock" and e.is_file() for e in entries):
-                    return True
-        except OSError:
-            continue
-    return False
+    """Whether a project folder holds memory: its memory.md or a session file. Folders that hold
+    only derived or machine-local files (``clear all`` leaves empty ones; a recall or a hook in a
+    folder where nothing was ever saved leaves an index or a counter) are no project to list."""
+    if os.path.isfile(os.path.join(folder, paths.MEMORY_FILE)):
+        return True
+    try:
+        with os.scandir(os.path.join(folder, paths.SESSIONS_DIR)) as entries:
+            return any(e.name.endswith(".md") and not e.name.startswith(".") and e.is_file() for e in entries)
+    except OSError:
+        return False
 
 
 def _project(project_id: str) -> tuple[paths.Project, bool]:
@@ -110,7 +112,11 @@ def info(project_id: str) -> Info:
                 st = os.stat(path)
             except OSError:
                 continue
-            found.bytes += st.st_size
+            if (
+                paths.kind(os.path.join(paths.PROJECTS_DIR, project_id, os.path.relpath(path, project.dir)))
+                == paths.DURABLE
+            ):
+                found.bytes += st.st_size  # what the memory is: the index, counters and caches are not
             if folder == project.sessions and name.endswith(".md"):
                 found.session_files.append(path)
                 newest.append(st.st_mtime)
@@ -154,7 +160,7 @@ def lines(found: list[Info]) -> list[str]:
     """``keeper projects`` as text."""
     if not found:
         return [f"No projects in {projects_dir()} yet: Keeper adds one the first time it runs in a project."]
-    out = [f"{len(found)} project(s) in {projects_dir()}, most recently active first:"]
+    out = [f"{count(len(found), 'project')} in {projects_dir()}, most recently active first:"]
     for p in found:
         data = p.as_dict()
         last = (data["last_activity"] or "never").replace("T", " ")[:16]
@@ -164,7 +170,7 @@ def lines(found: list[Info]) -> list[str]:
         else:
             out.append(f"  root      {p.root}" + ("  (no longer exists)" if p.root_exists is False else ""))
         out.append(
-            f"  holds     {data['sessions']} session(s), {size(p.bytes)}; {p.open_issues} open issue(s); "
+            f"  holds     {count(data['sessions'], 'session')}, {size(p.bytes)}; {count(p.open_issues, 'open issue')}; "
             f"last active {last}"
         )
         if p.clear_command:

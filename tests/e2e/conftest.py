@@ -14,7 +14,19 @@ import pytest
 from tests.conftest import REPO
 
 CLAUDE_VERSION = "2.1.330"
-CACHE = REPO / ".cache" / "claude-code"
+
+
+def _cache() -> Path:
+    """Where the pinned Claude Code is installed: outside the repository, because a clone added as a
+    local marketplace is copied whole into Claude Code's plugin cache (it honours no ignore file).
+    Read at import, before the per-test fixtures point HOME elsewhere."""
+    import platformdirs
+
+    explicit = os.environ.get("KEEPER_TEST_CACHE")
+    return Path(explicit) if explicit else Path(platformdirs.user_cache_dir("keeper-tests")) / "claude-code"
+
+
+CACHE = _cache()
 
 
 def _version(binary: str) -> str:

@@ -51,7 +51,7 @@ def test_save_request_save_and_next_session_memory(claude: Claude, tmp_path: Pat
     assert len(seen) == 4
     assert REMINDER not in seen[0] and REMINDER not in seen[1]  # not before save_every tool uses
     assert REMINDER in seen[2] and "keeper save <<'KEEPER'" in seen[2]
-    assert "Saved to" in seen[3] and "+ 1 decision(s)" in seen[3]  # the model sees what the save did
+    assert "Saved to" in seen[3] and "+ 1 decision" in seen[3]  # the model sees what the save did
     assert FINAL not in seen[3]  # everything is saved: Stop asks for nothing
     memory = claude.memory_of(project)
     assert "- Use the blue widget for checkout because it handles currency rounding" in memory
@@ -184,7 +184,7 @@ def test_a_correction_saved_in_one_project_reaches_a_session_in_another(claude: 
     first, second = git_project(tmp_path, "alpha"), git_project(tmp_path, "beta")
     save = "keeper save <<'KEEPER'\nscope: global\nfeedback:\n  - Never bypass git hooks with --no-verify\nKEEPER"
     seen, _ = session(claude, "commit this", first, [bash(save), text("Noted.")])
-    assert "+ 1 feedback (global) item(s)" in seen[1]
+    assert "+ 1 feedback (global) item" in seen[1]
     request = session(claude, "commit that", second, [text("Committing.")])[0][0]
     assert "Never bypass git hooks with --no-verify" in request
 

@@ -100,6 +100,10 @@ def test_marketplace_add_and_install_is_the_whole_install(claude_bin: str, tmp_p
     assert added.returncode == 0, added.stdout + added.stderr
     installed = machine.claude_cmd("plugin", "install", "keeper@keeper")
     assert installed.returncode == 0, installed.stdout + installed.stderr
+    cache = machine.home / ".claude" / "plugins" / "cache" / "keeper" / "keeper" / __version__
+    copied = sorted(str(p.relative_to(cache)) for p in cache.rglob("*") if p.is_file())
+    assert not [name for name in copied if name.split(os.sep)[0] in (".venv", ".cache", "build", "node_modules")]
+    assert copied == sorted(str(p.relative_to(source)) for p in source.rglob("*") if p.is_file())  # the plugin only
 
     project = tmp_path / "work" / "invoices"
     (project / ".git").mkdir(parents=True)
