@@ -270,7 +270,7 @@ def cmd_expand(args: argparse.Namespace) -> int:
     from keeper.store.fsutil import read_text
 
     at = _resolve(args)
-    path, heading, text = search.section_for(at.project, args.id)
+    path, heading, text = search.section_for(at.project, args.id, at.cfg.team)
     print(redact(f"{heading}\n{path}\n\n{text}", at.cfg.redact_patterns))
     if os.path.dirname(path) == at.project.sessions:
         facts = sessions.read_facts(read_text(path) or "")

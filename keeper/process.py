@@ -51,6 +51,14 @@ def clean_env(extra: Mapping[str, str] | None = None) -> dict[str, str]:
     return env
 
 
+def which(name: str) -> str | None:
+    """The program ``name`` on PATH, searched only through absolute entries (``run``'s PATH): a
+    program in whatever folder Keeper happens to stand in is never found."""
+    import shutil
+
+    return shutil.which(name, path=clean_env()["PATH"])
+
+
 def run(
     argv: Sequence[str],
     *,

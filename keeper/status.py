@@ -9,7 +9,7 @@ import sys
 from keeper import __version__
 from keeper.memory import document
 from keeper.plugin import install
-from keeper.store import counters, identity, log, paths, sessions
+from keeper.store import counters, identity, log, paths, repo, sessions
 from keeper.store.config import Config
 from keeper.store.fsutil import read_json, read_text
 from keeper.store.projects import size
@@ -96,8 +96,8 @@ def _team_memory(project: paths.Project, cfg: Config) -> dict[str, Any]:
     from keeper.capture import team
     from keeper.recall import sources
 
-    readable = sources.team_file(project)
-    text = sources.read(readable) if readable else None
+    readable = repo.team_file(project)
+    text = sources.read_named(readable, sources.TEAM_NAME) if readable else None
     view = document.overview(text)
     return {
         "path": project.team,

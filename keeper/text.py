@@ -6,3 +6,9 @@ from __future__ import annotations
 def count(n: int, noun: str, plural: str = "") -> str:
     """``n`` and ``noun``, made plural (``noun + "s"``, or ``plural``) unless ``n`` is exactly 1."""
     return f"{n} {noun if n == 1 else plural or noun + 's'}"
+
+
+def inline(text: str) -> str:
+    """``text`` fit to stand inside a line of Keeper's own: a line break, a control or an invisible
+    separator character (which a folder name can hold) becomes U+FFFD."""
+    return "".join(ch if ch.isprintable() else "\ufffd" for ch in text)

@@ -201,3 +201,11 @@ def test_a_reconfirmed_issue_or_typed_item_counts_as_confirmed_now_too() -> None
     assert [t for t, _ in document.items(text, "issues")] == ["Slow build", "Flaky login test"]
     assert document.items(text, "tool")[-1] == ("ripgrep is installed", "2026-11-21")
     assert sorted(report.reconfirmed) == ["Flaky login test", "ripgrep is installed"]
+
+
+def test_an_item_of_invisible_characters_alone_is_still_an_item() -> None:
+    """A soft hyphen or a zero-width space alone is what was saved: its key is never empty."""
+    from keeper.memory import items
+
+    for text in ("\xad", "\u200b", "\ufeff\u200d"):
+        assert items.key(text)

@@ -219,3 +219,35 @@ def test_automatic_recall_does_not_read_a_large_store_file_by_file(
     monkeypatch.setattr(search, "SCAN_AT_PROMPT_UP_TO", 20)
     assert search.search(project, "flux capacitor", thorough=False) == []
     assert search.search(project, "flux capacitor widget 7", limit=1)[0].chunk.path.endswith("-7.md")
+
+
+def test_a_new_index_file_that_brings_a_trigger_is_not_built_on(
+    project_dir: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """A file of user_version 0 passes for a new index; it may hold only the meta table Keeper makes first."""
+    main(["save", "--decision", "Money is integer cents everywhere"])
+    project = identity.make_project(identity.find_project_root(str(project_dir)))
+    Path(project.state).mkdir(parents=True, exist_ok=True)
+    con = sqlite3.connect(project.index)
+    con.execute("CREATE TABLE meta(key TEXT PRIMARY KEY, value TEXT) WITHOUT ROWID")
+    # named like the table: a check that looked at names alone let it through, and it ran in the build
+    con.execute("CREATE TRIGGER meta AFTER INSERT ON meta BEGIN INSERT INTO files(name) VALUES ('pwned'); END")
+    con.commit()
+    con.close()
+    assert _recall(capsys, "integer cents")
+    con = sqlite3.connect(project.index)
+    names = {name for (name,) in con.execute("SELECT name FROM files")}
+    triggers = con.execute("SELECT count(*) FROM sqlite_master WHERE type = 'trigger'").fetchone()[0]
+    con.close()
+    assert "pwned" not in names and triggers == 0
+
+
+def test_tampered_counts_in_the_index_do_not_break_recall(
+    project_dir: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    project = _built(project_dir, capsys)
+    con = sqlite3.connect(project.index)
+    con.execute("UPDATE meta SET value = '-5' WHERE key IN ('sections', 'terms')")
+    con.commit()
+    con.close()
+    assert _recall(capsys, "integer cents")[0]["snippet"]

@@ -128,6 +128,10 @@ def save(
         )
     now = now or datetime.now()
     mine = document.SaveInput(summary=data.summary, state=data.state) if data.scope == "team" else data
+    if data.scope == "team":
+        from keeper.capture import team
+
+        team.check(project)  # before anything is written: a save lands whole or not at all
     with project_lock(project.lock):
         for folder in (project.dir, project.sessions, project.state):
             sweep_temp_files(folder)  # what writers killed mid-write left behind
@@ -146,9 +150,7 @@ def save(
             atomic_write(_provenance_file(project), json.dumps(provenance, ensure_ascii=False, sort_keys=True))
             _record_removals(project.removed, mine, report.removed_keys, now)
         if data.scope == "team":
-            from keeper.capture import team
-
-            _, shared, tidied = team.save(project, data, now)
+            shared, tidied = team.save(project, data, now)
             shared.state_lines, shared.recent, shared.tidied = report.state_lines, report.recent, tidied
             report = shared
         elif data.scope == "global" and (

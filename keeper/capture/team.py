@@ -1,11 +1,14 @@
 """Saving team memory: the one place Keeper writes into a repository, ``.claude/keeper/team.md``.
 
 Only an explicit team save writes here (``keeper save --team`` or ``scope: team``), already
-redacted. The repository is not Keeper's: its folders may be links, its team.md a link, a huge or
-a binary file. So the write goes only to a regular file whose folder really lies inside the work
-tree, a file Keeper cannot read as text is left alone with a message, and beside team.md Keeper
-adds the one line git needs to merge it (``.gitattributes``: ``team.md merge=union``) when that
-file does not exist yet. Files get ordinary permissions: teammates read them from git.
+redacted. The repository is not Keeper's: its folders may be links (swapped in at any moment),
+its team.md a link, a FIFO, a huge or a binary file. So the folders are opened one by one from
+the work tree with ``O_NOFOLLOW`` and every later step works relative to the open folder, never
+through its name again: no link at any level, now or mid-save, can send the write elsewhere, and
+nothing lands inside ``.git``. A file Keeper cannot read as text is left alone with a message.
+Beside team.md Keeper adds the one line git needs to merge it (``.gitattributes``:
+``team.md merge=union``) when that file does not exist yet. Files get ordinary permissions:
+teammates read them from git.
 """
 
 from __future__ import annotations
@@ -15,8 +18,7 @@ import stat
 
 from keeper.errors import KeeperError
 from keeper.memory import team
-from keeper.store import paths
-from keeper.store.fsutil import atomic_write
+from keeper.store import paths, repo
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
@@ -25,106 +27,244 @@ if TYPE_CHECKING:
     from keeper.memory.document import MergeReport, SaveInput
 
 MAX_BYTES = 1 << 20  # a team.md larger than this is not edited by a save: it is someone's to trim
+_DIR_FLAGS = os.O_RDONLY | getattr(os, "O_DIRECTORY", 0) | getattr(os, "O_NOFOLLOW", 0)
+_NO_FOLLOW = getattr(os, "O_NOFOLLOW", 0)
+_RACE_FREE = os.open in os.supports_dir_fd and os.replace in os.supports_dir_fd  # not on Windows
 
 
-def _inside(path: str, folder: str) -> bool:
-    real, top = os.path.realpath(path), os.path.realpath(folder)
-    return real == top or real.startswith(top.rstrip(os.sep) + os.sep)
+def _in_git(folder: str) -> bool:
+    """Whether ``folder`` lies in a git work tree (a ``.git`` in it or a folder above)."""
+    here = os.path.abspath(folder)
+    while True:
+        if os.path.lexists(os.path.join(here, ".git")):
+            return True
+        parent = os.path.dirname(here)
+        if parent == here:
+            return False
+        here = parent
 
 
-def target(project: paths.Project) -> str:
-    """team.md's path, checked: its folder inside the work tree (no link out), itself no link."""
-    path = project.team
-    folder = os.path.dirname(path)
-    probe = folder
-    while not os.path.lexists(probe) and probe != project.checkout:
-        probe = os.path.dirname(probe)
-    if not _inside(probe, project.checkout):
-        raise KeeperError(
-            f"{folder} leads out of the repository (a symbolic link); Keeper writes team memory only inside "
-            f"{project.checkout}. Remove the link, then save again."
+def _refuse(message: str) -> KeeperError:
+    return KeeperError(f"{message}; team memory was not saved (nothing else of this save was written either).")
+
+
+def check(project: paths.Project) -> None:
+    """Refuse before anything is written when team.md cannot be saved here, saying why."""
+    if not _in_git(project.checkout):
+        raise _refuse(
+            f"{project.checkout} is not in a git repository, and team memory is committed with the code: "
+            "run the save in the repository's folder"
         )
-    if os.path.islink(path):
-        raise KeeperError(f"{path} is a symbolic link; replace it with a regular file, then save again.")
-    return path
+    parts = paths.TEAM_DIR.split(os.sep)
+    here = project.checkout
+    for part in [*parts, paths.TEAM_FILE]:
+        here = os.path.join(here, part)
+        try:
+            st = os.lstat(here)
+        except FileNotFoundError:
+            return
+        if stat.S_ISLNK(st.st_mode):
+            raise _refuse(f"{here} is a symbolic link; Keeper writes team memory only inside the repository")
+        wanted_dir = part != paths.TEAM_FILE
+        if wanted_dir and not stat.S_ISDIR(st.st_mode):
+            raise _refuse(f"{here} is not a folder; move it away")
+        if not wanted_dir and not stat.S_ISREG(st.st_mode):
+            raise _refuse(f"{here} is not a regular file; move it away")
 
 
-def _read(path: str) -> str | None:
-    """team.md's text for a save, or None when there is none; KeeperError when it is not editable."""
+def _open_folder(checkout: str) -> int:
+    """``.claude/keeper`` of the work tree, opened without following a link at any level (made
+    where missing); a descriptor the caller closes."""
+    fd = os.open(checkout, _DIR_FLAGS & ~_NO_FOLLOW)  # the work tree itself may be reached by a link
     try:
-        st = os.lstat(path)
+        for part in paths.TEAM_DIR.split(os.sep):
+            try:
+                os.mkdir(part, 0o777, dir_fd=fd)
+            except FileExistsError:
+                pass
+            try:
+                child = os.open(part, _DIR_FLAGS, dir_fd=fd)
+            except OSError as exc:
+                raise _refuse(f"{os.path.join(checkout, part)} cannot be opened as a folder ({exc.strerror})") from None
+            os.close(fd)
+            fd = child
+        return fd
+    except BaseException:
+        os.close(fd)
+        raise
+
+
+def _read_at(fd: int, name: str, where: str, close: bool = False) -> str | None:
+    """The text of ``name`` in the open folder (closed after with ``close``), or None when there is
+    none; refused when not a regular file, too large or not text."""
+    try:
+        file = os.open(name, os.O_RDONLY | _NO_FOLLOW | getattr(os, "O_NONBLOCK", 0), dir_fd=fd)
     except FileNotFoundError:
         return None
-    if not stat.S_ISREG(st.st_mode):
-        raise KeeperError(f"{path} is not a regular file; move it away, then save again.")
-    if st.st_size > MAX_BYTES:
-        raise KeeperError(
-            f"{path} is {st.st_size // 1024} KB, more than a team memory should hold ({MAX_BYTES // 1024} KB); "
-            "trim it by hand, then save again."
-        )
-    with open(path, "rb") as fh:
-        data = fh.read(MAX_BYTES + 1)
+    except OSError as exc:
+        raise _refuse(f"{where} cannot be read ({exc.strerror})") from None
+    finally:
+        if close:
+            os.close(fd)
+    try:
+        st = os.fstat(file)
+        if not stat.S_ISREG(st.st_mode):
+            raise _refuse(f"{where} is not a regular file; move it away")
+        if st.st_size > MAX_BYTES:
+            raise _refuse(f"{where} is {st.st_size // 1024} KB, more than a team memory should hold; trim it by hand")
+        data = os.read(file, MAX_BYTES + 1)
+    finally:
+        os.close(file)
     if b"\0" in data:
-        raise KeeperError(f"{path} is not text (it holds NUL bytes); restore it from git, then save again.")
+        raise _refuse(f"{where} is not text (it holds NUL bytes); restore it from git")
     return data.decode("utf-8", "surrogateescape")
 
 
-def _write(path: str, text: str) -> None:
-    folder = os.path.dirname(path)
-    os.makedirs(folder, exist_ok=True)
-    atomic_write(path, text)
+def _read_team(path: str) -> str | None:
+    """team.md's text by its checked path (``repo.team_file``), bounded and never blocking."""
+    if _RACE_FREE:
+        return _read_at(os.open(os.path.dirname(path), _DIR_FLAGS), paths.TEAM_FILE, path, close=True)
+    with open(path, "rb") as fh:  # Windows: no FIFO or link to meet here
+        raw = fh.read(MAX_BYTES + 1)
+    return None if len(raw) > MAX_BYTES or b"\0" in raw else raw.decode("utf-8", "surrogateescape")
+
+
+def _write_at(fd: int, name: str, text: str) -> None:
+    """Replace ``name`` in the open folder atomically: a new file beside it, then a rename."""
     umask = os.umask(0)
     os.umask(umask)
-    os.chmod(path, 0o666 & ~umask)
+    tmp = f".{name}.{os.getpid()}.tmp"
+    flags = os.O_WRONLY | os.O_CREAT | os.O_EXCL | _NO_FOLLOW
+    try:
+        os.unlink(tmp, dir_fd=fd)  # left by a killed save of this pid
+    except FileNotFoundError:
+        pass
+    file = os.open(tmp, flags, 0o666 & ~umask, dir_fd=fd)
+    try:
+        with os.fdopen(file, "wb") as fh:
+            fh.write(text.encode("utf-8", "surrogateescape"))
+            fh.flush()
+            os.fsync(fh.fileno())
+        os.replace(tmp, name, src_dir_fd=fd, dst_dir_fd=fd)
+    except BaseException:
+        try:
+            os.unlink(tmp, dir_fd=fd)
+        except OSError:
+            pass
+        raise
 
 
-def save(project: paths.Project, data: SaveInput, now: datetime) -> tuple[str, MergeReport, int]:
-    """Merge a save's team part into team.md (call under the project lock); return the path, the
-    report and how many leftovers of a textual merge were tidied."""
-    path = target(project)
-    text = _read(path)
+def _save_by_name(project: paths.Project, data: SaveInput, now: datetime) -> tuple[MergeReport, int]:
+    """The same save where folders cannot be opened relative to each other (Windows): checked
+    by name just before, as close to the write as the platform allows."""
+    from keeper.store.fsutil import atomic_write
+
+    check(project)
+    folder = os.path.dirname(project.team)
+    os.makedirs(folder, exist_ok=True)
+    check(project)
+    real, top = os.path.realpath(folder), os.path.realpath(project.checkout)
+    if not real.startswith(top.rstrip(os.sep) + os.sep) or ".git" in real[len(top) :].split(os.sep):
+        raise _refuse(f"{folder} leads out of the repository's files")
+    text = None
+    if os.path.lexists(project.team):
+        with open(project.team, "rb") as fh:
+            raw = fh.read(MAX_BYTES + 1)
+        if len(raw) > MAX_BYTES or b"\0" in raw:
+            raise _refuse(f"{project.team} is too large or not text")
+        text = raw.decode("utf-8", "surrogateescape")
     merged, report, tidied = team.merge(text, data, project_name=os.path.basename(project.checkout), now=now)
     if merged != text:
-        _write(path, merged)
-    attributes = os.path.join(os.path.dirname(path), paths.TEAM_ATTRIBUTES)
+        atomic_write(project.team, merged)
+    attributes = os.path.join(folder, paths.TEAM_ATTRIBUTES)
     if not os.path.lexists(attributes):
-        _write(attributes, team.ATTRIBUTES)
-    return path, report, tidied
+        atomic_write(attributes, team.ATTRIBUTES)
+    return report, tidied
 
 
-GIT_SAFE = ("-c", "core.fsmonitor=false", "-c", "core.hooksPath=" + os.devnull)  # nothing of the repository's runs
+def save(project: paths.Project, data: SaveInput, now: datetime) -> tuple[MergeReport, int]:
+    """Merge a save's team part into team.md (call under the project lock, after ``check``);
+    return the report and how many leftovers of a textual merge were tidied."""
+    if not _RACE_FREE:
+        return _save_by_name(project, data, now)
+    fd = _open_folder(project.checkout)
+    try:
+        real, top = os.path.realpath(f"/proc/self/fd/{fd}"), os.path.realpath(project.checkout)
+        if os.path.isdir("/proc/self/fd") and (
+            not real.startswith(top.rstrip(os.sep) + os.sep) or ".git" in real[len(top) :].split(os.sep)
+        ):
+            raise _refuse(f"{os.path.dirname(project.team)} leads out of the repository's files")
+        text = _read_at(fd, paths.TEAM_FILE, project.team)
+        merged, report, tidied = team.merge(text, data, project_name=os.path.basename(project.checkout), now=now)
+        if merged != text:
+            _write_at(fd, paths.TEAM_FILE, merged)
+        try:
+            os.lstat(paths.TEAM_ATTRIBUTES, dir_fd=fd)
+        except FileNotFoundError:
+            _write_at(fd, paths.TEAM_ATTRIBUTES, team.ATTRIBUTES)
+    finally:
+        os.close(fd)
+    return report, tidied
+
+
+# Nothing of the repository's may run: no fsmonitor, no hooks, and no transport at all, so a
+# partial clone's missing object is never fetched (which would run its ssh command or helper).
+GIT_SAFE = ("-c", "core.fsmonitor=false", "-c", "core.hooksPath=" + os.devnull, "-c", "protocol.allow=never")
 
 
 def git_state(project: paths.Project) -> str:
     """Whether team.md is ``committed`` (as in HEAD), ``uncommitted`` (changed, or not in HEAD),
-    ``none`` (no file), or ``unknown`` (not a git work tree, or git is missing).
+    ``none`` (no file), ``unreadable`` (a link, FIFO, huge or binary file), or ``unknown`` (not a
+    git work tree, or git is missing or refuses it).
 
-    Runs only commands that start nothing of the repository's: ``rev-parse`` and ``hash-object
-    --no-filters`` (a repository's clean filter is never run), with fsmonitor and hooks off.
+    The file's blob id is computed here from its bytes (git's own rule), so git never reads the
+    file or runs a filter; git is asked one thing only, HEAD's blob id (``rev-parse``), with
+    nothing of the repository's able to run.
     """
-    import shutil
-
     from keeper import process
 
     if not os.path.lexists(project.team):
         return "none"
-    git = shutil.which("git")
+    path = repo.team_file(project)
+    try:
+        data = _read_team(path) if path else None
+    except KeeperError:
+        data = None
+    if data is None:
+        return "unreadable"
+    git = process.which("git")
     if git is None:
         return "unknown"
     rel = "./" + os.path.relpath(project.team, project.checkout).replace(os.sep, "/")
+    env = {"GIT_NO_LAZY_FETCH": "1", "GIT_TERMINAL_PROMPT": "0"}
     try:
-        here = process.run([git, *GIT_SAFE, "hash-object", "--no-filters", "--", rel], cwd=project.checkout, timeout=10)
         head = process.run(
             [git, *GIT_SAFE, "rev-parse", "--verify", "--quiet", f"HEAD:{rel}"],
             cwd=project.checkout,
             timeout=10,
+            env=env,
             check=False,
         )
     except process.ProcessFailed:
         return "unknown"
     if head.returncode != 0:
         inside = process.run(
-            [git, *GIT_SAFE, "rev-parse", "--is-inside-work-tree"], cwd=project.checkout, timeout=10, check=False
+            [git, *GIT_SAFE, "rev-parse", "--is-inside-work-tree"],
+            cwd=project.checkout,
+            timeout=10,
+            env=env,
+            check=False,
         )
         return "uncommitted" if inside.returncode == 0 and inside.stdout.strip() == b"true" else "unknown"
-    return "committed" if head.stdout.strip() == here.stdout.strip() else "uncommitted"
+    wanted = head.stdout.strip().decode("ascii", "replace")
+    blob = data.encode("utf-8", "surrogateescape")
+    return "committed" if _blob_id(blob, len(wanted)) == wanted else "uncommitted"
+
+
+def _blob_id(data: bytes, width: int) -> str:
+    """git's object id of a file's bytes: SHA-1 (40 hex digits) or, in a SHA-256 repository, SHA-256."""
+    import hashlib
+
+    header = b"blob %d\0" % len(data)
+    digest = hashlib.sha256 if width == 64 else hashlib.sha1
+    return digest(header + data).hexdigest()

@@ -22,6 +22,7 @@ from keeper.store.fsutil import read_text
 UNSAVED_SHOWN = 3  # sessions without a save, newest first
 UNSAVED_LOOKED_AT = 12  # newest session files considered for that
 ITEM_CHARS = 1200  # one item is cut beyond this, so one huge entry cannot take the whole budget
+HEADING_CHARS = 200  # a heading (and the label naming it) is cut beyond this
 
 # Lower tiers are taken first; within a tier, units in the order they were made.
 _FIRST, _STATE, _RECENT, _ISSUES, _OTHER, _DECISIONS = range(6)
@@ -77,36 +78,56 @@ def _units(index: int, section: Section, name: str | None) -> list[_Unit]:
     return [_Unit(index, key, lines, _FIRST if i == 0 else tier) for i, (key, lines) in enumerate(found)]
 
 
+def _short(line: str) -> str:
+    """A heading or label cut to ``HEADING_CHARS``: a file's headings are text of any length."""
+    return line if len(line) <= HEADING_CHARS else line[: HEADING_CHARS - 2].rstrip() + " …"
+
+
 def select(text: str, limit: int) -> tuple[str, list[str]]:
-    """memory.md within ``limit`` characters, chosen by importance; and what was left out, by section."""
+    """memory.md within ``limit`` characters, chosen by importance; and what was left out, by section.
+
+    Linear in the file's size whatever its shape: a heading costs its length when its section's
+    first item is taken (headings of empty sections are kept while they take at most a quarter of
+    the budget), and no heading or label is longer than ``HEADING_CHARS``.
+    """
     doc = Document.parse(text.lstrip("\ufeff"))
     units: list[_Unit] = []
     heads: dict[int, str] = {}
     for index, section in enumerate(doc.sections):
         name = _name(section)
         if section.heading is not None:
-            heads[index] = bare(section.heading) + "\n"
+            heads[index] = _short(bare(section.heading)) + "\n"
         units.extend(_units(index, section, name))
-    budget = limit - sum(len(head) + 1 for head in heads.values())
+    by_section: dict[int, list[int]] = {}
+    for position, unit in enumerate(units):
+        by_section.setdefault(unit.section, []).append(position)
+    budget = limit
+    shown: set[int] = set()
+    for index, head in heads.items():  # a person's empty sections keep their place, within reason
+        if index not in by_section and len(head) + 1 <= min(budget, limit // 4):
+            shown.add(index)
+            budget -= len(head) + 1
     chosen: set[int] = set()
     for position in sorted(range(len(units)), key=lambda i: units[i].tier):
         unit = units[position]
-        if unit.size <= budget:
+        cost = len(heads[unit.section]) + 1 if unit.section in heads and unit.section not in shown else 0
+        if unit.size + cost <= budget:
             chosen.add(position)
-            budget -= unit.size
+            shown.add(unit.section)
+            budget -= unit.size + cost
     out: list[str] = []
     left: list[str] = []
     for index, section in enumerate(doc.sections):
-        mine = [i for i, unit in enumerate(units) if unit.section == index]
+        mine = by_section.get(index, [])
         kept = [units[i] for i in mine if i in chosen]
-        if index in heads and (kept or not mine):
+        if index in heads and index in shown:
             out.append(heads[index])
         out.extend(line for unit in kept for line in unit.lines)
-        if kept or index in heads:
+        if kept or index in shown:
             out.append("\n")
         dropped = len(mine) - len(kept)
         if dropped:
-            label = section.title or "the opening text"
+            label = _short(section.title) if section.title else "the opening text"
             older = " older" if _name(section) in (*_NEWEST_FIRST, "recent") else ""
             left.append(f"{dropped}{older} {'item' if dropped == 1 else 'items'} of '{label}'")
     return "".join(out).strip() + "\n", left

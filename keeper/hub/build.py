@@ -21,7 +21,7 @@ from keeper.hub import page
 from keeper.markdown import fence, heading, split_lines, unescape_line
 from keeper.memory import document
 from keeper.recall import sources
-from keeper.store import counters, paths, projects, sessions
+from keeper.store import counters, paths, projects, repo, sessions
 from keeper.store.fsutil import atomic_write, read_text
 
 TYPE_CHECKING = False
@@ -188,6 +188,13 @@ def _memory_events(index: int, text: str | None, seen: set[tuple[int, str, str]]
     return found
 
 
+def _reads_team(root: str) -> bool:
+    """Whether that project's settings let Keeper read its team notes (``team: false`` does not)."""
+    from keeper.store import config
+
+    return config.load(root).team
+
+
 def collect(now: datetime | None = None) -> dict[str, Any]:
     """Everything the page shows, as plain data within the budgets above.
 
@@ -208,8 +215,8 @@ def collect(now: datetime | None = None) -> dict[str, Any]:
             days[session.day] = days.get(session.day, 0) + 1
             everything.append(session)
         mem = info.memory_text or ""
-        shared = sources.team_file(info.project) if info.root_exists else None
-        team = sources.read(shared, MEMORY_CHARS) if shared else None
+        shared = repo.team_file(info.project) if info.root_exists and _reads_team(info.project.root) else None
+        team = sources.read_named(shared, sources.TEAM_NAME) if shared else None
         data = info.as_dict()
         data.update(
             {

@@ -30,6 +30,7 @@ from keeper.markdown import (
     escape_line,
     unescape_line,
 )
+from keeper.text import inline
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
@@ -120,7 +121,7 @@ class MergeReport:
 
 def template(project_name: str, newline: str = "\n") -> str:
     """A new project memory.md: the four project sections (typed ones are added when first used)."""
-    lines = [f"# Project Memory: {project_name}", ""]
+    lines = [f"# Project Memory: {inline(project_name)}", ""]
     for name in PROJECT_SECTIONS:
         lines += [f"## {SECTIONS[name][0]}", ""]
     return newline.join(lines)

@@ -53,7 +53,8 @@ def key(text: str) -> str:
         import unicodedata
 
         text = unicodedata.normalize("NFKC", text)
-        text = "".join(ch for ch in text if unicodedata.category(ch) != "Cf")
+        visible = "".join(ch for ch in text if unicodedata.category(ch) != "Cf")
+        text = visible if visible.strip() else text  # an item of invisible characters alone is itself
     folded = " ".join(text.casefold().split())
     folded = strip_date(folded)
     stripped = folded.rstrip(_TRAILING)

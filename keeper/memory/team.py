@@ -14,6 +14,7 @@ from __future__ import annotations
 
 from keeper.markdown import Document, Section, after_last_bullet
 from keeper.memory import document, items
+from keeper.text import inline
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
@@ -30,20 +31,26 @@ SECTIONS = ("decisions", *document.TYPED, "issues")  # what a team save writes; 
 
 def template(project_name: str) -> str:
     return (
-        f"# {TITLE}: {project_name}\n\n"
+        f"# {TITLE}: {inline(project_name)}\n\n"
         "What this repository's team agreed and learned, saved with `keeper save --team` and reviewed like code.\n\n"
         f"## {document.SECTIONS['decisions'][0]}\n\n## {document.SECTIONS['issues'][0]}\n"
     )
 
 
 def team_part(data: document.SaveInput) -> document.SaveInput:
-    """The part of a save that goes to team.md: decisions, typed lists, issues and what they end."""
+    """The part of a save that goes to team.md: decisions, typed lists, issues and what they end.
+    A NUL character becomes U+FFFD: it is no text anyone meant, and a file holding one is binary
+    to git and to every reader of the repository."""
+
+    def text(items: list[str]) -> list[str]:
+        return [item.replace("\0", "\ufffd") for item in items]
+
     return document.SaveInput(
-        decisions=data.decisions,
-        issues=data.issues,
-        resolved=data.resolved,
-        retired=data.retired,
-        typed=data.typed,
+        decisions=text(data.decisions),
+        issues=text(data.issues),
+        resolved=text(data.resolved),
+        retired=text(data.retired),
+        typed={name: text(items) for name, items in data.typed.items()},
         scope="project",
     )
 

@@ -107,7 +107,8 @@ def _connect(path: str) -> Connection:
         raise
     if version == SCHEMA_VERSION:
         return con
-    if version != 0 or con.execute("SELECT count(*) FROM sqlite_master WHERE name != 'meta'").fetchone()[0]:
+    fresh = {row for row in _reference_schema() if row[1] == "meta" and row[0] == "table"}
+    if version != 0 or not _schema_of(con) <= fresh:  # new, or made by another process up to its meta table
         con.close()
         raise DatabaseError("index schema changed")
     con.execute("PRAGMA journal_mode=WAL")
@@ -361,7 +362,7 @@ def _write(
         surface: dict[str, str] = {}
         for name, (mtime, size) in changed:
             path = sources.path_of(project, name)
-            text = sources.read(path) if path else None
+            text = sources.read_named(path, name) if path else None
             if text is None:  # gone since it was stat'ed (the next call sees it removed), or not a source's
                 continue
             if name in stored:
@@ -399,7 +400,9 @@ def document_frequencies(con: Connection, terms: Iterable[str]) -> tuple[dict[st
     marks = ",".join("?" * len(wanted))
     df = dict(con.execute(f"SELECT term, doc FROM vocab WHERE term IN ({marks})", wanted)) if wanted else {}
     meta = _meta(con)
-    count, total = _number(meta, "sections"), _number(meta, "terms")
+    # a tampered or torn record must not break ranking: no term is in more sections than there are
+    count = max(_number(meta, "sections"), max(df.values(), default=0), 0)
+    total = max(_number(meta, "terms"), count)
     return df, count, (total / count if count else 1.0)
 
 

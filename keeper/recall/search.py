@@ -19,7 +19,6 @@ from keeper.recall.chunks import Chunk, chunks_of, sections_of
 from keeper.recall.stemmer import IRREGULAR
 from keeper.recall.tokens import date_slots, days_since_epoch, fold, plain_words, term_of, words
 from keeper.store import paths, sessions
-from keeper.store.fsutil import read_text
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
@@ -42,7 +41,7 @@ def corpus(project: paths.Project, scope: str = "all", team: bool = False) -> li
     chunks: list[Chunk] = []
     for name in names:
         path = sources.path_of(project, name)
-        text = sources.read(path) if path and sources.in_scope(name, scope) else None
+        text = sources.read_named(path, name) if path and sources.in_scope(name, scope) else None
         if path and text:
             chunks.extend(chunks_of(path, text, sources.title_of(name)))
     return chunks
@@ -256,13 +255,14 @@ def rank(
     return results
 
 
-def _with_text(results: list[Result]) -> list[Result]:
-    """Fill in the text of index chunks from their files (each file read once); drop vanished ones."""
+def _with_text(project: paths.Project, results: list[Result]) -> list[Result]:
+    """Fill in the text of index chunks from their files (each file read once, as its source
+    allows: bounded, no links, never blocking); drop vanished ones."""
     texts: dict[str, dict[int, str]] = {}
     for result in results:
         path = result.chunk.path
         if result.chunk.text is None and path not in texts:
-            text = read_text(path)
+            text = sources.read_named(path, sources.name_of(project, path))
             texts[path] = {line: body for _, line, body in sections_of(path, text)} if text is not None else {}
     for result in results:
         if result.chunk.text is None:
@@ -360,7 +360,9 @@ class _Query:
         return factor
 
 
-def best(results: list[Result], query: str, limit: int, stand_ins: dict[str, list[tuple[str, float]]]) -> list[Result]:
+def best(
+    project: paths.Project, results: list[Result], query: str, limit: int, stand_ins: dict[str, list[tuple[str, float]]]
+) -> list[Result]:
     """The ``limit`` best, after the sections holding the query's words as asked are lifted: its
     word pairs side by side ("in tests", "reserve stock") and its terms close together (a name
     beside what that person did). A typo counts as the word it stands for.
@@ -371,7 +373,7 @@ def best(results: list[Result], query: str, limit: int, stand_ins: dict[str, lis
     spread = spans_sessions(query)
     if spread:
         results = _one_per_session(results)
-    leading = _with_text(results[: max(limit, RERANK)])
+    leading = _with_text(project, results[: max(limit, RERANK)])
     asked = _Query(query, stand_ins)
     if asked.pairs or asked.near:
         for result in leading:
@@ -482,7 +484,7 @@ def search(
     results = [
         r for r in rank(chunks, terms, stand_ins, (df, n, avg), project.dir, today_number) if r.hits >= min_terms
     ]
-    return _labelled(project, best(results, query, limit, stand_ins))
+    return _labelled(project, best(project, results, query, limit, stand_ins))
 
 
 def _labelled(project: paths.Project, results: list[Result]) -> list[Result]:
@@ -522,23 +524,24 @@ def _scan(
     n = len(chunks)
     avg = sum(c.length for c in chunks) / n if n else 1.0
     results = [r for r in rank(chunks, terms, stand_ins, (df, n, avg), project.dir, today) if r.hits >= min_terms]
-    return _labelled(project, best(results, query, limit, stand_ins))
+    return _labelled(project, best(project, results, query, limit, stand_ins))
 
 
-def section_for(project: paths.Project, ident: str) -> tuple[str, str, str]:
+def section_for(project: paths.Project, ident: str, team: bool = False) -> tuple[str, str, str]:
     """The whole section behind a result id (``sessions/<file>.md:<line>``): path, heading, text.
 
-    Only files inside this project's memory folder can be named. Raises KeeperError otherwise.
+    Only the files of a source can be named (the team notes only with ``team``). Raises
+    KeeperError otherwise.
     """
     from keeper.errors import KeeperError
 
     name, _, line_text = ident.rpartition(":")
-    path = sources.path_of(project, name)
+    path = sources.path_of(project, name) if team or name != sources.TEAM_NAME else None
     if path is None or not line_text.isdigit():
         raise KeeperError(
             f"{ident!r} is not a result id; ids look like sessions/2026-11-21_1430.md:12 (see keeper recall)"
         )
-    text = sources.read(path)
+    text = sources.read_named(path, name)
     if text is None:
         raise KeeperError(f"{path} no longer exists; run keeper recall again for fresh ids")
     wanted = int(line_text)

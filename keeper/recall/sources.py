@@ -18,7 +18,7 @@ from __future__ import annotations
 import os
 import stat
 
-from keeper.store import paths
+from keeper.store import paths, repo
 
 PROJECT = "project"
 GLOBAL = "global"
@@ -31,7 +31,9 @@ TEAM_NAME = "team/team.md"
 NATIVE_PREFIX = "native/"
 NATIVE_TITLE = "Claude Code auto memory: "
 NATIVE_LIMIT = 200  # files of Claude Code's auto memory read at most
-MAX_BYTES = 8 << 20  # read at most this much of any one file: memory is text, far smaller
+MAX_BYTES = 8 << 20  # read at most this much of one of Keeper's own files: memory is text, far smaller
+TEAM_BYTES = 256 << 10  # the repository's team.md: a file of any size a repository can bring
+NATIVE_BYTES = 1 << 20  # one file of Claude Code's auto memory (its own files are a few KB)
 LABELS = {
     GLOBAL: "[global memory] ",
     NATIVE: "[Claude Code auto memory] ",
@@ -74,9 +76,11 @@ def outside(project: paths.Project, team: bool) -> dict[str, str]:
     it, FIFOs, devices and folders named like files are skipped.
     """
     found = {GLOBAL_NAME: paths.global_memory_file()}
-    if team and team_file(project):
+    if team and repo.team_file(project):
         found[TEAM_NAME] = project.team
     folder = native_dir(project)
+    if os.path.islink(folder) or os.path.islink(os.path.dirname(folder)):
+        return found  # the project's auto memory folder leads elsewhere: not Claude Code's for it
     try:
         names = sorted(n for n in os.listdir(folder) if _safe_name(n))
     except (OSError, ValueError):
@@ -86,16 +90,6 @@ def outside(project: paths.Project, team: bool) -> dict[str, str]:
     return found
 
 
-def team_file(project: paths.Project) -> str | None:
-    """The repository's team.md when it may be read: a regular file (not a link) whose folder
-    really lies inside the work tree, not reached through a linked ``.claude`` or ``keeper``."""
-    path = project.team
-    if _regular(path) is None:
-        return None
-    folder, top = os.path.realpath(os.path.dirname(path)), os.path.realpath(project.checkout)
-    return path if folder.startswith(top.rstrip(os.sep) + os.sep) else None
-
-
 def path_of(project: paths.Project, name: str) -> str | None:
     """The file an index name stands for, or None when the name is not one a source can have."""
     if name == paths.MEMORY_FILE:
@@ -103,7 +97,7 @@ def path_of(project: paths.Project, name: str) -> str | None:
     if name == GLOBAL_NAME:
         return paths.global_memory_file()
     if name == TEAM_NAME:
-        return team_file(project)
+        return repo.team_file(project)
     folder, _, file = name.partition("/")
     if not _safe_name(file):
         return None
@@ -128,6 +122,16 @@ def title_of(name: str) -> str | None:
     return NATIVE_TITLE + name[len(NATIVE_PREFIX) :] if name.startswith(NATIVE_PREFIX) else None
 
 
+def read_named(path: str, name: str | None) -> str | None:
+    """The file of this index name as its source allows: Keeper's own files up to ``MAX_BYTES``;
+    files Keeper did not write (team.md, the auto memory) less, and only when they are text."""
+    if name == TEAM_NAME:
+        return read(path, TEAM_BYTES, text_only=True)
+    if name is not None and name.startswith(NATIVE_PREFIX):
+        return read(path, NATIVE_BYTES, text_only=True)
+    return read(path)
+
+
 def in_scope(name: str, scope: str) -> bool:
     """Whether recall with ``--scope scope`` searches the file of this index name."""
     return scope == "all" or (scope == GLOBAL) == (name == GLOBAL_NAME)
@@ -149,10 +153,10 @@ def name_of(project: paths.Project, path: str) -> str | None:
     return None
 
 
-def read(path: str, limit: int = MAX_BYTES) -> str | None:
+def read(path: str, limit: int = MAX_BYTES, text_only: bool = False) -> str | None:
     """A source file's text, or None: only a regular file (not a link), opened without blocking,
-    at most ``limit`` bytes of it (a cut falls on a line end), and text (no NUL byte). Undecodable
-    bytes are replaced."""
+    at most ``limit`` bytes of it (a cut falls on a line end); with ``text_only``, only when those
+    bytes hold no NUL (a binary file named like a note). Undecodable bytes are replaced."""
     flags = os.O_RDONLY | getattr(os, "O_NONBLOCK", 0) | getattr(os, "O_NOFOLLOW", 0) | getattr(os, "O_BINARY", 0)
     try:
         fd = os.open(path, flags)
@@ -174,7 +178,7 @@ def read(path: str, limit: int = MAX_BYTES) -> str | None:
     finally:
         os.close(fd)
     data = b"".join(chunks)
-    if b"\0" in data:  # not text: a binary file named like a note
+    if text_only and b"\0" in data:
         return None
     if len(data) > limit:
         data = data[: data.rfind(b"\n", 0, limit) + 1 or limit]

@@ -255,6 +255,9 @@ def load(project_root: str | None) -> Config:
                 f"{path}: project: belongs in a project's .claude/keeper.yaml, not the global file; ignored"
             )
             file_values.pop("project")
+        if index == 1 and file_values.get("team") is True and values["team"] is False:
+            file_values.pop("team")  # a repository may turn its team notes off, never on against the user
+            file_warnings.append(f"{path}: team: true ignored; your own config turned team notes off")
         values.update(file_values)
         warnings.extend(file_warnings)
     for key in KEYS:
