@@ -21,6 +21,7 @@ TYPE_CHECKING = False
 if TYPE_CHECKING:
     import re
     from collections.abc import Callable, Iterable, Iterator
+    from typing import Any
 
     Handler = Callable[["re.Match[str]", str], "list[tuple[int, int]]"]
 
@@ -471,7 +472,8 @@ def _rule(index: int) -> re.Pattern[str]:
 
 
 def _extra(patterns: Iterable[str]) -> list[re.Pattern[str]]:
-    """User patterns from config ``redact_patterns``, compiled once; config.py warned about bad ones."""
+    """User patterns from config ``redact_patterns``, compiled once; config.py warned about bad ones,
+    and one that does not compile or could backtrack without bound (``unsafe``) is skipped here too."""
     key = tuple(patterns)
     if key not in _compiled_extra:
         import re
@@ -479,21 +481,23 @@ def _extra(patterns: Iterable[str]) -> list[re.Pattern[str]]:
         compiled = []
         for pattern in key:
             try:
-                compiled.append(re.compile(pattern))
-            except re.error:
+                if unsafe(pattern) is None:
+                    compiled.append(re.compile(pattern))
+            except (re.error, RecursionError, OverflowError):
                 continue
         _compiled_extra[key] = compiled
     return _compiled_extra[key]
 
 
 def _extra_spans(text: str, patterns: list[re.Pattern[str]]) -> list[tuple[int, int]]:
-    """Matches of user patterns, each run on pieces of at most EXTRA_PIECE characters, cut at line ends.
+    """Matches of user patterns, each run on pieces of at most EXTRA_PIECE characters, cut at line ends,
+    within the process's matching budget (see "user patterns" below).
 
-    ``re`` has no timeout and a user pattern may backtrack badly (``(a+)+$``); on short pieces a
-    pattern that is quadratic in its input costs at most EXTRA_PIECE steps a character. A match
-    cannot cross a piece boundary (a line end where there is one).
+    On short pieces a pattern that is quadratic in its input costs at most EXTRA_PIECE steps a
+    character. A match cannot cross a piece boundary (a line end where there is one). A piece the
+    budget leaves unread is one span: redacted whole rather than written unread.
     """
-    spans = []
+    spans: list[tuple[int, int]] = []
     start = 0
     while start < len(text):
         end = min(start + EXTRA_PIECE, len(text))
@@ -501,10 +505,262 @@ def _extra_spans(text: str, patterns: list[re.Pattern[str]]) -> list[tuple[int, 
             cut = text.rfind("\n", start, end)
             end = cut + 1 if cut > start else end
         piece = text[start:end]
-        for pattern in patterns:
-            spans += [(start + m.start(), start + m.end()) for m in pattern.finditer(piece) if m.end() > m.start()]
+        found = _budgeted(lambda piece=piece: [m.span() for pattern in patterns for m in pattern.finditer(piece)])
+        if found is None:
+            spans.append((start, end))
+        else:
+            spans += [(start + a, start + b) for a, b in found if b > a]
         start = end
     return spans
+
+
+# -- user patterns ---------------------------------------------------------------------------------
+#
+# A repository's ``redact_patterns`` run on every text Keeper writes, and ``re`` backtracks: a
+# pattern like ``(\w+\s?)+!`` takes exponential time on an ordinary line of prose. Two defences:
+#
+# 1. ``unsafe`` reads the pattern's parse tree and refuses, before it ever runs, the shapes that
+#    backtrack without bound: a backreference, a repetition inside a lookaround, a variable
+#    repetition inside another repetition (``(a+)+``, ``(.*a){12}``), an alternation inside a
+#    repetition whose branches can start with the same character or match nothing (``(a|aa)+``),
+#    and two long repetitions over shared characters with nothing between that tells them apart
+#    (``\s*\s*``, ``.*x.*``). What is left costs at most about a piece's length per starting place.
+# 2. What passes runs on pieces of at most EXTRA_PIECE characters cut at line ends and, where the
+#    platform has an interval timer and Keeper runs in the main thread (Linux, macOS), within
+#    EXTRA_BUDGET seconds of matching per process: ``re`` checks for signals while it matches, so the
+#    timer stops even a pattern the check let through. A piece left unread is redacted whole.
+
+EXTRA_BUDGET = 1.0  # seconds of user-pattern matching one process may spend in all
+_budget_left = [EXTRA_BUDGET]
+_LONG = 16  # a repetition that may take more than this many more turns than its least is "long"
+_REPEATS = ("MAX_REPEAT", "MIN_REPEAT", "POSSESSIVE_REPEAT")
+_ZERO_WIDTH = ("AT", "ASSERT", "ASSERT_NOT")
+
+
+class _OutOfTime(Exception):
+    """Raised by the interval timer's signal inside ``re``'s matching loop."""
+
+
+def _out_of_time(signum: int, frame: object) -> None:
+    raise _OutOfTime
+
+
+def _budgeted(work: Callable[..., list[tuple[int, int]]]) -> list[tuple[int, int]] | None:
+    """``work()``, or None once the process's budget for user patterns is spent (or runs out in it)."""
+    if _budget_left[0] <= 0:
+        return None
+    import signal
+    import time
+
+    if not hasattr(signal, "setitimer"):  # Windows: the parse-tree check alone bounds the work
+        return work()
+    try:
+        previous = signal.signal(signal.SIGALRM, _out_of_time)
+    except ValueError:  # not the main thread: no timer there
+        return work()
+    began = time.monotonic()
+    try:
+        signal.setitimer(signal.ITIMER_REAL, _budget_left[0])
+        return work()
+    except _OutOfTime:
+        _budget_left[0] = 0.0
+        return None
+    finally:
+        signal.setitimer(signal.ITIMER_REAL, 0)
+        signal.signal(signal.SIGALRM, previous)
+        if _budget_left[0] > 0:
+            _budget_left[0] -= time.monotonic() - began
+
+
+def _parse(pattern: str) -> Any:
+    try:
+        from re import _parser as parser  # type: ignore[attr-defined,unused-ignore]  # Python 3.11+
+    except ImportError:  # Python 3.9 and 3.10
+        import sre_parse as parser  # type: ignore[no-redef,unused-ignore]
+    return parser.parse(pattern)
+
+
+_CATEGORIES = {
+    "CATEGORY_DIGIT": frozenset("0123456789"),
+    "CATEGORY_SPACE": frozenset(" \t\n\r\f\v"),
+    "CATEGORY_WORD": frozenset("abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789_"),
+}
+
+
+def _chars(name: str, av: Any) -> frozenset[str] | None:
+    """The characters one single-character item can match (None: any, or too many to list)."""
+    if name == "LITERAL":
+        return frozenset(chr(av))
+    if name != "IN":
+        return None
+    found: set[str] = set()
+    for sub, arg in av:
+        kind = sub.name
+        if kind == "LITERAL":
+            found.add(chr(arg))
+        elif kind == "RANGE" and arg[1] - arg[0] <= 512:
+            found.update(chr(c) for c in range(arg[0], arg[1] + 1))
+        elif kind == "CATEGORY" and arg.name in _CATEGORIES:
+            found |= _CATEGORIES[arg.name]
+        else:  # NEGATE, a wide range, a negated category
+            return None
+    return frozenset(found)
+
+
+def _overlap(a: frozenset[str] | None, b: frozenset[str] | None) -> bool:
+    return a is None or b is None or bool(a & b)
+
+
+def _union(a: frozenset[str] | None, b: frozenset[str] | None) -> frozenset[str] | None:
+    return None if a is None or b is None else a | b
+
+
+def _body(name: str, av: Any) -> Any:
+    """The sub-sequence of a group-like item, or None."""
+    if name in _REPEATS:
+        return av[2]
+    if name == "SUBPATTERN":
+        return av[-1]
+    if name == "ATOMIC_GROUP":
+        return av
+    return None
+
+
+def _nullable(seq: Any) -> bool:
+    """Whether a sequence can match the empty string."""
+    for op, av in seq:
+        name = op.name
+        if name in _ZERO_WIDTH or (name in _REPEATS and av[0] == 0):
+            continue
+        body = _body(name, av)
+        if body is not None and _nullable(body):
+            continue
+        if name == "BRANCH" and any(_nullable(b) for b in av[1]):
+            continue
+        return False
+    return True
+
+
+def _first(seq: Any) -> frozenset[str] | None:
+    """The characters a sequence can start with."""
+    found: frozenset[str] | None = frozenset()
+    for op, av in seq:
+        name = op.name
+        if name in _ZERO_WIDTH:
+            continue
+        body = _body(name, av)
+        if body is not None:
+            here = _first(body)
+        elif name == "BRANCH":
+            here = frozenset()
+            for branch in av[1]:
+                here = _union(here, _first(branch))
+        else:
+            here = _chars(name, av)
+        found = _union(found, here)
+        if not _nullable([(op, av)]):
+            break
+    return found
+
+
+def _alphabet(seq: Any) -> frozenset[str] | None:
+    """Every character a sequence can match anywhere."""
+    found: frozenset[str] | None = frozenset()
+    for op, av in seq:
+        name = op.name
+        body = _body(name, av)
+        if body is not None:
+            found = _union(found, _alphabet(body))
+        elif name == "BRANCH":
+            for branch in av[1]:
+                found = _union(found, _alphabet(branch))
+        elif name not in _ZERO_WIDTH:
+            found = _union(found, _chars(name, av))
+    return found
+
+
+def _varies(seq: Any) -> bool:
+    """Whether a sequence holds a repetition of variable count, at any depth."""
+    for op, av in seq:
+        name = op.name
+        if name in _REPEATS and av[0] != av[1]:
+            return True
+        body = _body(name, av) if name not in ("ASSERT", "ASSERT_NOT") else av[1]
+        if body is not None and _varies(body):
+            return True
+        if name == "BRANCH" and any(_varies(b) for b in av[1]):
+            return True
+    return False
+
+
+def _flat(seq: Any) -> list[tuple[Any, Any]]:
+    """A sequence with its groups opened, so ``(\\w+)\\w+`` reads as two repetitions in a row."""
+    items: list[tuple[Any, Any]] = []
+    for op, av in seq:
+        items += _flat(av[-1]) if op.name == "SUBPATTERN" else [(op, av)]
+    return items
+
+
+def _check(seq: Any, repeated: bool) -> None:
+    """Raise ValueError naming a shape of ``seq`` that can backtrack without bound.
+
+    ``repeated``: ``seq`` is inside a repetition that may run more than once.
+    """
+    is_open = False  # a long repetition came before, and nothing since that it cannot take
+    taking: frozenset[str] | None = frozenset()  # what that repetition can take
+    for op, av in _flat(seq):
+        name = op.name
+        if name in ("GROUPREF", "GROUPREF_EXISTS"):
+            raise ValueError("it uses a backreference")
+        if name in ("ASSERT", "ASSERT_NOT"):
+            if _varies(av[1]):
+                raise ValueError("it repeats inside a lookaround")
+            _check(av[1], repeated)
+            continue
+        if name == "AT":
+            continue
+        if name == "ATOMIC_GROUP":
+            _check(av, repeated)
+            here = _first(av)
+        elif name == "BRANCH":
+            branches = av[1]
+            starts = [_first(b) for b in branches]
+            if repeated and (
+                any(_nullable(b) for b in branches)
+                or any(_overlap(x, y) for i, x in enumerate(starts) for y in starts[i + 1 :])
+            ):
+                raise ValueError("it repeats an alternation whose branches can match the same text")
+            for branch in branches:
+                _check(branch, repeated)
+            here = _first([(op, av)])
+        elif name in _REPEATS:
+            low, high, body = av
+            if repeated and low != high:
+                raise ValueError("it nests a repetition inside a repetition")
+            _check(body, repeated or high > 1)
+            if high - low > _LONG and name != "POSSESSIVE_REPEAT":
+                letters = _alphabet(body)
+                if is_open and _overlap(taking, letters):
+                    raise ValueError("it has two long repetitions in a row that can match the same text")
+                is_open, taking = True, letters
+                continue
+            here = _first(body)
+        else:
+            here = _chars(name, av)
+        if is_open and not _nullable([(op, av)]) and not _overlap(taking, here):
+            is_open = False  # a character the repetition cannot take: the two cannot share text
+
+
+def unsafe(pattern: str) -> str | None:
+    """Why a user pattern could backtrack without bound, in words for a message; None when it cannot.
+
+    The pattern must compile (``re.error`` otherwise). See "user patterns" above for the shapes.
+    """
+    try:
+        _check(_parse(pattern), repeated=False)
+    except ValueError as exc:
+        return str(exc)
+    return None
 
 
 class _Markers:
