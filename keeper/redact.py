@@ -50,7 +50,7 @@ _VALUE = rf"(?:\"(?P<q1>[^\"\n]{{1,4096}})\"|'(?P<q2>[^'\n]{{1,4096}})'|(?![$%*#
 _KEYWORD = (
     r"a(?:pi|ccess|ccount|pp)[_.-]?key|auth(?<![a-z]auth)(?:[_.-]?key)?"
     r"|c(?:lient[_.-]?key|redentials?|reds(?<![a-z]creds))|encryption[_.-]?key|master[_.-]?key"
-    r"|p(?:ass(?:word|wd|phrase)|ass(?<![a-z]pass)|rivate[_.-]?key|wd(?<![a-z]pwd))"
+    r"|p(?:ass(?:word|wd|phrase)|ass(?<![a-z]pass)|rivate[_.-]?key|wd(?<![a-z]pwd)|w(?<![a-z]pw))"
     r"|s(?:ecret(?:[_.-]?key)?|shpass|igning[_.-]?key|ervice[_.-]?key|ession[_.-]?key)|token"
 )
 _NAME_TAIL = (
@@ -58,6 +58,11 @@ _NAME_TAIL = (
     r"|old|new|prod(?:uction)?|dev|staging|test|local|[0-9]{1,6}(?![0-9]))){0,3}"
 )
 _ASSIGN = r"[\"'`]?\]?[ \t]{0,4}(?P<sep>:=|=>|==|=|:)[ \t]{0,4}"  # after a name: = : := => ==, quotes, spaces
+# A password given in words: quoted, or one run of characters (sentence punctuation after it is dropped).
+SPOKEN_VALUE = (
+    r"(?:\"(?P<q1>[^\"\n]{1,256})\"|'(?P<q2>[^'\n]{1,256})'|`(?P<q3>[^`\n]{1,256})`"
+    r"|(?P<v>[^\s\"'`<>(){}\[\],;]{1,256}))"
+)
 _OPTION_VALUE = rf"(?:{_GAP})?(?!-){_VALUE}"  # an option's value, glued or not; "-x" is the next option
 
 
@@ -156,6 +161,45 @@ def _generated(m: re.Match[str], text: str) -> list[tuple[int, int]]:
 def _authorization(m: re.Match[str], text: str) -> list[tuple[int, int]]:
     """``Authorization: <scheme> <secret>``; with no scheme, only a value that looks generated."""
     return _value(m, text) if m.group("scheme") else _generated(m, text)
+
+
+# Words that, after "the password is", describe the password rather than give it.
+_NOT_A_PASSWORD = frozenset(
+    (  # noqa: SIM905 - a word list reads best as text
+        "a an the not no now still also just only too very so same different wrong right correct incorrect "
+        "invalid valid empty blank weak strong long short secure insecure safe unsafe unknown known new old "
+        "required optional mandatory needed necessary case sensitive in on at of for to from with by as into "
+        "under over inside there here where what which who that this these those it its your my our their his "
+        "her one ok okay fine good bad hard easy simple complex random unique temporary permanent "
+        "plaintext plain hidden secret private public local remote stale expiring rotated masked visible "
+        "never always sometimes usually often probably definitely actually either neither both all any "
+        "some none missing set sent kept put lost shown known given written taken forgotten shared read "
+        "held built made stored saved encrypted hashed salted changed reset updated expired "
+        "managed handled generated checked compared verified validated accepted rejected ignored "
+        "and or but if when because then than like about after before until while whatever"
+    ).split()
+)
+_DESCRIBING = ("ed", "ing", "ly", "able", "ible", "ful", "less", "ive", "ous", "ent", "ant", "ion", "ity", "ness")
+
+
+def _looks_generated(value: str) -> bool:
+    """A digit, a symbol or a capital after the first letter: a password rather than a word."""
+    return any(c.isdigit() for c in value) or not value.isalpha() or any(c.isupper() for c in value[1:])
+
+
+def _spoken(m: re.Match[str], text: str) -> list[tuple[int, int]]:
+    """ "the staging db password is hunter2": a quoted value, one that looks generated, or a plain
+    word that is no word of description ("the password is required", "... is stored in vault")."""
+    a, b = m.span(m.lastindex or 0)
+    if m.lastgroup == "v":
+        while b > a and text[b - 1] in ".,:;!?)":
+            b -= 1
+    value = text[a:b]
+    if b - a < 3 or _placeholder(value) or value.lower() in _NOT_A_PASSWORD:
+        return []
+    if m.lastgroup != "v" or _looks_generated(value):
+        return [(a, b)]
+    return [] if "how" in m.re.groupindex or value.lower().endswith(_DESCRIBING) else [(a, b)]
 
 
 def _htpasswd(m: re.Match[str], text: str) -> list[tuple[int, int]]:
@@ -283,8 +327,14 @@ _RULES: tuple[tuple[str, tuple[str, ...], bool, str, Handler], ...] = (
         _tok("[0-9a-f]") + f"[0-9a-f]{{31}}-us[0-9]{{1,2}}{_END}",
         _whole,
     ),
-    ("npm-token", ("npm_",), _CASED, _tok("npm_") + "[A-Za-z0-9]{30,}", _whole),
-    ("pypi-token", ("pypi-",), _CASED, _tok("pypi-") + f"{_TOKEN}{{50,}}", _whole),
+    ("npm-token", ("npm_",), _CASED, _tok("npm_") + "[A-Za-z0-9]{16,}", _whole),
+    (  # every PyPI and TestPyPI token is a macaroon starting "AgE"; cut short, it is still one
+        "pypi-token",
+        ("pypi-",),
+        _CASED,
+        _tok("pypi-") + f"(?:AgE{_TOKEN}{{8,}}|{_TOKEN}{{50,}})",
+        _whole,
+    ),
     ("huggingface-token", ("hf_", "api_org_"), _CASED, _tok("hf_", "api_org_") + "[A-Za-z0-9]{30,}", _whole),
     ("google-api-key", ("aiza",), _CASED, _tok("AIza") + f"{_TOKEN}{{35}}{_END}", _whole),
     ("google-oauth-token", ("ya29.",), _CASED, _tok(r"ya29\.") + f"{_TOKEN}{{20,}}", _whole),
@@ -343,9 +393,9 @@ _RULES: tuple[tuple[str, tuple[str, ...], bool, str, Handler], ...] = (
     ("sentry-token", ("sntrys_", "sntryu_"), _CASED, _tok("sntry[su]_") + "[A-Za-z0-9+/=_]{40,}", _whole),
     ("tailscale-key", ("tskey-",), _CASED, _tok("tskey-") + "[A-Za-z0-9-]{20,}", _whole),
     ("supabase-token", ("sbp_", "sb_secret_"), _CASED, _tok("sbp_", "sb_secret_") + f"{_TOKEN}{{30,}}", _whole),
-    ("docker-token", ("dckr_pat_",), _CASED, _tok("dckr_pat_") + f"{_TOKEN}{{20,}}", _whole),
+    ("docker-token", ("dckr_pat_",), _CASED, _tok("dckr_pat_") + f"{_TOKEN}{{12,}}", _whole),
     ("age-key", ("age-secret-key-1",), _CASED, _tok("AGE-SECRET-KEY-1") + "[0-9A-Z]{50,}", _whole),
-    ("rubygems-key", ("rubygems_",), _CASED, _tok("rubygems_") + "[a-f0-9]{48}", _whole),
+    ("rubygems-key", ("rubygems_",), _CASED, _tok("rubygems_") + "[a-f0-9]{16,}", _whole),
     ("groq-key", ("gsk_",), _CASED, _tok("gsk_") + "[A-Za-z0-9]{40,}", _whole),
     ("replicate-token", ("r8_",), _CASED, _tok("r8_") + "[A-Za-z0-9]{30,}", _whole),
     ("xai-key", ("xai-",), _CASED, _tok("xai-") + "[A-Za-z0-9]{60,}", _whole),
@@ -430,7 +480,7 @@ _RULES: tuple[tuple[str, tuple[str, ...], bool, str, Handler], ...] = (
     ),
     (
         "secret",
-        ("pass", "pwd", "secret", "token", "key", "cred", "auth"),
+        ("pass", "pw", "secret", "token", "key", "cred", "auth"),
         _LOWER,
         f"(?:{_KEYWORD}){_NAME_TAIL}{_ASSIGN}{_VALUE}",
         _assignment,
@@ -443,6 +493,33 @@ _RULES: tuple[tuple[str, tuple[str, ...], bool, str, Handler], ...] = (
         + "|".join(f"{w}(?<=[a-z0-9]{w})" for w in ("Pass", "Pwd", "Auth", "Creds"))
         + f")[0-9]{{0,6}}{_ASSIGN}{_VALUE}",
         _assignment,
+    ),
+    (  # in words: "the staging db password is hunter2", "pw for prod was 'x'", "password set to y"
+        "secret",
+        ("pass", "pw"),
+        _LOWER,
+        r"(?<![a-z0-9])(?:pass(?:word|wd|phrase|code)?|pw)s?"
+        r"(?:[ \t]+(?:for|of|on|to)(?:[ \t]+[^\s]{1,40}){1,3}?)?"
+        r"(?:(?:[ \t]+(?:is|was|has[ \t]+been|got))?[ \t]+(?:set|changed|reset|updated)[ \t]+to"
+        r"|[ \t]+(?:is|was|are|were|remains|becomes)(?:[ \t]+(?:now|still|just))?:?)[ \t]+" + SPOKEN_VALUE,
+        _spoken,
+    ),
+    (  # "log in with password hunter2", "use pw Tr0ub4dor": only a value that looks generated
+        "secret",
+        ("pass", "pw"),
+        _LOWER,
+        r"(?<![a-z0-9])(?:use|using|with|enter|type|try)[ \t]+(?:the[ \t]+|a[ \t]+)?"
+        r"(?P<how>pass(?:word|wd|phrase|code)?|pw)[ \t]+" + SPOKEN_VALUE,
+        _spoken,
+    ),
+    (  # .netrc: "machine host login user password secret" (or "default login …"), on one line or several
+        "secret",
+        ("machine", "default"),
+        _CASED,
+        r"(?<![A-Za-z0-9_])(?:machine[ \t]+[^\s]{1,256}|default)"
+        r"(?:\s{1,64}(?:account|port)[ \t]+[^\s]{1,256}){0,2}\s{1,64}login[ \t]+[^\s]{1,256}"
+        r"(?:\s{1,64}(?:account|port)[ \t]+[^\s]{1,256}){0,2}\s{1,64}password[ \t]+" + SPOKEN_VALUE,
+        _spoken,
     ),
 )
 
