@@ -24,14 +24,31 @@ HARD_CAP = 9500  # stays under Claude Code's 10,000-character hook output limit
 SESSION_SO_FAR = 1500
 
 
-def save_command(windows: bool = False) -> str:
-    """The exact command a model should run to save: a quoted heredoc, so nothing is expanded.
+# /keeper:save's command file is static, so it shows this marker; its prompt hook hands Claude a
+# fresh one (``end_marker``) for the save itself, as every hook's save request does.
+STATIC_END = "KEEPER_END"
+
+
+def end_marker() -> str:
+    """A heredoc end marker for one save request: ``KEEPER_`` and 12 random hex digits.
+
+    A heredoc ends at the first line equal to its marker, and the lines after it run as shell
+    commands. Saved text comes from the session (a web page, a file, a tool's output) and could
+    hold a line equal to a fixed marker; it cannot know one drawn for this request alone.
+    """
+    return "KEEPER_" + os.urandom(6).hex().upper()
+
+
+def save_command(windows: bool = False, end: str = "") -> str:
+    """The exact command a model should run to save: a quoted heredoc, so nothing is expanded,
+    ended by ``end`` (a fresh ``end_marker()`` when not given).
 
     The body is ``saveformat.template()``, which the save format's own tests parse back exactly.
     """
     from keeper.capture import saveformat
 
-    body = "keeper save <<'KEEPER'\n" + saveformat.template() + "KEEPER"
+    end = end or end_marker()
+    body = f"keeper save <<'{end}'\n" + saveformat.template() + end
     if windows:
         body += "\n\nIn PowerShell, pipe the same lines instead: @'\n...the lines above...\n'@ | keeper save"
     return body
