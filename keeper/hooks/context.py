@@ -11,7 +11,7 @@ import os
 import time
 
 from keeper.store import paths
-from keeper.store.fsutil import read_text
+from keeper.store.fsutil import read_head
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
@@ -100,6 +100,19 @@ def _age(seconds: float) -> str:
 GLOBAL_SHARE = 0.3  # at most this share of the budget for the global memory; what it leaves goes to the project
 
 
+BRIEFING_BYTES = 1 << 20  # SessionStart reads at most this much of a memory file: a huge one costs no more
+
+
+def _head(path: str) -> tuple[str, int]:
+    """A memory file's text for the briefing, at most BRIEFING_BYTES of it; and its size when it was
+    cut there (0 when read whole or missing)."""
+    found = read_head(path, BRIEFING_BYTES)
+    if found is None:
+        return "", 0
+    text, size = found
+    return text, size if size > len(text.encode("utf-8", errors="replace")) else 0
+
+
 def session_start(project: paths.Project, limit: int, source: str, session: str) -> tuple[str, str]:
     """The context for a new (or resumed, cleared, compacted) session and the user's status line.
 
@@ -112,8 +125,8 @@ def session_start(project: paths.Project, limit: int, source: str, session: str)
     from keeper.store import sessions
 
     limit = min(limit, HARD_CAP)
-    text = read_text(project.memory) or ""
-    global_text = read_text(paths.global_memory_file()) or ""
+    text, cut = _head(project.memory)
+    global_text, global_cut = _head(paths.global_memory_file())
     unsaved = briefing.unsaved_sessions(project, session)
     if not text.strip() and not unsaved and not global_text.strip():
         context = (
@@ -124,7 +137,7 @@ def session_start(project: paths.Project, limit: int, source: str, session: str)
     so_far = ""
     if source == "compact":
         own = sessions.existing_file(project, session)
-        own_text = read_text(own) if own else None
+        own_text = _head(own)[0] if own else None
         if own_text:
             so_far, _ = briefing.select(own_text, SESSION_SO_FAR)
             so_far = f"\n\nThis session so far ({os.path.basename(own or '')}):\n{so_far.strip()}"
@@ -149,6 +162,12 @@ def session_start(project: paths.Project, limit: int, source: str, session: str)
     left += left_project
     if left:
         tail = f"Left out for size: {'; '.join(left)}; `keeper recall <words>` finds them. " + tail
+    for name, size in ((project.memory, cut), (paths.global_memory_file(), global_cut)):
+        if size:
+            tail = (
+                f"{name} is {size / 1e6:.0f} MB, too large to read whole at session start: chosen from its "
+                f"first {BRIEFING_BYTES >> 20} MB only (trim it by hand; recall searches it all). " + tail
+            )
     context = head + "\n\n" + across + body.strip() + missed + so_far + "\n\n" + tail
     view = document.overview(text)
     parts = [f"{view.decisions} decision{'s' if view.decisions != 1 else ''}"]
