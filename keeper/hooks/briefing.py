@@ -13,6 +13,7 @@ that ended without a save are listed too: their work is otherwise invisible unti
 from __future__ import annotations
 
 import os
+import time
 
 from keeper.markdown import Document, Section, bare
 from keeper.memory import document
@@ -112,6 +113,9 @@ def select(text: str, limit: int) -> tuple[str, list[str]]:
     return "".join(out).strip() + "\n", left
 
 
+FUTURE_SLACK = 120.0  # seconds a file's time may run ahead of this clock (another machine, a share)
+
+
 def unsaved_sessions(project: paths.Project, current: str) -> list[str]:
     """One line for each recent session that ended without a save and is newer than the last save.
 
@@ -125,6 +129,8 @@ def unsaved_sessions(project: paths.Project, current: str) -> list[str]:
         saved_at = os.stat(project.memory).st_mtime
     except OSError:
         saved_at = 0.0
+    if saved_at > time.time() + FUTURE_SLACK:  # saved while the clock was ahead: the mtime orders nothing
+        saved_at = 0.0  # so each record's own content says whether it was saved
     own = sessions.existing_file(project, current)
     lines: list[str] = []
     for name in reversed(names):
