@@ -568,26 +568,34 @@ def _extra(patterns: Iterable[str]) -> list[re.Pattern[str]]:
 
 def _extra_spans(text: str, patterns: list[re.Pattern[str]]) -> list[tuple[int, int]]:
     """Matches of user patterns, each run on pieces of at most EXTRA_PIECE characters, cut at line ends,
-    within the process's matching budget (see "user patterns" below).
+    within this call's time allowance (see "user patterns" below).
 
     On short pieces a pattern that is quadratic in its input costs at most EXTRA_PIECE steps a
     character. A match cannot cross a piece boundary (a line end where there is one). A piece the
-    budget leaves unread is one span: redacted whole rather than written unread.
+    allowance leaves unread is one span: redacted whole rather than written unread.
     """
     spans: list[tuple[int, int]] = []
     start = 0
+    earned = len(text) * len(patterns) * EXTRA_PER_CHAR  # what any pattern that scans in linear time needs
+    allowance = [_budget_left[0] + earned]
     while start < len(text):
         end = min(start + EXTRA_PIECE, len(text))
         if end < len(text):
             cut = text.rfind("\n", start, end)
             end = cut + 1 if cut > start else end
         piece = text[start:end]
-        found = _budgeted(lambda piece=piece: [m.span() for pattern in patterns for m in pattern.finditer(piece)])
+        found = _budgeted(
+            lambda piece=piece: [m.span() for pattern in patterns for m in pattern.finditer(piece)], allowance
+        )
         if found is None:
             spans.append((start, end))
         else:
             spans += [(start + a, start + b) for a, b in found if b > a]
         start = end
+    if allowance[0] <= 0:  # ran out: from now on a call gets only what its size earns
+        _budget_left[0] = 0.0
+    else:  # keep what this call did not spend beyond its earned share
+        _budget_left[0] = min(_budget_left[0], allowance[0])
     return spans
 
 
@@ -603,11 +611,15 @@ def _extra_spans(text: str, patterns: list[re.Pattern[str]]) -> list[tuple[int, 
 #    and two long repetitions over shared characters with nothing between that tells them apart
 #    (``\s*\s*``, ``.*x.*``). What is left costs at most about a piece's length per starting place.
 # 2. What passes runs on pieces of at most EXTRA_PIECE characters cut at line ends and, where the
-#    platform has an interval timer and Keeper runs in the main thread (Linux, macOS), within
-#    EXTRA_BUDGET seconds of matching per process: ``re`` checks for signals while it matches, so the
-#    timer stops even a pattern the check let through. A piece left unread is redacted whole.
+#    platform has an interval timer and Keeper runs in the main thread (Linux, macOS), within an
+#    allowance: EXTRA_PER_CHAR seconds per character and pattern (ample for a linear scan), plus
+#    what is left of the process's EXTRA_BUDGET, from which time beyond the size allowance is taken;
+#    ``re`` checks for signals while it matches, so the timer stops even a pattern the check let
+#    through. A piece left unread is redacted whole, and once a call runs out the process has no
+#    budget left beyond the size allowance.
 
-EXTRA_BUDGET = 1.0  # seconds of user-pattern matching one process may spend in all
+EXTRA_BUDGET = 1.0  # seconds one process may spend in user patterns beyond what its texts' sizes earn
+EXTRA_PER_CHAR = 2e-6  # seconds a character earns for each pattern: 2 s a MB, ten times a linear scan's need
 _budget_left = [EXTRA_BUDGET]
 _LONG = 16  # a repetition that may take more than this many more turns than its least is "long"
 _REPEATS = ("MAX_REPEAT", "MIN_REPEAT", "POSSESSIVE_REPEAT")
@@ -622,9 +634,10 @@ def _out_of_time(signum: int, frame: object) -> None:
     raise _OutOfTime
 
 
-def _budgeted(work: Callable[..., list[tuple[int, int]]]) -> list[tuple[int, int]] | None:
-    """``work()``, or None once the process's budget for user patterns is spent (or runs out in it)."""
-    if _budget_left[0] <= 0:
+def _budgeted(work: Callable[..., list[tuple[int, int]]], allowance: list[float]) -> list[tuple[int, int]] | None:
+    """``work()``, or None once ``allowance[0]`` seconds are spent (or run out in it); the time taken is
+    taken off ``allowance[0]``."""
+    if allowance[0] <= 0:
         return None
     import signal
     import time
@@ -637,16 +650,16 @@ def _budgeted(work: Callable[..., list[tuple[int, int]]]) -> list[tuple[int, int
         return work()
     began = time.monotonic()
     try:
-        signal.setitimer(signal.ITIMER_REAL, _budget_left[0])
+        signal.setitimer(signal.ITIMER_REAL, allowance[0])
         return work()
     except _OutOfTime:
-        _budget_left[0] = 0.0
+        allowance[0] = 0.0
         return None
     finally:
         signal.setitimer(signal.ITIMER_REAL, 0)
         signal.signal(signal.SIGALRM, previous)
-        if _budget_left[0] > 0:
-            _budget_left[0] -= time.monotonic() - began
+        if allowance[0] > 0:
+            allowance[0] -= time.monotonic() - began
 
 
 def _parse(pattern: str) -> Any:
