@@ -18,7 +18,7 @@ import time
 from keeper.markdown import Document, Section, bare
 from keeper.memory import document
 from keeper.store import paths, sessions
-from keeper.store.fsutil import read_text
+from keeper.store.fsutil import read_head
 
 UNSAVED_SHOWN = 3  # sessions without a save, newest first
 UNSAVED_LOOKED_AT = 12  # newest session files considered for that
@@ -113,6 +113,7 @@ def select(text: str, limit: int) -> tuple[str, list[str]]:
     return "".join(out).strip() + "\n", left
 
 
+RECORD_BYTES = 1 << 20
 FUTURE_SLACK = 120.0  # seconds a file's time may run ahead of this clock (another machine, a share)
 
 
@@ -140,7 +141,8 @@ def unsaved_sessions(project: paths.Project, current: str) -> list[str]:
                 continue
         except OSError:
             continue
-        line = _unsaved_line(read_text(path) or "", name)
+        head = read_head(path, RECORD_BYTES)  # a record's facts and saves come first; a huge one costs no more
+        line = _unsaved_line(head[0] if head else "", name)
         if line:
             lines.append(line)
         if len(lines) == UNSAVED_SHOWN:
