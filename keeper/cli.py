@@ -140,7 +140,7 @@ def cmd_save(args: argparse.Namespace) -> int:
     else:
         if sys.stdin is None or sys.stdin.isatty():
             raise KeeperError(
-                "keeper save needs input: pipe key: lines on stdin (keeper save <<'KEEPER' … KEEPER) or use flags "
+                "keeper save needs input: pipe key: lines on stdin (keeper save <<'END' … END) or use flags "
                 "such as --summary TEXT --decision TEXT."
             )
         raw = sys.stdin.buffer.read().decode("utf-8", errors="replace")

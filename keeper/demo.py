@@ -112,14 +112,17 @@ def run() -> int:
                 print(_indent(_context(reply), 520))
 
         _rule("3. Claude runs the save it was asked for")
-        print(_indent("keeper save <<'KEEPER'\n" + SAVE_YAML + "KEEPER"))
+        from keeper.hooks.context import end_marker
+
+        end = end_marker()
+        print(_indent(f"keeper save <<'{end}'\n" + SAVE_YAML + end))
         print(_indent(demo.keeper(["save"], SAVE_YAML, session=SESSION_1)))
         demo.hook(
             "post-tool-use",
             SESSION_1,
             hook_event_name="PostToolUse",
             tool_name="Bash",
-            tool_input={"command": "keeper save <<'KEEPER' …"},
+            tool_input={"command": f"keeper save <<'{end}' …"},
         )
 
         _rule("4. The reply ends: Stop updates the session file, no model call")

@@ -21,6 +21,7 @@ TYPE_CHECKING = False
 if TYPE_CHECKING:
     import re
     from collections.abc import Callable, Iterable, Iterator
+    from typing import Any
 
     Handler = Callable[["re.Match[str]", str], "list[tuple[int, int]]"]
 
@@ -49,7 +50,7 @@ _VALUE = rf"(?:\"(?P<q1>[^\"\n]{{1,4096}})\"|'(?P<q2>[^'\n]{{1,4096}})'|(?![$%*#
 _KEYWORD = (
     r"a(?:pi|ccess|ccount|pp)[_.-]?key|auth(?<![a-z]auth)(?:[_.-]?key)?"
     r"|c(?:lient[_.-]?key|redentials?|reds(?<![a-z]creds))|encryption[_.-]?key|master[_.-]?key"
-    r"|p(?:ass(?:word|wd|phrase)|ass(?<![a-z]pass)|rivate[_.-]?key|wd(?<![a-z]pwd))"
+    r"|p(?:ass(?:word|wd|phrase)|ass(?<![a-z]pass)|rivate[_.-]?key|wd(?<![a-z]pwd)|w(?<![a-z]pw))"
     r"|s(?:ecret(?:[_.-]?key)?|shpass|igning[_.-]?key|ervice[_.-]?key|ession[_.-]?key)|token"
 )
 _NAME_TAIL = (
@@ -57,6 +58,11 @@ _NAME_TAIL = (
     r"|old|new|prod(?:uction)?|dev|staging|test|local|[0-9]{1,6}(?![0-9]))){0,3}"
 )
 _ASSIGN = r"[\"'`]?\]?[ \t]{0,4}(?P<sep>:=|=>|==|=|:)[ \t]{0,4}"  # after a name: = : := => ==, quotes, spaces
+# A password given in words: quoted, or one run of characters (sentence punctuation after it is dropped).
+SPOKEN_VALUE = (
+    r"(?:\"(?P<q1>[^\"\n]{1,256})\"|'(?P<q2>[^'\n]{1,256})'|`(?P<q3>[^`\n]{1,256})`"
+    r"|(?P<v>[^\s\"'`<>(){}\[\],;]{1,256}))"
+)
 _OPTION_VALUE = rf"(?:{_GAP})?(?!-){_VALUE}"  # an option's value, glued or not; "-x" is the next option
 
 
@@ -155,6 +161,45 @@ def _generated(m: re.Match[str], text: str) -> list[tuple[int, int]]:
 def _authorization(m: re.Match[str], text: str) -> list[tuple[int, int]]:
     """``Authorization: <scheme> <secret>``; with no scheme, only a value that looks generated."""
     return _value(m, text) if m.group("scheme") else _generated(m, text)
+
+
+# Words that, after "the password is", describe the password rather than give it.
+_NOT_A_PASSWORD = frozenset(
+    (  # noqa: SIM905 - a word list reads best as text
+        "a an the not no now still also just only too very so same different wrong right correct incorrect "
+        "invalid valid empty blank weak strong long short secure insecure safe unsafe unknown known new old "
+        "required optional mandatory needed necessary case sensitive in on at of for to from with by as into "
+        "under over inside there here where what which who that this these those it its your my our their his "
+        "her one ok okay fine good bad hard easy simple complex random unique temporary permanent "
+        "plaintext plain hidden secret private public local remote stale expiring rotated masked visible "
+        "never always sometimes usually often probably definitely actually either neither both all any "
+        "some none missing set sent kept put lost shown known given written taken forgotten shared read "
+        "held built made stored saved encrypted hashed salted changed reset updated expired "
+        "managed handled generated checked compared verified validated accepted rejected ignored "
+        "and or but if when because then than like about after before until while whatever"
+    ).split()
+)
+_DESCRIBING = ("ed", "ing", "ly", "able", "ible", "ful", "less", "ive", "ous", "ent", "ant", "ion", "ity", "ness")
+
+
+def _looks_generated(value: str) -> bool:
+    """A digit, a symbol or a capital after the first letter: a password rather than a word."""
+    return any(c.isdigit() for c in value) or not value.isalpha() or any(c.isupper() for c in value[1:])
+
+
+def _spoken(m: re.Match[str], text: str) -> list[tuple[int, int]]:
+    """ "the staging db password is hunter2": a quoted value, one that looks generated, or a plain
+    word that is no word of description ("the password is required", "... is stored in vault")."""
+    a, b = m.span(m.lastindex or 0)
+    if m.lastgroup == "v":
+        while b > a and text[b - 1] in ".,:;!?)":
+            b -= 1
+    value = text[a:b]
+    if b - a < 3 or _placeholder(value) or value.lower() in _NOT_A_PASSWORD:
+        return []
+    if m.lastgroup != "v" or _looks_generated(value):
+        return [(a, b)]
+    return [] if "how" in m.re.groupindex or value.lower().endswith(_DESCRIBING) else [(a, b)]
 
 
 def _htpasswd(m: re.Match[str], text: str) -> list[tuple[int, int]]:
@@ -282,8 +327,14 @@ _RULES: tuple[tuple[str, tuple[str, ...], bool, str, Handler], ...] = (
         _tok("[0-9a-f]") + f"[0-9a-f]{{31}}-us[0-9]{{1,2}}{_END}",
         _whole,
     ),
-    ("npm-token", ("npm_",), _CASED, _tok("npm_") + "[A-Za-z0-9]{30,}", _whole),
-    ("pypi-token", ("pypi-",), _CASED, _tok("pypi-") + f"{_TOKEN}{{50,}}", _whole),
+    ("npm-token", ("npm_",), _CASED, _tok("npm_") + "[A-Za-z0-9]{16,}", _whole),
+    (  # every PyPI and TestPyPI token is a macaroon starting "AgE"; cut short, it is still one
+        "pypi-token",
+        ("pypi-",),
+        _CASED,
+        _tok("pypi-") + f"(?:AgE{_TOKEN}{{8,}}|{_TOKEN}{{50,}})",
+        _whole,
+    ),
     ("huggingface-token", ("hf_", "api_org_"), _CASED, _tok("hf_", "api_org_") + "[A-Za-z0-9]{30,}", _whole),
     ("google-api-key", ("aiza",), _CASED, _tok("AIza") + f"{_TOKEN}{{35}}{_END}", _whole),
     ("google-oauth-token", ("ya29.",), _CASED, _tok(r"ya29\.") + f"{_TOKEN}{{20,}}", _whole),
@@ -342,9 +393,9 @@ _RULES: tuple[tuple[str, tuple[str, ...], bool, str, Handler], ...] = (
     ("sentry-token", ("sntrys_", "sntryu_"), _CASED, _tok("sntry[su]_") + "[A-Za-z0-9+/=_]{40,}", _whole),
     ("tailscale-key", ("tskey-",), _CASED, _tok("tskey-") + "[A-Za-z0-9-]{20,}", _whole),
     ("supabase-token", ("sbp_", "sb_secret_"), _CASED, _tok("sbp_", "sb_secret_") + f"{_TOKEN}{{30,}}", _whole),
-    ("docker-token", ("dckr_pat_",), _CASED, _tok("dckr_pat_") + f"{_TOKEN}{{20,}}", _whole),
+    ("docker-token", ("dckr_pat_",), _CASED, _tok("dckr_pat_") + f"{_TOKEN}{{12,}}", _whole),
     ("age-key", ("age-secret-key-1",), _CASED, _tok("AGE-SECRET-KEY-1") + "[0-9A-Z]{50,}", _whole),
-    ("rubygems-key", ("rubygems_",), _CASED, _tok("rubygems_") + "[a-f0-9]{48}", _whole),
+    ("rubygems-key", ("rubygems_",), _CASED, _tok("rubygems_") + "[a-f0-9]{16,}", _whole),
     ("groq-key", ("gsk_",), _CASED, _tok("gsk_") + "[A-Za-z0-9]{40,}", _whole),
     ("replicate-token", ("r8_",), _CASED, _tok("r8_") + "[A-Za-z0-9]{30,}", _whole),
     ("xai-key", ("xai-",), _CASED, _tok("xai-") + "[A-Za-z0-9]{60,}", _whole),
@@ -429,7 +480,7 @@ _RULES: tuple[tuple[str, tuple[str, ...], bool, str, Handler], ...] = (
     ),
     (
         "secret",
-        ("pass", "pwd", "secret", "token", "key", "cred", "auth"),
+        ("pass", "pw", "secret", "token", "key", "cred", "auth"),
         _LOWER,
         f"(?:{_KEYWORD}){_NAME_TAIL}{_ASSIGN}{_VALUE}",
         _assignment,
@@ -442,6 +493,33 @@ _RULES: tuple[tuple[str, tuple[str, ...], bool, str, Handler], ...] = (
         + "|".join(f"{w}(?<=[a-z0-9]{w})" for w in ("Pass", "Pwd", "Auth", "Creds"))
         + f")[0-9]{{0,6}}{_ASSIGN}{_VALUE}",
         _assignment,
+    ),
+    (  # in words: "the staging db password is hunter2", "pw for prod was 'x'", "password set to y"
+        "secret",
+        ("pass", "pw"),
+        _LOWER,
+        r"(?<![a-z0-9])(?:pass(?:word|wd|phrase|code)?|pw)s?"
+        r"(?:[ \t]+(?:for|of|on|to)(?:[ \t]+[^\s]{1,40}){1,3}?)?"
+        r"(?:(?:[ \t]+(?:is|was|has[ \t]+been|got))?[ \t]+(?:set|changed|reset|updated)[ \t]+to"
+        r"|[ \t]+(?:is|was|are|were|remains|becomes)(?:[ \t]+(?:now|still|just))?:?)[ \t]+" + SPOKEN_VALUE,
+        _spoken,
+    ),
+    (  # "log in with password hunter2", "use pw Tr0ub4dor": only a value that looks generated
+        "secret",
+        ("pass", "pw"),
+        _LOWER,
+        r"(?<![a-z0-9])(?:use|using|with|enter|type|try)[ \t]+(?:the[ \t]+|a[ \t]+)?"
+        r"(?P<how>pass(?:word|wd|phrase|code)?|pw)[ \t]+" + SPOKEN_VALUE,
+        _spoken,
+    ),
+    (  # .netrc: "machine host login user password secret" (or "default login …"), on one line or several
+        "secret",
+        ("machine", "default"),
+        _CASED,
+        r"(?<![A-Za-z0-9_])(?:machine[ \t]+[^\s]{1,256}|default)"
+        r"(?:\s{1,64}(?:account|port)[ \t]+[^\s]{1,256}){0,2}\s{1,64}login[ \t]+[^\s]{1,256}"
+        r"(?:\s{1,64}(?:account|port)[ \t]+[^\s]{1,256}){0,2}\s{1,64}password[ \t]+" + SPOKEN_VALUE,
+        _spoken,
     ),
 )
 
@@ -471,7 +549,8 @@ def _rule(index: int) -> re.Pattern[str]:
 
 
 def _extra(patterns: Iterable[str]) -> list[re.Pattern[str]]:
-    """User patterns from config ``redact_patterns``, compiled once; config.py warned about bad ones."""
+    """User patterns from config ``redact_patterns``, compiled once; config.py warned about bad ones,
+    and one that does not compile or could backtrack without bound (``unsafe``) is skipped here too."""
     key = tuple(patterns)
     if key not in _compiled_extra:
         import re
@@ -479,32 +558,299 @@ def _extra(patterns: Iterable[str]) -> list[re.Pattern[str]]:
         compiled = []
         for pattern in key:
             try:
-                compiled.append(re.compile(pattern))
-            except re.error:
+                if unsafe(pattern) is None:
+                    compiled.append(re.compile(pattern))
+            except (re.error, RecursionError, OverflowError):
                 continue
         _compiled_extra[key] = compiled
     return _compiled_extra[key]
 
 
 def _extra_spans(text: str, patterns: list[re.Pattern[str]]) -> list[tuple[int, int]]:
-    """Matches of user patterns, each run on pieces of at most EXTRA_PIECE characters, cut at line ends.
+    """Matches of user patterns, each run on pieces of at most EXTRA_PIECE characters, cut at line ends,
+    within this call's time allowance (see "user patterns" below).
 
-    ``re`` has no timeout and a user pattern may backtrack badly (``(a+)+$``); on short pieces a
-    pattern that is quadratic in its input costs at most EXTRA_PIECE steps a character. A match
-    cannot cross a piece boundary (a line end where there is one).
+    On short pieces a pattern that is quadratic in its input costs at most EXTRA_PIECE steps a
+    character. A match cannot cross a piece boundary (a line end where there is one). A piece the
+    allowance leaves unread is one span: redacted whole rather than written unread.
     """
-    spans = []
+    spans: list[tuple[int, int]] = []
     start = 0
+    earned = len(text) * len(patterns) * EXTRA_PER_CHAR  # what any pattern that scans in linear time needs
+    allowance = [_budget_left[0] + earned]
     while start < len(text):
         end = min(start + EXTRA_PIECE, len(text))
         if end < len(text):
             cut = text.rfind("\n", start, end)
             end = cut + 1 if cut > start else end
         piece = text[start:end]
-        for pattern in patterns:
-            spans += [(start + m.start(), start + m.end()) for m in pattern.finditer(piece) if m.end() > m.start()]
+        found = _budgeted(
+            lambda piece=piece: [m.span() for pattern in patterns for m in pattern.finditer(piece)], allowance
+        )
+        if found is None:
+            spans.append((start, end))
+        else:
+            spans += [(start + a, start + b) for a, b in found if b > a]
         start = end
+    if allowance[0] <= 0:  # ran out: from now on a call gets only what its size earns
+        _budget_left[0] = 0.0
+    else:  # keep what this call did not spend beyond its earned share
+        _budget_left[0] = min(_budget_left[0], allowance[0])
     return spans
+
+
+# -- user patterns ---------------------------------------------------------------------------------
+#
+# A repository's ``redact_patterns`` run on every text Keeper writes, and ``re`` backtracks: a
+# pattern like ``(\w+\s?)+!`` takes exponential time on an ordinary line of prose. Two defences:
+#
+# 1. ``unsafe`` reads the pattern's parse tree and refuses, before it ever runs, the shapes that
+#    backtrack without bound: a backreference, a repetition inside a lookaround, a variable
+#    repetition inside another repetition (``(a+)+``, ``(.*a){12}``), an alternation inside a
+#    repetition whose branches can start with the same character or match nothing (``(a|aa)+``),
+#    and two long repetitions over shared characters with nothing between that tells them apart
+#    (``\s*\s*``, ``.*x.*``). What is left costs at most about a piece's length per starting place.
+# 2. What passes runs on pieces of at most EXTRA_PIECE characters cut at line ends and, where the
+#    platform has an interval timer and Keeper runs in the main thread (Linux, macOS), within an
+#    allowance: EXTRA_PER_CHAR seconds per character and pattern (ample for a linear scan), plus
+#    what is left of the process's EXTRA_BUDGET, from which time beyond the size allowance is taken;
+#    ``re`` checks for signals while it matches, so the timer stops even a pattern the check let
+#    through. A piece left unread is redacted whole, and once a call runs out the process has no
+#    budget left beyond the size allowance.
+
+EXTRA_BUDGET = 1.0  # seconds one process may spend in user patterns beyond what its texts' sizes earn
+EXTRA_PER_CHAR = 2e-6  # seconds a character earns for each pattern: 2 s a MB, ten times a linear scan's need
+_budget_left = [EXTRA_BUDGET]
+_LONG = 16  # a repetition that may take more than this many more turns than its least is "long"
+_REPEATS = ("MAX_REPEAT", "MIN_REPEAT", "POSSESSIVE_REPEAT")
+_ZERO_WIDTH = ("AT", "ASSERT", "ASSERT_NOT")
+
+
+class _OutOfTime(Exception):
+    """Raised by the interval timer's signal inside ``re``'s matching loop."""
+
+
+def _out_of_time(signum: int, frame: object) -> None:
+    raise _OutOfTime
+
+
+def _budgeted(work: Callable[..., list[tuple[int, int]]], allowance: list[float]) -> list[tuple[int, int]] | None:
+    """``work()``, or None once ``allowance[0]`` seconds are spent (or run out in it); the time taken is
+    taken off ``allowance[0]``."""
+    if allowance[0] <= 0:
+        return None
+    import signal
+    import time
+
+    if not hasattr(signal, "setitimer"):  # Windows: the parse-tree check alone bounds the work
+        return work()
+    try:
+        previous = signal.signal(signal.SIGALRM, _out_of_time)
+    except ValueError:  # not the main thread: no timer there
+        return work()
+    began = time.monotonic()
+    try:
+        signal.setitimer(signal.ITIMER_REAL, allowance[0])
+        return work()
+    except _OutOfTime:
+        allowance[0] = 0.0
+        return None
+    finally:
+        signal.setitimer(signal.ITIMER_REAL, 0)
+        signal.signal(signal.SIGALRM, previous)
+        if allowance[0] > 0:
+            allowance[0] -= time.monotonic() - began
+
+
+def _parse(pattern: str) -> Any:
+    try:
+        from re import _parser as parser  # type: ignore[attr-defined,unused-ignore]  # Python 3.11+
+    except ImportError:  # Python 3.9 and 3.10
+        import sre_parse as parser  # type: ignore[no-redef,unused-ignore]
+    return parser.parse(pattern)
+
+
+_CATEGORIES = {
+    "CATEGORY_DIGIT": frozenset("0123456789"),
+    "CATEGORY_SPACE": frozenset(" \t\n\r\f\v"),
+    "CATEGORY_WORD": frozenset("abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789_"),
+}
+
+
+def _chars(name: str, av: Any) -> frozenset[str] | None:
+    """The characters one single-character item can match (None: any, or too many to list)."""
+    if name == "LITERAL":
+        return frozenset(chr(av))
+    if name != "IN":
+        return None
+    found: set[str] = set()
+    for sub, arg in av:
+        kind = sub.name
+        if kind == "LITERAL":
+            found.add(chr(arg))
+        elif kind == "RANGE" and arg[1] - arg[0] <= 512:
+            found.update(chr(c) for c in range(arg[0], arg[1] + 1))
+        elif kind == "CATEGORY" and arg.name in _CATEGORIES:
+            found |= _CATEGORIES[arg.name]
+        else:  # NEGATE, a wide range, a negated category
+            return None
+    return frozenset(found)
+
+
+def _overlap(a: frozenset[str] | None, b: frozenset[str] | None) -> bool:
+    return a is None or b is None or bool(a & b)
+
+
+def _union(a: frozenset[str] | None, b: frozenset[str] | None) -> frozenset[str] | None:
+    return None if a is None or b is None else a | b
+
+
+def _body(name: str, av: Any) -> Any:
+    """The sub-sequence of a group-like item, or None."""
+    if name in _REPEATS:
+        return av[2]
+    if name == "SUBPATTERN":
+        return av[-1]
+    if name == "ATOMIC_GROUP":
+        return av
+    return None
+
+
+def _nullable(seq: Any) -> bool:
+    """Whether a sequence can match the empty string."""
+    for op, av in seq:
+        name = op.name
+        if name in _ZERO_WIDTH or (name in _REPEATS and av[0] == 0):
+            continue
+        body = _body(name, av)
+        if body is not None and _nullable(body):
+            continue
+        if name == "BRANCH" and any(_nullable(b) for b in av[1]):
+            continue
+        return False
+    return True
+
+
+def _first(seq: Any) -> frozenset[str] | None:
+    """The characters a sequence can start with."""
+    found: frozenset[str] | None = frozenset()
+    for op, av in seq:
+        name = op.name
+        if name in _ZERO_WIDTH:
+            continue
+        body = _body(name, av)
+        if body is not None:
+            here = _first(body)
+        elif name == "BRANCH":
+            here = frozenset()
+            for branch in av[1]:
+                here = _union(here, _first(branch))
+        else:
+            here = _chars(name, av)
+        found = _union(found, here)
+        if not _nullable([(op, av)]):
+            break
+    return found
+
+
+def _alphabet(seq: Any) -> frozenset[str] | None:
+    """Every character a sequence can match anywhere."""
+    found: frozenset[str] | None = frozenset()
+    for op, av in seq:
+        name = op.name
+        body = _body(name, av)
+        if body is not None:
+            found = _union(found, _alphabet(body))
+        elif name == "BRANCH":
+            for branch in av[1]:
+                found = _union(found, _alphabet(branch))
+        elif name not in _ZERO_WIDTH:
+            found = _union(found, _chars(name, av))
+    return found
+
+
+def _varies(seq: Any) -> bool:
+    """Whether a sequence holds a repetition of variable count, at any depth."""
+    for op, av in seq:
+        name = op.name
+        if name in _REPEATS and av[0] != av[1]:
+            return True
+        body = _body(name, av) if name not in ("ASSERT", "ASSERT_NOT") else av[1]
+        if body is not None and _varies(body):
+            return True
+        if name == "BRANCH" and any(_varies(b) for b in av[1]):
+            return True
+    return False
+
+
+def _flat(seq: Any) -> list[tuple[Any, Any]]:
+    """A sequence with its groups opened, so ``(\\w+)\\w+`` reads as two repetitions in a row."""
+    items: list[tuple[Any, Any]] = []
+    for op, av in seq:
+        items += _flat(av[-1]) if op.name == "SUBPATTERN" else [(op, av)]
+    return items
+
+
+def _check(seq: Any, repeated: bool) -> None:
+    """Raise ValueError naming a shape of ``seq`` that can backtrack without bound.
+
+    ``repeated``: ``seq`` is inside a repetition that may run more than once.
+    """
+    is_open = False  # a long repetition came before, and nothing since that it cannot take
+    taking: frozenset[str] | None = frozenset()  # what that repetition can take
+    for op, av in _flat(seq):
+        name = op.name
+        if name in ("GROUPREF", "GROUPREF_EXISTS"):
+            raise ValueError("it uses a backreference")
+        if name in ("ASSERT", "ASSERT_NOT"):
+            if _varies(av[1]):
+                raise ValueError("it repeats inside a lookaround")
+            _check(av[1], repeated)
+            continue
+        if name == "AT":
+            continue
+        if name == "ATOMIC_GROUP":
+            _check(av, repeated)
+            here = _first(av)
+        elif name == "BRANCH":
+            branches = av[1]
+            starts = [_first(b) for b in branches]
+            if repeated and (
+                any(_nullable(b) for b in branches)
+                or any(_overlap(x, y) for i, x in enumerate(starts) for y in starts[i + 1 :])
+            ):
+                raise ValueError("it repeats an alternation whose branches can match the same text")
+            for branch in branches:
+                _check(branch, repeated)
+            here = _first([(op, av)])
+        elif name in _REPEATS:
+            low, high, body = av
+            if repeated and low != high:
+                raise ValueError("it nests a repetition inside a repetition")
+            _check(body, repeated or high > 1)
+            if high - low > _LONG and name != "POSSESSIVE_REPEAT":
+                letters = _alphabet(body)
+                if is_open and _overlap(taking, letters):
+                    raise ValueError("it has two long repetitions in a row that can match the same text")
+                is_open, taking = True, letters
+                continue
+            here = _first(body)
+        else:
+            here = _chars(name, av)
+        if is_open and not _nullable([(op, av)]) and not _overlap(taking, here):
+            is_open = False  # a character the repetition cannot take: the two cannot share text
+
+
+def unsafe(pattern: str) -> str | None:
+    """Why a user pattern could backtrack without bound, in words for a message; None when it cannot.
+
+    The pattern must compile (``re.error`` otherwise). See "user patterns" above for the shapes.
+    """
+    try:
+        _check(_parse(pattern), repeated=False)
+    except ValueError as exc:
+        return str(exc)
+    return None
 
 
 class _Markers:

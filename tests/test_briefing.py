@@ -185,3 +185,28 @@ def test_a_session_start_lists_neither_the_sessions_nor_the_state_folder(
     reply = run_hook("session-start", {**second, "source": "startup"}, monkeypatch, capsys)
     assert "ended without a save" in reply["hookSpecificOutput"]["additionalContext"]
     assert project.sessions not in listed and project.state not in listed, listed
+
+
+@pytest.mark.parametrize("which", ["project", "global"])
+def test_a_huge_memory_file_is_read_only_as_far_as_a_briefing_needs(project_dir: Path, which: str) -> None:
+    import tracemalloc
+
+    project = identity.make_project(identity.find_project_root(str(project_dir)))
+    saving.save(project, config.load(None), SaveInput(decisions=["Keep the first decision"]), "s0")
+    target = Path(project.memory if which == "project" else paths.global_memory_file())
+    target.parent.mkdir(parents=True, exist_ok=True)
+    filler = "".join(f"- Decision {i} about retries and the cache layer, said at some length\n" for i in range(30_000))
+    with target.open("a", encoding="utf-8") as fh:
+        fh.write("# Project Memory: api\n\n## Core Decisions\n\n" if which == "global" else "")
+        for _ in range(25):  # about 50 MB
+            fh.write(filler)
+    assert target.stat().st_size > 50e6
+    tracemalloc.start()
+    try:
+        text, status = context.session_start(project, 6000, "startup", "s1")
+        peak = tracemalloc.get_traced_memory()[1]
+    finally:
+        tracemalloc.stop()
+    assert peak < 20e6, f"SessionStart held {peak / 1e6:.0f} MB for a {target.stat().st_size / 1e6:.0f} MB file"
+    assert f"{target} is 5" in text and "too large to read whole" in text and len(text) <= context.HARD_CAP
+    assert "decision" in status

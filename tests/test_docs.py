@@ -115,6 +115,6 @@ def test_the_save_command_file_shows_the_same_save_as_the_hooks_request() -> Non
     from keeper.hooks import context
 
     text = (REPO / "commands" / "save.md").read_text(encoding="utf-8")
-    assert f"```bash\n{context.save_command()}\n```" in text
+    assert f"```bash\n{context.save_command(end=context.STATIC_END)}\n```" in text
     assert " ".join(saveformat.rules().split()) in " ".join(text.split())
     assert " ".join(context.TYPED_HINT.split()) in " ".join(text.split())

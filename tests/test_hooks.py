@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 import os
+import re
 import subprocess
 import sys
 from pathlib import Path
@@ -164,7 +165,7 @@ def test_post_tool_use_asks_to_save_every_n_uses(
     assert text == ""
     reply = run_hook("post-tool-use", tool_use(project_dir), monkeypatch, capsys)
     assert "9 tool uses since this session's memory was last saved" in context_of(reply)
-    assert "keeper save <<'KEEPER'\nsummary:" in context_of(reply)
+    assert re.search(r"keeper save <<'(KEEPER_[0-9A-F]{12})'\nsummary:(?s:.*)\n\1\n", context_of(reply))
 
 
 def test_a_save_restarts_the_count(

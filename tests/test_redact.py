@@ -5,6 +5,8 @@ Every secret here is built from pieces, so this file itself holds no scannable s
 
 from __future__ import annotations
 
+from pathlib import Path
+
 import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
@@ -13,6 +15,8 @@ from benchmarks.redact import shapes
 from keeper import redact as redact_module
 from keeper.redact import EXTRA_PIECE, redact
 from tests.conftest import REPO
+from tests.helpers import run_hook
+from tests.transcripts import Transcript
 
 HEX = "0123456789abcdef"
 PEM = (
@@ -143,6 +147,24 @@ LEAKS: list[tuple[str, str, str, str]] = [
     ("secret", "SSHPASS=", "hunter22", " sshpass -e ssh host"),
     ("secret", "token_url=https://x.example/?password=", "hunter22", ""),
     ("secret", "const db = { dbPass: '", "hunter22", "' }"),
+    # said in words (issue 23): a copula, a verb, a colon, a .netrc entry
+    ("secret", "the staging db password is ", "hunter2", ""),
+    ("secret", "The password for the prod db is '", "Tr0ub4dor&3", "'."),
+    ("secret", "my pw is ", "correcthorse", ", use it"),
+    ("secret", "the root password was changed to ", "Kx9!mm", " yesterday"),
+    ("secret", "The passphrase is: ", "swordfish", "."),
+    ("secret", "log in with password ", "hunter2", " please"),
+    ("secret", "pw: ", "hunter2", ""),
+    ("secret", "PW=", "hunter2", " ./run"),
+    ("secret", "passwd=", "hunter2", ""),
+    ("secret", "machine api.example.com login bob password ", "s3cr3tpw", ""),
+    ("secret", "machine example.com\n  login bob\n  password ", "s3cr3tpw", "\n"),
+    ("secret", "default login anonymous password ", "guest123", ""),
+    # registry upload tokens shorter than usual
+    ("npm-token", "publish with ", "np" + "m_" + "a1B2" * 4, ""),
+    ("pypi-token", "twine ", "py" + "pi-" + "AgEIcHlwaS5v", ""),
+    ("docker-token", "hub ", "dckr" + "_pat_" + "a1B2" * 3, ""),
+    ("rubygems-key", "gem ", "rubygems" + "_" + HEX, ""),
 ]
 
 # The forms an outside attack found reaching disk in plain text (tracker issue 11).
@@ -160,10 +182,22 @@ ATTACK_FORMS = [
     "curl -u",
     "mysql -u root -p",
     "sshpass -p",
+    "password is ",
+    "password for ",
+    "pw is ",
+    "pw: ",
+    "machine ",
+    "with password ",
 ]
 
 # Look-alikes that must survive untouched; each holds a keyword of the rule it tempts.
 NEAR_MISSES = [
+    "reset your password; the password field; the password is required; the password is incorrect",
+    "the password is stored in vault; the password is too short; the password is the same as before",
+    "password is hashed with bcrypt; passwords are hashed; the password was changed; password is 8 chars",
+    "the password is at least 12 characters, case sensitive, and the password is whatever you chose",
+    "use password authentication; enter your password; the password is ${DB_PASS}; pwd is /home/me",
+    "the machine learning model; machine learning login page password reset; the default password policy",
     "commit 3f2a1b9c8d7e6f5a4b3c2d1e0f9a8b7c6d5e4f3a fixed it",
     "request id 123e4567-e89b-12d3-a456-426614174000",
     "sha256 e3b0c44298fc1c149afbf4c8996fb92427ae41e4649b934ca495991b7852b855",
@@ -369,3 +403,28 @@ def test_any_text_is_redacted_without_error_and_idempotently(text: str) -> None:
 def test_mixtures_of_secrets_keywords_and_punctuation_redact_idempotently(text: str) -> None:
     once = redact(text)
     assert redact(once) == once
+
+
+SPOKEN = [
+    "the staging db password is hunter2",
+    "ok so pw: hunter2 for the staging box",
+    "use passwd=hunter2 there",
+    "The password for prod is 'hunter2'.",
+    "log in with password hunter2",
+    "machine db.example.com login deploy password hunter2",
+]
+
+
+def test_a_password_said_in_a_prompt_never_reaches_the_store(
+    project_dir: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    transcript = Transcript(tmp_path / "t.jsonl", cwd=str(project_dir))
+    for said in SPOKEN:
+        transcript.prompt(said)
+    transcript.tool("Bash", {"command": "make"}).reply("Done.")
+    event = {"session_id": "s1", "transcript_path": str(transcript.path), "cwd": str(project_dir)}
+    for hook in ("stop", "session-end"):
+        run_hook(hook, {**event, "hook_event_name": hook}, monkeypatch, capsys)
+    written = "".join(p.read_text(encoding="utf-8") for p in (tmp_path / "store").rglob("*") if p.is_file())
+    assert "staging db password is [REDACTED:secret]" in written
+    assert "hunter2" not in written

@@ -22,7 +22,8 @@ from keeper.memory import items as memory_items
 from keeper.store import config, identity, paths
 
 HOSTILE = "#:'\"-*>|!&@`{}[]\\%~ ,?=$^()" + "\t"
-ALPHABET = st.sampled_from(list(string.ascii_letters + string.digits + HOSTILE + "期限データ😀é\x0c\u2028"))
+# U+2028 and U+2029, NEL and CR are line breaks: a save writes them as "\n" (tests/test_save_injection.py)
+ALPHABET = st.sampled_from(list(string.ascii_letters + string.digits + HOSTILE + "期限データ😀é\x0c\x1e"))
 # a value is what a model writes after "key: " or "  - ": any characters, not blank, one line
 value = st.text(ALPHABET, min_size=1, max_size=40).filter(lambda v: v.strip() and "\n" not in v and "\r" not in v)
 LITERALS = st.sampled_from(["yes", "no", "null", "~", "1.10", "0x1F", "true", "- leading", "> quote", "| pipe", "@at"])

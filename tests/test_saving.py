@@ -23,7 +23,7 @@ def test_the_save_request_example_reads_as_it_shows() -> None:
     from keeper.capture import saveformat
     from keeper.hooks import context
 
-    body = context.save_command().split("\n", 1)[1].rsplit("\nKEEPER", 1)[0] + "\n"
+    body = context.save_command(end="KEEPER").split("\n", 1)[1].rsplit("\nKEEPER", 1)[0] + "\n"
     assert body == saveformat.template()
     save, problems = read(body)
     assert problems == []

@@ -10,8 +10,9 @@ Standard library only, plain string operations (json only for JSON input), linea
 The rules:
 
 - Lines are split on ``\\n`` only (one trailing ``\\r`` is removed), so characters such as
-  ``\\x0c``, ``\\x85`` or ``\\u2028`` stay inside values. A leading BOM is ignored. Nothing else is
-  stripped: leading and trailing spaces of a value are kept.
+  ``\\x0c``, ``\\x85`` or ``\\u2028`` stay inside values here (saving then writes a lone ``\\r``,
+  ``\\x85``, ``\\u2028`` and ``\\u2029`` as ``\\n``, see ``saving.one_newline``). A leading BOM is
+  ignored. Nothing else is stripped: leading and trailing spaces of a value are kept.
 - A key line starts at column 0: a name (an ASCII letter, then letters, digits, ``_`` or ``-``),
   ``:``, then nothing or one space and the value, which is the rest of the line as written
   (``summary: a: b # c`` gives ``a: b # c``). Known keys match in any case (``Summary:``) and may

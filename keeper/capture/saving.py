@@ -80,13 +80,29 @@ def _not_a_save(text: str, parsed: ParsedSave) -> str:
     return ""
 
 
+LINE_BREAKS = ("\r\n", "\r", "\x85", "\u2028", "\u2029")
+
+
+def one_newline(text: str) -> str:
+    """Every line break a value may hold (CRLF, a lone CR, NEL, U+2028, U+2029) as ``\n``.
+
+    Viewers and markdown renderers break lines at each of them, so kept raw a value's next line could
+    read as a heading there while Keeper's files (split at ``\n`` only) hold it as text; as ``\n``
+    it is a line Keeper sees, and escapes when it would read as a heading.
+    """
+    if "\r" in text or "\x85" in text or "\u2028" in text or "\u2029" in text:
+        for mark in LINE_BREAKS:
+            text = text.replace(mark, "\n")
+    return text
+
+
 def to_save_input(
     values: dict[str, str | list[str]], extra_patterns: list[str], unplaced: list[tuple[str, str]] | None = None
 ) -> document.SaveInput:
     """Redact a save's values; blank items are left out, everything else is kept as written."""
 
     def clean(text: str) -> str:
-        return redact.redact(text, extra_patterns)
+        return redact.redact(one_newline(text), extra_patterns)
 
     def listed(key: str) -> list[str]:
         value = values.get(key) or []

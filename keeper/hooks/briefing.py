@@ -13,11 +13,12 @@ that ended without a save are listed too: their work is otherwise invisible unti
 from __future__ import annotations
 
 import os
+import time
 
 from keeper.markdown import Document, Section, bare
 from keeper.memory import document
 from keeper.store import paths, sessions
-from keeper.store.fsutil import read_text
+from keeper.store.fsutil import read_head
 
 UNSAVED_SHOWN = 3  # sessions without a save, newest first
 UNSAVED_LOOKED_AT = 12  # newest session files considered for that
@@ -133,6 +134,10 @@ def select(text: str, limit: int) -> tuple[str, list[str]]:
     return "".join(out).strip() + "\n", left
 
 
+RECORD_BYTES = 1 << 20
+FUTURE_SLACK = 120.0  # seconds a file's time may run ahead of this clock (another machine, a share)
+
+
 def unsaved_sessions(project: paths.Project, current: str) -> list[str]:
     """One line for each recent session that ended without a save and is newer than the last save.
 
@@ -146,6 +151,8 @@ def unsaved_sessions(project: paths.Project, current: str) -> list[str]:
         saved_at = os.stat(project.memory).st_mtime
     except OSError:
         saved_at = 0.0
+    if saved_at > time.time() + FUTURE_SLACK:  # saved while the clock was ahead: the mtime orders nothing
+        saved_at = 0.0  # so each record's own content says whether it was saved
     own = sessions.existing_file(project, current)
     lines: list[str] = []
     for name in reversed(names):
@@ -155,7 +162,8 @@ def unsaved_sessions(project: paths.Project, current: str) -> list[str]:
                 continue
         except OSError:
             continue
-        line = _unsaved_line(read_text(path) or "", name)
+        head = read_head(path, RECORD_BYTES)  # a record's facts and saves come first; a huge one costs no more
+        line = _unsaved_line(head[0] if head else "", name)
         if line:
             lines.append(line)
         if len(lines) == UNSAVED_SHOWN:

@@ -12,7 +12,7 @@ import time
 
 from keeper.recall import sources
 from keeper.store import paths, repo
-from keeper.store.fsutil import read_text
+from keeper.store.fsutil import read_head
 from keeper.text import count, inline
 
 TYPE_CHECKING = False
@@ -26,14 +26,31 @@ HARD_CAP = 9500  # stays under Claude Code's 10,000-character hook output limit
 SESSION_SO_FAR = 1500
 
 
-def save_command(windows: bool = False) -> str:
-    """The exact command a model should run to save: a quoted heredoc, so nothing is expanded.
+# /keeper:save's command file is static, so it shows this marker; its prompt hook hands Claude a
+# fresh one (``end_marker``) for the save itself, as every hook's save request does.
+STATIC_END = "KEEPER_END"
+
+
+def end_marker() -> str:
+    """A heredoc end marker for one save request: ``KEEPER_`` and 12 random hex digits.
+
+    A heredoc ends at the first line equal to its marker, and the lines after it run as shell
+    commands. Saved text comes from the session (a web page, a file, a tool's output) and could
+    hold a line equal to a fixed marker; it cannot know one drawn for this request alone.
+    """
+    return "KEEPER_" + os.urandom(6).hex().upper()
+
+
+def save_command(windows: bool = False, end: str = "") -> str:
+    """The exact command a model should run to save: a quoted heredoc, so nothing is expanded,
+    ended by ``end`` (a fresh ``end_marker()`` when not given).
 
     The body is ``saveformat.template()``, which the save format's own tests parse back exactly.
     """
     from keeper.capture import saveformat
 
-    body = "keeper save <<'KEEPER'\n" + saveformat.template() + "KEEPER"
+    end = end or end_marker()
+    body = f"keeper save <<'{end}'\n" + saveformat.template() + end
     if windows:
         body += "\n\nIn PowerShell, pipe the same lines instead: @'\n...the lines above...\n'@ | keeper save"
     return body
@@ -147,6 +164,19 @@ def team_notes(project: paths.Project, room: int) -> tuple[str, list[str], int]:
     return f"{head}<{TEAM_TAG}>\n" + "\n".join(kept) + close, rest, view.decisions + view.issues + view.typed
 
 
+BRIEFING_BYTES = 1 << 20  # SessionStart reads at most this much of a memory file: a huge one costs no more
+
+
+def _head(path: str) -> tuple[str, int]:
+    """A memory file's text for the briefing, at most BRIEFING_BYTES of it; and its size when it was
+    cut there (0 when read whole or missing)."""
+    found = read_head(path, BRIEFING_BYTES)
+    if found is None:
+        return "", 0
+    text, size = found
+    return text, size if size > len(text.encode("utf-8", errors="replace")) else 0
+
+
 def session_start(project: paths.Project, limit: int, source: str, session: str, team: bool = False) -> tuple[str, str]:
     """The context for a new (or resumed, cleared, compacted) session and the user's status line.
 
@@ -160,8 +190,8 @@ def session_start(project: paths.Project, limit: int, source: str, session: str,
     from keeper.store import sessions
 
     limit = min(limit, HARD_CAP)
-    text = read_text(project.memory) or ""
-    global_text = read_text(paths.global_memory_file()) or ""
+    text, cut = _head(project.memory)
+    global_text, global_cut = _head(paths.global_memory_file())
     unsaved = briefing.unsaved_sessions(project, session)
     shared, left_team, team_items = team_notes(project, int(limit * TEAM_SHARE)) if team else ("", [], 0)
     if not text.strip() and not unsaved and not global_text.strip() and not shared:
@@ -173,7 +203,7 @@ def session_start(project: paths.Project, limit: int, source: str, session: str,
     so_far = ""
     if source == "compact":
         own = sessions.existing_file(project, session)
-        own_text = read_text(own) if own else None
+        own_text = _head(own)[0] if own else None
         if own_text:
             so_far, _ = briefing.select(own_text, SESSION_SO_FAR)
             so_far = f"\n\nThis session so far ({os.path.basename(own or '')}):\n{so_far.strip()}"
@@ -198,6 +228,12 @@ def session_start(project: paths.Project, limit: int, source: str, session: str,
     left += left_project
     if left:
         tail = f"Left out for size: {'; '.join(left)}; `keeper recall <words>` finds them. " + tail
+    for name, size in ((project.memory, cut), (paths.global_memory_file(), global_cut)):
+        if size:
+            tail = (
+                f"{name} is {size / 1e6:.0f} MB, too large to read whole at session start: chosen from its "
+                f"first {BRIEFING_BYTES >> 20} MB only (trim it by hand; recall searches it all). " + tail
+            )
     context = shared + head + "\n\n" + across + body.strip() + missed + so_far + "\n\n" + tail
     view = document.overview(text)
     parts = [f"{view.decisions} decision{'s' if view.decisions != 1 else ''}"]

@@ -18,7 +18,7 @@ from keeper.text import count
 # context, search, sessions and trash load inside the functions that use them: an ordinary short
 # prompt, the common case, must cost this hook nothing but the checks that turn it away.
 
-SLASH_COMMANDS = ("keeper:recall", "recall", "keeper:clear")
+SLASH_COMMANDS = ("keeper:recall", "recall", "keeper:clear", "keeper:save")
 AUTO_LIMIT, AUTO_CHARS = 3, 1500
 AUTO_MIN_WORDS = 4
 MIN_COVERAGE, MIN_HITS = 0.5, 2
@@ -50,7 +50,22 @@ def answer(project: paths.Project, cfg: Config, prompt: str, session: str) -> An
     command, args = found
     if command.endswith("recall"):
         return recall_for_prompt(project, cfg, args)
+    if command == "keeper:save":
+        return save_for_prompt()
     return clear_for_prompt(project, cfg, args)
+
+
+def save_for_prompt() -> Answer:
+    """/keeper:save: the command file's save, with an end marker drawn for this request."""
+    import os
+
+    from keeper.hooks import context
+
+    command = context.save_command(os.name == "nt")
+    return Answer(
+        f"Keeper: for this save, end the heredoc with the marker below instead of {context.STATIC_END}: "
+        f"it was drawn for this request, so no saved line can end the input early.\n\n{command}"
+    )
 
 
 def recall_for_prompt(project: paths.Project, cfg: Config, query: str) -> Answer:

@@ -120,7 +120,10 @@ function markdown(text) {
     endItem(); lists = [];
     if (para) { out.append(inline(h('p'), para.join(' '))); para = null; }
   }
-  text.replace(/\r\n?/g, '\n').split('\n').forEach(function (raw) {
+  /* Lines break at \n only (one \r before it dropped), as Keeper's own markdown reads them: a lone
+     \r or U+2028 inside a saved value is text, never the start of a heading. */
+  text.split('\n').forEach(function (raw) {
+    raw = raw.replace(/\r$/, '').replace(/[\r\u2028\u2029\x85]/g, ' ');
     if (code) {
       if (raw.trim().indexOf(fence) === 0 && !raw.trim().slice(fence.length).trim()) code = null;
       else code.append(raw + '\n');

@@ -20,6 +20,7 @@ import subprocess
 import sys
 import time
 
+LOCK_FUTURE_SLACK = 120.0  # a lock dated further ahead than this was made by a wrong clock: stale
 LOCK_STALE_SECONDS = 15 * 60
 STEP_TIMEOUT = 600
 READY = "keeper-env.json"  # written last inside a finished environment

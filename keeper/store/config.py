@@ -136,9 +136,17 @@ def _check(key: str, value: Any, where: str) -> tuple[Any, str | None]:
         if ok:
             import re
 
+            from keeper.redact import unsafe
+
             try:
                 for pattern in value:
                     re.compile(pattern)
+                    why = unsafe(pattern)
+                    if why:
+                        return default, (
+                            f"{where}: redact_patterns: {_shown(pattern)} could take exponential time "
+                            f"({why}); write it without that (see docs/SECURITY.md); ignoring these patterns"
+                        )
             except (re.error, RecursionError, OverflowError) as exc:
                 return default, f"{where}: redact_patterns: {exc}; ignoring these patterns"
         need = "a list of at most 50 regular expressions"

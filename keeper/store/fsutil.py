@@ -106,6 +106,29 @@ def read_text(path: str, exact: bool = False) -> str | None:
     return data.decode("utf-8", errors="surrogateescape" if exact else "replace")
 
 
+def read_head(path: str, limit: int) -> tuple[str, int] | None:
+    """At most ``limit`` bytes from the start of the file, cut after its last whole line, as text;
+    and the file's whole size. None when missing or not a regular file (a FIFO would block).
+
+    For readers that need only the start of a file that may have grown huge (SessionStart's
+    memory.md): the cost is bounded by ``limit``, whatever the size.
+    """
+    import stat
+
+    try:
+        with open(path, "rb") as fh:
+            st = os.fstat(fh.fileno())
+            if not stat.S_ISREG(st.st_mode):
+                return None
+            data = fh.read(limit + 1)
+    except (FileNotFoundError, NotADirectoryError):
+        return None
+    if len(data) > limit:
+        cut = data.rfind(b"\n", 0, limit)
+        data = data[: cut + 1] if cut >= 0 else data[:limit]
+    return data.decode("utf-8", errors="replace"), max(st.st_size, len(data))
+
+
 def read_json(path: str) -> dict[str, Any]:
     """The JSON object in ``path``; ``{}`` when it is missing, unreadable or not an object.
 

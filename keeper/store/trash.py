@@ -15,7 +15,7 @@ from datetime import date, datetime, timedelta
 
 from keeper.errors import KeeperError
 from keeper.store import paths, sessions
-from keeper.store.fsutil import atomic_write, ensure_dir, is_temp, project_lock
+from keeper.store.fsutil import atomic_write, ensure_dir, is_temp, project_lock, read_json
 
 MANIFEST = "manifest.json"
 
@@ -118,9 +118,13 @@ def move_to_trash(project: paths.Project, files: list[str], reason: str) -> str:
             for path in files
             if _move(path, os.path.join(backup, os.path.relpath(path, project.dir)))
         ]
+        created = max([time.time(), *(_mtime(p) for p in [project.memory, *files])])
         atomic_write(
             os.path.join(backup, MANIFEST),
-            json.dumps({"project": project.id, "reason": reason, "files": moved, "root": project.root}, indent=1),
+            json.dumps(
+                {"project": project.id, "reason": reason, "files": moved, "root": project.root, "created": created},
+                indent=1,
+            ),
         )
     return backup
 
@@ -181,20 +185,43 @@ def _remove_empty(backup: str) -> None:
             pass
 
 
-def _created(backup: str) -> float:
-    """When a backup was made, from its name (its folder's mtime changes as files come and go)."""
+def _created(backup: str, now: float) -> float:
+    """When a backup was made, as its age must be judged: the latest of its name's stamp (its folder's
+    mtime changes as files come and go), the time its manifest recorded, and the mtimes of the files
+    in it; none later than ``now``.
+
+    A clock can be wrong when a backup is made, so the manifest records the latest of the clock, the
+    memory.md's mtime and the moved files' mtimes (a file keeps its mtime when moved): a backup made
+    while the clock was behind (named 2001) after a save last week counts from last week, not 2001.
+    A time in the future counts as now: nothing is purged on a date this clock has not reached.
+    """
     stamp = os.path.basename(backup)[:15]
     try:
-        return datetime.strptime(stamp, "%Y%m%d-%H%M%S").timestamp()
+        created = datetime.strptime(stamp, "%Y%m%d-%H%M%S").timestamp()
     except ValueError:
-        return os.path.getmtime(backup)
+        created = os.path.getmtime(backup)
+    recorded = read_json(os.path.join(backup, MANIFEST)).get("created")
+    if isinstance(recorded, (int, float)) and not isinstance(recorded, bool):
+        created = max(created, float(recorded))
+    for folder, _, names in os.walk(backup):
+        for name in names:
+            created = max(created, _mtime(os.path.join(folder, name)))
+    return min(created, now)
+
+
+def _mtime(path: str) -> float:
+    try:
+        return os.lstat(path).st_mtime
+    except OSError:
+        return 0.0
 
 
 def purge_expired(project: paths.Project, keep_days: int) -> int:
     """Delete backups older than ``keep_days`` for good: the one deletion, and only of the trash."""
-    cutoff = time.time() - keep_days * 86400
+    now = time.time()
+    cutoff = now - keep_days * 86400
     with project_lock(project.lock):
-        expired = [b for b in backups(project) if _created(b) < cutoff]
+        expired = [b for b in backups(project) if _created(b, now) < cutoff]
         for backup in expired:
             shutil.rmtree(backup, ignore_errors=True)
     return len(expired)

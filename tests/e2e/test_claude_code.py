@@ -50,7 +50,7 @@ def test_save_request_save_and_next_session_memory(claude: Claude, tmp_path: Pat
     seen, _ = session(claude, "wire up the checkout widget", project, script, env)
     assert len(seen) == 4
     assert REMINDER not in seen[0] and REMINDER not in seen[1]  # not before save_every tool uses
-    assert REMINDER in seen[2] and "keeper save <<'KEEPER'" in seen[2]
+    assert REMINDER in seen[2] and "keeper save <<'KEEPER_" in seen[2]  # a marker drawn for this request
     assert "Saved to" in seen[3] and "+ 1 decision" in seen[3]  # the model sees what the save did
     assert FINAL not in seen[3]  # everything is saved: Stop asks for nothing
     memory = claude.memory_of(project)
