@@ -38,6 +38,12 @@ KEYS: dict[str, tuple[Any, str, str]] = {
         "one line for you when Keeper recalls on its own, answers /keeper:recall or asks for a save",
     ),
     "debug": (False, "bool", "log one line per hook call: event, time taken, bytes put into context"),
+    "sync": (
+        True,
+        "bool",
+        "with a remote recorded (keeper sync --remote URL): pull at session start, push at session end, "
+        "in the background (false: only when you run keeper sync)",
+    ),
     "redact_patterns": (
         [],
         "patterns",
@@ -70,6 +76,7 @@ class Config:
     enabled: bool
     notices: bool
     debug: bool
+    sync: bool
     redact_patterns: list[str]
     project: str | None
 
