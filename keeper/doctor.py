@@ -143,7 +143,22 @@ def _hooks(project: paths.Project) -> Check:
 
 def run_checks(project: paths.Project, config_warnings: list[str]) -> list[Check]:
     """Every check; ``config_warnings`` are the resolver's, from the config files it really read."""
-    return [_python(), *_plugin_installs(), _command(), _store(), *_config(config_warnings), _hooks(project)]
+    return [
+        _python(),
+        *_plugin_installs(),
+        _command(),
+        _store(),
+        *_config(config_warnings),
+        _hooks(project),
+        _sync(),
+    ]
+
+
+def _sync() -> Check:
+    from keeper.sync import report
+
+    ok, detail, fix = report.check()
+    return Check("sync", ok, detail, fix)
 
 
 def lines(checks: list[Check]) -> list[str]:

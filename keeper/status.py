@@ -13,6 +13,7 @@ from keeper.store import counters, identity, log, paths, sessions
 from keeper.store.config import Config
 from keeper.store.fsutil import read_json, read_text
 from keeper.store.projects import size
+from keeper.sync import report
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
@@ -54,6 +55,7 @@ def collect(project: paths.Project, cfg: Config) -> dict[str, Any]:
             "last_updated": view.last_updated,
         },
         "global": _global_memory(),
+        "sync": report.summary(),
         "sessions": {
             "count": len(files),
             "bytes": sum(os.path.getsize(f) for f in files),
@@ -129,6 +131,7 @@ def lines(data: dict[str, Any]) -> list[str]:
             slowest = ", ".join(f"{e} {ms:.0f} ms" for ms, e in sorted(timed, reverse=True)[:3])
             out.append(f"  slowest       {slowest} (recent calls, time in Keeper)")
         out.append(f"  injected      {size(injected)} in all; the last session start put {size(start)} into context")
+    out += report.lines(data["sync"])
     out.append(f"  config        {data['config']['global']} (+ .claude/keeper.yaml, KEEPER_* variables)")
     out += [f"  config issue  {warning}" for warning in data["config"]["warnings"]]
     out.append(f"  log           {data['log']}")

@@ -334,3 +334,54 @@ def _wait_for(condition: object, timeout: float = 60.0) -> None:
             return
         time.sleep(0.1)
     raise AssertionError("the background sync did not finish in time")
+
+
+def test_saves_after_a_sync_replace_the_current_state_and_roll_recent_context_that_came_in(
+    machines: list[Machine], remote: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    a, b, _ = machines
+    _connect([a, b], remote)
+    a.save("--state", "state written on a", "--summary", "a one")
+    assert a.sync() == 0 and b.sync() == 0
+    assert "state written on a" in b.memory()
+    b.save("--state", "state written on b")
+    assert "state written on a" not in b.memory()
+    for n in range(4):
+        monkeypatch.setenv("CLAUDE_CODE_SESSION_ID", f"b-session-{n}")
+        b.save("--summary", f"b summary {n}")
+    text = b.memory()
+    assert "a one" not in text.split("## Recent Context")[1].split("##")[0]  # rolled out, kept in its session file
+
+
+def test_status_and_doctor_show_the_remote_the_last_sync_and_what_waits(
+    machines: list[Machine], remote: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    a = machines[0]
+    assert a.run("status", "--project-dir", str(a.project)) == 0
+    assert "not set up (keeper sync --remote URL" in capsys.readouterr().out
+    a.save("--decision", "Use FTS5")
+    assert a.sync("--remote", str(remote)) == 0
+    time.sleep(1.1)  # the status records whole seconds
+    a.save("--decision", "Waits to be pushed")
+    capsys.readouterr()
+    assert a.run("status", "--project-dir", str(a.project), "--json") == 0
+    import json
+
+    data = json.loads(capsys.readouterr().out)["sync"]
+    assert data["remote"] == str(remote) and data["last_sync"]
+    assert any(w.endswith("/memory.md") for w in data["waiting"])
+    a.run("doctor", "--project-dir", str(a.project))
+    assert f"ok    sync     {remote} (last sync " in capsys.readouterr().out
+
+
+def test_doctor_says_when_the_remote_cannot_be_reached(
+    machines: list[Machine], tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    from keeper.sync import remote as recorded
+
+    a = machines[0]
+    a.monkeypatch.setenv("KEEPER_HOME", str(a.store))
+    recorded.record(str(tmp_path / "gone.git"))
+    a.run("doctor", "--project-dir", str(a.project))
+    out = capsys.readouterr().out
+    assert "FAIL  sync" in out and "cannot reach" in out

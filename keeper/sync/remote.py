@@ -22,7 +22,10 @@ if TYPE_CHECKING:
 
 def read() -> dict[str, Any]:
     """``{"remote": URL, "machine": ID}`` as recorded; ``{}`` before the first ``--remote``."""
-    data = read_json(paths.sync_file())
+    try:
+        data = read_json(paths.sync_file())
+    except OSError:  # an unusable store: status and doctor say so elsewhere
+        return {}
     return data if isinstance(data.get("remote"), str) and data["remote"] else {}
 
 
