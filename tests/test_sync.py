@@ -385,3 +385,73 @@ def test_doctor_says_when_the_remote_cannot_be_reached(
     a.run("doctor", "--project-dir", str(a.project))
     out = capsys.readouterr().out
     assert "FAIL  sync" in out and "cannot reach" in out
+
+
+def test_a_background_sync_that_finds_one_running_queues_one_follow_up(machines: list[Machine], remote: Path) -> None:
+    from filelock import FileLock
+
+    from keeper.sync import engine
+
+    a, b, _ = machines
+    _connect([a, b], remote)
+    a.save("--decision", "Saved while a sync ran")
+    a.monkeypatch.setenv("KEEPER_HOME", str(a.store))
+    held = FileLock(engine.lock_path())
+    with held:
+        for _ in range(3):
+            done = subprocess.run([sys.executable, "-m", "keeper", "sync", "--background"], env=a.env(), timeout=60)
+            assert done.returncode == 0
+        assert Path(engine.queued_file()).exists()
+        assert b"Saved while a sync ran" not in remote_objects(remote)
+    assert a.sync() == 0  # the running sync honours the queued one before it lets go
+    assert not Path(engine.queued_file()).exists()
+    assert b"Saved while a sync ran" in remote_objects(remote)
+
+
+def test_a_full_disk_loses_nothing_and_the_next_sync_completes(
+    machines: list[Machine], remote: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    import errno
+
+    from keeper.sync import engine
+
+    a, b, _ = machines
+    _connect([a, b], remote)
+    a.save("--decision", "Made on a")
+    assert a.sync() == 0
+    b.save("--decision", "Made on b")
+
+    def full(*args: object, **kwargs: object) -> None:
+        raise OSError(errno.ENOSPC, "No space left on device")
+
+    with monkeypatch.context() as patched:
+        patched.setattr(engine, "atomic_write", full)
+        patched.setattr(engine, "create_new", full)
+        capsys.readouterr()
+        assert b.sync() == 1
+    err = capsys.readouterr().err
+    assert err.startswith("keeper: error: No space left on device") and err.count("\n") == 1
+    assert "Made on b" in b.memory()
+    assert b.sync() == 0 and a.sync() == 0
+    assert "Made on a" in b.memory() and "Made on b" in a.memory()
+
+
+def test_a_repository_left_locked_or_broken_by_a_killed_sync_is_put_right(
+    machines: list[Machine], remote: Path
+) -> None:
+    from keeper.sync import engine
+
+    a, b, _ = machines
+    _connect([a, b], remote)
+    a.monkeypatch.setenv("KEEPER_HOME", str(a.store))
+    repo = Path(engine.repo_path())
+    (repo / "refs" / "keeper" / "synced.lock").write_text("")
+    (repo / "packed-refs.lock").write_text("")
+    a.save("--decision", "After the stale locks")
+    assert a.sync() == 0
+    (repo / "HEAD").write_text("garbage\n")
+    a.save("--decision", "After the broken repository")
+    assert a.sync() == 0
+    assert list(repo.parent.glob("repo.git.broken-*"))  # kept aside, its commits reachable there
+    assert b.sync() == 0
+    assert "After the stale locks" in b.memory() and "After the broken repository" in b.memory()

@@ -4,7 +4,8 @@ SessionStart and SessionEnd call ``start`` when a remote is recorded (one stat) 
 it spawns ``keeper sync --background`` in a new session with its input and output on the null
 device and returns at once (no hook waits on the network or on git). That run takes the sync lock
 without waiting: if another sync holds it, it leaves a mark that one more sync is wanted, which the
-running one honours when it ends (so at most one follow-up is queued however many hooks fire).
+running one honours before it lets go of the lock (so at most one follow-up is queued however many
+hooks fire); if that one ended in the meantime, this run takes its place.
 A failure is logged as a warning and kept in the status file for ``keeper status``.
 """
 
@@ -70,22 +71,19 @@ def start() -> int | None:
     return child.pid
 
 
-def _queued() -> str:
-    return os.path.join(paths.sync_dir(), "queued")
-
-
 def run() -> int:
     """The body of ``keeper sync --background``: sync, or queue one follow-up if a sync is running."""
     from keeper.errors import KeeperError
     from keeper.store import log
     from keeper.sync import engine
 
+    queued = engine.queued_file()
     for _ in range(ROUNDS):
         try:
             engine.sync(wait=0)
         except engine.Busy:
             try:
-                with open(_queued(), "a", encoding="utf-8"):
+                with open(queued, "a", encoding="utf-8"):
                     pass
             except OSError:
                 return 0
@@ -94,8 +92,5 @@ def run() -> int:
             continue  # it ended meanwhile: take its place
         except (KeeperError, OSError) as exc:
             log.write("sync", "WARN", f"background sync failed: {exc}")
-        try:
-            os.remove(_queued())
-        except OSError:
-            return 0  # nothing queued
+        return 0
     return 0

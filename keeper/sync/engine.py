@@ -130,32 +130,72 @@ def _blob_id(data: bytes) -> str:
 
 
 class _Side:
-    """One copy's files as the repository would hold them: ``tree path: bytes``, redacted."""
+    """One copy's files as the repository would hold them: ``tree path: bytes``, redacted.
 
-    def __init__(self, copy: mirror.Copy, machine: str, patterns: list[str]) -> None:
+    A file whose ``(mtime, size)`` is what it was when its redacted form was last the base's blob
+    is taken from the base without reading or redacting it again (``cache``: store path →
+    ``[mtime_ns, size, blob id]``), so a sync with nothing new costs a stat per file.
+    """
+
+    def __init__(
+        self,
+        copy: mirror.Copy,
+        machine: str,
+        patterns: list[str],
+        base: dict[str, str],
+        blobs: dict[str, bytes],
+        cache: dict[str, Any],
+    ) -> None:
         self.copy = copy
         self.files: dict[str, bytes] = {}
         self.local: dict[str, str] = {}  # tree path: store path
-        text = read_text(copy.memory, exact=True)
-        if text is not None:
-            self._add(f"{copy.prefix}/{paths.MEMORY_FILE}", copy.memory, text, patterns)
+        self._args = (patterns, base, blobs, cache)
+        try:
+            st = os.stat(copy.memory)
+        except OSError:
+            st = None
+        if st is not None:
+            self._add(f"{copy.prefix}/{paths.MEMORY_FILE}", copy.memory, st)
         if copy.key != mirror.GLOBAL:
             try:
-                names = sorted(os.listdir(copy.sessions))
+                entries = sorted(os.scandir(copy.sessions), key=lambda e: e.name)
             except OSError:
-                names = []
-            for name in names:
-                path = os.path.join(copy.sessions, name)
-                if not mirror.is_session(name) or os.path.islink(path) or not os.path.isfile(path):
+                entries = []
+            for entry in entries:
+                if not mirror.is_session(entry.name) or not entry.is_file(follow_symlinks=False):
                     continue
-                body = read_text(path, exact=True)
-                if body is not None:
-                    tree = f"{copy.prefix}/{paths.SESSIONS_DIR}/{mirror.tree_name(name, machine)}"
-                    self._add(tree, path, body, patterns)
+                tree = f"{copy.prefix}/{paths.SESSIONS_DIR}/{mirror.tree_name(entry.name, machine)}"
+                self._add(tree, entry.path, entry.stat())
 
-    def _add(self, tree: str, path: str, text: str, patterns: list[str]) -> None:
-        self.files[tree] = redact.redact(text, patterns).encode("utf-8", "surrogateescape")
+    def _add(self, tree: str, path: str, st: os.stat_result) -> None:
+        patterns, base, blobs, cache = self._args
+        stamp = [st.st_mtime_ns, st.st_size]
+        hit = cache.get(path)
+        blob = hit[2] if isinstance(hit, list) and len(hit) == 3 and hit[:2] == stamp else None
+        if isinstance(blob, str) and base.get(tree) == blob and blob in blobs:
+            self.files[tree] = blobs[blob]
+            self.local[tree] = path
+            return
+        text = read_text(path, exact=True)
+        if text is None:
+            return
+        data = redact.redact(text, patterns).encode("utf-8", "surrogateescape")
+        self.files[tree] = data
         self.local[tree] = path
+        cache[path] = [*stamp, _blob_id(data)]
+
+
+def _cache_file() -> str:
+    return os.path.join(paths.sync_dir(), "exports.json")
+
+
+def _save_cache(cache: dict[str, Any]) -> None:
+    from keeper import jsonio
+
+    try:
+        atomic_write(_cache_file(), jsonio.dumps(cache))
+    except OSError:
+        pass  # an optimisation: the next sync reads the files again
 
 
 def _patterns(copy: mirror.Copy) -> list[str]:
@@ -316,6 +356,8 @@ def sync(url_given: str | None = None, wait: float = LOCK_WAIT) -> tuple[Result,
         remote.write_status(last_attempt=_now())
         try:
             result = _run(url, data)
+            if _take_queued():  # a hook asked for a sync while this one ran: one more, for what it saw
+                result = _run(url, remote.read() or data)
         except KeeperError as exc:
             remote.write_status(last_error=str(exc), last_error_at=_now())
             raise
@@ -323,6 +365,18 @@ def sync(url_given: str | None = None, wait: float = LOCK_WAIT) -> tuple[Result,
         return result, url
     finally:
         lock.release()
+
+
+def queued_file() -> str:
+    return os.path.join(paths.sync_dir(), "queued")
+
+
+def _take_queued() -> bool:
+    try:
+        os.remove(queued_file())
+    except OSError:
+        return False
+    return True
 
 
 def _now() -> str:
@@ -344,23 +398,26 @@ def _run(url: str, data: dict[str, Any]) -> Result:
         copies = mirror.local_copies()
         result.projects = len(copies) - 1
         patterns: dict[str, list[str]] = {}
-        sides: list[tuple[_Side, dict[str, bytes], str | None]] = []
-        base_ids: dict[str, str] = {}
-        per_side_base: list[tuple[dict[str, str], str | None]] = []
+        bases: list[tuple[dict[str, str], str | None]] = []
+        trees: dict[str | None, dict[str, str]] = {theirs_commit: theirs_ids}
         for copy in copies:
-            found = patterns.setdefault(copy.prefix, _patterns(copy))
-            side = _Side(copy, machine, found)
             base_commit = _base_commit(repo, copy, data)
-            ids = {p: b for p, b in repo.ls_tree(base_commit).items() if p.startswith(copy.prefix + "/")}
-            per_side_base.append((ids, base_commit))
-            base_ids.update(ids)
-            sides.append((side, {}, base_commit))
-        blobs = repo.read_blobs(list(theirs_ids.values()) + list(base_ids.values()))
+            if base_commit not in trees:
+                trees[base_commit] = repo.ls_tree(base_commit)
+            ids = {p: b for p, b in trees[base_commit].items() if p.startswith(copy.prefix + "/")}
+            bases.append((ids, base_commit))
+        wanted = list(theirs_ids.values()) + [b for ids, _ in bases for b in ids.values()]
+        blobs = repo.read_blobs(wanted)
         theirs = {p: blobs[b] for p, b in theirs_ids.items() if b in blobs}
-        sides = [
-            (side, {p: blobs[b] for p, b in ids.items() if b in blobs}, commit)
-            for (side, _, _), (ids, commit) in zip(sides, per_side_base)
-        ]
+        cache = read_json(_cache_file())
+        before = len(cache), dict(cache)
+        sides: list[tuple[_Side, dict[str, bytes], str | None]] = []
+        for copy, (ids, base_commit) in zip(copies, bases):
+            found = patterns.setdefault(copy.prefix, _patterns(copy))
+            side = _Side(copy, machine, found, ids, blobs, cache)
+            sides.append((side, {p: blobs[b] for p, b in ids.items() if b in blobs}, base_commit))
+        if (len(cache), cache) != before:
+            _save_cache(cache)
         merged = _merge(theirs, sides, machine, patterns)
         merged[mirror.MARKER] = merged.get(mirror.MARKER) or mirror.MARKER_TEXT.encode()
         outgoing = {p: d for p, d in merged.items() if theirs.get(p) != d}
@@ -373,8 +430,10 @@ def _run(url: str, data: dict[str, Any]) -> Result:
         _scan(outgoing, patterns)
         commit = theirs_commit
         if outgoing or removed or theirs_commit is None:
-            blob_ids = repo.write_blobs(list(merged.values()))
-            tree = repo.write_tree(dict(zip(merged.keys(), blob_ids)))
+            fresh = [p for p, d in merged.items() if theirs.get(p) != d]  # the rest are the remote's blobs
+            entries = {p: theirs_ids[p] for p in merged if p not in fresh}
+            entries.update(zip(fresh, repo.write_blobs([merged[p] for p in fresh])))
+            tree = repo.write_tree(entries)
             parents = [theirs_commit] if theirs_commit else []
             previous = repo.rev(HEAD)
             if (
@@ -391,7 +450,8 @@ def _run(url: str, data: dict[str, Any]) -> Result:
         assert commit is not None
         result.commit = commit
         result.sent = sorted(outgoing) + sorted(removed)
-        result.received = _write_back(sides, merged, machine, commit, data)
+        result.received = _write_back(sides, merged, machine, commit, cache)
+        _save_cache(cache)
         return result
     raise KeeperError(
         f"the remote changed under every one of {ATTEMPTS} attempts (other machines syncing); run keeper sync again"
@@ -417,7 +477,7 @@ def _write_back(
     merged: dict[str, bytes],
     machine: str,
     commit: str,
-    data: dict[str, Any],
+    cache: dict[str, Any],
 ) -> list[str]:
     """Bring each store folder to the merged state, merging with what each file holds now; record
     the commit as its base. Returns the store files written."""
@@ -454,10 +514,16 @@ def _write_back(
                 if current == new:
                     continue
                 if current is None:
-                    if not create_new(target, new):
+                    if not create_new(target, new, durable=_is_memory(path)):
                         continue
                 else:
                     atomic_write(target, new)
+                if new.encode("utf-8", "surrogateescape") == content:
+                    try:
+                        st = os.stat(target)
+                        cache[target] = [st.st_mtime_ns, st.st_size, _blob_id(content)]
+                    except OSError:
+                        pass
                 if _is_memory(path) and copy.key != mirror.GLOBAL:
                     _own_what_came(copy, current, new)
                 written.append(os.path.relpath(target, paths.data_root()))
