@@ -455,3 +455,19 @@ def test_a_repository_left_locked_or_broken_by_a_killed_sync_is_put_right(
     assert list(repo.parent.glob("repo.git.broken-*"))  # kept aside, its commits reachable there
     assert b.sync() == 0
     assert "After the stale locks" in b.memory() and "After the broken repository" in b.memory()
+
+
+def test_the_memory_hub_shows_the_remote_the_last_sync_and_what_waits(machines: list[Machine], remote: Path) -> None:
+    from keeper.hub import build
+
+    a = machines[0]
+    a.save("--decision", "Use FTS5")
+    a.monkeypatch.setenv("KEEPER_HOME", str(a.store))
+    assert build.collect()["sync"]["remote"] is None
+    assert a.sync("--remote", "file://user:secret@" + str(remote)) == 0
+    time.sleep(1.1)
+    a.save("--decision", "Not pushed yet")
+    shown = build.collect()["sync"]
+    assert shown["remote"] == "file://" + str(remote) and shown["last_sync"]
+    assert shown["waiting_count"] >= 1
+    assert "secret" not in build.render(build.collect())
