@@ -471,3 +471,34 @@ def test_the_memory_hub_shows_the_remote_the_last_sync_and_what_waits(machines: 
     assert shown["remote"] == "file://" + str(remote) and shown["last_sync"]
     assert shown["waiting_count"] >= 1
     assert "secret" not in build.render(build.collect())
+
+
+def test_projects_pinned_to_one_name_share_memory_across_machines(machines: list[Machine], remote: Path) -> None:
+    a, b, _ = machines
+    for m in (a, b):
+        (m.project / ".claude").mkdir()
+        (m.project / ".claude" / "keeper.yaml").write_text("project: shop-api\n")
+        (m.project / ".git" / "config").write_text("[core]\n\tbare = false\n")  # no origin: the pin alone
+        assert m.run("pin", "--project-dir", str(m.project)) == 0
+    a.save("--decision", "Pinned memory travels")
+    _connect([a, b], remote)
+    assert "Pinned memory travels" in b.memory()
+    assert (b.store / "projects" / "shop-api" / "memory.md").exists()
+    listed = git("--git-dir", str(remote), "ls-tree", "-r", "--name-only", "main")
+    assert "projects/pin.shop-api/memory.md" in listed
+
+
+def test_a_session_file_both_machines_changed_is_kept_twice(machines: list[Machine], remote: Path) -> None:
+    a, b, _ = machines
+    a.save("--summary", "a's session")
+    _connect([a, b], remote)
+    [on_b] = b.sessions()
+    on_b.write_text(on_b.read_text() + "\nA line b added by hand.\n")
+    [on_a] = a.sessions()
+    on_a.write_text(on_a.read_text() + "\nA line a added later.\n")
+    assert a.sync() == 0 and b.sync() == 0 and a.sync() == 0
+    for m in (a, b):
+        texts = [p.read_text() for p in m.sessions()]
+        assert len(texts) == 2, [p.name for p in m.sessions()]
+        assert any("A line b added by hand." in t for t in texts)
+        assert any("A line a added later." in t for t in texts)
