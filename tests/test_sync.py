@@ -244,6 +244,7 @@ def test_a_remote_whose_history_was_rewritten_is_merged_never_forced(
         assert "Written elsewhere" in (m.store / "global" / "memory.md").read_text()
 
 
+@pytest.mark.skipif(sys.platform == "win32", reason="SIGKILL")
 def test_a_sync_killed_at_random_points_is_completed_by_the_next(machines: list[Machine], remote: Path) -> None:
     a, b, _ = machines
     _connect([a, b], remote)
@@ -502,3 +503,36 @@ def test_a_session_file_both_machines_changed_is_kept_twice(machines: list[Machi
         assert len(texts) == 2, [p.name for p in m.sessions()]
         assert any("A line b added by hand." in t for t in texts)
         assert any("A line a added later." in t for t in texts)
+
+
+def test_sync_without_a_remote_says_how_to_set_one(machines: list[Machine], capsys: pytest.CaptureFixture[str]) -> None:
+    assert machines[0].sync() == 1
+    err = capsys.readouterr().err
+    assert err.startswith("keeper: error: no remote recorded yet") and "keeper sync --remote URL" in err
+
+
+@pytest.mark.parametrize("url", ["--upload-pack=touch /tmp/x", "ext::sh -c touch% /tmp/x", "  "])
+def test_a_remote_that_would_make_git_run_something_is_refused(
+    machines: list[Machine], url: str, capsys: pytest.CaptureFixture[str]
+) -> None:
+    assert machines[0].sync("--remote=" + url) == 1
+    assert capsys.readouterr().err.startswith("keeper: error: ")
+    assert not (machines[0].store / "sync.json").exists()
+
+
+@pytest.mark.skipif(sys.platform == "win32", reason="the hooks are shell scripts")
+def test_no_git_configuration_of_the_user_runs_a_hook_during_sync(
+    machines: list[Machine], remote: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    hooks = tmp_path / "evil-hooks"
+    hooks.mkdir()
+    marker = tmp_path / "hook-ran"
+    for name in ("pre-push", "reference-transaction", "post-update", "pre-commit"):
+        (hooks / name).write_text(f"#!/bin/sh\ntouch {marker}\n")
+        (hooks / name).chmod(0o755)
+    (Path(os.environ["HOME"]) / ".gitconfig").write_text(f"[core]\n\thooksPath = {hooks}\n")
+    a = machines[0]
+    a.save("--decision", "Use FTS5")
+    assert a.sync("--remote", str(remote)) == 0
+    assert a.sync() == 0
+    assert not marker.exists()

@@ -300,9 +300,12 @@ def _scan(outgoing: dict[str, bytes], patterns: dict[str, list[str]]) -> None:
 
 def _fetch(repo: git.Repo, url: str) -> str | None:
     """The remote's ``main`` after a fetch (None for an empty remote); one line if it cannot be reached."""
+    extra, env = git.transport(url)
+    upload = [a for a in extra if a.startswith("--upload-pack")]
     code, _, err = repo.attempt(
-        ["fetch", "--quiet", "--no-tags", "--no-write-fetch-head", url, f"+{BRANCH}:{FETCHED}"],
+        ["fetch", "--quiet", "--no-tags", "--no-write-fetch-head", *upload, url, f"+{BRANCH}:{FETCHED}"],
         timeout=git.NETWORK_TIMEOUT,
+        extra_env=env,
     )
     if code != 0:
         said = err.decode("utf-8", "replace")
@@ -322,8 +325,12 @@ def _said(err: bytes) -> str:
 
 def _push(repo: git.Repo, url: str, commit: str) -> bool:
     """Push ``commit`` to the remote's ``main``: True, or False when the remote moved on meanwhile."""
+    extra, env = git.transport(url)
+    receive = [a for a in extra if a.startswith("--receive-pack")]
     code, _, err = repo.attempt(
-        ["push", "--quiet", "--no-verify", url, f"{commit}:{BRANCH}"], timeout=git.NETWORK_TIMEOUT
+        ["push", "--quiet", "--no-verify", *receive, url, f"{commit}:{BRANCH}"],
+        timeout=git.NETWORK_TIMEOUT,
+        extra_env=env,
     )
     if code == 0:
         return True

@@ -1,9 +1,11 @@
 """Git, run the one way Keeper runs programs, with nothing of the user's able to steer it.
 
 Every call goes through ``keeper.process.run`` (scrubbed environment, neutral folder, a time
-limit) against Keeper's own bare repository, with ``-c`` overrides so that no system, global or
-repository configuration can run a hook, start an fsmonitor, ask for a password or change how
-objects are written. A failure is one line saying what git said.
+limit) against Keeper's own bare repository (no user's repository is ever the one git runs in),
+with ``-c`` overrides so that no system or user configuration can run a hook, start an fsmonitor,
+a pager or an editor, sign, recurse into submodules, or ask for a password on the terminal. The
+user's own configuration is still read for what reaching a remote needs: credential helpers,
+``core.sshCommand``, proxies, ``url.*.insteadOf``. A failure is one line saying what git said.
 """
 
 from __future__ import annotations
@@ -35,15 +37,19 @@ _OVERRIDES = (
     "commit.gpgSign=false",
     "push.gpgSign=false",
     "protocol.file.allow=always",
-    "transfer.fsckObjects=false",
+    "core.pager=cat",
+    "core.editor=true",
+    "core.sparseCheckout=false",
+    "submodule.recurse=false",
+    "fetch.recurseSubmodules=false",
+    "push.recurseSubmodules=no",
     "init.defaultBranch=main",
     "advice.detachedHead=false",
     "color.ui=false",
 )
 _ENV = {
     "GIT_TERMINAL_PROMPT": "0",
-    "GIT_CONFIG_NOSYSTEM": "1",
-    "GIT_CONFIG_GLOBAL": os.devnull,
+    "GIT_PAGER": "cat",
     "GIT_SSH_COMMAND": "ssh -o BatchMode=yes -o ConnectTimeout=10",
     "GIT_AUTHOR_NAME": "Keeper",
     "GIT_AUTHOR_EMAIL": "keeper@localhost",
@@ -61,6 +67,25 @@ def environment() -> dict[str, str]:
     if os.environ.get("GIT_SSH_COMMAND") or os.environ.get("GIT_SSH"):
         del env["GIT_SSH_COMMAND"]
     return env
+
+
+def transport(url: str) -> tuple[list[str], dict[str, str]]:
+    """Extra arguments and environment for a fetch or push to ``url``.
+
+    For a remote on this machine (a path or ``file://``) the other side (``upload-pack``,
+    ``receive-pack``) runs here too, and git does not pass ``-c`` on to it: so it is started with
+    the same overrides, and without the user's and the system's configuration, so no hook of
+    theirs runs. A remote elsewhere runs its side itself.
+    """
+    head = url.split("://", 1)[0].lower() if "://" in url else ""
+    scp = ":" in url and "/" not in url.split(":", 1)[0] and len(url.split(":", 1)[0]) > 1
+    if head not in ("", "file") or (not head and scp):
+        return [], {}
+    side = "git -c core.hooksPath=" + os.devnull.replace("\\", "/") + " -c core.fsmonitor=false"
+    return (
+        [f"--upload-pack={side} upload-pack", f"--receive-pack={side} receive-pack"],
+        {"GIT_CONFIG_NOSYSTEM": "1", "GIT_CONFIG_GLOBAL": os.devnull},
+    )
 
 
 class GitError(KeeperError):
@@ -132,7 +157,9 @@ class Repo:
             raise GitError(f"git {args[0]} failed: {process.last_words(done.stderr or done.stdout)}")
         return done.stdout
 
-    def attempt(self, args: Sequence[str], *, timeout: float = LOCAL_TIMEOUT) -> tuple[int, bytes, bytes]:
+    def attempt(
+        self, args: Sequence[str], *, timeout: float = LOCAL_TIMEOUT, extra_env: dict[str, str] | None = None
+    ) -> tuple[int, bytes, bytes]:
         """Run without raising on a non-zero exit: ``(code, stdout, stderr)`` (a timeout still raises)."""
         argv = [self._git]
         for setting in _OVERRIDES:
