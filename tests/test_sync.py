@@ -370,7 +370,11 @@ def test_status_and_doctor_show_the_remote_the_last_sync_and_what_waits(
 
     data = json.loads(capsys.readouterr().out)["sync"]
     assert data["remote"] == str(remote) and data["last_sync"]
-    assert any(w.endswith("/memory.md") for w in data["waiting"])
+    assert [w for w in data["waiting"] if w.endswith("/memory.md")]
+    assert a.sync() == 0
+    capsys.readouterr()
+    assert a.run("status", "--project-dir", str(a.project), "--json") == 0
+    assert json.loads(capsys.readouterr().out)["sync"]["waiting"] == []
     a.run("doctor", "--project-dir", str(a.project))
     assert f"ok    sync     {remote} (last sync " in capsys.readouterr().out
 

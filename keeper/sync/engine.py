@@ -368,7 +368,7 @@ def sync(url_given: str | None = None, wait: float = LOCK_WAIT) -> tuple[Result,
         except KeeperError as exc:
             remote.write_status(last_error=str(exc), last_error_at=_now())
             raise
-        remote.write_status(last_sync=_now(), last_error=None, last_commit=result.commit)
+        remote.write_status(last_sync=_now(), last_sync_epoch=time.time(), last_error=None, last_commit=result.commit)
         return result, url
     finally:
         lock.release()

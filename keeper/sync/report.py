@@ -35,7 +35,11 @@ def summary() -> dict[str, Any]:
         return {"remote": None, "last_sync": None, "last_error": None, "waiting": []}
     status = remote.read_status()
     last = status.get("last_sync") if isinstance(status.get("last_sync"), str) else None
-    since = time.mktime(time.strptime(last, "%Y-%m-%dT%H:%M:%S")) if last else 0.0
+    epoch = status.get("last_sync_epoch")
+    if isinstance(epoch, (int, float)):
+        since = float(epoch)  # to the fraction: a file the sync itself wrote is not waiting
+    else:
+        since = time.mktime(time.strptime(last, "%Y-%m-%dT%H:%M:%S")) + 1 if last else 0.0
     root = paths.data_root()
     waiting = sorted(os.path.relpath(p, root).replace(os.sep, "/") for p in _durable_files() if _mtime(p) > since)
     error = status.get("last_error") if status.get("last_error") else None
