@@ -33,6 +33,7 @@ TARGETS = {
     "post-tool-use": (1.3, 2.0),
     "session-start (full memory)": (2.0, 4.0),
     "session-start (10,000 session files)": (2.0, 4.0),
+    "session-start (sync on)": (2.0, 4.0),
     "stop (nothing new)": (2.0, None),
     "user-prompt-submit": (None, 4.0),
 }
@@ -155,6 +156,16 @@ def main() -> int:
     full_memory(big, env)
     large_store(big, env, args.sessions)
     idle = idle_transcript(os.path.join(base, "idle.jsonl"))
+    synced = os.path.join(base, "store-synced")  # a store with a remote: the hooks start background syncs
+    sync_env = {**env, "KEEPER_HOME": synced}
+    full_memory(project, sync_env)
+    subprocess.run(["git", "init", "-q", "--bare", os.path.join(base, "remote.git")], check=True)
+    subprocess.run(
+        [sys.executable, "-m", "keeper", "sync", "--remote", os.path.join(base, "remote.git")],
+        env=sync_env,
+        check=True,
+        capture_output=True,
+    )
     memory_bytes = sum(
         os.path.getsize(os.path.join(d, f)) for d, _, fs in os.walk(env["KEEPER_HOME"]) for f in fs if f == "memory.md"
     )
@@ -203,6 +214,8 @@ def main() -> int:
         ),
         "pre-compact": ([*hook, "pre-compact"], payload(trigger="auto"), {}),
         "session-end": ([*hook, "session-end"], payload(reason="other"), {}),
+        "session-start (sync on)": ([*hook, "session-start"], payload(source="startup"), {"KEEPER_HOME": synced}),
+        "session-end (sync on)": ([*hook, "session-end"], payload(reason="other"), {"KEEPER_HOME": synced}),
     }
     times: dict[str, list[float]] = {name: [] for name in variants}
     names = list(variants)

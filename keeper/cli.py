@@ -509,6 +509,38 @@ def cmd_pin(args: argparse.Namespace) -> int:
     return 0
 
 
+# -- sync ------------------------------------------------------------------------------------------
+
+
+def _add_sync(sub: Any, common: argparse.ArgumentParser) -> None:
+    from argparse import SUPPRESS
+
+    p = sub.add_parser(
+        "sync",
+        parents=[common],
+        help="bring this machine's memory and a git remote's together, and push (--remote URL the first time)",
+        description="Every project's memory.md and session files and the global memory, merged by Keeper's "
+        "rules with the remote's and pushed; nothing derived or machine-local travels, and what leaves is "
+        "redacted. The first call records --remote URL for this store (a private repository you can push to); "
+        "later calls need no flag. Once a remote is set, sessions pull at start and push at end on their own.",
+    )
+    p.add_argument("--remote", metavar="URL", help="record (or replace) the remote, then sync")
+    p.add_argument("--background", action="store_true", help=SUPPRESS)  # what the hooks start
+    _json_flag(p, "what the sync did")
+    p.set_defaults(func=cmd_sync)
+
+
+def cmd_sync(args: argparse.Namespace) -> int:
+    from keeper.sync import background, engine
+
+    _require_store()
+    if args.background:
+        return background.run()
+    result, url = engine.sync(args.remote)
+    _emit(args, {"remote": url, **result.as_dict()}, lambda: result.lines(url))
+    return 0
+
+
 # -- export / import --------------------------------------------------------------------------
 
 
@@ -652,6 +684,7 @@ COMMANDS: dict[str, Adder] = {
     "import": _add_import,
     "projects": _add_projects,
     "hub": _add_hub,
+    "sync": _add_sync,
     "hook": _add_hook,
     "demo": _add_demo,
 }

@@ -175,7 +175,15 @@ def run_checks(project: paths.Project, config_warnings: list[str]) -> list[Check
         _store(),
         *_config(config_warnings),
         _hooks(project),
+        _sync(),
     ]
+
+
+def _sync() -> Check:
+    from keeper.sync import report
+
+    ok, detail, fix = report.check()
+    return Check("sync", ok, detail, fix)
 
 
 def lines(checks: list[Check]) -> list[str]:

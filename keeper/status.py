@@ -13,6 +13,7 @@ from keeper.store import counters, identity, log, paths, repo, sessions
 from keeper.store.config import Config
 from keeper.store.fsutil import read_json, read_text
 from keeper.store.projects import size
+from keeper.sync import report
 from keeper.text import count
 
 TYPE_CHECKING = False
@@ -56,6 +57,7 @@ def collect(project: paths.Project, cfg: Config) -> dict[str, Any]:
         },
         "global": _global_memory(),
         "team": _team_memory(project, cfg),
+        "sync": report.summary(),
         "sessions": {
             "count": len(files),
             "bytes": sum(os.path.getsize(f) for f in files),
@@ -166,6 +168,7 @@ def lines(data: dict[str, Any]) -> list[str]:
             slowest = ", ".join(f"{e} {ms:.0f} ms" for ms, e in sorted(timed, reverse=True)[:3])
             out.append(f"  slowest       {slowest} (recent calls, time in Keeper)")
         out.append(f"  injected      {size(injected)} in all; the last session start put {size(start)} into context")
+    out += report.lines(data["sync"])
     out.append(f"  config        {data['config']['global']} (+ .claude/keeper.yaml, KEEPER_* variables)")
     out += [f"  config issue  {warning}" for warning in data["config"]["warnings"]]
     out.append(f"  log           {data['log']}")

@@ -106,7 +106,9 @@ def test_saved_text_cannot_forge_keepers_own_sections(project_dir: Path) -> None
 
 # any character a model may send (no surrogates: not UTF-8), on one line for a list item
 ANY = st.text(st.characters(blacklist_categories=("Cs",)), min_size=1, max_size=30)
-ITEM = st.one_of(ANY, LITERALS).filter(lambda v: v.strip() and "\n" not in v and "\r" not in v)
+# Every line break a value holds (CR, NEL, U+2028, ...) is stored as "\n" (saving.one_newline): so
+# one-line items hold none, and a summary is compared as written with its breaks spelled "\n".
+ITEM = st.one_of(ANY, LITERALS).filter(lambda v: v.strip() and "\n" not in saving.one_newline(v))
 SLOTS = ("decisions", "state", "issues", "feedback", "user", "tool", "reference")
 
 
@@ -126,9 +128,9 @@ def stored(project: paths.Project, slot: str, scope: str) -> list[str]:
     slot=st.sampled_from(SLOTS),
     item=ITEM,
     # a summary's lines as written; blank lines before or after it are not kept (the format trims them)
-    summary=st.one_of(ANY, LITERALS).filter(
-        lambda v: "\r" not in v and v.split("\n")[0].strip() and v.split("\n")[-1].strip()
-    ),
+    summary=st.one_of(ANY, LITERALS)
+    .map(saving.one_newline)
+    .filter(lambda v: v.split("\n")[0].strip() and v.split("\n")[-1].strip()),
     as_json=st.booleans(),
     scope=st.sampled_from(["project", "global"]),
 )

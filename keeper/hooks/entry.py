@@ -18,7 +18,7 @@ import time
 from keeper import jsonio
 from keeper.capture.shell import is_save_command
 from keeper.errors import KeeperError
-from keeper.store import counters, fsutil
+from keeper.store import counters, fsutil, paths
 from keeper.store.resolve import Resolved, resolve, start_folder
 
 TYPE_CHECKING = False
@@ -118,9 +118,14 @@ def session_start(event: Event, at: Resolved) -> Reply:
     from keeper.capture import record
     from keeper.hooks import context
 
+    if not os.path.exists(at.project.memory) and os.path.exists(paths.sync_file()):
+        from keeper.sync import mirror
+
+        mirror.adopt(at.project)  # a clone's first session here: the memory a sync already brought
     record.mark_start(at.project, at.session, event.transcript_path)
     record.complete_missed_endings(event.name, at.project, at.cfg, at.session)
     text, status = context.session_start(at.project, at.cfg.context_chars, event.source, at.session, at.cfg.team)
+    _sync_in_background(at)
     if at.warnings:
         status += f" · config problem: {at.warnings[0]}"
     return {"systemMessage": status, **_specific("SessionStart", text)}
@@ -177,7 +182,18 @@ def session_end(event: Event, at: Resolved) -> Reply:
 
     record.stamp(event.name, at, "Ended", event.reason, event.last_reply, event.transcript_path)
     record.mark_ended(at.project, at.session)
+    _sync_in_background(at)
     return {}
+
+
+def _sync_in_background(at: Resolved) -> None:
+    """Start a detached sync when a remote is recorded (one stat) and ``sync`` is on; never wait for it."""
+    if not at.cfg.sync:
+        return
+    from keeper.sync import background
+
+    if background.wanted():
+        background.start()
 
 
 def user_prompt_submit(event: Event, at: Resolved) -> Reply:

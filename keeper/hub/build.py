@@ -260,6 +260,7 @@ def collect(now: datetime | None = None) -> dict[str, Any]:
         "generated": now.strftime("%Y-%m-%d %H:%M"),
         "today": now.strftime("%Y-%m-%d"),
         "store": paths.data_root(),
+        "sync": _sync_summary(),
         "sep": os.sep,
         "projects": shown,
         "events": kept,
@@ -273,6 +274,14 @@ def collect(now: datetime | None = None) -> dict[str, Any]:
         "sessions": rows,
         "records": records,
     }
+
+
+def _sync_summary() -> dict[str, Any]:
+    """The remote, the last successful sync and what waits to be pushed (names only, at most 20)."""
+    from keeper.sync import report
+
+    found = report.summary()
+    return {**found, "waiting_count": len(found["waiting"]), "waiting": found["waiting"][:20]}
 
 
 def script_json(data: Any) -> str:

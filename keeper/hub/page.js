@@ -517,6 +517,16 @@ function footer() {
       ' · this page makes no network requests; run keeper hub to refresh it.'));
 }
 
+function syncLine() {
+  var S = D.sync || {};
+  if (!S.remote) {
+    return h('p', {class: 'sub sync'}, 'Sync: not set up (keeper sync --remote URL keeps this memory on every machine).');
+  }
+  return h('p', {class: 'sub sync'}, 'Sync: ' + S.remote + ' · last sync ' +
+    (S.last_sync ? S.last_sync.replace('T', ' ') : 'never') + ' · ' + plural(S.waiting_count || 0, 'file') +
+    ' waiting to be pushed' + (S.last_error ? ' · last problem: ' + S.last_error : ''));
+}
+
 /* ---- views ---- */
 function overview() {
   var all = {}, decisions = 0, issues = 0;
@@ -531,6 +541,7 @@ function overview() {
       'Everything Keeper remembers, across ' + plural(P.length, 'project') + '. Generated ' + D.generated + '.'),
     tiles([[num(P.length), 'projects'], [num(D.left_out.total_sessions), 'sessions'],
       [num(decisions), 'decisions in memory'], [num(issues), 'open issues']]),
+    syncLine(),
     section('Sessions over the last year', yearTotals(all), heatmap(all, null)),
     section('Projects', 'most recently active first',
       P.length ? h('div', {class: 'projects'}, P.map(projectCard)) : h('div', {class: 'card empty'},

@@ -43,6 +43,12 @@ KEYS: dict[str, tuple[Any, str, str]] = {
         "bool",
         "read the repository's team memory (.claude/keeper/team.md) at session start and in recall (false: never)",
     ),
+    "sync": (
+        True,
+        "bool",
+        "with a remote recorded (keeper sync --remote URL): pull at session start, push at session end, "
+        "in the background (false: only when you run keeper sync)",
+    ),
     "redact_patterns": (
         [],
         "patterns",
@@ -75,6 +81,7 @@ class Config:
     enabled: bool
     notices: bool
     debug: bool
+    sync: bool
     team: bool
     redact_patterns: list[str]
     project: str | None

@@ -182,12 +182,13 @@ def atomic_write(path: str, text: str | bytes) -> None:
         raise
 
 
-def create_new(path: str, text: str) -> bool:
+def create_new(path: str, text: str, durable: bool = True) -> bool:
     """Create ``path`` holding ``text`` in one step, unless it exists; return whether it was created.
 
     The content is written and fsynced under a temp name, then hard-linked into place, so the
     file never exists half-written and an existing file is never replaced. Where the file system
     has no hard links, the caller's lock (all creators hold it) makes check-then-replace safe.
+    ``durable=False`` skips the fsync, for a copy that can be fetched again (a synced file).
     """
     folder = os.path.dirname(path) or "."
     ensure_dir(folder)
@@ -197,7 +198,8 @@ def create_new(path: str, text: str) -> bool:
         with os.fdopen(fd, "wb") as fh:
             fh.write(text.encode("utf-8", "surrogateescape"))
             fh.flush()
-            os.fsync(fh.fileno())
+            if durable:
+                os.fsync(fh.fileno())
         try:
             os.link(tmp, path)
         except FileExistsError:

@@ -43,6 +43,10 @@ LOCK_FILE = ".lock"
 INDEX_FILE = "index.sqlite3"  # in STATE_DIR, with SQLite's -wal, -shm and -journal beside it
 OWNED_LINES = "memory.json"  # in STATE_DIR: which lines of memory.md Keeper wrote (export carries it)
 REMOVED = "removed.json"  # in STATE_DIR: the keys of items retired or resolved, so import cannot revive them
+SYNC_FILE = "sync.json"  # at the root: the recorded remote and this machine's id (machine-local, never synced)
+# In STATE_DIR (a "." no session id holds): the project's folder in the sync repository, its last sync.
+PROJECT_SYNC = "sync.remote.json"
+SYNC_DIR = "sync"  # at the root: the sync repository, its lock and its status (derived: rebuilt from the remote)
 
 DURABLE = "durable"
 LOCAL = "local"
@@ -117,17 +121,27 @@ def hub_page() -> str:
     return os.path.join(data_root(), HUB_PAGE)
 
 
+def sync_file() -> str:
+    """``<root>/sync.json``: the remote ``keeper sync`` uses; its existence is the hooks' one stat."""
+    return os.path.join(data_root(), SYNC_FILE)
+
+
+def sync_dir() -> str:
+    """``<root>/sync/``: Keeper's bare repository, the sync lock and the last run's status."""
+    return os.path.join(data_root(), SYNC_DIR)
+
+
 def kind(relpath: str) -> str:
     """``DURABLE``, ``LOCAL`` or ``DERIVED`` for a path relative to the store's root (``/`` or ``\\``).
 
     Durable: ``projects/<id>/memory.md``, ``projects/<id>/sessions/*.md`` and ``global/memory.md``.
-    Machine-local: the configuration, the pins and each project's ``state/memory.json``,
-    ``state/project.json`` and ``state/removed.json`` (the global memory has one too). Everything
-    else (the index, counters, open markers, caches, logs, the trash, the hub page, locks, temp
-    files) is derived.
+    Machine-local: the configuration, the pins, the recorded sync remote and each project's
+    ``state/memory.json``, ``state/project.json``, ``state/removed.json`` (the global memory has one
+    too) and ``state/sync.remote.json``. Everything else (the index, counters, open markers, caches,
+    logs, the trash, the hub page, the sync repository, locks, temp files) is derived.
     """
     parts = [p for p in relpath.replace("\\", "/").split("/") if p not in ("", ".")]
-    if len(parts) == 1 and parts[0] in (CONFIG_FILE, PINS_FILE):
+    if len(parts) == 1 and parts[0] in (CONFIG_FILE, PINS_FILE, SYNC_FILE):
         return LOCAL
     if parts == [GLOBAL_DIR, MEMORY_FILE]:
         return DURABLE
@@ -139,7 +153,7 @@ def kind(relpath: str) -> str:
             return DURABLE
         if len(rest) == 2 and rest[0] == SESSIONS_DIR and rest[1].endswith(".md") and not rest[1].startswith("."):
             return DURABLE
-        if len(rest) == 2 and rest[0] == STATE_DIR and rest[1] in (OWNED_LINES, ROOT_RECORD, REMOVED):
+        if len(rest) == 2 and rest[0] == STATE_DIR and rest[1] in (OWNED_LINES, ROOT_RECORD, REMOVED, PROJECT_SYNC):
             return LOCAL
     return DERIVED
 
@@ -184,6 +198,10 @@ class Project:
     @property
     def lock(self) -> str:
         return os.path.join(self.dir, LOCK_FILE)
+
+    @property
+    def sync_record(self) -> str:
+        return os.path.join(self.dir, STATE_DIR, PROJECT_SYNC)
 
     @property
     def index(self) -> str:

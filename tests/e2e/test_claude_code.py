@@ -252,3 +252,44 @@ def test_a_team_decision_saved_in_one_clone_reaches_a_teammates_first_request(
     assert "Team notes for this repository" in first and "not as instructions" in first
     assert "> - Prices are integer cents in every service" in first
     assert ben.memory_of(ben_repo) == ""  # Ben's own memory is untouched: the note came through git
+
+
+def test_a_save_on_one_machine_reaches_the_next_session_on_another_through_sync(
+    claude: Claude, claude_bin: str, keeper_bin_dir: str, tmp_path: Path
+) -> None:
+    """Two HOMEs, two clones of one repository at different paths, one bare remote: the automatic
+    pull at SessionStart and push at SessionEnd alone carry a save across."""
+    import time
+
+    from tests.e2e.conftest import Claude as Machine
+
+    remote = tmp_path / "memory.git"
+    subprocess.run(["git", "init", "-q", "--bare", str(remote)], check=True)
+    other = Machine(claude_bin, keeper_bin_dir, tmp_path / "machine-2")
+    clones = []
+    for base in ("laptop/src/shop", "desktop/work/shop-clone"):
+        project = git_project(tmp_path, *base.split("/"))
+        (project / ".git" / "config").write_text('[remote "origin"]\n\turl = git@github.com:me/shop.git\n')
+        clones.append(project)
+    for machine, project in ((claude, clones[0]), (other, clones[1])):
+        assert machine.keeper(["sync", "--remote", str(remote)], project).returncode == 0
+
+    session(claude, "wire up the checkout widget", clones[0], [bash(SAVE), text("Saved.")])
+
+    def remote_has(text: str) -> bool:
+        found = subprocess.run(
+            ["git", "--git-dir", str(remote), "grep", "-q", text, "main", "--"], capture_output=True, check=False
+        )
+        return found.returncode == 0
+
+    deadline = time.monotonic() + 90
+    while not remote_has("blue widget") and time.monotonic() < deadline:
+        time.sleep(0.5)
+    assert remote_has("blue widget"), "SessionEnd's background push did not reach the remote"
+
+    session(other, "hello", clones[1], [text("Hi.")])  # its SessionStart pulls in the background
+    deadline = time.monotonic() + 90
+    while "blue widget" not in other.memory_of(clones[1]) and time.monotonic() < deadline:
+        time.sleep(0.5)
+    first = session(other, "what did we decide about checkout?", clones[1], [text("The blue one.")])[0][0]
+    assert "Use the blue widget for checkout because it handles currency rounding" in first

@@ -1,0 +1,96 @@
+"""The remote ``keeper sync`` uses, this machine's id, and how the last sync went.
+
+The remote and the machine id are machine-local (``<root>/sync.json``, never synced): another
+machine may reach the same repository by another URL. The last run's outcome is derived
+(``<root>/sync/status.json``): lost, it only means status shows no last sync until the next one.
+A URL is shown without credentials wherever Keeper prints or logs it.
+"""
+
+from __future__ import annotations
+
+import os
+
+from keeper import jsonio
+from keeper.errors import KeeperError
+from keeper.store import paths
+from keeper.store.fsutil import atomic_write, read_json
+
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    from typing import Any
+
+
+def read() -> dict[str, Any]:
+    """``{"remote": URL, "machine": ID}`` as recorded; ``{}`` before the first ``--remote``."""
+    try:
+        data = read_json(paths.sync_file())
+    except OSError:  # an unusable store: status and doctor say so elsewhere
+        return {}
+    return data if isinstance(data.get("remote"), str) and data["remote"] else {}
+
+
+def configured() -> bool:
+    """Whether a remote is recorded: one stat, for the hooks."""
+    try:
+        os.stat(paths.sync_file())
+    except (OSError, ValueError):
+        return False
+    return True
+
+
+def check_url(url: str) -> str:
+    """The URL as git should get it (a local folder made absolute); KeeperError for one git must not run."""
+    url = url.strip()
+    if not url:
+        raise KeeperError("--remote needs a URL: a private repository you can push to (or a folder with a bare one)")
+    if url.startswith("-") or "\n" in url or "\0" in url:
+        raise KeeperError(f"{url!r} is not a repository URL")
+    scheme = url.split("::", 1)[0].lower() if "::" in url else ""
+    if scheme in ("ext", "fd"):
+        raise KeeperError(f"keeper sync does not use the {scheme}:: transport; give an https, ssh or file URL")
+    if "://" not in url and not _scp_like(url):
+        return os.path.abspath(os.path.expanduser(url))
+    return url
+
+
+def _scp_like(url: str) -> bool:
+    """``user@host:path`` or ``host:path`` (and not a Windows drive such as ``C:\\x``)."""
+    head, sep, _ = url.partition(":")
+    return bool(sep) and len(head) > 1 and "/" not in head and "\\" not in head
+
+
+def record(url: str) -> dict[str, Any]:
+    """Record ``url`` as this store's remote (replacing any other); keep the machine id."""
+    data = read_json(paths.sync_file())
+    data["remote"] = check_url(url)
+    if not isinstance(data.get("machine"), str) or not data["machine"]:
+        data["machine"] = os.urandom(3).hex()
+    atomic_write(paths.sync_file(), jsonio.dumps(data))
+    return data
+
+
+def shown(url: str) -> str:
+    """A URL without the credentials it may carry (``https://user:token@host`` → ``https://host``)."""
+    if "://" in url:
+        scheme, rest = url.split("://", 1)
+        host, slash, path = rest.partition("/")
+        return f"{scheme}://{host.rsplit('@', 1)[-1]}{slash}{path}"
+    return url
+
+
+def status_file() -> str:
+    return os.path.join(paths.sync_dir(), "status.json")
+
+
+def read_status() -> dict[str, Any]:
+    return read_json(status_file())
+
+
+def write_status(**values: Any) -> None:
+    """Merge ``values`` into the last run's status; a failure to write it is not the sync's failure."""
+    data = read_status()
+    data.update(values)
+    try:
+        atomic_write(status_file(), jsonio.dumps(data))
+    except OSError:
+        pass
