@@ -23,7 +23,7 @@ import os
 
 from keeper.recall import sources
 from keeper.recall.chunks import Chunk, section_words, sections_of
-from keeper.store import paths, sessions
+from keeper.store import paths, repo, sessions
 from keeper.store.fsutil import ensure_dir, open_append
 
 try:  # the C module alone: the sqlite3 package would add datetime and more to every recall
@@ -293,7 +293,7 @@ def refresh(
         f"SELECT name, mtime_ns, size FROM files WHERE {_OUTSIDE}",
     )
     for name, path in outside.items():
-        st = sources._regular(path)
+        st = repo.regular(path)
         if st is None:
             continue
         if known_outside.get(name) != (st.st_mtime_ns, st.st_size):

@@ -59,15 +59,6 @@ def _safe_name(name: str) -> bool:
     )
 
 
-def _regular(path: str) -> os.stat_result | None:
-    """``lstat`` of a regular file that is not a link; None for anything else or nothing."""
-    try:
-        st = os.lstat(path)
-    except (OSError, ValueError):
-        return None
-    return st if stat.S_ISREG(st.st_mode) else None
-
-
 def outside(project: paths.Project, team: bool) -> dict[str, str]:
     """Index name -> path of the files recall searches beside the project's own folder.
 
@@ -85,7 +76,7 @@ def outside(project: paths.Project, team: bool) -> dict[str, str]:
         names = sorted(n for n in os.listdir(folder) if _safe_name(n))
     except (OSError, ValueError):
         names = []
-    kept = [n for n in names[: NATIVE_LIMIT * 2] if _regular(os.path.join(folder, n))][:NATIVE_LIMIT]
+    kept = [n for n in names[: NATIVE_LIMIT * 2] if repo.regular(os.path.join(folder, n))][:NATIVE_LIMIT]
     found.update((NATIVE_PREFIX + n, os.path.join(folder, n)) for n in kept)
     return found
 

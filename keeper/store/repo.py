@@ -18,7 +18,7 @@ def team_file(project: paths.Project) -> str | None:
     to a file elsewhere) whose folder really lies inside the work tree and outside its ``.git``,
     not reached through a linked ``.claude`` or ``keeper``."""
     path = project.team
-    st = _regular(path)
+    st = regular(path)
     if st is None or st.st_nlink > 1:
         return None
     folder, top = os.path.realpath(os.path.dirname(path)), os.path.realpath(project.checkout)
@@ -26,7 +26,8 @@ def team_file(project: paths.Project) -> str | None:
     return path if inside and ".git" not in folder[len(top) :].split(os.sep) else None
 
 
-def _regular(path: str) -> os.stat_result | None:
+def regular(path: str) -> os.stat_result | None:
+    """``lstat`` of a regular file that is not a link; None for anything else or nothing."""
     try:
         st = os.lstat(path)
     except (OSError, ValueError):
