@@ -211,3 +211,19 @@ def test_nothing_in_the_project_folder_runs_through_an_empty_or_relative_path_en
     assert setup and calls[setup[0] + 1] == "cwd=/", calls  # the set-up starts from a neutral folder
     if args[0] == "hook":
         assert "setting itself up" in json.loads(done.stdout)["systemMessage"]
+
+
+def test_the_launchers_spell_the_environment_layout_the_set_up_names() -> None:
+    """bootstrap.py names the plugin environment's layout once; the sh and C launchers cannot import
+    it, so they are held to the same spelling here."""
+    from keeper.plugin import bootstrap as layout
+
+    sh = (REPO / "bin" / "keeper").read_text(encoding="utf-8")
+    c = (REPO / "launcher" / "keeper.c").read_text(encoding="utf-8")
+    assert f"/{layout.ENV_DIR}/$KEEPER_VERSION/{'/'.join(layout.POSIX_PYTHON)}" in sh
+    assert f"/{layout.ENV_DIR}/$KEEPER_VERSION/{'/'.join(layout.WINDOWS_PYTHON)}" in sh
+    assert f'"$env_dir/{"/".join(layout.WINDOWS_SITE)}' in sh
+    assert f'"$data/{layout.SETUP_LOCK}"' in sh and f'"$data/{layout.SETUP_FAILED}"' in sh
+    assert f'L"\\\\{layout.ENV_DIR}\\\\"' in c
+    assert "\\\\".join(layout.WINDOWS_PYTHON) in c and "\\\\".join(layout.WINDOWS_SITE) in c
+    assert f'L"{layout.SETUP_LOCK}"' in c and f'L"{layout.SETUP_FAILED}"' in c

@@ -23,7 +23,16 @@ import time
 LOCK_FUTURE_SLACK = 120.0  # a lock dated further ahead than this was made by a wrong clock: stale
 LOCK_STALE_SECONDS = 15 * 60
 STEP_TIMEOUT = 600
+# The plugin environment's layout inside CLAUDE_PLUGIN_DATA, named here once. install.py imports
+# these; the launchers (bin/keeper, launcher/keeper.c) cannot, and a test holds their spelling to them.
+ENV_DIR = "env"  # <data>/env/<version>/: one environment per plugin version
 READY = "keeper-env.json"  # written last inside a finished environment
+SETUP_LOCK = "setup.lock"  # <data>/setup.lock/: a folder, made whole with its owner.json inside
+SETUP_FAILED = "setup-failed.json"  # <data>/setup-failed.json: the next session start's one line
+SETUP_LOG = "setup.log"
+POSIX_PYTHON = ("bin", "python")
+WINDOWS_PYTHON = ("Scripts", "python.exe")
+WINDOWS_SITE = ("Lib", "site-packages")  # POSIX: lib/python3.X/site-packages
 
 
 def plugin_version(root: str) -> str:
@@ -53,8 +62,8 @@ def dependencies(root: str) -> list[str]:
 
 def env_python(env: str) -> str:
     """The interpreter inside an environment folder, on either layout."""
-    windows = os.path.join(env, "Scripts", "python.exe")
-    return windows if os.path.exists(windows) else os.path.join(env, "bin", "python")
+    windows = os.path.join(env, *WINDOWS_PYTHON)
+    return windows if os.path.exists(windows) else os.path.join(env, *POSIX_PYTHON)
 
 
 def is_ready(env: str, version: str) -> bool:
@@ -69,7 +78,7 @@ class Log:
     """Appends to ``setup.log`` (restarted past 1 MiB): set-up output must never reach a hook's stdout."""
 
     def __init__(self, data: str, echo: bool) -> None:
-        self.path, self.echo = os.path.join(data, "setup.log"), echo
+        self.path, self.echo = os.path.join(data, SETUP_LOG), echo
         try:
             if os.path.getsize(self.path) > 1 << 20:
                 os.replace(self.path, self.path + ".1")
@@ -173,7 +182,7 @@ class SetupLock:
     OWNER = "owner.json"
 
     def __init__(self, data: str, wait: float) -> None:
-        self.path, self.wait = os.path.join(data, "setup.lock"), wait
+        self.path, self.wait = os.path.join(data, SETUP_LOCK), wait
 
     def _read_owner(self, path: str) -> object:
         try:
@@ -353,7 +362,7 @@ def build(root: str, target: str, deps: list[str], log: Log) -> None:
 
 def _tidy(data: str, keep: str, log: Log) -> None:
     """Remove environments of other versions and builds that killed runs left behind."""
-    folder = os.path.join(data, "env")
+    folder = os.path.join(data, ENV_DIR)
     for name in os.listdir(folder):
         path = os.path.join(folder, name)
         if path != keep and os.path.isdir(path):
@@ -364,10 +373,10 @@ def _tidy(data: str, keep: str, log: Log) -> None:
 def _failed(data: str, reason: str) -> None:
     message = (
         f"Keeper could not set itself up: {reason}. It tries again at the next session start; "
-        f"details: {os.path.join(data, 'setup.log')}"
+        f"details: {os.path.join(data, SETUP_LOG)}"
     )
     try:
-        with open(os.path.join(data, "setup-failed.json"), "w", encoding="utf-8") as fh:
+        with open(os.path.join(data, SETUP_FAILED), "w", encoding="utf-8") as fh:
             fh.write(json.dumps({"systemMessage": message}) + "\n")
     except OSError:
         pass
@@ -378,7 +387,7 @@ def setup(root: str, data: str, foreground: bool = False) -> int:
     os.makedirs(data, exist_ok=True)
     log = Log(data, echo=foreground)
     version = plugin_version(root)
-    target = os.path.join(data, "env", version)
+    target = os.path.join(data, ENV_DIR, version)
     if is_ready(target, version):
         return 0
     lock = SetupLock(data, wait=STEP_TIMEOUT if foreground else 0)
@@ -395,7 +404,7 @@ def setup(root: str, data: str, foreground: bool = False) -> int:
         build(root, target, dependencies(root), log)
         _tidy(data, target, log)
         try:
-            os.remove(os.path.join(data, "setup-failed.json"))
+            os.remove(os.path.join(data, SETUP_FAILED))
         except OSError:
             pass
         log.write(f"ready in {time.monotonic() - started:.1f} s")

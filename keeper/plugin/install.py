@@ -14,6 +14,7 @@ import shutil
 import sys
 
 from keeper import __version__
+from keeper.plugin import bootstrap
 from keeper.store.paths import claude_dir
 
 TYPE_CHECKING = False
@@ -64,10 +65,10 @@ class PluginInstall:
         path = first.get("installPath")
         self.install_path = path if isinstance(path, str) and os.path.isabs(path) else None
         self.data = os.path.join(plugins, "data", "".join(c if c.isalnum() or c in "_-" else "-" for c in name))
-        env = os.path.join(self.data, "env", self.version or __version__)
-        self.env_ready = os.path.isfile(os.path.join(env, "keeper-env.json"))
-        self.env_python = _json(os.path.join(env, "keeper-env.json")).get("python", "")
-        failed = _json(os.path.join(self.data, "setup-failed.json")).get("systemMessage")
+        env = os.path.join(self.data, bootstrap.ENV_DIR, self.version or __version__)
+        self.env_ready = os.path.isfile(os.path.join(env, bootstrap.READY))
+        self.env_python = _json(os.path.join(env, bootstrap.READY)).get("python", "")
+        failed = _json(os.path.join(self.data, bootstrap.SETUP_FAILED)).get("systemMessage")
         self.failure = failed if isinstance(failed, str) else None
 
     def copied_extras(self) -> list[str]:
@@ -117,6 +118,6 @@ def running_in_plugin_env() -> bool:
     """Whether this interpreter is the environment Keeper set up (bin/keeper starts it without the
     site module, so ``sys.prefix`` names the base Python: its own folder is asked instead)."""
     env = os.path.dirname(os.path.dirname(sys.executable))
-    return os.path.isfile(os.path.join(env, "keeper-env.json")) or os.path.isfile(
-        os.path.join(sys.prefix, "keeper-env.json")
+    return os.path.isfile(os.path.join(env, bootstrap.READY)) or os.path.isfile(
+        os.path.join(sys.prefix, bootstrap.READY)
     )
