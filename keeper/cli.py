@@ -745,6 +745,12 @@ def main(argv: list[str] | None = None) -> int:
     except KeeperError as exc:
         print(f"keeper: error: {exc}", file=sys.stderr)
         return 1
+    except BrokenPipeError:  # `keeper status | head`: the reader had enough; nothing went wrong
+        try:
+            sys.stdout = open(os.devnull, "w")  # noqa: SIM115 - so the interpreter's final flush is quiet
+        except OSError:
+            pass
+        return 0
     except OSError as exc:  # the machine said no (full disk, no permission, a file where a folder should be)
         print(f"keeper: error: {os_problem(exc)}", file=sys.stderr)
         return 1

@@ -370,3 +370,19 @@ def test_an_unusable_store_is_named_at_session_start(
     assert run_hook("post-tool-use", {**base, "tool_name": "Read"}, monkeypatch, capsys) == {}
     assert main(["doctor"]) == 1  # doctor still runs and names it among its checks
     assert "FAIL  store" in capsys.readouterr().out
+
+
+def test_a_reader_that_stops_early_gets_no_error(project_dir: Path) -> None:
+    """`keeper status | head -1` is an ordinary thing to type: no 'Broken pipe' error for it. A
+    reader that has gone before Keeper writes (`true`) makes the write fail every time."""
+    import subprocess
+    import sys
+
+    done = subprocess.run(
+        ["bash", "-c", f"set -o pipefail; {sys.executable} -m keeper status | true"],
+        capture_output=True,
+        text=True,
+        cwd=project_dir,
+        check=False,
+    )
+    assert done.returncode == 0 and done.stderr == ""
