@@ -537,6 +537,9 @@ def cmd_sync(args: argparse.Namespace) -> int:
     if args.background:
         return background.run()
     result, url = engine.sync(args.remote)
+    from keeper.sync import mirror
+
+    mirror.adopt(_resolve(args).project)  # run in a clone: its memory is here now, not at its next session
     _emit(args, {"remote": url, **result.as_dict()}, lambda: result.lines(url))
     return 0
 

@@ -69,6 +69,24 @@ def test_first_sync_brings_a_project_to_a_clone_at_another_path(
     assert mirror.MARKER in listed
 
 
+def test_a_sync_run_in_a_clone_gives_it_its_memory_at_once(
+    machines: list[Machine], remote: Path, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """`keeper sync` typed in the clone: `keeper recall` there finds the other machine's memory
+    right away, not only after the clone's next session starts."""
+    a, b, _ = machines
+    a.save("--decision", "Use FTS5 for search")
+    assert a.sync("--remote", str(remote)) == 0
+    monkeypatch.chdir(b.project)
+    assert b.sync("--remote", str(remote)) == 0
+    capsys.readouterr()
+    assert b.run("recall", "FTS5 search", "--json") == 0
+    assert "Use FTS5 for search" in capsys.readouterr().out
+    monkeypatch.chdir(b.project.parent)  # a folder that is no project: a sync there makes none
+    assert b.sync() == 0
+    assert len(list((b.store / "projects").iterdir())) == 1
+
+
 def test_the_remote_url_is_replaced_by_a_later_remote_flag(machines: list[Machine], tmp_path: Path) -> None:
     a = machines[0]
     other = tmp_path / "other.git"
