@@ -276,7 +276,7 @@ def recall_block(query: str, results: list[Result], limit_chars: int = 6000) -> 
         label = sources.LABELS.get(items[0].scope, "")
         lines.append(f"\n{label}{os.path.basename(path)}" + (f" ({dated})" if dated else "") + f": {path}")
         for item in items:
-            heading = item.chunk.heading.split(" > ", 1)[-1]
+            heading = inline(item.chunk.heading.split(" > ", 1)[-1])
             lines.append(f"  - {heading} [score {item.score:.2f}, id {item.id}]")
             lines.extend("      " + ln for ln in item.snippet.splitlines())
     lines.append(
@@ -302,6 +302,6 @@ def auto_recall_block(results: list[Result], limit_chars: int) -> str:
         dated = f"{item.chunk.date}, " if item.chunk.date else ""
         snippet = " ".join(item.snippet.split())
         label = sources.LABELS.get(item.scope, "")
-        lines.append(f"- {label}{item.chunk.heading} ({dated}id {item.id}): {snippet[:300]}")
+        lines.append(f"- {label}{inline(item.chunk.heading)} ({dated}id {item.id}): {snippet[:300]}")
     lines.append("The whole section: `keeper expand <id>`; more: `keeper recall <words>`.")
     return _bounded("\n".join(lines), limit_chars)
