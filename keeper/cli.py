@@ -537,9 +537,12 @@ def cmd_sync(args: argparse.Namespace) -> int:
     if args.background:
         return background.run()
     result, url = engine.sync(args.remote)
+    from keeper.store.resolve import resolve, start_folder
     from keeper.sync import mirror
 
-    mirror.adopt(_resolve(args).project)  # run in a clone: its memory is here now, not at its next session
+    # typed in a clone: its memory is here now, not at its next session (leniently: the sync is done)
+    start = start_folder([args.project_dir or "", os.environ.get("CLAUDE_PROJECT_DIR", "")], strict=False)
+    mirror.adopt(resolve(start, strict=False).project)
     _emit(args, {"remote": url, **result.as_dict()}, lambda: result.lines(url))
     return 0
 

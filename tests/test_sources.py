@@ -251,3 +251,18 @@ def test_tampered_counts_in_the_index_do_not_break_recall(
     con.commit()
     con.close()
     assert _recall(capsys, "integer cents")[0]["snippet"]
+
+
+def test_an_auto_memory_folder_that_is_a_link_is_not_read(
+    project_dir: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """A link where the project's auto memory folder should be leads to another project's files."""
+    root = identity.find_project_root(str(project_dir))
+    folder = Path(sources.native_dir(identity.make_project(root)))
+    elsewhere = tmp_path / "other-project-memory"
+    elsewhere.mkdir()
+    (elsewhere / "notes.md").write_text(f"# Other\n\n{SECRET_WORDS}\n")
+    folder.parent.mkdir(parents=True)
+    folder.symlink_to(elsewhere, target_is_directory=True)
+    main(["save", "--decision", "Money is integer cents"])
+    assert _recall(capsys, SECRET_WORDS) == []

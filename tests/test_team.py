@@ -479,3 +479,44 @@ def test_a_line_break_in_a_team_heading_stays_inside_its_recall_line(repo: Path)
     results = search.search(project, "zebracorn releases approvals", team=True)
     block = context.recall_block("zebracorn releases approvals", results)
     assert results and not any(line.startswith("IMPORTANT") for line in block.splitlines())
+
+
+@pytest.mark.parametrize("kind", ["hard link", "inside .git"])
+def test_team_notes_are_not_read_from_a_hard_link_or_from_inside_git(
+    repo: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str], kind: str
+) -> None:
+    """A hard link reads another file of the user's; a linked folder into .git reads git's own files."""
+    secret = "- Secret from elsewhere\n"
+    (repo / ".claude").mkdir()
+    if kind == "hard link":
+        outside = tmp_path / "elsewhere.md"
+        outside.write_text(secret)
+        (repo / ".claude" / "keeper").mkdir()
+        os.link(outside, team_file(repo))
+    else:
+        (repo / ".git" / "keeper-notes").mkdir()
+        (repo / ".git" / "keeper-notes" / "team.md").write_text(secret)
+        (repo / ".claude" / "keeper").symlink_to(Path("..") / ".git" / "keeper-notes", target_is_directory=True)
+    assert "Secret from elsewhere" not in start(repo, monkeypatch, capsys)
+    capsys.readouterr()
+    main(["recall", "secret from elsewhere", "--json"])
+    assert [r for r in json.loads(capsys.readouterr().out) if r["scope"] == "team"] == []
+
+
+def test_where_folders_cannot_be_opened_relative_to_each_other_a_team_save_still_lands_checked(
+    repo: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Windows has no dir_fd: the save goes by name, checked just before it writes."""
+    from keeper.capture import team as team_capture
+
+    monkeypatch.setattr(team_capture, "_RACE_FREE", False)
+    assert main(["save", "--team", "--decision", "Releases are cut on Tuesdays"]) == 0
+    assert "Releases are cut on Tuesdays" in team_file(repo).read_text()
+    outside = tmp_path / "evil"
+    outside.mkdir()
+    for child in (repo / ".claude" / "keeper").iterdir():
+        child.unlink()
+    (repo / ".claude" / "keeper").rmdir()
+    (repo / ".claude" / "keeper").symlink_to(outside, target_is_directory=True)
+    assert main(["save", "--team", "--decision", "Another"]) == 1
+    assert list(outside.iterdir()) == []

@@ -12,35 +12,20 @@ from __future__ import annotations
 
 import argparse
 import json
-import os
 import random
 import shutil
 import statistics
-import subprocess
 import sys
-import tempfile
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
-from run import PROMPT, QUERY, session_text, timed
+import run
+from run import PROMPT, QUERY, timed
 
 
 def make_store(keeper: str, size: int) -> tuple[Path, dict[str, str], Path]:
-    base = Path(tempfile.mkdtemp(prefix="keeper-ab-"))
-    project = base / "shop-api"
-    (project / ".git").mkdir(parents=True)
-    env = {k: v for k, v in os.environ.items() if not k.startswith(("KEEPER_", "CLAUDE_"))}
-    env.update(KEEPER_HOME=str(base / "store"), CLAUDE_PROJECT_DIR=str(project))
-    status = subprocess.run([keeper, "status", "--json"], env=env, capture_output=True, check=True)
-    store = Path(json.loads(status.stdout)["store"])
-    sessions = store / "sessions"
-    sessions.mkdir(parents=True)
-    rng = random.Random(11)
-    for i in range(size):
-        (sessions / f"2026-{1 + i % 12:02d}-{1 + i % 28:02d}_{i:05d}.md").write_text(
-            session_text(i, rng), encoding="utf-8"
-        )
-    return base, env, store
+    base, env, sessions = run.make_store([keeper], size, {}, "keeper-ab-")
+    return base, env, sessions.parent
 
 
 def main() -> int:

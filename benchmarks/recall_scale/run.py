@@ -85,22 +85,31 @@ def folder_bytes(folder: Path) -> int:
     return sum(f.stat().st_size for f in folder.iterdir() if f.is_file())
 
 
-def measure(size: int, rounds: int, keeper: list[str], hook: list[str], python: str, env_extra: dict[str, str]) -> dict:
-    """One fresh store of ``size`` session files, measured."""
-    base = Path(tempfile.mkdtemp(prefix="keeper-scale-"))
+def make_store(
+    keeper: list[str], size: int, env_extra: dict[str, str], prefix: str
+) -> tuple[Path, dict[str, str], Path]:
+    """A fresh store of ``size`` session files (the same ones for every build): its base folder, the
+    environment that points ``keeper`` at it, and its sessions folder."""
+    base = Path(tempfile.mkdtemp(prefix=prefix))
     project = base / "shop-api"
     (project / ".git").mkdir(parents=True)
     env = {k: v for k, v in os.environ.items() if not k.startswith(("KEEPER_", "CLAUDE_"))}
     env.update(KEEPER_HOME=str(base / "store"), CLAUDE_PROJECT_DIR=str(project), **env_extra)
     status = subprocess.run([*keeper, "status", "--json"], env=env, capture_output=True, check=True)
-    store = Path(json.loads(status.stdout)["store"])
-    sessions = store / "sessions"
+    sessions = Path(json.loads(status.stdout)["store"]) / "sessions"
     sessions.mkdir(parents=True)
     rng = random.Random(11)
     for i in range(size):
         (sessions / f"2026-{1 + i % 12:02d}-{1 + i % 28:02d}_{i:05d}.md").write_text(
             session_text(i, rng), encoding="utf-8"
         )
+    return base, env, sessions
+
+
+def measure(size: int, rounds: int, keeper: list[str], hook: list[str], python: str, env_extra: dict[str, str]) -> dict:
+    """One fresh store of ``size`` session files, measured."""
+    base, env, sessions = make_store(keeper, size, env_extra, "keeper-scale-")
+    store, project = sessions.parent, base / "shop-api"
     text = folder_bytes(sessions)
     first = timed([*keeper, "recall", *QUERY], env)
     index = sum(f.stat().st_size for f in (store / "state").glob("index.sqlite3*"))
@@ -115,7 +124,7 @@ def measure(size: int, rounds: int, keeper: list[str], hook: list[str], python: 
         },
         env,
     )
-    (sessions / "2026-12-31_99999.md").write_text(session_text(99999, rng), encoding="utf-8")
+    (sessions / "2026-12-31_99999.md").write_text(session_text(99999, random.Random(11)), encoding="utf-8")
     after_new = timed([*keeper, "recall", *QUERY], env)
     shutil.rmtree(base, ignore_errors=True)
     return {

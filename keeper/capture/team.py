@@ -29,7 +29,9 @@ if TYPE_CHECKING:
 MAX_BYTES = 1 << 20  # a team.md larger than this is not edited by a save: it is someone's to trim
 _DIR_FLAGS = os.O_RDONLY | getattr(os, "O_DIRECTORY", 0) | getattr(os, "O_NOFOLLOW", 0)
 _NO_FOLLOW = getattr(os, "O_NOFOLLOW", 0)
-_RACE_FREE = os.open in os.supports_dir_fd and os.replace in os.supports_dir_fd  # not on Windows
+_RACE_FREE = (
+    os.open in os.supports_dir_fd and os.rename in os.supports_dir_fd
+)  # not on Windows (os.replace, the same call, is not listed)
 
 
 def _in_git(folder: str) -> bool:
@@ -166,13 +168,9 @@ def _save_by_name(project: paths.Project, data: SaveInput, now: datetime) -> tup
     real, top = os.path.realpath(folder), os.path.realpath(project.checkout)
     if not real.startswith(top.rstrip(os.sep) + os.sep) or ".git" in real[len(top) :].split(os.sep):
         raise _refuse(f"{folder} leads out of the repository's files")
-    text = None
-    if os.path.lexists(project.team):
-        with open(project.team, "rb") as fh:
-            raw = fh.read(MAX_BYTES + 1)
-        if len(raw) > MAX_BYTES or b"\0" in raw:
-            raise _refuse(f"{project.team} is too large or not text")
-        text = raw.decode("utf-8", "surrogateescape")
+    text = _read_team(project.team) if os.path.lexists(project.team) else None
+    if text is None and os.path.lexists(project.team):
+        raise _refuse(f"{project.team} is too large or not text")
     merged, report, tidied = team.merge(text, data, project_name=os.path.basename(project.checkout), now=now)
     if merged != text:
         atomic_write(project.team, merged)
@@ -187,13 +185,8 @@ def save(project: paths.Project, data: SaveInput, now: datetime) -> tuple[MergeR
     return the report and how many leftovers of a textual merge were tidied."""
     if not _RACE_FREE:
         return _save_by_name(project, data, now)
-    fd = _open_folder(project.checkout)
+    fd = _open_folder(project.checkout)  # no link at any level: it is <checkout>/.claude/keeper itself
     try:
-        real, top = os.path.realpath(f"/proc/self/fd/{fd}"), os.path.realpath(project.checkout)
-        if os.path.isdir("/proc/self/fd") and (
-            not real.startswith(top.rstrip(os.sep) + os.sep) or ".git" in real[len(top) :].split(os.sep)
-        ):
-            raise _refuse(f"{os.path.dirname(project.team)} leads out of the repository's files")
         text = _read_at(fd, paths.TEAM_FILE, project.team)
         merged, report, tidied = team.merge(text, data, project_name=os.path.basename(project.checkout), now=now)
         if merged != text:
