@@ -30,8 +30,8 @@ if TYPE_CHECKING:
 def _resolve(args: argparse.Namespace, session: str | None = None, store: bool = True) -> Resolved:
     """The project, config and session for ``--project-dir`` (default: $CLAUDE_PROJECT_DIR, else cwd).
 
-    Config warnings go to stderr; the session is ``session``, else $CLAUDE_CODE_SESSION_ID, else
-    one per day (``manual-YYYYMMDD``).
+    Config warnings go to stderr; the session is ``session``, else $CLAUDE_CODE_SESSION_ID (Claude
+    Code's Bash tool) or $CODEX_SESSION_ID (Codex's shell tool), else one per day (``manual-YYYYMMDD``).
     """
     import time
 
@@ -40,7 +40,8 @@ def _resolve(args: argparse.Namespace, session: str | None = None, store: bool =
     if store:  # doctor reports it among its checks instead
         _require_store()
     start = start_folder([args.project_dir or "", os.environ.get("CLAUDE_PROJECT_DIR", "")], strict=True)
-    raw = session or os.environ.get("CLAUDE_CODE_SESSION_ID") or f"manual-{time.strftime('%Y%m%d')}"
+    agent_session = os.environ.get("CLAUDE_CODE_SESSION_ID") or os.environ.get("CODEX_SESSION_ID")
+    raw = session or agent_session or f"manual-{time.strftime('%Y%m%d')}"
     at = resolve(start, raw, strict=True)
     for warning in at.warnings:
         print(f"keeper: warning: {warning}", file=sys.stderr)
@@ -111,7 +112,9 @@ def _add_save(sub: Any, common: argparse.ArgumentParser) -> None:
         const="team",
         help="send decisions, issues and the typed lists to the repository's team memory (.claude/keeper/team.md)",
     )
-    p.add_argument("--session", help="session id (default: $CLAUDE_CODE_SESSION_ID, else one per day)")
+    p.add_argument(
+        "--session", help="session id (default: $CLAUDE_CODE_SESSION_ID or $CODEX_SESSION_ID, else one per day)"
+    )
     _json_flag(p, "the result")
     p.set_defaults(func=cmd_save)
 
@@ -661,7 +664,9 @@ def _add_hook(sub: Any, common: argparse.ArgumentParser) -> None:
     p = sub.add_parser(
         "hook", parents=[common], help="run a Claude Code hook: JSON on stdin, one JSON object on stdout"
     )
-    p.add_argument("event", choices=sorted(entry.HANDLERS), help="the hook event")
+    p.add_argument(
+        "event", nargs="?", choices=sorted(entry.HANDLERS), help="the event (default: the payload's hook_event_name)"
+    )
     p.set_defaults(func=None)
 
 

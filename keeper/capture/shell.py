@@ -16,7 +16,7 @@ def is_save_command(command: str) -> bool:
         command = command.replace(mark, f" {mark} ")  # a separator stays a word of its own
     words = command.split()
     for word, following in zip(words, words[1:]):
-        name = word.replace("\\", "/").rsplit("/", 1)[-1]
+        name = word.strip("'\"").replace("\\", "/").rsplit("/", 1)[-1]  # also a quoted path (Codex's requests)
         if name in ("keeper", "keeper.exe") and following == "save":
             return True
     return False

@@ -46,11 +46,13 @@ def save_command(windows: bool = False, end: str = "") -> str:
     ended by ``end`` (a fresh ``end_marker()`` when not given).
 
     The body is ``saveformat.template()``, which the save format's own tests parse back exactly.
+    Under Codex the command names the plugin's launcher by its path: no ``keeper`` is on its PATH.
     """
     from keeper.capture import saveformat
+    from keeper.plugin import agents
 
     end = end or end_marker()
-    body = f"keeper save <<'{end}'\n" + saveformat.template() + end
+    body = f"{agents.save_program()} save <<'{end}'\n" + saveformat.template() + end
     if windows:
         body += "\n\nIn PowerShell, pipe the same lines instead: @'\n...the lines above...\n'@ | keeper save"
     return body
@@ -195,9 +197,11 @@ def session_start(project: paths.Project, limit: int, source: str, session: str,
     unsaved = briefing.unsaved_sessions(project, session)
     shared, left_team, team_items = team_notes(project, int(limit * TEAM_SHARE)) if team else ("", [], 0)
     if not text.strip() and not unsaved and not global_text.strip() and not shared:
+        from keeper.plugin import agents
+
         context = (
             f"Keeper memory for project '{inline(project.name)}' is empty so far. Keeper asks for a save every "
-            "few tool uses; a save is a `keeper save` Bash command with key: lines on stdin."
+            f"few tool uses; a save is a `{agents.save_program()} save` Bash command with key: lines on stdin."
         )
         return context, f"Keeper: no memory yet for {inline(project.name)}; it saves as you work"
     so_far = ""

@@ -215,23 +215,32 @@ HANDLERS: dict[str, Callable[[Event, Resolved], Reply]] = {
     "session-end": session_end,
 }
 NEEDS_NO_SESSION = frozenset({"user-prompt-submit"})  # answers a prompt; records nothing
+# Codex runs a hook's command in a shell and drops its ``args``, so ``keeper hook`` may come with no
+# event: the payload's ``hook_event_name`` (``SessionStart``) names it instead.
+BY_PAYLOAD_NAME = {"".join(part.capitalize() for part in name.split("-")): name for name in HANDLERS}
 
 
 def handle(name: str, raw: bytes, project_dir: str = "") -> Reply:
     """The reply for one hook call; raises only on bugs (``run`` logs those and fails open).
 
     ``project_dir`` (``keeper hook --project-dir``) wins over ``$CLAUDE_PROJECT_DIR`` and the
-    payload's ``cwd``.
+    payload's ``cwd``. An empty ``name`` (Codex's shell-form hooks) is taken from the payload.
     """
     started = time.perf_counter()
+    payload, problem = parse_payload(raw)
+    if not name:
+        named = payload.get("hook_event_name")
+        name = BY_PAYLOAD_NAME.get(named, "") if isinstance(named, str) else ""
+        if not name:
+            _log("-", "WARN", f"no hook event given and the payload names none Keeper answers ({named!r})")
+            return {}
     handler = HANDLERS.get(name)
     if handler is None:
-        _log(name or "-", "WARN", f"unknown hook event {name!r}; known: {', '.join(HANDLERS)}")
+        _log(name, "WARN", f"unknown hook event {name!r}; known: {', '.join(HANDLERS)}")
         return {}
     unusable = fsutil.store_problem()
     if unusable:  # nothing can be recorded, and the log cannot be written either: tell the user at start
         return {"systemMessage": unusable} if name == "session-start" else {}
-    payload, problem = parse_payload(raw)
     if problem:
         _log(name, "WARN", problem)
     event = Event(name, payload)

@@ -8,6 +8,7 @@ import shutil
 import subprocess
 import sys
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -157,3 +158,147 @@ def git_project(base: Path, *parts: str) -> Path:
     folder = base.joinpath(*parts)
     (folder / ".git").mkdir(parents=True)
     return folder
+
+
+# -- Codex CLI ---------------------------------------------------------------------------------
+
+CODEX_VERSION = "0.169.0"
+CODEX_CACHE = CACHE.parent / "codex"  # beside Claude Code's, outside the repository for the same reason
+
+
+@pytest.fixture(scope="session")
+def codex_bin() -> str:
+    """The pinned ``codex`` binary: $KEEPER_TEST_CODEX, the cache, or installed there from npm."""
+    explicit = os.environ.get("KEEPER_TEST_CODEX")
+    if explicit:
+        return explicit
+    bin_dir = CODEX_CACHE / "node_modules" / ".bin"
+    found = shutil.which("codex", path=str(bin_dir))
+    if found and _version(found).endswith(CODEX_VERSION):
+        return found
+    npm = shutil.which("npm")
+    if npm is None:
+        pytest.fail(
+            "the Codex end-to-end tests need Codex CLI and npm is not on PATH: install Node.js/npm, or point "
+            "KEEPER_TEST_CODEX at a codex binary, or deselect them with -m 'not e2e'"
+        )
+    subprocess.run(
+        [npm, "install", "--prefix", str(CODEX_CACHE), "--no-audit", "--no-fund", f"@openai/codex@{CODEX_VERSION}"],
+        check=True,
+        timeout=600,
+        stdout=subprocess.DEVNULL,
+    )
+    found = shutil.which("codex", path=str(bin_dir))
+    assert found, f"npm installed Codex but no codex binary is in {bin_dir}"
+    return found
+
+
+class Codex:
+    """Runs ``codex exec`` sessions with Keeper installed as a Codex user installs it, in one HOME and store.
+
+    The sandbox is Codex's ``workspace-write`` with Keeper's store added to its writable roots, the
+    one line docs/codex.md asks a Codex user to add, so the model's ``keeper save`` can write.
+    """
+
+    def __init__(self, binary: str, keeper_dir: str, home: Path, store: Path) -> None:
+        self.binary, self.keeper_dir, self.home, self.store = binary, keeper_dir, home, store
+        self.codex_home = home / ".codex"
+        self.codex_home.mkdir(parents=True, exist_ok=True)
+        config = self.codex_home / "config.toml"
+        if not config.exists():
+            roots = json.dumps([str(store)])
+            config.write_text(
+                f'sandbox_mode = "workspace-write"\n\n[sandbox_workspace_write]\nwritable_roots = {roots}\n'
+            )
+        store.mkdir(parents=True, exist_ok=True)  # a writable root must exist for Codex's sandbox to start
+
+    def env(self, extra: dict[str, str] | None = None) -> dict[str, str]:
+        env = {k: v for k, v in os.environ.items() if not k.startswith(("CLAUDE", "CODEX", "OPENAI", "KEEPER_"))}
+        env.update(
+            HOME=str(self.home),
+            CODEX_HOME=str(self.codex_home),
+            FAKE_API_KEY="test-key",
+            KEEPER_HOME=str(self.store),
+            PATH=self.keeper_dir + os.pathsep + env.get("PATH", ""),
+        )
+        env.update(extra or {})
+        return env
+
+    def cli(self, *args: str, cwd: Path | None = None) -> subprocess.CompletedProcess[str]:
+        done = subprocess.run(
+            [self.binary, *args], cwd=cwd, env=self.env(), capture_output=True, text=True, timeout=60, check=False
+        )
+        assert done.returncode == 0, f"codex {' '.join(args)}: {done.stderr}"
+        return done
+
+    def install(self, marketplace: Path = REPO) -> None:
+        """``codex plugin marketplace add`` and ``codex plugin add``, the two lines of the README."""
+        self.cli("plugin", "marketplace", "add", str(marketplace))
+        self.cli("plugin", "add", "keeper@keeper")
+
+    def hooks(self, cwd: Path) -> list[dict[str, Any]]:
+        """Every hook Codex finds for ``cwd``, from its app-server's ``hooks/list`` (what /hooks shows)."""
+        calls = [
+            {"id": 1, "method": "initialize", "params": {"clientInfo": {"name": "keeper-tests", "version": "0"}}},
+            {"method": "initialized"},
+            {"id": 2, "method": "hooks/list", "params": {"cwds": [str(cwd)]}},
+        ]
+        server = subprocess.Popen(
+            [self.binary, "app-server"],
+            cwd=cwd,
+            env=self.env(),
+            stdin=subprocess.PIPE,
+            stdout=subprocess.PIPE,
+            stderr=subprocess.DEVNULL,
+            text=True,
+        )
+        try:
+            assert server.stdin is not None and server.stdout is not None
+            server.stdin.write("".join(json.dumps(c) + "\n" for c in calls))
+            server.stdin.flush()
+            for line in server.stdout:
+                reply = json.loads(line)
+                if reply.get("id") == 2:
+                    return [hook for entry in reply["result"]["data"] for hook in entry.get("hooks", [])]
+        finally:
+            server.kill()
+            server.wait(timeout=10)
+        raise AssertionError("codex app-server gave no answer to hooks/list")
+
+    def trust(self, cwd: Path) -> list[str]:
+        """Trust every hook not trusted yet, writing the ``hooks.state`` tables /hooks writes; the keys."""
+        config = self.codex_home / "config.toml"
+        tables, keys = [], []
+        for hook in self.hooks(cwd):
+            if hook["trustStatus"] == "trusted":
+                continue
+            hook_hash, _, content_hash = hook["currentHash"].partition("/")  # plugins: hook/plugin content
+            table = f"\n[hooks.state.{json.dumps(hook['key'])}]\ntrusted_hash = {json.dumps(hook_hash)}\n"
+            if content_hash:
+                table += f"trusted_content_hash = {json.dumps(content_hash)}\n"
+            tables.append(table)
+            keys.append(hook["key"])
+        with config.open("a", encoding="utf-8") as fh:
+            fh.writelines(tables)
+        return keys
+
+    def run(
+        self, prompt: str, cwd: Path, api_url: str, extra_env: dict[str, str] | None = None
+    ) -> subprocess.CompletedProcess[str]:
+        """One ``codex exec`` against the fake Responses API at ``api_url``."""
+        provider = (
+            f'{{name="fake", base_url="{api_url}", wire_api="responses", env_key="FAKE_API_KEY", '
+            "request_max_retries=0, stream_max_retries=0}"
+        )
+        args = [self.binary, "exec", "--skip-git-repo-check", "-m", "gpt-5.5"]
+        args += ["-c", 'model_provider="fake"', "-c", f"model_providers.fake={provider}", prompt]
+        return subprocess.run(
+            args,
+            cwd=cwd,
+            env=self.env(extra_env),
+            capture_output=True,
+            text=True,
+            timeout=120,
+            stdin=subprocess.DEVNULL,
+            check=False,
+        )

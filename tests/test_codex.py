@@ -1,0 +1,166 @@
+"""Keeper under Codex CLI: shell-form hooks with no arguments, saves from Codex's shell tool, one store.
+
+Codex runs a plugin's hook as ``/bin/bash -c COMMAND`` and ignores ``args``, so the launcher gets
+no event; its shell tool is a login shell with no ``keeper`` on PATH and no CLAUDE_CODE_SESSION_ID.
+The real Codex CLI runs these paths in tests/e2e/test_codex.py; here each is pinned down alone.
+"""
+
+from __future__ import annotations
+
+import io
+import json
+import shutil
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from keeper import __version__, cli
+from keeper.capture.shell import is_save_command
+from keeper.hooks import context, entry
+from keeper.store.log import log_file
+from tests.conftest import REPO
+
+POSIX = pytest.mark.skipif(sys.platform == "win32", reason="the POSIX launcher")
+SYSTEM_PATH = "/usr/bin:/bin"
+
+
+def codex_payload(event: str, cwd: Path, **fields: object) -> bytes:
+    """A payload as Codex 0.169.0 sends it: compact, no trailing newline, its extra fields."""
+    base = {"session_id": "01a215ee-7a46-7a20-8de5-e3ee63e23755", "transcript_path": None, "cwd": str(cwd)}
+    extra = {"hook_event_name": event, "model": "gpt-5.5", "permission_mode": "bypassPermissions"}
+    return json.dumps({**base, **extra, **fields}, separators=(",", ":")).encode()
+
+
+def hook(argv: list[str], payload: bytes, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]) -> dict:
+    monkeypatch.setattr(sys, "stdin", io.TextIOWrapper(io.BytesIO(payload)))
+    assert entry.run(argv) == 0
+    return json.loads(capsys.readouterr().out)
+
+
+@pytest.mark.parametrize(
+    ("event", "fields"),
+    [("SessionStart", {"source": "startup"}), ("UserPromptSubmit", {"prompt": "hi"}), ("Stop", {})],
+)
+def test_a_hook_without_an_event_takes_it_from_the_payload(
+    event: str, fields: dict, tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    given = hook([], codex_payload(event, tmp_path, **fields), monkeypatch, capsys)
+    named = hook([entry.BY_PAYLOAD_NAME[event]], codex_payload(event, tmp_path, **fields), monkeypatch, capsys)
+    assert given.keys() == named.keys()
+    if event == "SessionStart":
+        assert given["hookSpecificOutput"]["hookEventName"] == "SessionStart"
+        assert "Keeper memory for project" in given["hookSpecificOutput"]["additionalContext"]
+
+
+def test_every_event_of_hooks_json_is_known_by_its_payload_name() -> None:
+    declared = json.loads((REPO / "hooks" / "hooks.json").read_text(encoding="utf-8"))["hooks"]
+    assert set(declared) <= set(entry.BY_PAYLOAD_NAME)
+
+
+def test_a_payload_naming_no_known_event_gets_an_empty_reply_and_one_log_line(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    assert hook([], codex_payload("PermissionRequest", tmp_path), monkeypatch, capsys) == {}
+    assert hook([], b"not json", monkeypatch, capsys) == {}
+    log = Path(log_file()).read_text(encoding="utf-8")
+    assert "names none Keeper answers ('PermissionRequest')" in log
+
+
+def test_keeper_hook_with_no_event_on_the_command_line(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    monkeypatch.setattr(sys, "stdin", io.TextIOWrapper(io.BytesIO(codex_payload("SessionStart", tmp_path))))
+    assert cli.main(["hook"]) == 0
+    assert json.loads(capsys.readouterr().out)["hookSpecificOutput"]["hookEventName"] == "SessionStart"
+
+
+# -- the launcher -------------------------------------------------------------------------------
+
+
+def fake_python(folder: Path) -> Path:
+    """A stand-in for the plugin environment's Python that records its arguments and stdin."""
+    folder.mkdir(parents=True, exist_ok=True)
+    path = folder / "python"
+    path.write_text(f'#!/bin/sh\necho "$*" >> "{folder}/calls.log"\ncat >> "{folder}/stdin.log"\necho "{{}}"\n')
+    path.chmod(0o755)
+    return path
+
+
+def launch(launcher: Path, args: list[str], env: dict[str, str], stdin: str) -> subprocess.CompletedProcess[str]:
+    return subprocess.run(
+        [str(launcher), *args], input=stdin, env=env, capture_output=True, text=True, timeout=60, check=False
+    )
+
+
+@POSIX
+def test_the_launcher_given_no_arguments_by_a_hook_runner_runs_the_hook(tmp_path: Path) -> None:
+    data = tmp_path / "data"
+    env_bin = data / "env" / __version__ / "bin"
+    fake_python(env_bin)
+    codex_env = {"PATH": SYSTEM_PATH, "CLAUDE_PLUGIN_ROOT": str(REPO), "PLUGIN_ROOT": str(REPO)}
+    payload = codex_payload("SessionStart", tmp_path).decode()
+    done = launch(REPO / "bin" / "keeper", [], {**codex_env, "CLAUDE_PLUGIN_DATA": str(data)}, payload)
+    assert done.returncode == 0 and json.loads(done.stdout) == {}
+    assert (env_bin / "calls.log").read_text().split()[-1] == "hook"  # `keeper hook`: the event from the payload
+    assert (env_bin / "stdin.log").read_text() == payload  # the payload reaches Keeper whole
+
+
+@POSIX
+def test_the_launcher_with_no_arguments_outside_a_hook_still_shows_usage(tmp_path: Path) -> None:
+    data = tmp_path / "data"
+    env_bin = data / "env" / __version__ / "bin"
+    fake_python(env_bin)
+    launch(REPO / "bin" / "keeper", [], {"PATH": SYSTEM_PATH, "CLAUDE_PLUGIN_DATA": str(data)}, "")
+    assert (env_bin / "calls.log").read_text().endswith("raise SystemExit(main())\n")  # no `hook`: usage, as before
+
+
+@POSIX
+def test_codex_shell_tool_finds_the_plugin_environment_beside_the_plugin(tmp_path: Path) -> None:
+    """Codex's shell runs the launcher by its path, with no CLAUDE_PLUGIN_DATA and a reset PATH."""
+    codex_home = tmp_path / "home" / ".codex"
+    plugin = codex_home / "plugins" / "cache" / "keeper" / "keeper" / __version__
+    (plugin / "bin").mkdir(parents=True)
+    shutil.copy2(REPO / "bin" / "keeper", plugin / "bin" / "keeper")
+    env_bin = codex_home / "plugins" / "data" / "keeper-keeper" / "env" / __version__ / "bin"
+    fake_python(env_bin)
+    env = {"PATH": SYSTEM_PATH, "HOME": str(tmp_path / "home"), "CODEX_SESSION_ID": "s1"}
+    done = launch(plugin / "bin" / "keeper", ["save", "--summary", "x"], env, "")
+    assert done.returncode == 0, done.stderr
+    assert (env_bin / "calls.log").read_text().split()[-3:] == ["save", "--summary", "x"]
+
+
+# -- the save request and the save ---------------------------------------------------------------
+
+
+def test_under_codex_the_save_request_names_the_launcher_by_its_path(monkeypatch: pytest.MonkeyPatch) -> None:
+    root = "/home/ann/.codex/plugins/cache/keeper/keeper/0.2.0"
+    monkeypatch.setenv("CLAUDE_PLUGIN_ROOT", root)
+    assert "\nkeeper save <<'KEEPER_" in context.save_request(3)  # Claude Code: `keeper` is on its Bash tool's PATH
+    monkeypatch.setenv("PLUGIN_ROOT", root)  # Codex sets both
+    request = context.save_request(3)
+    assert f"\n{root}/bin/keeper save <<'KEEPER_" in request
+    monkeypatch.setenv("CLAUDECODE", "1")  # Claude Code, whatever else is set
+    assert "\nkeeper save <<'KEEPER_" in context.save_request(3)
+
+
+@pytest.mark.skipif(sys.platform == "win32", reason="POSIX shell quoting")
+def test_a_launcher_path_with_spaces_is_quoted_and_still_counts_as_a_save(monkeypatch: pytest.MonkeyPatch) -> None:
+    root = "/home/Ann Lee/.codex/plugins/cache/keeper/keeper/0.2.0"
+    monkeypatch.setenv("CLAUDE_PLUGIN_ROOT", root)
+    monkeypatch.setenv("PLUGIN_ROOT", root)
+    command = context.save_command(end="KEEPER_X")
+    assert command.startswith(f"'{root}/bin/keeper' save <<'KEEPER_X'\n")
+    assert is_save_command(command)
+    assert is_save_command(f'"{root}/bin/keeper" save --summary x')
+
+
+def test_a_save_from_codex_shell_lands_in_that_sessions_file(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    monkeypatch.setenv("CODEX_SESSION_ID", "01a215ee-7a46-7a20-8de5-e3ee63e23755")
+    assert cli.main(["save", "--summary", "Codex did it", "--project-dir", str(tmp_path)]) == 0
+    out = capsys.readouterr().out
+    session_file = Path(out.split("Session file: ")[1].split()[0])
+    assert "- Session id: 01a215ee-7a46-7a20-8de5-e3ee63e23755" in session_file.read_text(encoding="utf-8")
