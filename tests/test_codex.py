@@ -164,3 +164,23 @@ def test_a_save_from_codex_shell_lands_in_that_sessions_file(
     out = capsys.readouterr().out
     session_file = Path(out.split("Session file: ")[1].split()[0])
     assert "- Session id: 01a215ee-7a46-7a20-8de5-e3ee63e23755" in session_file.read_text(encoding="utf-8")
+
+
+@pytest.mark.parametrize("agent", ["claude-code", "codex"])
+def test_stop_asks_in_the_shape_each_agent_continues_on_and_never_twice(
+    agent: str, tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    monkeypatch.setenv("KEEPER_SAVE_EVERY", "50")
+    monkeypatch.setenv("KEEPER_FINAL_SAVE_MIN", "1")
+    monkeypatch.setenv("CLAUDE_PLUGIN_ROOT", str(REPO))
+    if agent == "codex":
+        monkeypatch.setenv("PLUGIN_ROOT", str(REPO))
+    tool = {"tool_name": "Bash", "tool_input": {"command": "echo hi"}, "tool_response": "hi\n"}
+    assert hook([], codex_payload("PostToolUse", tmp_path, **tool), monkeypatch, capsys) == {}
+    asked = hook([], codex_payload("Stop", tmp_path, stop_hook_active=False), monkeypatch, capsys)
+    if agent == "codex":  # Codex rejects additionalContext on Stop; a block's reason continues the turn
+        assert asked["decision"] == "block" and "not yet in memory" in asked["reason"]
+    else:
+        assert "not yet in memory" in asked["hookSpecificOutput"]["additionalContext"]
+    again = hook([], codex_payload("Stop", tmp_path, stop_hook_active=True), monkeypatch, capsys)
+    assert "decision" not in again and "hookSpecificOutput" not in again

@@ -162,10 +162,13 @@ def stop(event: Event, at: Resolved) -> Reply:
     if not counters.final_ask_due(seen, at.cfg.final_save_min, at.cfg.save_every):
         return {}
     from keeper.hooks import context
+    from keeper.plugin import agents
 
     counters.append(_tally(at), counters.FINAL_ASK)
     unsaved = counters.unsaved(seen)
-    asked = _specific("Stop", context.final_save_request(unsaved))
+    request = context.final_save_request(unsaved)
+    # Codex takes no additionalContext from Stop (the hook "fails"); a block with a reason continues the turn
+    asked = {"decision": "block", "reason": request} if agents.under_codex() else _specific("Stop", request)
     return _noticed(at, asked, f"Keeper: asked Claude to save before it finishes ({unsaved} unsaved tool uses)")
 
 

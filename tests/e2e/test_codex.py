@@ -1,0 +1,121 @@
+"""Keeper inside the real Codex CLI, installed as a Codex user installs it, sharing one store with Claude Code.
+
+One machine for the module: Codex (version pinned in conftest) with this repository added as a
+marketplace and ``keeper@keeper`` installed through ``codex plugin``, the plugin's environment set
+up the way its first session sets it up, no ``keeper`` on PATH, and Keeper's hooks trusted the
+way /hooks trusts them. The model is a local fake of the Responses API that plays a script, and
+follows Keeper's save request literally: the command line it was given, its own values.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import re
+import subprocess
+import sys
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from tests.e2e.conftest import Claude, Codex, git_project
+from tests.e2e.fakeapi import FakeAPI, bash, text
+from tests.e2e.fakeapi import texts_of as claude_texts
+from tests.e2e.fakeresponses import FakeResponses, message, shell, texts_of
+
+pytestmark = [pytest.mark.e2e, pytest.mark.skipif(sys.platform == "win32", reason="Codex runs hooks under bash")]
+
+PIP_CACHE = os.environ.get("PIP_CACHE_DIR") or os.path.expanduser(os.path.join("~", ".cache", "pip"))
+REQUEST = re.compile(r"^(\S.* save <<'(KEEPER_[0-9A-F]{12})')$", re.MULTILINE)
+
+
+def follows_the_save_request(body: str) -> Any:
+    """The scripted model's save: the command line Keeper's latest request gave, with this session's values."""
+
+    def turn(request: dict[str, Any]) -> dict[str, Any]:
+        asked = REQUEST.findall(texts_of(request))
+        assert asked, "no save request reached the model"
+        command, end = asked[-1]
+        return shell(f"{command}\n{body}\n{end}")
+
+    return turn
+
+
+@pytest.fixture(scope="module")
+def machine(codex_bin: str, tmp_path_factory: pytest.TempPathFactory) -> Codex:
+    base = tmp_path_factory.mktemp("codex-machine")
+    codex = Codex(codex_bin, "", base / "home", base / "store")
+    codex.install()
+    plugin = next((codex.codex_home / "plugins" / "cache" / "keeper" / "keeper").iterdir())
+    data = codex.codex_home / "plugins" / "data" / "keeper-keeper"
+    setup = [sys.executable, "-B", "-I", str(plugin / "keeper" / "plugin" / "bootstrap.py")]
+    subprocess.run(  # what the first session's hook starts in the background; here waited for
+        [*setup, "--root", str(plugin), "--data", str(data), "--foreground"],
+        cwd="/",
+        env={**codex.env(), "PIP_CACHE_DIR": PIP_CACHE},
+        capture_output=True,
+        check=True,
+        timeout=300,
+    )
+    return codex
+
+
+def codex_session(codex: Codex, prompt: str, project: Path, script: list, env: dict[str, str] | None = None) -> list:
+    with FakeResponses(script) as api:
+        done = codex.run(prompt, project, api.url, env)
+    assert done.returncode == 0, done.stderr
+    assert "hook: SessionStart Completed" in done.stderr, done.stderr
+    assert " Failed" not in done.stderr and "UserPromptSubmit Blocked" not in done.stderr, done.stderr
+    return [texts_of(r) for r in api.requests]
+
+
+def test_untrusted_hooks_are_named_and_trusting_them_makes_them_run(machine: Codex, tmp_path: Path) -> None:
+    project = git_project(tmp_path, "svc")
+    untrusted = [h["key"] for h in machine.hooks(project) if h["trustStatus"] != "trusted"]
+    assert sorted(untrusted) == sorted(machine.trust(project))
+    listed = {h["eventName"]: h for h in machine.hooks(project)}
+    assert {h["trustStatus"] for h in listed.values()} == {"trusted"}
+    assert listed["sessionStart"]["additionalContextLimit"] == 0  # Keeper's bounded context passes whole
+
+
+def test_codex_saves_claude_code_remembers_and_the_other_way_round(
+    machine: Codex, claude: Claude, tmp_path: Path
+) -> None:
+    project = git_project(tmp_path, "shop")
+    machine.trust(project)
+    claude.store = machine.store  # one machine, one store
+    saved = "summary: Wired checkout to the pricing service\ndecisions:\n  - Checkout rounds prices half to even"
+    script = [shell("echo one"), shell("echo two"), follows_the_save_request(saved), message("All done.")]
+    seen = codex_session(machine, "wire up checkout", project, script, {"KEEPER_SAVE_EVERY": "2"})
+    assert "Keeper memory for project 'shop' is empty so far" in seen[0]
+    assert "Saved to" in seen[3] and "+ 1 decision" in seen[3]  # the save ran in Codex's sandboxed shell
+    sessions = list((machine.store / "projects").glob("shop-*/sessions/*.md"))
+    assert len(sessions) == 1 and "- Ended: " in sessions[0].read_text(encoding="utf-8")  # that session's own file
+
+    with FakeAPI([bash(CLAUDE_SAVE), text("Noted.")]) as api:
+        done = claude.run("what did Codex decide about checkout?", project, api.url)
+    assert done.returncode == 0, done.stderr
+    assert "Checkout rounds prices half to even" in claude_texts(api.requests[0])
+
+    first = codex_session(machine, "and refunds?", project, [message("Refunds next.")])[0]
+    assert "Refunds go back to the original card" in first and "Checkout rounds prices half to even" in first
+
+
+CLAUDE_SAVE = """keeper save <<'KEEPER'
+summary: Planned refunds
+decisions:
+  - Refunds go back to the original card
+KEEPER"""
+
+
+def test_a_stop_request_is_followed_once_and_never_loops(machine: Codex, tmp_path: Path) -> None:
+    project = git_project(tmp_path, "tool")
+    machine.trust(project)
+    env = {"KEEPER_SAVE_EVERY": "50", "KEEPER_FINAL_SAVE_MIN": "1"}
+    script = [shell("echo work"), message("Finished."), message("Finished; not saving."), message("Unexpected.")]
+    seen = codex_session(machine, "do one thing", project, script, env)
+    assert len(seen) == 3, "Stop should continue the turn exactly once"
+    assert seen[2].count("tool uses in this session are not yet in memory") == 1  # a Stop block's reason
+    log = json.dumps([p.read_text(encoding="utf-8") for p in (machine.store / "logs").glob("*.log")])
+    assert "ERROR" not in log
