@@ -1,4 +1,4 @@
-"""Claude Code transcripts (JSONL): what a session did, read without a model and in bounded memory.
+"""Claude Code transcripts and Codex rollouts (JSONL): what a session did, read without a model, in bounded memory.
 
 The format is internal to Claude Code and changes between versions, so the reader is defensive:
 unknown record types are skipped, malformed or truncated lines are counted and skipped, and a
@@ -9,7 +9,7 @@ very long unread transcript is read from its end (plus its first prompt) rather 
 ``Activity`` is the deterministic digest a session record shows: the user's real prompts (turn
 boundaries; tool results, meta and compaction-summary messages are not prompts), files written
 and edited, commands run (Keeper's own saves counted apart), tool counts, errors met, branch,
-compactions and time span.
+compactions and time span. A Codex rollout's lines are folded by ``rollout`` into the same digest.
 """
 
 from __future__ import annotations
@@ -17,6 +17,7 @@ from __future__ import annotations
 import os
 
 from keeper import jsonio
+from keeper.capture import rollout
 from keeper.capture.shell import is_save_command
 
 TYPE_CHECKING = False
@@ -166,7 +167,7 @@ class Activity:
         self.prompt_count: int = max(_count(data.get("prompt_count")), len(self.prompts))
         files = data.get("files")
         self.files: dict[str, str] = (
-            {k: v for k, v in files.items() if isinstance(k, str) and v in ("written", "edited")}
+            {k: v for k, v in files.items() if isinstance(k, str) and v in ("written", "edited", "deleted")}
             if isinstance(files, dict)
             else {}
         )
@@ -208,6 +209,9 @@ class Activity:
         if isinstance(stamp, str) and stamp:
             self.first_ts = self.first_ts or stamp
             self.last_ts = max(self.last_ts, stamp)
+        if kind in rollout.KINDS:  # a Codex rollout
+            rollout.fold(self, entry)
+            return
         branch = entry.get("gitBranch")
         if isinstance(branch, str) and branch and branch != "HEAD":
             self.branch = branch
@@ -225,13 +229,15 @@ class Activity:
             for block in content:
                 if isinstance(block, dict) and block.get("type") == "tool_result" and block.get("is_error"):
                     name = self._tool_names.get(str(block.get("tool_use_id")), "tool")
-                    self.error_count += 1
-                    first = _text_of(block.get("content")).strip().splitlines()
-                    error = _short(self._clean(f"{name}: {(first[0] if first else 'error')[:4096]}"), 170)
-                    self.errors = [*self.errors, error][-KEEP_ERRORS:]
+                    self.note_error(name, _text_of(block.get("content")))
         text = prompt_text(entry, content)
-        if text is None:
-            return
+        if text is not None:
+            self.note_prompt(text)
+
+    # What any transcript format reports, folded the same way (the Codex reader uses these too).
+
+    def note_prompt(self, text: str) -> None:
+        """One real prompt of the user's: a turn boundary."""
         self.prompt_count += 1
         prompt = _short(self._clean(text[:4096]), 240)  # redact, then cut: a cut secret would no longer match
         if len(self.prompts) < KEEP_PROMPTS:
@@ -239,6 +245,29 @@ class Activity:
         else:  # keep the first half and the most recent ones
             half = KEEP_PROMPTS // 2
             self.prompts = [*self.prompts[:half], *self.prompts[half + 1 :], prompt]
+
+    def note_error(self, tool: str, output: str) -> None:
+        """A tool use that failed, shown by the first line of what it printed."""
+        self.error_count += 1
+        first = output.strip().splitlines()
+        error = _short(self._clean(f"{tool}: {(first[0] if first else 'error')[:4096]}"), 170)
+        self.errors = [*self.errors, error][-KEEP_ERRORS:]
+
+    def note_command(self, command: str) -> None:
+        """A shell command run; Keeper's own save is counted as a save, not as the session's work."""
+        if is_save_command(command):
+            self.saves += 1
+        elif command.strip():
+            short = _short(self._clean(command.strip().splitlines()[0][:4096]), 160)
+            self.commands = [*self.commands, short][-KEEP_COMMANDS:]
+
+    def note_file(self, path: str, how: str) -> None:
+        """A file ``written`` (created or replaced whole), ``edited`` or ``deleted``; written wins over edited."""
+        if not path or (len(self.files) >= KEEP_FILES and path not in self.files):
+            return
+        path = self._clean(path)
+        previous = self.files.get(path)
+        self.files[path] = "written" if how == "edited" and previous == "written" else how
 
     def _assistant(self, content: Any) -> None:
         if not isinstance(content, list):
@@ -256,17 +285,11 @@ class Activity:
             raw_input = block.get("input")
             tool_input: dict[str, Any] = raw_input if isinstance(raw_input, dict) else {}
             command = tool_input.get("command")
-            if name == "Bash" and isinstance(command, str) and is_save_command(command):
-                self.saves += 1  # Keeper's own save: a save, not a command of the session's work
-            elif name == "Bash" and isinstance(command, str) and command.strip():
-                short = _short(self._clean(command.strip().splitlines()[0][:4096]), 160)
-                self.commands = [*self.commands, short][-KEEP_COMMANDS:]
+            if name == "Bash" and isinstance(command, str):
+                self.note_command(command)
             path = tool_input.get("file_path") or tool_input.get("notebook_path")
-            room = len(self.files) < KEEP_FILES or path in self.files
-            if name in _WRITE_TOOLS and isinstance(path, str) and path and room:
-                path = self._clean(path)
-                previous = self.files.get(path)
-                self.files[path] = "written" if "written" in (previous, _WRITE_TOOLS[name]) else "edited"
+            if name in _WRITE_TOOLS and isinstance(path, str):
+                self.note_file(path, _WRITE_TOOLS[name])
 
 
 def update(activity: Activity, path: str, offset: int) -> int:
