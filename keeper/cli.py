@@ -40,8 +40,9 @@ def _resolve(args: argparse.Namespace, session: str | None = None, store: bool =
     if store:  # doctor reports it among its checks instead
         _require_store()
     start = start_folder([args.project_dir or "", os.environ.get("CLAUDE_PROJECT_DIR", "")], strict=True)
-    agent_session = os.environ.get("CLAUDE_CODE_SESSION_ID") or os.environ.get("CODEX_SESSION_ID")
-    raw = session or agent_session or f"manual-{time.strftime('%Y%m%d')}"
+    from keeper.plugin import agents
+
+    raw = session or agents.session_from_env() or f"manual-{time.strftime('%Y%m%d')}"
     at = resolve(start, raw, strict=True)
     for warning in at.warnings:
         print(f"keeper: warning: {warning}", file=sys.stderr)

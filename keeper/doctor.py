@@ -1,7 +1,8 @@
 """``keeper doctor``: find what stops Keeper from working here, and say how to fix each thing.
 
 Checks the Python in use; the plugin as Claude Code has it (enabled, set up, its marketplace
-folder still there); a ``keeper`` on PATH (the same version, not only inside a virtualenv, a real
+folder still there); the plugin as Codex has it (enabled, its hooks trusted, saves allowed by its
+sandbox); a ``keeper`` on PATH (the same version, not only inside a virtualenv, a real
 executable on Windows); a writable store; the configuration; and whether hooks ran here.
 """
 
@@ -9,6 +10,7 @@ from __future__ import annotations
 
 import os
 import platform
+import shutil
 import sys
 
 from keeper import __version__, process
@@ -122,6 +124,32 @@ def _plugin_installs() -> list[Check]:
     return checks
 
 
+def _codex() -> list[Check]:
+    """Keeper in Codex CLI: enabled, its hooks trusted (Codex skips others silently), saves not sandboxed out."""
+    from keeper.plugin import codex
+
+    config = codex.config()
+    found = codex.plugin_installs(config)
+    if not found:
+        if shutil.which("codex"):
+            return [Check("codex", None, "Codex CLI is here without Keeper", codex.install_hint())]
+        return []
+    checks = []
+    for plugin in found:
+        if plugin.untrusted:
+            events = ", ".join(plugin.untrusted)
+            detail = f"{plugin.name} is enabled in Codex, but it was not told to trust its hooks for {events}"
+            checks.append(Check("codex", False, detail + ": Codex skips them without a word", codex.TRUST_STEP))
+        else:
+            detail = f"{plugin.name} {plugin.version} is enabled in Codex, its hooks trusted"
+            checks.append(Check("codex", True, detail))
+    store = paths.data_root()
+    if codex.sandbox_blocks(store, config):
+        detail = f"Codex's sandbox may keep the model's `keeper save` from writing {store}"
+        checks.append(Check("sandbox", None, detail, codex.sandbox_step(store)))
+    return checks
+
+
 def _store() -> Check:
     root = paths.data_root()
     probe = os.path.join(root, f".doctor-{os.getpid()}")
@@ -170,6 +198,7 @@ def run_checks(project: paths.Project, config_warnings: list[str]) -> list[Check
     return [
         _python(),
         *_plugin_installs(),
+        *_codex(),
         _command(),
         *_windows(),
         _store(),

@@ -8,7 +8,7 @@ import sys
 
 from keeper import __version__
 from keeper.memory import document
-from keeper.plugin import install
+from keeper.plugin import agents, codex, install
 from keeper.store import counters, identity, log, paths, repo, sessions
 from keeper.store.config import Config
 from keeper.store.fsutil import read_json, read_text
@@ -26,8 +26,8 @@ def collect(project: paths.Project, cfg: Config) -> dict[str, Any]:
     text = read_text(project.memory)
     view = document.overview(text)
     files = sessions.list_files(project)
-    session = os.environ.get("CLAUDE_CODE_SESSION_ID")
-    if session:  # inside Claude Code: this session's counter; else the most recent one
+    session = agents.session_from_env()
+    if session:  # inside Claude Code or Codex: this session's counter; else the most recent one
         tally_file: str | None = counters.tally_path(project.state, identity.safe_session_id(session))
     else:
         tallies = glob.glob(os.path.join(project.state, "*.tally"))
@@ -78,6 +78,7 @@ def collect(project: paths.Project, cfg: Config) -> dict[str, Any]:
         "keeper_on_path": install.keeper_on_path(),
         "running": {"python": sys.executable, "plugin_environment": install.running_in_plugin_env()},
         "plugin": [plugin.as_dict() for plugin in install.plugin_installs()],
+        "codex": [plugin.as_dict() for plugin in codex.plugin_installs()],
         "platform_data_dir_agrees": bool(os.environ.get("KEEPER_HOME")) or expected == data_root,
     }
 
@@ -187,6 +188,11 @@ def lines(data: dict[str, Any]) -> list[str]:
             out.append(
                 f"  problem       its marketplace folder {plugin['marketplace_folder']} is gone: run `keeper doctor`"
             )
+    for plugin in data["codex"]:
+        trust = "hooks trusted"
+        if plugin["untrusted_hooks"]:
+            trust = f"Codex was not told to trust {count(len(plugin['untrusted_hooks']), 'hook')}: run `keeper doctor`"
+        out.append(f"  codex         {plugin['plugin']} {plugin['version']}: {trust}")
     if not data["plugin"] and not data["keeper_on_path"]:
         out.append("  problem       no keeper plugin is enabled in Claude Code and no `keeper` is on PATH:")
         out.append(f"                {install.install_hint()}")

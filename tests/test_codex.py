@@ -19,6 +19,7 @@ import pytest
 from keeper import __version__, cli
 from keeper.capture.shell import is_save_command
 from keeper.hooks import context, entry
+from keeper.store import paths
 from keeper.store.log import log_file
 from tests.conftest import REPO
 
@@ -184,3 +185,94 @@ def test_stop_asks_in_the_shape_each_agent_continues_on_and_never_twice(
         assert "not yet in memory" in asked["hookSpecificOutput"]["additionalContext"]
     again = hook([], codex_payload("Stop", tmp_path, stop_hook_active=True), monkeypatch, capsys)
     assert "decision" not in again and "hookSpecificOutput" not in again
+
+
+# -- doctor and status ---------------------------------------------------------------------------
+
+
+@pytest.fixture
+def codex_home(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
+    """A Codex home where ``codex plugin add keeper@keeper`` put its copy of the plugin."""
+    home = tmp_path / "codex-home"
+    hooks = home / "plugins" / "cache" / "keeper" / "keeper" / __version__ / "hooks"
+    hooks.mkdir(parents=True)
+    shutil.copy2(REPO / "hooks" / "hooks.json", hooks / "hooks.json")
+    monkeypatch.setenv("CODEX_HOME", str(home))
+    return home
+
+
+def doctor(capsys: pytest.CaptureFixture[str]) -> str:
+    cli.main(["doctor"])
+    return capsys.readouterr().out
+
+
+def test_doctor_names_the_hooks_codex_was_not_told_to_trust_and_the_step(
+    codex_home: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    trusted = '[hooks.state."keeper@keeper:hooks/hooks.json:session_start:0:0"]\ntrusted_hash = "sha256:1"\n'
+    config = '[plugins."keeper@keeper"]\nenabled = true\n\n' + trusted
+    (codex_home / "config.toml").write_text(config, encoding="utf-8")
+    out = doctor(capsys)
+    line = next(line for line in out.splitlines() if " codex " in line)
+    assert line.lstrip().startswith("FAIL")
+    assert "UserPromptSubmit, PostToolUse, PreCompact, Stop, SessionEnd" in line  # the events Codex runs, untrusted
+    assert "SessionStart" not in line and "PostToolUseFailure" not in line
+    assert "type /hooks and trust Keeper's hooks" in out
+    cli.main(["status", "--json"])
+    assert json.loads(capsys.readouterr().out)["codex"] == [
+        {
+            "plugin": "keeper@keeper",
+            "version": __version__,
+            "untrusted_hooks": line.split("for ")[1].split(":")[0].split(", "),
+        }
+    ]
+
+
+def test_doctor_and_status_once_every_hook_is_trusted(codex_home: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    keys = ["session_start", "user_prompt_submit", "post_tool_use", "pre_compact", "stop", "session_end"]
+    trusted = "".join(f'[hooks.state."keeper@keeper:hooks/hooks.json:{k}:0:0"]\ntrusted_hash = "x"\n' for k in keys)
+    (codex_home / "config.toml").write_text('[plugins."keeper@keeper"]\nenabled = true\n' + trusted, encoding="utf-8")
+    assert "ok    codex    keeper@keeper" in doctor(capsys)
+    cli.main(["status"])
+    assert f"codex         keeper@keeper {__version__}: hooks trusted" in capsys.readouterr().out
+
+
+@pytest.mark.parametrize(
+    ("config", "blocked"),
+    [
+        ("", True),  # codex exec is read-only unless told otherwise
+        ('sandbox_mode = "danger-full-access"\n', False),
+        ('sandbox_mode = "workspace-write"\n[sandbox_workspace_write]\nwritable_roots = ["STORE"]\n', False),
+        ('[sandbox_workspace_write]\nwritable_roots = ["/elsewhere"]\n', True),
+    ],
+)
+def test_doctor_says_when_codex_sandbox_keeps_saves_out_of_the_store(
+    config: str, blocked: bool, codex_home: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    store = str(paths.data_root())
+    text = config.replace("STORE", store) + '\n[plugins."keeper@keeper"]\nenabled = true\n'  # top-level keys first
+    (codex_home / "config.toml").write_text(text, encoding="utf-8")
+    out = doctor(capsys)
+    assert ("writable_roots = " + json.dumps([store]) in out) is blocked
+
+
+@POSIX
+@pytest.mark.parametrize("codex_on_path", [False, True])
+def test_without_keeper_in_codex_doctor_names_the_install_only_where_codex_is(
+    codex_on_path: bool,
+    codex_home: Path,
+    tmp_path: Path,
+    monkeypatch: pytest.MonkeyPatch,
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    tools = tmp_path / "tools"
+    tools.mkdir()
+    if codex_on_path:
+        (tools / "codex").write_text("#!/bin/sh\n")
+        (tools / "codex").chmod(0o755)
+    monkeypatch.setenv("PATH", f"{tools}:{SYSTEM_PATH}")
+    out = doctor(capsys)
+    hint = "Codex CLI is here without Keeper"
+    assert (hint in out) is codex_on_path and (" codex " in out) is codex_on_path
+    if codex_on_path:
+        assert "`codex plugin add keeper@keeper`" in out

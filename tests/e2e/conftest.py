@@ -203,6 +203,7 @@ class Codex:
     def __init__(self, binary: str, keeper_dir: str, home: Path, store: Path) -> None:
         self.binary, self.keeper_dir, self.home, self.store = binary, keeper_dir, home, store
         self.codex_home = home / ".codex"
+        self.fresh: tuple[list[dict[str, Any]], str] = ([], "")  # hooks/list and keeper doctor right after install
         self.codex_home.mkdir(parents=True, exist_ok=True)
         config = self.codex_home / "config.toml"
         if not config.exists():

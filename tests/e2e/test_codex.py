@@ -58,7 +58,20 @@ def machine(codex_bin: str, tmp_path_factory: pytest.TempPathFactory) -> Codex:
         check=True,
         timeout=300,
     )
+    codex.fresh = (codex.hooks(base), keeper(codex, "doctor"))  # as installed, before anyone trusted a hook
     return codex
+
+
+def keeper(codex: Codex, *args: str) -> str:
+    done = subprocess.run(
+        [sys.executable, "-m", "keeper", *args],
+        env=codex.env(),
+        capture_output=True,
+        text=True,
+        timeout=60,
+        check=False,
+    )
+    return done.stdout
 
 
 def codex_session(codex: Codex, prompt: str, project: Path, script: list, env: dict[str, str] | None = None) -> list:
@@ -70,13 +83,17 @@ def codex_session(codex: Codex, prompt: str, project: Path, script: list, env: d
     return [texts_of(r) for r in api.requests]
 
 
-def test_untrusted_hooks_are_named_and_trusting_them_makes_them_run(machine: Codex, tmp_path: Path) -> None:
-    project = git_project(tmp_path, "svc")
-    untrusted = [h["key"] for h in machine.hooks(project) if h["trustStatus"] != "trusted"]
-    assert sorted(untrusted) == sorted(machine.trust(project))
-    listed = {h["eventName"]: h for h in machine.hooks(project)}
+def test_doctor_names_the_hooks_codex_does_not_trust_until_they_are(machine: Codex, tmp_path: Path) -> None:
+    hooks, doctor = machine.fresh
+    assert {h["trustStatus"] for h in hooks} == {"untrusted"}
+    events = {h["eventName"][0].upper() + h["eventName"][1:] for h in hooks}
+    named = next(line for line in doctor.splitlines() if " codex " in line)
+    assert "FAIL" in named and set(named.split(" hooks for ")[1].split(":")[0].split(", ")) == events
+    machine.trust(git_project(tmp_path, "svc"))
+    listed = {h["eventName"]: h for h in machine.hooks(tmp_path)}
     assert {h["trustStatus"] for h in listed.values()} == {"trusted"}
     assert listed["sessionStart"]["additionalContextLimit"] == 0  # Keeper's bounded context passes whole
+    assert "its hooks trusted" in keeper(machine, "doctor")
 
 
 def test_codex_saves_claude_code_remembers_and_the_other_way_round(
