@@ -583,9 +583,20 @@ static int is(const WCHAR *a, const WCHAR *b) {
     return 0;
 }
 
+/* Codex runs a hook's command through a shell and ignores its args: no arguments, under a hook
+ * runner (CLAUDE_PLUGIN_ROOT set) and a payload on stdin (not a console) make it `keeper hook`,
+ * whose event the payload's hook_event_name names. */
+static WCHAR *as_hook[3];
+
 static DWORD launch(void) {
     int argc;
     WCHAR **argv = split_command_line(GetCommandLineW(), &argc);
+    if (argc == 1 && env(L"CLAUDE_PLUGIN_ROOT") && GetFileType(GetStdHandle(STD_INPUT_HANDLE)) != FILE_TYPE_CHAR) {
+        as_hook[0] = argv[0];
+        as_hook[1] = L"hook";
+        argv = as_hook;
+        argc = 2;
+    }
     int hook = argc > 1 && is(argv[1], L"hook");
     const WCHAR *event = argc > 2 ? argv[2] : L"";
     const WCHAR *bare = hook && !is(event, L"-h") && !is(event, L"--help") ? CODE_HOOK : CODE_BARE;

@@ -184,6 +184,21 @@ def test_the_environment_runs_isolated_with_arguments_stdin_stdout_and_exit_code
     assert received == stdin
 
 
+def test_given_no_arguments_by_a_hook_runner_it_runs_the_hook_of_the_payload(plugin: Plugin) -> None:
+    """Codex runs hooks in a shell and drops their args: the event is the payload's hook_event_name."""
+    python = plugin.env_python()
+    payload = b'{"session_id":"s","hook_event_name":"SessionStart","cwd":"C:\\\\w"}'
+    plugin.wine.env["CLAUDE_PLUGIN_ROOT"] = win(plugin.root)
+    try:
+        plugin.run([], stdin=payload)
+    finally:
+        del plugin.wine.env["CLAUDE_PLUGIN_ROOT"]
+    site = win(plugin.data / "env" / __version__ / "Lib" / "site-packages")
+    assert calls(python) == [([win(python), "-I", "-S", "-c", CODE_HOOK, site, "hook"], payload)]
+    plugin.run([], stdin=payload)  # no hook runner: the command line's own usage, as before
+    assert calls(python)[1][0] == [win(python), "-I", "-S", "-c", CODE_BARE, site]
+
+
 def test_an_environment_without_its_packages_folder_runs_the_command_line_module(plugin: Plugin) -> None:
     python = plugin.env_python(site=False, out='{"ok": 1}\n')
     done = plugin.run(["hook", "stop"])
