@@ -19,6 +19,7 @@ import pytest
 from keeper import __version__, cli
 from keeper.capture.shell import is_save_command
 from keeper.hooks import context, entry
+from keeper.plugin import codex
 from keeper.store import paths
 from keeper.store.log import log_file
 from tests.conftest import REPO
@@ -75,6 +76,45 @@ def test_keeper_hook_with_no_event_on_the_command_line(
     monkeypatch.setattr(sys, "stdin", io.TextIOWrapper(io.BytesIO(codex_payload("SessionStart", tmp_path))))
     assert cli.main(["hook"]) == 0
     assert json.loads(capsys.readouterr().out)["hookSpecificOutput"]["hookEventName"] == "SessionStart"
+
+
+# -- what Codex runs -----------------------------------------------------------------------------
+
+CODEX_HOOKS = json.loads((REPO / "hooks" / "codex.json").read_text(encoding="utf-8"))["hooks"]
+
+
+def test_codex_is_given_its_own_hooks_file_mirroring_claude_codes() -> None:
+    manifest = json.loads((REPO / ".codex-plugin" / "plugin.json").read_text(encoding="utf-8"))
+    assert manifest["name"] == "keeper" and manifest["version"] == __version__
+    assert manifest["hooks"] == "./hooks/codex.json"
+    claude = json.loads((REPO / "hooks" / "hooks.json").read_text(encoding="utf-8"))["hooks"]
+    assert set(CODEX_HOOKS) == set(claude) & set(codex.EVENTS)  # every event Codex has
+    for event, groups in CODEX_HOOKS.items():
+        [group], [theirs] = groups, claude[event]
+        assert group.get("matcher") == theirs.get("matcher")
+        [handler], [exec_form] = group["hooks"], theirs["hooks"]
+        assert handler["command"] == f'"$PLUGIN_ROOT/bin/keeper" {" ".join(exec_form["args"])}'
+        assert handler["timeout"] == exec_form["timeout"]
+
+
+@POSIX
+@pytest.mark.parametrize("event", sorted(CODEX_HOOKS))
+def test_codex_shell_command_reaches_the_launcher_from_any_folder(event: str, tmp_path: Path) -> None:
+    """Codex runs ``bash -c COMMAND``; the plugin may sit under a path with spaces, quotes or ``$``."""
+    root = tmp_path / 'Ann\'s "plugins" $HOME `x`'
+    (root / "bin").mkdir(parents=True)
+    launcher = root / "bin" / "keeper"
+    launcher.write_text('#!/bin/sh\nprintf "%s|" "$@"\n')
+    launcher.chmod(0o755)
+    command = CODEX_HOOKS[event][0]["hooks"][0]["command"]
+    done = subprocess.run(
+        ["/bin/bash", "-c", command],
+        env={"PLUGIN_ROOT": str(root), "PATH": SYSTEM_PATH},
+        capture_output=True,
+        text=True,
+        check=True,
+    )
+    assert done.stdout == f"hook|{entry.BY_PAYLOAD_NAME[event]}|"
 
 
 # -- the launcher -------------------------------------------------------------------------------
@@ -194,9 +234,10 @@ def test_stop_asks_in_the_shape_each_agent_continues_on_and_never_twice(
 def codex_home(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
     """A Codex home where ``codex plugin add keeper@keeper`` put its copy of the plugin."""
     home = tmp_path / "codex-home"
-    hooks = home / "plugins" / "cache" / "keeper" / "keeper" / __version__ / "hooks"
-    hooks.mkdir(parents=True)
-    shutil.copy2(REPO / "hooks" / "hooks.json", hooks / "hooks.json")
+    plugin = home / "plugins" / "cache" / "keeper" / "keeper" / __version__
+    for name in (".codex-plugin/plugin.json", "hooks/codex.json", "hooks/hooks.json"):
+        (plugin / name).parent.mkdir(parents=True, exist_ok=True)
+        shutil.copy2(REPO / name, plugin / name)
     monkeypatch.setenv("CODEX_HOME", str(home))
     return home
 
@@ -209,7 +250,7 @@ def doctor(capsys: pytest.CaptureFixture[str]) -> str:
 def test_doctor_names_the_hooks_codex_was_not_told_to_trust_and_the_step(
     codex_home: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
-    trusted = '[hooks.state."keeper@keeper:hooks/hooks.json:session_start:0:0"]\ntrusted_hash = "sha256:1"\n'
+    trusted = '[hooks.state."keeper@keeper:hooks/codex.json:session_start:0:0"]\ntrusted_hash = "sha256:1"\n'
     config = '[plugins."keeper@keeper"]\nenabled = true\n\n' + trusted
     (codex_home / "config.toml").write_text(config, encoding="utf-8")
     out = doctor(capsys)
@@ -230,7 +271,7 @@ def test_doctor_names_the_hooks_codex_was_not_told_to_trust_and_the_step(
 
 def test_doctor_and_status_once_every_hook_is_trusted(codex_home: Path, capsys: pytest.CaptureFixture[str]) -> None:
     keys = ["session_start", "user_prompt_submit", "post_tool_use", "pre_compact", "stop", "session_end"]
-    trusted = "".join(f'[hooks.state."keeper@keeper:hooks/hooks.json:{k}:0:0"]\ntrusted_hash = "x"\n' for k in keys)
+    trusted = "".join(f'[hooks.state."keeper@keeper:hooks/codex.json:{k}:0:0"]\ntrusted_hash = "x"\n' for k in keys)
     (codex_home / "config.toml").write_text('[plugins."keeper@keeper"]\nenabled = true\n' + trusted, encoding="utf-8")
     assert "ok    codex    keeper@keeper" in doctor(capsys)
     cli.main(["status"])

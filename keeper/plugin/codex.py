@@ -13,6 +13,7 @@ import json
 import os
 
 from keeper.plugin import install
+from keeper.store.fsutil import read_json
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
@@ -60,6 +61,9 @@ def tables(text: str) -> dict[str, dict[str, Any]]:
     return found
 
 
+DEFAULT_HOOKS = "hooks/hooks.json"  # where Codex looks when .codex-plugin/plugin.json names no hooks file
+
+
 def _snake(event: str) -> str:
     return "".join(f"_{c.lower()}" if c.isupper() else c for c in event).lstrip("_")
 
@@ -80,18 +84,16 @@ class CodexInstall:
         """Each hook of the installed copy as ``(event, the key Codex records its trust under)``."""
         if not self.install_path:
             return []
-        try:
-            with open(os.path.join(self.install_path, "hooks", "hooks.json"), encoding="utf-8") as fh:
-                declared = json.load(fh).get("hooks")
-        except (OSError, ValueError, AttributeError):
-            return []
+        manifest = read_json(os.path.join(self.install_path, ".codex-plugin", "plugin.json")).get("hooks")
+        hooks_file = os.path.normpath(manifest if isinstance(manifest, str) else DEFAULT_HOOKS).replace(os.sep, "/")
+        declared = read_json(os.path.join(self.install_path, hooks_file)).get("hooks")
         keys = []
         for event in EVENTS:
             groups = declared.get(event) if isinstance(declared, dict) else None
             for g, group in enumerate(groups if isinstance(groups, list) else []):
                 handlers = group.get("hooks") if isinstance(group, dict) else None
                 for h, _ in enumerate(handlers if isinstance(handlers, list) else []):
-                    keys.append((event, f"{self.name}:hooks/hooks.json:{_snake(event)}:{g}:{h}"))
+                    keys.append((event, f"{self.name}:{hooks_file}:{_snake(event)}:{g}:{h}"))
         return keys
 
     def as_dict(self) -> dict[str, object]:

@@ -44,7 +44,7 @@ def follows_the_save_request(body: str) -> Any:
 
 @pytest.fixture(scope="module")
 def machine(codex_bin: str, tmp_path_factory: pytest.TempPathFactory) -> Codex:
-    base = tmp_path_factory.mktemp("codex-machine")
+    base = tmp_path_factory.mktemp("codex machine")  # a space in every path: Codex runs hooks through bash
     codex = Codex(codex_bin, "", base / "home", base / "store")
     codex.install()
     plugin = next((codex.codex_home / "plugins" / "cache" / "keeper" / "keeper").iterdir())
