@@ -3,14 +3,15 @@
 By default it times exactly what hooks.json runs after a plugin-only install: its exec form,
 ``${CLAUDE_PLUGIN_ROOT}/bin/keeper hook <event>`` spawned with no shell, the launcher starting the
 environment Keeper set up for itself (built first, in a temporary plugin data folder, by
-``keeper/plugin/bootstrap.py``). ``--shell-form`` times the shell form hooks.json used before, ``sh -c
-'"${CLAUDE_PLUGIN_ROOT}/bin/keeper" hook <event>'``, for comparison. ``--keeper PATH`` times a
+``keeper/plugin/bootstrap.py``). ``--codex`` times hooks/codex.json's commands as Codex CLI runs
+them, ``bash -c '"$PLUGIN_ROOT/bin/keeper" hook <event>'``. ``--shell-form`` times the shell form
+hooks.json used before, ``sh -c '"${CLAUDE_PLUGIN_ROOT}/bin/keeper" hook <event>'``, for comparison. ``--keeper PATH`` times a
 ``keeper`` console script instead (pip, pipx, uv). Every variant is run
 as a fresh process with its JSON on stdin, interleaved round by round with the baseline (the same
 interpreter), so machine noise hits all alike. Reports the median and p90 per variant and the
 ratio of medians to the baseline.
 
-    python benchmarks/hooks.py [--rounds 30] [--shell-form | --keeper PATH] [--json results.json] [--check]
+    python benchmarks/hooks.py [--rounds 30] [--shell-form | --codex | --keeper PATH] [--json results.json] [--check]
 
 Exit status 1 when a hook fails, or with --check when a ratio exceeds its must-not-exceed bound.
 """
@@ -42,9 +43,9 @@ TARGETS = {
 REPO = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 
 
-def plugin_command(base: str, shell_form: bool = False) -> tuple[list[str], str, dict[str, str]]:
-    """The hook command of hooks.json (exec form, or the former shell form), a plugin data folder set
-    up for it, and its Python."""
+def plugin_command(base: str, shell_form: bool = False, codex: bool = False) -> tuple[list[str], str, dict[str, str]]:
+    """The hook command of hooks.json (exec form, the former shell form, or as Codex runs it), a plugin
+    data folder set up for it, and its Python."""
     sys.path.insert(0, REPO)
     from keeper import __version__
     from keeper.plugin import bootstrap
@@ -55,7 +56,17 @@ def plugin_command(base: str, shell_form: bool = False) -> tuple[list[str], str,
     python = bootstrap.env_python(os.path.join(data, "env", __version__))  # what the hooks run on
     launcher = os.path.join(REPO, "bin", "keeper")
     command = ["/bin/sh", "-c", f'"{launcher}" hook "$0"'] if shell_form else [launcher, "hook"]
-    return command, python, {"CLAUDE_PLUGIN_ROOT": REPO, "CLAUDE_PLUGIN_DATA": data}
+    plugin = {"CLAUDE_PLUGIN_ROOT": REPO, "CLAUDE_PLUGIN_DATA": data}
+    if codex:  # Codex runs hooks/codex.json's command under bash -c and sets PLUGIN_* beside CLAUDE_PLUGIN_*
+        return ["/bin/bash", "-c"], python, {**plugin, "PLUGIN_ROOT": REPO, "PLUGIN_DATA": data}
+    return command, python, plugin
+
+
+def codex_commands() -> dict[str, str]:
+    """hooks/codex.json's shell command for each ``keeper hook`` event."""
+    with open(os.path.join(REPO, "hooks", "codex.json"), encoding="utf-8") as fh:
+        declared = json.load(fh)["hooks"]
+    return {h["command"].rsplit(" ", 1)[1]: h["command"] for groups in declared.values() for h in groups[0]["hooks"]}
 
 
 def keeper_command(explicit: str) -> tuple[str, str]:
@@ -135,6 +146,7 @@ def main() -> int:
     parser.add_argument("--rounds", type=int, default=30, help="rounds of every variant (default 30; use >= 20)")
     parser.add_argument("--keeper", help="time this keeper script instead of the plugin's launcher")
     parser.add_argument("--shell-form", action="store_true", help="run the launcher under sh -c, as hooks.json did")
+    parser.add_argument("--codex", action="store_true", help="run hooks/codex.json's commands as Codex does (bash -c)")
     parser.add_argument("--json", help="also write the results to this file")
     parser.add_argument("--sessions", type=int, default=10_000, help="session files of the large store")
     parser.add_argument("--check", action="store_true", help="exit 1 when a ratio exceeds its bound")
@@ -144,8 +156,9 @@ def main() -> int:
         script, python = keeper_command(args.keeper)
         hook, plugin_env = [script, "hook"], {}
     else:
-        hook, python, plugin_env = plugin_command(base, args.shell_form)
+        hook, python, plugin_env = plugin_command(base, args.shell_form, args.codex)
         script = "hooks.json's command: " + (hook[2].replace('"$0"', "<event>") if args.shell_form else " ".join(hook))
+        script = "hooks/codex.json's commands under bash -c" if args.codex else script
     project = os.path.join(base, "shop-api")
     os.makedirs(os.path.join(project, ".git"))
     env = {k: v for k, v in os.environ.items() if not k.startswith(("KEEPER_", "CLAUDE_"))}
@@ -170,52 +183,65 @@ def main() -> int:
         os.path.getsize(os.path.join(d, f)) for d, _, fs in os.walk(env["KEEPER_HOME"]) for f in fs if f == "memory.md"
     )
 
-    def payload(**fields: object) -> bytes:
-        return json.dumps({"session_id": "bench-session", "transcript_path": "", "cwd": project, **fields}).encode()
+    def payload(event: str, **fields: object) -> bytes:
+        name = "".join(part.capitalize() for part in event.split("-"))  # hook_event_name: Codex reads the event here
+        base = {"session_id": "bench-session", "transcript_path": "", "cwd": project, "hook_event_name": name}
+        return json.dumps({**base, **fields}).encode()
+
+    shell = codex_commands() if args.codex else {}
+
+    def cmd(event: str) -> list[str]:
+        return [*hook, shell[event]] if args.codex else [*hook, event]
 
     counter = iter(range(10**9))
     variants: dict[str, tuple[list[str], object, dict[str, str]]] = {
         "python -c pass": ([python, "-c", "pass"], b"", {}),
         "post-tool-use": (
-            [*hook, "post-tool-use"],
-            payload(tool_name="Bash", tool_input={"command": "pytest -q"}, tool_response={"stdout": "ok"}),
+            cmd("post-tool-use"),
+            payload(
+                "post-tool-use", tool_name="Bash", tool_input={"command": "pytest -q"}, tool_response={"stdout": "ok"}
+            ),
             {"KEEPER_SAVE_EVERY": "1000000000"},
         ),
         "post-tool-use (save due)": (
-            [*hook, "post-tool-use"],
-            payload(tool_name="Edit", tool_input={"file_path": "a.py"}),
+            cmd("post-tool-use"),
+            payload("post-tool-use", tool_name="Edit", tool_input={"file_path": "a.py"}),
             {"KEEPER_SAVE_EVERY": "1"},
         ),
-        "session-start (full memory)": ([*hook, "session-start"], payload(source="startup"), {}),
+        "session-start (full memory)": (cmd("session-start"), payload("session-start", source="startup"), {}),
         "session-start (10,000 session files)": (
-            [*hook, "session-start"],
-            payload(source="startup", cwd=big),
+            cmd("session-start"),
+            payload("session-start", source="startup", cwd=big),
             {"CLAUDE_PROJECT_DIR": big},
         ),
         "user-prompt-submit": (
-            [*hook, "user-prompt-submit"],
-            payload(prompt="fix the flaky checkout test"),
+            cmd("user-prompt-submit"),
+            payload("user-prompt-submit", prompt="fix the flaky checkout test"),
             {},
         ),
         "user-prompt-submit (/keeper:recall)": (
-            [*hook, "user-prompt-submit"],
-            payload(prompt="/keeper:recall retry budgt module_42"),
+            cmd("user-prompt-submit"),
+            payload("user-prompt-submit", prompt="/keeper:recall retry budgt module_42"),
             {},
         ),
         "stop (session file updated)": (
-            [*hook, "stop"],
-            lambda: payload(stop_hook_active=True, last_assistant_message=f"Reply {next(counter)} done."),
+            cmd("stop"),
+            lambda: payload("stop", stop_hook_active=True, last_assistant_message=f"Reply {next(counter)} done."),
             {},
         ),
         "stop (nothing new)": (
-            [*hook, "stop"],
-            payload(session_id="bench-idle", transcript_path=idle, last_assistant_message="All tests pass."),
+            cmd("stop"),
+            payload("stop", session_id="bench-idle", transcript_path=idle, last_assistant_message="All tests pass."),
             {},
         ),
-        "pre-compact": ([*hook, "pre-compact"], payload(trigger="auto"), {}),
-        "session-end": ([*hook, "session-end"], payload(reason="other"), {}),
-        "session-start (sync on)": ([*hook, "session-start"], payload(source="startup"), {"KEEPER_HOME": synced}),
-        "session-end (sync on)": ([*hook, "session-end"], payload(reason="other"), {"KEEPER_HOME": synced}),
+        "pre-compact": (cmd("pre-compact"), payload("pre-compact", trigger="auto"), {}),
+        "session-end": (cmd("session-end"), payload("session-end", reason="other"), {}),
+        "session-start (sync on)": (
+            cmd("session-start"),
+            payload("session-start", source="startup"),
+            {"KEEPER_HOME": synced},
+        ),
+        "session-end (sync on)": (cmd("session-end"), payload("session-end", reason="other"), {"KEEPER_HOME": synced}),
     }
     times: dict[str, list[float]] = {name: [] for name in variants}
     names = list(variants)
