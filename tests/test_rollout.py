@@ -2,7 +2,7 @@
 
 The rollout was written by Codex CLI 0.169.0 with Keeper installed: a prompt, shell commands (two
 failing), two ``apply_patch`` edits of one new file, Keeper's save and, resumed, a second prompt
-whose Stop request Codex recorded as a ``HookPrompt``.
+whose Stop request Codex recorded as a ``HookPrompt``, compacted after its command.
 """
 
 from __future__ import annotations
@@ -19,7 +19,7 @@ from tests.conftest import REPO
 from tests.helpers import run_hook
 
 ROLLOUT = REPO / "tests" / "fixtures" / "codex" / "rollout-edit-save-resume.jsonl"
-SESSION = "01a21631-b45f-7a30-9abe-ab62eee0dacb"  # the recorded session's id
+SESSION = "01a2163e-49b4-7d21-ac46-3aba8b6f43b7"  # the recorded session's id
 
 
 def digest(path: Path) -> transcript.Activity:
@@ -36,7 +36,8 @@ def test_a_recorded_rollout_gives_prompts_files_commands_saves_and_errors() -> N
     assert activity.saves == 1  # Keeper's own save, by the launcher's path, is not among the commands
     assert activity.tools == {"Bash": 5, "apply_patch": 2}
     assert activity.errors == ["Bash: exit 1: cat: missing.txt: No such file or directory", "Bash: exit 3:"]
-    assert activity.first_ts.startswith("2026-11-26T04:51") and activity.last_ts > activity.first_ts
+    assert activity.compactions == 1  # the resumed turn was compacted
+    assert activity.first_ts.startswith("2026-11-26T05:05") and activity.last_ts > activity.first_ts
     assert activity.skipped == 0
 
 
@@ -120,5 +121,6 @@ def test_a_codex_session_record_shows_what_the_rollout_holds(
         "- Saves to memory: 1",
         "- Tools: Bash 5, apply_patch 2",
         "- Errors (2):",
+        "- Compactions: 1",
     ):
         assert expected in text, expected

@@ -59,6 +59,7 @@ class FakeResponses:
         self.requests: list[dict[str, Any]] = []
         self._ids = itertools.count(1)
         self._lock = threading.Lock()
+        self._tokens = 15
         api = self
 
         class Handler(BaseHTTPRequestHandler):
@@ -105,6 +106,9 @@ class FakeResponses:
             self.requests.append(body)
             turn = self.script.pop(0) if self.script else message("Done.")
         item = dict(turn(body) if callable(turn) else turn)
+        self._tokens = item.pop(
+            "total_tokens", 15
+        )  # a large count makes Codex compact (model_auto_compact_token_limit)
         n = next(self._ids)
         item["id"] = f"item_{n:06d}"
         if item["type"] != "message":
@@ -113,7 +117,7 @@ class FakeResponses:
 
     def _sse(self, item: Item) -> bytes:
         n = next(self._ids)
-        usage = {"input_tokens": 10, "output_tokens": 5, "total_tokens": 15}
+        usage = {"input_tokens": self._tokens - 5, "output_tokens": 5, "total_tokens": self._tokens}
         events = [
             {"type": "response.created", "response": {"id": f"resp_{n}"}},
             {"type": "response.output_item.added", "output_index": 0, "item": item},
