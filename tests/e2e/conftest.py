@@ -35,39 +35,36 @@ def _version(binary: str) -> str:
     return done.stdout.strip()
 
 
-@pytest.fixture(scope="session")
-def claude_bin() -> str:
-    """The pinned ``claude`` binary: $KEEPER_TEST_CLAUDE, the repo's cache, or installed there from npm."""
-    explicit = os.environ.get("KEEPER_TEST_CLAUDE")
+def pinned_cli(name: str, package: str, version: str, cache: Path, variable: str) -> str:
+    """A pinned npm CLI: $variable, the cache's copy of that version, or installed there from npm."""
+    explicit = os.environ.get(variable)
     if explicit:
         return explicit
-    bin_dir = CACHE / "node_modules" / ".bin"
-    found = shutil.which("claude", path=str(bin_dir))
-    if found and _version(found).startswith(CLAUDE_VERSION):
+    bin_dir = cache / "node_modules" / ".bin"
+    found = shutil.which(name, path=str(bin_dir))
+    if found and version in _version(found).split():
         return found
     npm = shutil.which("npm")
     if npm is None:
         pytest.fail(
-            "the end-to-end tests need Claude Code and npm is not on PATH: install Node.js/npm, or point "
-            "KEEPER_TEST_CLAUDE at a claude binary, or deselect them with -m 'not e2e'"
+            f"the end-to-end tests need {package} and npm is not on PATH: install Node.js/npm, or point "
+            f"{variable} at a {name} binary, or deselect them with -m 'not e2e'"
         )
     subprocess.run(
-        [
-            npm,
-            "install",
-            "--prefix",
-            str(CACHE),
-            "--no-audit",
-            "--no-fund",
-            f"@anthropic-ai/claude-code@{CLAUDE_VERSION}",
-        ],
+        [npm, "install", "--prefix", str(cache), "--no-audit", "--no-fund", f"{package}@{version}"],
         check=True,
         timeout=600,
         stdout=subprocess.DEVNULL,
     )
-    found = shutil.which("claude", path=str(bin_dir))
-    assert found, f"npm installed Claude Code but no claude binary is in {bin_dir}"
+    found = shutil.which(name, path=str(bin_dir))
+    assert found, f"npm installed {package} but no {name} binary is in {bin_dir}"
     return found
+
+
+@pytest.fixture(scope="session")
+def claude_bin() -> str:
+    """The pinned ``claude`` binary: $KEEPER_TEST_CLAUDE, the repo's cache, or installed there from npm."""
+    return pinned_cli("claude", "@anthropic-ai/claude-code", CLAUDE_VERSION, CACHE, "KEEPER_TEST_CLAUDE")
 
 
 @pytest.fixture(scope="session")
@@ -169,28 +166,7 @@ CODEX_CACHE = CACHE.parent / "codex"  # beside Claude Code's, outside the reposi
 @pytest.fixture(scope="session")
 def codex_bin() -> str:
     """The pinned ``codex`` binary: $KEEPER_TEST_CODEX, the cache, or installed there from npm."""
-    explicit = os.environ.get("KEEPER_TEST_CODEX")
-    if explicit:
-        return explicit
-    bin_dir = CODEX_CACHE / "node_modules" / ".bin"
-    found = shutil.which("codex", path=str(bin_dir))
-    if found and _version(found).endswith(CODEX_VERSION):
-        return found
-    npm = shutil.which("npm")
-    if npm is None:
-        pytest.fail(
-            "the Codex end-to-end tests need Codex CLI and npm is not on PATH: install Node.js/npm, or point "
-            "KEEPER_TEST_CODEX at a codex binary, or deselect them with -m 'not e2e'"
-        )
-    subprocess.run(
-        [npm, "install", "--prefix", str(CODEX_CACHE), "--no-audit", "--no-fund", f"@openai/codex@{CODEX_VERSION}"],
-        check=True,
-        timeout=600,
-        stdout=subprocess.DEVNULL,
-    )
-    found = shutil.which("codex", path=str(bin_dir))
-    assert found, f"npm installed Codex but no codex binary is in {bin_dir}"
-    return found
+    return pinned_cli("codex", "@openai/codex", CODEX_VERSION, CODEX_CACHE, "KEEPER_TEST_CODEX")
 
 
 class Codex:

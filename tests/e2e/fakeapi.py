@@ -55,19 +55,7 @@ class FakeAPI:
 
             def do_POST(self) -> None:
                 length = int(self.headers.get("Content-Length") or 0)
-                body = json.loads(self.rfile.read(length) or b"{}")
-                path = self.path.split("?")[0]
-                if path.endswith("/count_tokens"):
-                    self._send(200, b'{"input_tokens": 100}')
-                    return
-                if not path.endswith("/v1/messages"):
-                    self._send(404, b'{"type":"error","error":{"type":"not_found_error","message":"no"}}')
-                    return
-                blocks = api._next(body)
-                if body.get("stream"):
-                    self._send(200, api._sse(body, blocks), "text/event-stream")
-                else:
-                    self._send(200, json.dumps(api._message(body, blocks)).encode())
+                self._send(*api.answer(self.path.split("?")[0], json.loads(self.rfile.read(length) or b"{}")))
 
         self.server = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
         self.thread = threading.Thread(target=self.server.serve_forever, daemon=True)
@@ -83,6 +71,17 @@ class FakeAPI:
     def __exit__(self, *exc: object) -> None:
         self.server.shutdown()
         self.server.server_close()
+
+    def answer(self, path: str, body: dict[str, Any]) -> tuple[int, bytes, str]:
+        """Status, body and content type for one POST (a subclass serves another API)."""
+        if path.endswith("/count_tokens"):
+            return 200, b'{"input_tokens": 100}', "application/json"
+        if not path.endswith("/v1/messages"):
+            return 404, b'{"type":"error","error":{"type":"not_found_error","message":"no"}}', "application/json"
+        blocks = self._next(body)
+        if body.get("stream"):
+            return 200, self._sse(body, blocks), "text/event-stream"
+        return 200, json.dumps(self._message(body, blocks)).encode(), "application/json"
 
     def _next(self, body: dict[str, Any]) -> list[Block]:
         with self._lock:

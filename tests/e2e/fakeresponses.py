@@ -9,11 +9,10 @@ kept so tests can assert what Codex put in front of the model.
 
 from __future__ import annotations
 
-import itertools
 import json
-import threading
-from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from typing import Any, Callable, Union
+
+from tests.e2e.fakeapi import FakeAPI
 
 Item = dict[str, Any]
 Turn = Union[Item, Callable[[dict[str, Any]], Item]]
@@ -51,73 +50,38 @@ def texts_of(body: dict[str, Any]) -> str:
     return "\n".join(parts)
 
 
-class FakeResponses:
+class FakeResponses(FakeAPI):
     """Serve scripted turns; ``requests`` holds every request body, in order."""
 
     def __init__(self, script: list[Turn]) -> None:
-        self.script = list(script)
-        self.requests: list[dict[str, Any]] = []
-        self._ids = itertools.count(1)
-        self._lock = threading.Lock()
-        self._tokens = 15
-        api = self
-
-        class Handler(BaseHTTPRequestHandler):
-            protocol_version = "HTTP/1.1"
-
-            def log_message(self, *args: Any) -> None:  # keep test output quiet
-                pass
-
-            def _send(self, status: int, body: bytes, content_type: str = "application/json") -> None:
-                self.send_response(status)
-                self.send_header("Content-Type", content_type)
-                self.send_header("Content-Length", str(len(body)))
-                self.end_headers()
-                self.wfile.write(body)
-
-            def do_GET(self) -> None:
-                self._send(200, b'{"object": "list", "data": [], "models": []}')
-
-            def do_POST(self) -> None:
-                length = int(self.headers.get("Content-Length") or 0)
-                body = json.loads(self.rfile.read(length) or b"{}")
-                if not self.path.split("?")[0].endswith("/responses"):
-                    self._send(404, b'{"error": {"message": "not in the fake", "type": "not_found"}}')
-                    return
-                self._send(200, api._sse(api._next(body)), "text/event-stream")
-
-        self.server = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
-        self.thread = threading.Thread(target=self.server.serve_forever, daemon=True)
+        super().__init__()
+        self.turns = list(script)
 
     @property
     def url(self) -> str:
         return f"http://127.0.0.1:{self.server.server_address[1]}/v1"
 
-    def __enter__(self) -> FakeResponses:
-        self.thread.start()
-        return self
+    def answer(self, path: str, body: dict[str, Any]) -> tuple[int, bytes, str]:
+        if not path.endswith("/responses"):
+            return 404, b'{"error": {"message": "not in the fake", "type": "not_found"}}', "application/json"
+        item = self._turn(body)
+        tokens = item.pop("total_tokens", 15)  # a large count makes Codex compact (model_auto_compact_token_limit)
+        return 200, self._events(item, tokens), "text/event-stream"
 
-    def __exit__(self, *exc: object) -> None:
-        self.server.shutdown()
-        self.server.server_close()
-
-    def _next(self, body: dict[str, Any]) -> Item:
+    def _turn(self, body: dict[str, Any]) -> Item:
         with self._lock:
             self.requests.append(body)
-            turn = self.script.pop(0) if self.script else message("Done.")
+            turn = self.turns.pop(0) if self.turns else message("Done.")
         item = dict(turn(body) if callable(turn) else turn)
-        self._tokens = item.pop(
-            "total_tokens", 15
-        )  # a large count makes Codex compact (model_auto_compact_token_limit)
         n = next(self._ids)
         item["id"] = f"item_{n:06d}"
         if item["type"] != "message":
             item["call_id"] = f"call_{n:06d}"
         return item
 
-    def _sse(self, item: Item) -> bytes:
+    def _events(self, item: Item, tokens: int) -> bytes:
         n = next(self._ids)
-        usage = {"input_tokens": self._tokens - 5, "output_tokens": 5, "total_tokens": self._tokens}
+        usage = {"input_tokens": tokens - 5, "output_tokens": 5, "total_tokens": tokens}
         events = [
             {"type": "response.created", "response": {"id": f"resp_{n}"}},
             {"type": "response.output_item.added", "output_index": 0, "item": item},
