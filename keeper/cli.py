@@ -286,7 +286,9 @@ def cmd_expand(args: argparse.Namespace) -> int:
 
 def _add_transcript(sub: Any, common: argparse.ArgumentParser) -> None:
     p = sub.add_parser(
-        "transcript", parents=[common], help="print a Claude Code transcript (JSONL) turn by turn, readably"
+        "transcript",
+        parents=[common],
+        help="print a Claude Code transcript or Codex rollout turn by turn, readably",
     )
     p.add_argument("path", help="the transcript, e.g. from a session file's Transcript line")
     p.add_argument(
@@ -298,7 +300,7 @@ def _add_transcript(sub: Any, common: argparse.ArgumentParser) -> None:
 
 
 def cmd_transcript(args: argparse.Namespace) -> int:
-    """The transcript is Claude Code's, not Keeper's: nothing in it was redacted, so the output is."""
+    """The transcript is the agent's, not Keeper's: nothing in it was redacted, so the output is."""
     from keeper.capture import transcript
     from keeper.errors import KeeperError
     from keeper.redact import redact

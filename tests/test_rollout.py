@@ -124,3 +124,23 @@ def test_a_codex_session_record_shows_what_the_rollout_holds(
         "- Compactions: 1",
     ):
         assert expected in text, expected
+
+
+def test_keeper_transcript_reads_a_rollout_turn_by_turn(capsys: pytest.CaptureFixture[str]) -> None:
+    from keeper import cli
+
+    assert cli.main(["transcript", str(ROLLOUT), "--json"]) == 0
+    turns = json.loads(capsys.readouterr().out)
+    assert [t["prompt"] for t in turns] == ["add a greeting helper", "now say it twice"]
+    first, second = turns[0]["items"], turns[1]["items"]
+    assert "  -> apply_patch: /home/ann/work/greeter/greet.py" in first
+    assert "  !! Bash failed: exit 1: cat: missing.txt: No such file or directory" in first
+    assert first[-1] == "Codex: Added greet.py."
+    assert second == [
+        "  -> Bash: echo second turn",
+        "(the conversation was compacted here)",
+        "Codex: Done again.",
+        "Codex: Done.",
+    ]
+    assert cli.main(["transcript", str(ROLLOUT), "--turn", turns[1]["uuid"], "--context", "0"]) == 0
+    assert "-- turn 2 of 2" in capsys.readouterr().out

@@ -13,6 +13,7 @@ from __future__ import annotations
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
+    from collections.abc import Callable
     from typing import Any
 
     from keeper.capture.transcript import Activity
@@ -80,3 +81,33 @@ def _file_change(activity: Activity, item: dict[str, Any]) -> None:
     if item.get("status") == "failed":
         said = [item.get(k) for k in ("stderr", "stdout")]
         activity.note_error("apply_patch", next((s for s in said if isinstance(s, str) and s.strip()), "failed"))
+
+
+def turn_lines(entry: dict[str, Any], short: Callable[[str, int], str]) -> tuple[tuple[str, str] | None, list[str]]:
+    """For ``keeper transcript``: ``((item id, prompt), [])`` when this line starts a turn, else the
+    lines it adds to the current one (``short`` cuts a text to a length)."""
+    if entry.get("type") == "compacted":
+        return None, ["(the conversation was compacted here)"]
+    payload = entry.get("payload")
+    item = payload.get("item") if isinstance(payload, dict) and payload.get("type") == "item_completed" else None
+    if entry.get("type") != "event_msg" or not isinstance(item, dict):
+        return None, []
+    kind = item.get("type")
+    if kind == "UserMessage":
+        text = _text(item.get("content")).strip()
+        return ((str(item.get("id", "")), text) if text else None), []
+    if kind == "AgentMessage":
+        text = _text(item.get("content")).strip()
+        return None, [f"Codex: {short(text, 600)}"] if text else []
+    if kind == "CommandExecution":
+        lines = [f"  -> Bash: {short(_command(item.get('command')), 200)}"]
+        code, output = item.get("exit_code"), item.get("aggregated_output")
+        if item.get("status") == "failed" or (isinstance(code, int) and code != 0):
+            first = (output if isinstance(output, str) else "").strip().splitlines()
+            lines.append(f"  !! Bash failed: exit {code}: {short(first[0] if first else '', 200)}")
+        return None, lines
+    if kind == "FileChange":
+        changes = item.get("changes")
+        paths = [p for p in (changes if isinstance(changes, dict) else {}) if isinstance(p, str)]
+        return None, [f"  -> apply_patch: {short(', '.join(paths), 200)}"]
+    return None, []

@@ -358,6 +358,13 @@ def turns(path: str, text_limit: int = 600) -> list[Turn]:
             continue
         if not isinstance(entry, dict):
             continue
+        if entry.get("type") in rollout.KINDS:  # a Codex rollout
+            started, said = rollout.turn_lines(entry, _short)
+            if started:
+                found.append(Turn(started[0], str(entry.get("timestamp", "")), _short(started[1], 2000)))
+            for item in said if found else []:
+                found[-1].add(item)
+            continue
         raw = entry.get("message")
         content = raw.get("content") if isinstance(raw, dict) else None
         prompt = prompt_text(entry, content)
