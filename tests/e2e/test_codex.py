@@ -136,3 +136,25 @@ def test_a_stop_request_is_followed_once_and_never_loops(machine: Codex, tmp_pat
     assert seen[2].count("tool uses in this session are not yet in memory") == 1  # a Stop block's reason
     log = json.dumps([p.read_text(encoding="utf-8") for p in (machine.store / "logs").glob("*.log")])
     assert "ERROR" not in log
+
+
+def test_a_full_memory_reaches_the_model_whole_not_as_codex_preview(machine: Codex, tmp_path: Path) -> None:
+    """Codex previews additionalContext over ~2,500 tokens (head and tail); Keeper's is bounded by itself."""
+    project = git_project(tmp_path, "wide")
+    machine.trust(project)
+    decisions = [f"--decision=決定 {i}: 価格は半分を偶数に丸める、理由はテスト {i} 番で確認済み" for i in range(120)]
+    saved = subprocess.run(
+        [sys.executable, "-m", "keeper", "save", "--summary", "filled", *decisions, "--project-dir", str(project)],
+        env=machine.env(),
+        capture_output=True,
+        text=True,
+        check=False,
+    )
+    assert saved.returncode == 0, saved.stderr
+    first = codex_session(machine, "hello", project, [message("Hi.")])[0]
+    assert "truncated output" not in first and "Full hook output saved to" not in first
+    start = first.index("Keeper memory for project 'wide'")
+    context = first[start : first.index("\nhello", start)]  # the developer message, up to the user's prompt
+    assert len(context.encode("utf-8")) > 10_000  # past the size Codex would preview as head and tail
+    assert "決定 119:" in context and "決定 60:" in context  # the newest decisions first, then older ones
+    assert context.rstrip().endswith("searches them and memory.md.")  # and its last line: nothing cut out
