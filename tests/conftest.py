@@ -22,7 +22,11 @@ REPO = Path(__file__).resolve().parent.parent
 @pytest.fixture(autouse=True)
 def isolated(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
     for name in list(os.environ):
-        if name.startswith(("KEEPER_", "CLAUDE_", "XDG_")) or name == "CLAUDECODE":
+        if name.startswith(("KEEPER_", "CLAUDE_", "XDG_", "CODEX_")) or name in (
+            "CLAUDECODE",
+            "PLUGIN_ROOT",
+            "PLUGIN_DATA",
+        ):
             monkeypatch.delenv(name, raising=False)
     home = tmp_path / "home"
     home.mkdir()

@@ -221,8 +221,10 @@ def test_stop_asks_in_the_shape_each_agent_continues_on_and_never_twice(
     asked = hook([], codex_payload("Stop", tmp_path, stop_hook_active=False), monkeypatch, capsys)
     if agent == "codex":  # Codex rejects additionalContext on Stop; a block's reason continues the turn
         assert asked["decision"] == "block" and "not yet in memory" in asked["reason"]
+        assert asked["systemMessage"].startswith("Keeper: asked Codex to save before it finishes")
     else:
         assert "not yet in memory" in asked["hookSpecificOutput"]["additionalContext"]
+        assert asked["systemMessage"].startswith("Keeper: asked Claude to save before it finishes")
     again = hook([], codex_payload("Stop", tmp_path, stop_hook_active=True), monkeypatch, capsys)
     assert "decision" not in again and "hookSpecificOutput" not in again
 

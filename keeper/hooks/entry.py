@@ -139,11 +139,12 @@ def post_tool_use(event: Event, at: Resolved) -> Reply:
     if not counters.reminder_due(seen, at.cfg.save_every):
         return {}
     from keeper.hooks import context
+    from keeper.plugin import agents
 
     counters.append(_tally(at), counters.REMIND)
     unsaved = counters.unsaved(seen)
     reply = _specific(_EVENT_NAMES[event.name], context.save_request(unsaved))
-    return _noticed(at, reply, f"Keeper: asked Claude to save ({unsaved} tool uses since the last save)")
+    return _noticed(at, reply, f"Keeper: asked {agents.model()} to save ({unsaved} tool uses since the last save)")
 
 
 def stop(event: Event, at: Resolved) -> Reply:
@@ -169,7 +170,8 @@ def stop(event: Event, at: Resolved) -> Reply:
     request = context.final_save_request(unsaved)
     # Codex takes no additionalContext from Stop (the hook "fails"); a block with a reason continues the turn
     asked = {"decision": "block", "reason": request} if agents.under_codex() else _specific("Stop", request)
-    return _noticed(at, asked, f"Keeper: asked Claude to save before it finishes ({unsaved} unsaved tool uses)")
+    notice = f"Keeper: asked {agents.model()} to save before it finishes ({unsaved} unsaved tool uses)"
+    return _noticed(at, asked, notice)
 
 
 def pre_compact(event: Event, at: Resolved) -> Reply:

@@ -23,6 +23,11 @@ def under_codex() -> bool:
     return bool(os.environ.get("PLUGIN_ROOT")) and not os.environ.get("CLAUDECODE")
 
 
+def model() -> str:
+    """Whom Keeper's one-line notices say it asked: ``Codex`` under Codex, else ``Claude``."""
+    return "Codex" if under_codex() else "Claude"
+
+
 def save_program() -> str:
     """How a save request names Keeper: ``keeper``, or under Codex the plugin's launcher, quoted for
     a POSIX shell (Codex's shell tool is ``bash -lc``; Claude Code's Bash tool has ``bin/`` on PATH)."""
