@@ -108,7 +108,9 @@ def test_codex_saves_claude_code_remembers_and_the_other_way_round(
     assert "Keeper memory for project 'shop' is empty so far" in seen[0]
     assert "Saved to" in seen[3] and "+ 1 decision" in seen[3]  # the save ran in Codex's sandboxed shell
     sessions = list((machine.store / "projects").glob("shop-*/sessions/*.md"))
-    assert len(sessions) == 1 and "- Ended: " in sessions[0].read_text(encoding="utf-8")  # that session's own file
+    record = sessions[0].read_text(encoding="utf-8")
+    assert len(sessions) == 1 and "- Ended: " in record  # the save is in that session's own file, with
+    assert "Checkout rounds prices half to even" in record and "`echo two`" in record  # what the rollout shows
 
     with FakeAPI([bash(CLAUDE_SAVE), text("Noted.")]) as api:
         done = claude.run("what did Codex decide about checkout?", project, api.url)
