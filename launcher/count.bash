@@ -14,6 +14,7 @@ KEEPER_COUNT_MAX=65536 # a payload this long or longer goes to Python, read whol
 # given stdin back (the bytes read so far, then the rest), set keeper_event when the payload named a
 # PostToolUse and no argument did, and exported what Keeper needs to write the next allowance.
 keeper_count() {
+  case ${OSTYPE-} in msys* | cygwin*) return ;; esac # Git Bash: Windows appends under a lock; keeper.exe counts there
   local LC_ALL=C payload='' whole=''
   IFS= read -r -N "$KEEPER_COUNT_MAX" payload || whole=1
   if [[ -n $whole ]]; then
@@ -82,7 +83,7 @@ keeper_count_payload() {
       esac
     done
   } 2>/dev/null <"$record" || return 1
-  [[ -n $ok && $tag == 'keeper-allowance 1' && $found == "$key" && $limit =~ ^-?[0-9]{1,9}$ ]] || return 1
+  [[ -n $ok && $tag == 'keeper-allowance 1' && $found == "$key" && $limit =~ ^-?[0-9]{1,15}$ ]] || return 1
   [[ $tally == /* && -f $tally && ! -L $tally && $stats == /* && -f $stats && ! -L $stats ]] || return 1
 
   { printf u >>"$tally"; } 2>/dev/null || return 1
