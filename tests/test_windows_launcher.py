@@ -371,7 +371,10 @@ def test_a_tool_use_within_the_allowance_starts_no_python_and_one_past_it_does(
     codex = {"CLAUDE_PLUGIN_ROOT": win(plugin.root)}  # Codex gives no arguments; the payload names the event
     done = plugin.run(args, stdin=tool_use(), extra=codex)
     assert done.returncode == 0 and len(calls(python)) == 1  # no allowance yet: Keeper runs, given the payload
-    assert calls(python)[0] == ([win(python), "-I", "-S", "-c", CODE_HOOK, ANY_SITE, "hook", "post-tool-use"], tool_use())
+    assert calls(python)[0] == (
+        [win(python), "-I", "-S", "-c", CODE_HOOK, ANY_SITE, "hook", "post-tool-use"],
+        tool_use(),
+    )
     tally, stats = grant(plugin, tmp_path, limit=3)
 
     for size in (2, 3):  # within the allowance: one byte each, {}, no python.exe
