@@ -30,7 +30,7 @@ import time
 
 # (target ratio, must-not-exceed ratio) from the issues; None where no bound was set.
 TARGETS = {
-    "post-tool-use": (1.3, 2.0),
+    "post-tool-use": (0.5, 1.0),  # counted by the launcher while Keeper's allowance lasts (issue 33)
     "session-start (full memory)": (2.0, 4.0),
     "session-start (10,000 session files)": (2.0, 4.0),
     "session-start (sync on)": (2.0, 4.0),
@@ -170,20 +170,27 @@ def main() -> int:
         os.path.getsize(os.path.join(d, f)) for d, _, fs in os.walk(env["KEEPER_HOME"]) for f in fs if f == "memory.md"
     )
 
-    def payload(**fields: object) -> bytes:
-        return json.dumps({"session_id": "bench-session", "transcript_path": "", "cwd": project, **fields}).encode()
+    def payload(**fields: object) -> bytes:  # compact, in Claude Code's order
+        body = {"session_id": "bench-session", "transcript_path": "", "cwd": project, **fields}
+        return json.dumps(body, separators=(",", ":")).encode()
 
     counter = iter(range(10**9))
     variants: dict[str, tuple[list[str], object, dict[str, str]]] = {
         "python -c pass": ([python, "-c", "pass"], b"", {}),
         "post-tool-use": (
             [*hook, "post-tool-use"],
-            payload(tool_name="Bash", tool_input={"command": "pytest -q"}, tool_response={"stdout": "ok"}),
-            {"KEEPER_SAVE_EVERY": "1000000000"},
+            payload(
+                hook_event_name="PostToolUse",
+                tool_name="Bash",
+                tool_input={"command": "pytest -q"},
+                tool_response={"stdout": "ok"},
+                tool_use_id="toolu_01",
+            ),
+            {"KEEPER_SAVE_EVERY": "1000000"},
         ),
-        "post-tool-use (save due)": (
+        "post-tool-use (save due)": (  # a session of its own: another KEEPER_SAVE_EVERY voids the other's allowance
             [*hook, "post-tool-use"],
-            payload(tool_name="Edit", tool_input={"file_path": "a.py"}),
+            payload(session_id="bench-due", tool_name="Edit", tool_input={"file_path": "a.py"}),
             {"KEEPER_SAVE_EVERY": "1"},
         ),
         "session-start (full memory)": ([*hook, "session-start"], payload(source="startup"), {}),

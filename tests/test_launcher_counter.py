@@ -187,6 +187,16 @@ def test_the_allowance_record_is_keepers_own(world: World, project_dir: Path) ->
     assert "KEEPER_COUNTER" not in lines[1]  # the launcher's own variables are not part of its key
 
 
+def test_records_of_sessions_gone_a_week_are_removed(world: World, project_dir: Path) -> None:
+    counter = world.data / "counter"
+    counter.mkdir()
+    for name, days in (("old-1", 8), ("recent-1", 2)):
+        (counter / name).write_text("keeper-allowance 1\n")
+        os.utime(counter / name, (time.time() - days * 86400, time.time() - days * 86400))
+    world.hook("post-tool-use", payload("s-1", project_dir))
+    assert sorted(p.name for p in counter.iterdir()) == ["recent-1", "s-1"]
+
+
 def _unusual(project: Path) -> dict[str, str]:
     """Payloads the launcher leaves to Python, each with what Keeper then appends to the tally."""
     plain = payload("s-1", project)
@@ -283,6 +293,20 @@ def test_a_stale_or_foreign_allowance_is_none(world: World, project_dir: Path, h
     assert python_starts(world.data) == 2
 
 
+def test_an_edited_settings_file_voids_the_allowance(world: World, project_dir: Path) -> None:
+    config = project_dir / ".claude" / "keeper.yaml"
+    config.parent.mkdir()
+    config.write_text("save_every: 10\n")
+    os.utime(config, (time.time() - 60, time.time() - 60))
+    world.hook("post-tool-use", payload("s-1", project_dir))
+    world.hook("post-tool-use", payload("s-1", project_dir))
+    assert python_starts(world.data) == 1
+    config.write_text("save_every: 3\n")
+    reply = world.hook("post-tool-use", payload("s-1", project_dir))
+    assert python_starts(world.data) == 2
+    assert "3 tool uses since the last save" in reply["systemMessage"]
+
+
 def test_a_settings_change_reaches_the_next_tool_use(world: World, project_dir: Path) -> None:
     for _ in range(3):
         world.hook("post-tool-use", payload("s-1", project_dir))  # save_every 15: 12 more allowed
@@ -318,12 +342,32 @@ def test_64_hooks_at_once_on_one_session_lose_no_tool_use(world: World, project_
     log = tally(world, "s-1")
     assert log.count(b"u") == 65
     assert log.count(b"r") == sum(1 for reply in replies if reply) >= 1  # each request made once, and answered
+    assert all(part.count(b"u") >= 10 for part in log.split(b"r")[:-1])  # never twice for the same 10 uses
     # the allowance that survived the storm is right: the next request comes after exactly 10 more uses
     more = [
         world.hook("post-tool-use", payload("s-1", project_dir))
         for _ in range(10 - log[log.rindex(b"r") + 1 :].count(b"u"))
     ]
     assert [bool(reply) for reply in more] == [False] * (len(more) - 1) + [True]
+
+
+@pytest.mark.parametrize("launcher", [True, False], ids=["through the launcher", "keeper alone"])
+def test_hooks_finishing_together_ask_once_for_the_same_uses(tmp_path: Path, project_dir: Path, launcher: bool) -> None:
+    """Keeper decides on the whole tally under its lock: two hooks that both see a request due cannot both ask."""
+    hooks = World(tmp_path / "w", project_dir, launcher=launcher)
+    hooks.env["KEEPER_SAVE_EVERY"] = "3"
+    command = [str(LAUNCHER)] if launcher else [sys.executable, "-m", "keeper"]
+    body = compact(payload("s-1", project_dir)).encode()
+    running = [
+        subprocess.Popen(
+            [*command, "hook", "post-tool-use"], stdin=subprocess.PIPE, stdout=subprocess.PIPE, env=hooks.env
+        )
+        for _ in range(24)
+    ]
+    replies = [json.loads(process.communicate(body, timeout=120)[0]) for process in running]
+    log = tally(hooks, "s-1")
+    assert log.count(b"u") == 24 and log.count(b"r") == sum(1 for reply in replies if reply)
+    assert all(part.count(b"u") >= 3 for part in log.split(b"r")[:-1])
 
 
 SESSIONS = ("alpha-1", "beta_2")
