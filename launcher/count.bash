@@ -19,7 +19,8 @@ keeper_count() {
   IFS= read -r -N "$KEEPER_COUNT_MAX" payload || whole=1
   if [[ -n $whole ]]; then
     keeper_count_payload "$@" && exit 0
-    exec 0<<<"$payload" # the payload again, for Python (a here-string adds a newline: JSON allows it)
+    # the payload again, for Python (a here-string adds a newline: JSON allows it); a pipe if that fails
+    { exec 0<<<"$payload"; } 2>/dev/null || exec 0< <(printf '%s' "$payload")
   else
     exec 0< <(
       printf '%s' "$payload"
