@@ -307,6 +307,23 @@ def test_an_edited_settings_file_voids_the_allowance(world: World, project_dir: 
     assert "3 tool uses since the last save" in reply["systemMessage"]
 
 
+def test_a_settings_file_edited_while_keeper_read_the_settings_voids_the_allowance(
+    world: World, project_dir: Path
+) -> None:
+    config = project_dir / ".claude" / "keeper.yaml"
+    config.parent.mkdir()
+    config.write_text("save_every: 10\n")
+    os.utime(config, (time.time() - 60, time.time() - 60))
+    world.hook("post-tool-use", payload("s-1", project_dir))
+    dated = (world.data / "counter" / "s-1").stat().st_mtime_ns  # from before Keeper read the settings
+    os.utime(config, ns=(dated - 1_000_000, dated - 1_000_000))  # edited before: Keeper read the edit
+    world.hook("post-tool-use", payload("s-1", project_dir))
+    assert python_starts(world.data) == 1
+    os.utime(config, ns=(dated, dated))  # edited as Keeper ran: perhaps after it read the settings
+    world.hook("post-tool-use", payload("s-1", project_dir))
+    assert python_starts(world.data) == 2
+
+
 def test_a_settings_change_reaches_the_next_tool_use(world: World, project_dir: Path) -> None:
     for _ in range(3):
         world.hook("post-tool-use", payload("s-1", project_dir))  # save_every 15: 12 more allowed

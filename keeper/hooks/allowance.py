@@ -41,7 +41,8 @@ Why a stale or foreign record can never hold back a due save request:
 - The record holds only while everything that chose the tally and the settings is unchanged: the
   key (another cwd, another ``KEEPER_SAVE_EVERY`` or ``KEEPER_HOME``, another ``CLAUDE_PROJECT_DIR``
   means another key) and every settings file Keeper read (edited, created or removed since the
-  record was written means the launcher calls Keeper). A record that is missing, damaged,
+  record was written means the launcher calls Keeper; the record is dated from before Keeper read
+  them, so an edit made while it did counts as one made after). A record that is missing, damaged,
   unfinished (no ``end``), of another format, or that names a tally that is gone or a link, is no
   allowance at all.
 - The launcher counts only a plain PostToolUse or PostToolUseFailure: a session id it can use as
@@ -66,6 +67,9 @@ from keeper.store import config, counters, paths
 FORMAT = "keeper-allowance 1"
 KNOWN_MARKS = frozenset(b"ukrsfp")
 STALE_SECONDS = 7 * 24 * 3600
+# The record is dated from before Keeper read the settings, less a file system's coarse clock tick:
+# a settings file edited after they were read is never older than the record.
+CLOCK_SLACK = 0.05
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
@@ -86,8 +90,9 @@ class Handoff:
         found = [os.environ.pop(name, "") for name in ("KEEPER_COUNTER", "KEEPER_COUNTER_KEY", "KEEPER_COUNTED")]
         return cls(*found)
 
-    def grant(self, log: bytes, at: Resolved, tally: str) -> None:
-        """Write the session's record from the tally as it stands (call under the tally's lock)."""
+    def grant(self, log: bytes, at: Resolved, tally: str, read_at: float) -> None:
+        """Write the session's record from the tally as it stands (call under the tally's lock), for
+        the settings read at ``read_at`` (``time.time()``) or later."""
         if not self.record or not os.path.isabs(self.record):
             return
         limit = len(log) + counters.uses_until_reminder(log, at.cfg.save_every) - 1
@@ -96,7 +101,7 @@ class Handoff:
         if not set(log) <= KNOWN_MARKS or any(c in line for line in lines for c in "\n\r\x00"):
             _remove(self.record)  # a damaged tally, or a name a line cannot hold: Keeper counts every use
             return
-        _write(self.record, "".join(line + "\n" for line in [*lines, "end"]))
+        _write(self.record, "".join(line + "\n" for line in [*lines, "end"]), read_at - CLOCK_SLACK)
 
 
 def watched_files(at: Resolved) -> list[str]:
@@ -104,7 +109,7 @@ def watched_files(at: Resolved) -> list[str]:
     return [*config.files(at.project.checkout), paths.pins_file()]
 
 
-def _write(path: str, text: str) -> None:
+def _write(path: str, text: str, dated: float) -> None:
     """Replace the record in one step (no fsync: a record lost in a crash only means a slower call)."""
     folder = os.path.dirname(path)
     fresh = not os.path.exists(path)
@@ -113,6 +118,7 @@ def _write(path: str, text: str) -> None:
         os.makedirs(folder, exist_ok=True)
         with open(tmp, "w", encoding="utf-8", newline="\n") as fh:
             fh.write(text)
+        os.utime(tmp, (dated, dated))
         os.replace(tmp, path)
     except OSError:
         _remove(tmp)

@@ -29,6 +29,7 @@ if TYPE_CHECKING:
     Reply = dict[str, Any]  # one JSON object
 
 MAX_STDIN = 32 << 20
+STARTED = time.time()  # before any setting is read: the launchers' allowance is dated from it
 
 
 def _log(event: str, level: str, message: str) -> None:
@@ -155,7 +156,7 @@ def post_tool_use(event: Event, at: Resolved) -> Reply:
             seen = tally.append(counters.REMIND)
             notice = f"Keeper: asked Claude to save ({unsaved} tool uses since the last save)"
             reply = _noticed(at, _specific(_EVENT_NAMES[event.name], context.save_request(unsaved)), notice)
-        handoff.grant(seen, at, path)
+        handoff.grant(seen, at, path, STARTED)
     return reply
 
 
