@@ -5,7 +5,9 @@
  * Claude Code 2.1.330 spawns exec-form hooks with child_process.spawn and no shell, and its runtime
  * (Bun 1.4.4, src/which.zig) tries an absolute path without extension as .exe, then .cmd, then .bat,
  * never as it is and without PATHEXT. bin/keeper (the sh script) is for Linux, macOS and Git Bash.
- * PowerShell (the Bash tool without Git Bash) finds it on PATH as `keeper` too. It runs, in order:
+ * PowerShell (the Bash tool without Git Bash) finds it on PATH as `keeper` too. A PostToolUse with
+ * no save request due is answered here, without Python (see "a tool use counted without Python").
+ * Otherwise it runs, in order:
  *   1. the Python environment Keeper set up for this plugin version in CLAUDE_PLUGIN_DATA,
  *      isolated (-I), and for a hook without the site module (-S), given its site-packages;
  *   2. else a keeper.exe on PATH (pip, pipx, uv), never itself, never in a loop;
@@ -13,7 +15,8 @@
  *      one under WindowsApps, never one that fails to read a real file): detached for a hook, which
  *      answers at once, in the foreground for a command such as `keeper save`.
  * Arguments are re-quoted one by one for the child's command line; stdin, stdout and stderr are the
- * child's own (inherited handles, nothing copied); the exit code is the child's. Windows API only
+ * child's own (inherited handles, nothing copied; only a payload the counting path read is given back
+ * through a pipe, then the rest of stdin); the exit code is the child's. Windows API only
  * (kernel32), wide characters throughout, no C runtime: build with launcher/build.sh. */
 
 #define _WIN32_WINNT 0x0601 /* Windows 7: PROC_THREAD_ATTRIBUTE_HANDLE_LIST */
