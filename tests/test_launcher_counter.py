@@ -41,7 +41,9 @@ LONG = os.environ.get("KEEPER_LONG_PROPERTIES") == "1"  # a longer run of the pr
 def plugin_data(folder: Path) -> Path:
     """A plugin data folder holding a ready environment of this worktree's Keeper, whose python
     notes every start in ``python-starts.log`` beside it."""
-    env = folder / "env" / __version__
+    digest = REPO / "keeper" / "plugin" / "digest.txt"  # where the environment is keyed by version and digest
+    key = __version__ + ("-" + digest.read_text(encoding="utf-8").strip() if digest.exists() else "")
+    env = folder / "env" / key
     site = env / "lib" / f"python{sys.version_info[0]}.{sys.version_info[1]}" / "site-packages"
     site.mkdir(parents=True)
     (site / "keeper").symlink_to(REPO / "keeper")

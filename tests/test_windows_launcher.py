@@ -344,7 +344,7 @@ def tool_use(**fields: object) -> bytes:
     return json.dumps(body, separators=(",", ":"), ensure_ascii=False).encode()
 
 
-def grant(plugin: Plugin, tmp_path: Path, limit: int) -> tuple[Path, Path]:
+def grant(plugin: Plugin, python: Path, tmp_path: Path, limit: int) -> tuple[Path, Path]:
     """Play Keeper's part after a first PostToolUse: a tally, a hook log, a settings file, and the
     session's allowance record keyed as the launcher asked."""
     store = tmp_path / "store ü"
@@ -354,7 +354,7 @@ def grant(plugin: Plugin, tmp_path: Path, limit: int) -> tuple[Path, Path]:
     stats.write_text("post-tool-use\t0\t3.0\n", encoding="utf-8")
     settings.write_text("save_every: 5\n", encoding="utf-8")
     os.utime(settings, (time.time() - 60, time.time() - 60))
-    asked = passed(plugin.data / "env" / __version__ / "Scripts" / "python.exe", 0)
+    asked = passed(python, 0)
     assert asked["KEEPER_COUNTER"] == win(plugin.data / "counter" / "s-1")
     lines = ["keeper-allowance 1", asked["KEEPER_COUNTER_KEY"], str(limit), win(tally), win(stats)]
     lines += [f"+{win(settings)}", f"-{win(store / 'missing.yaml')}", "end"]
@@ -375,7 +375,7 @@ def test_a_tool_use_within_the_allowance_starts_no_python_and_one_past_it_does(
         [win(python), "-I", "-S", "-c", CODE_HOOK, ANY_SITE, "hook", "post-tool-use"],
         tool_use(),
     )
-    tally, stats = grant(plugin, tmp_path, limit=3)
+    tally, stats = grant(plugin, python, tmp_path, limit=3)
 
     for size in (2, 3):  # within the allowance: one byte each, {}, no python.exe
         done = plugin.run(args, stdin=tool_use(), extra=codex)
@@ -406,7 +406,7 @@ def test_a_tool_use_within_the_allowance_starts_no_python_and_one_past_it_does(
 def test_an_unusual_payload_goes_to_keeper_whole(plugin: Plugin, tmp_path: Path, body: bytes) -> None:
     python = plugin.env_python(out="{}")
     plugin.run(["hook", "post-tool-use"], stdin=tool_use())
-    tally, _ = grant(plugin, tmp_path, limit=100)
+    tally, _ = grant(plugin, python, tmp_path, limit=100)
     plugin.run(["hook", "post-tool-use"], stdin=body)
     assert len(calls(python)) == 2 and calls(python)[1][1] == body
     assert tally.read_bytes() == b"u" and "KEEPER_COUNTED" not in passed(python, 1)
@@ -415,7 +415,7 @@ def test_an_unusual_payload_goes_to_keeper_whole(plugin: Plugin, tmp_path: Path,
 def test_a_changed_settings_file_voids_the_allowance(plugin: Plugin, tmp_path: Path) -> None:
     python = plugin.env_python(out="{}")
     plugin.run(["hook", "post-tool-use"], stdin=tool_use())
-    grant(plugin, tmp_path, limit=100)
+    grant(plugin, python, tmp_path, limit=100)
     (tmp_path / "store ü" / "config.yaml").write_text("save_every: 2\n", encoding="utf-8")
     plugin.run(["hook", "post-tool-use"], stdin=tool_use())
     assert len(calls(python)) == 2
