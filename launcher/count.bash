@@ -34,7 +34,7 @@ keeper_count() {
 
 # The checks, in order; returns 0 only when the tool use was counted within the allowance.
 keeper_count_payload() {
-  local event='' head rest sid cwd key name value record tag found limit tally stats line ok='' log=''
+  local event='' head rest sid cwd key name value record tag found limit tally stats python line ok='' log=''
   case $#:${1-}:${2-} in
     2:hook:post-tool-use | 2:hook:post-tool-use-failure) event=$2 ;;
   esac
@@ -74,7 +74,8 @@ keeper_count_payload() {
 
   # The allowance Keeper wrote: for this key, every settings file unchanged since, and complete.
   {
-    IFS= read -r tag && IFS= read -r found && IFS= read -r limit && IFS= read -r tally && IFS= read -r stats || return 1
+    IFS= read -r tag && IFS= read -r found && IFS= read -r limit && IFS= read -r tally && IFS= read -r stats &&
+      IFS= read -r python || return 1
     while IFS= read -r line; do
       case $line in
         end) ok=1 && break ;;
@@ -86,6 +87,7 @@ keeper_count_payload() {
   } 2>/dev/null <"$record" || return 1
   [[ -n $ok && $tag == 'keeper-allowance 1' && $found == "$key" && $limit =~ ^-?[0-9]{1,15}$ ]] || return 1
   [[ $tally == /* && -f $tally && ! -L $tally && $stats == /* && -f $stats && ! -L $stats ]] || return 1
+  [[ $python == /* && -x $python ]] || return 1 # Keeper's environment is still there
 
   { printf u >>"$tally"; } 2>/dev/null || return 1
   export KEEPER_COUNTED="$tally" # from here on this use is in the tally: Keeper must not count it again

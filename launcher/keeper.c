@@ -810,8 +810,8 @@ static int count_without_python(WCHAR **argv, int argc, const WCHAR **named) {
     if (!GetFileAttributesExW(record, GetFileExInfoStandard, &written)) return 0;
     char *cursor = body, *stop = body + size;
     WCHAR *tag = line_at(&cursor, stop), *found = line_at(&cursor, stop), *limit = line_at(&cursor, stop);
-    WCHAR *tally = line_at(&cursor, stop), *stats = line_at(&cursor, stop), *line;
-    if (!stats || !is(tag, L"keeper-allowance 1") || !is(found, key)) return 0;
+    WCHAR *tally = line_at(&cursor, stop), *stats = line_at(&cursor, stop), *python = line_at(&cursor, stop), *line;
+    if (!python || !is(tag, L"keeper-allowance 1") || !is(found, key) || !is_file(python)) return 0;
     long long allowed = 0;
     int negative = *limit == L'-', digits = 0;
     for (const WCHAR *c = limit + negative; *c; c++, digits++) {

@@ -54,7 +54,9 @@ def plugin_data(folder: Path) -> Path:
     real = Path(os.path.realpath(sys.executable))
     wrapper = env / "bin" / "python"
     wrapper.parent.mkdir()
-    wrapper.write_text(f'#!/bin/sh\necho "$*" >> "{folder}/python-starts.log"\nexec "{real}" "$@"\n', encoding="utf-8")
+    wrapper.write_text(  # as itself (argv[0]): sys.executable names the environment, as in a real one
+        f'#!/bin/bash\necho "$*" >> "{folder}/python-starts.log"\nexec -a "$0" "{real}" "$@"\n', encoding="utf-8"
+    )
     wrapper.chmod(0o755)
     (env / "keeper-env.json").write_text("{}", encoding="utf-8")
     return folder
@@ -180,7 +182,8 @@ def test_the_allowance_record_is_keepers_own(world: World, project_dir: Path) ->
     state = next(world.store.glob("projects/*/state"))
     assert lines[0] == "keeper-allowance 1"
     assert lines[2:5] == ["3", str(state / "s-1.tally"), str(state / "hooks.stats")]  # 1 used, 2 more allowed
-    assert lines[5:] == [
+    assert lines[5] == str(world.data / "env" / os.listdir(world.data / "env")[0] / "bin" / "python")
+    assert lines[6:] == [
         f"-{world.store / 'config.yaml'}",
         f"-{project_dir / '.claude' / 'keeper.yaml'}",
         f"-{world.store / paths.PINS_FILE}",
@@ -261,6 +264,9 @@ def _stale(world: World, project: Path, how: str) -> None:
     elif how == "a settings file appeared":
         (project / ".claude").mkdir()
         (project / ".claude" / "keeper.yaml").write_text("save_every: 2\n")
+    elif how == "the environment is gone":
+        os.rename(world.data / "env", world.data / "env-old")
+        world.env["PATH"] = str(project / "no-python-here")  # and no Python to set it up with
     elif how == "the tally was cleared":
         next(world.store.glob("projects/*/state/s-1.tally")).unlink()
     else:
@@ -281,6 +287,7 @@ STALE = [
     "a settings file appeared",
     "the tally was cleared",
     "the tally is a link",
+    "the environment is gone",
 ]
 
 
@@ -292,6 +299,10 @@ def test_a_stale_or_foreign_allowance_is_none(world: World, project_dir: Path, h
     assert python_starts(world.data) == 1
     _stale(world, project_dir, how)
     world.hook("post-tool-use", payload("s-1", project_dir))
+    if how == "the environment is gone":  # no Keeper to run: nothing counted, the set-up starts (as before)
+        os.rename(world.data / "env-old", world.data / "env")
+        assert tally(world, "s-1") == b"uu"
+        return
     assert python_starts(world.data) == 2
 
 

@@ -356,7 +356,7 @@ def grant(plugin: Plugin, python: Path, tmp_path: Path, limit: int) -> tuple[Pat
     os.utime(settings, (time.time() - 60, time.time() - 60))
     asked = passed(python, 0)
     assert asked["KEEPER_COUNTER"] == win(plugin.data / "counter" / "s-1")
-    lines = ["keeper-allowance 1", asked["KEEPER_COUNTER_KEY"], str(limit), win(tally), win(stats)]
+    lines = ["keeper-allowance 1", asked["KEEPER_COUNTER_KEY"], str(limit), win(tally), win(stats), win(python)]
     lines += [f"+{win(settings)}", f"-{win(store / 'missing.yaml')}", "end"]
     (plugin.data / "counter").mkdir(exist_ok=True)
     (plugin.data / "counter" / "s-1").write_bytes("".join(line + "\n" for line in lines).encode())

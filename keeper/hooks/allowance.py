@@ -25,6 +25,8 @@ The record, one field a line::
                      may answer {} itself
     <tally>          the tally to append to
     <hook log>       the project's hook log (one line per call, for ``keeper status``)
+    <python>         the interpreter Keeper ran on: the launcher requires it still there, so an
+                     environment that is gone (an update, a set-up under way) sends every call to Keeper
     +<file>          a settings file that existed: the launcher requires it still older than the record
     -<file>          a settings file that did not: the launcher requires it still absent
     end
@@ -60,6 +62,7 @@ older than a week.
 from __future__ import annotations
 
 import os
+import sys
 import time
 
 from keeper.store import config, counters, paths
@@ -96,7 +99,7 @@ class Handoff:
         if not self.record or not os.path.isabs(self.record):
             return
         limit = len(log) + counters.uses_until_reminder(log, at.cfg.save_every) - 1
-        lines = [FORMAT, self.key, str(limit), tally, counters.hook_log_path(at.project.state)]
+        lines = [FORMAT, self.key, str(limit), tally, counters.hook_log_path(at.project.state), sys.executable]
         lines += [("+" if os.path.exists(f) else "-") + f for f in watched_files(at)]
         if not set(log) <= KNOWN_MARKS or any(c in line for line in lines for c in "\n\r\x00"):
             _remove(self.record)  # a damaged tally, or a name a line cannot hold: Keeper counts every use
