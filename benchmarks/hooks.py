@@ -31,7 +31,7 @@ import time
 
 # (target ratio, must-not-exceed ratio) from the issues; None where no bound was set.
 TARGETS = {
-    "post-tool-use": (1.3, 2.0),
+    "post-tool-use": (0.5, 1.0),  # counted by the launcher while Keeper's allowance lasts (issue 33)
     "session-start (full memory)": (2.0, 4.0),
     "session-start (10,000 session files)": (2.0, 4.0),
     "session-start (sync on)": (2.0, 4.0),
@@ -183,10 +183,10 @@ def main() -> int:
         os.path.getsize(os.path.join(d, f)) for d, _, fs in os.walk(env["KEEPER_HOME"]) for f in fs if f == "memory.md"
     )
 
-    def payload(event: str, **fields: object) -> bytes:
+    def payload(event: str, **fields: object) -> bytes:  # compact, in Claude Code's order
         name = "".join(part.capitalize() for part in event.split("-"))  # hook_event_name: Codex reads the event here
         base = {"session_id": "bench-session", "transcript_path": "", "cwd": project, "hook_event_name": name}
-        return json.dumps({**base, **fields}).encode()
+        return json.dumps({**base, **fields}, separators=(",", ":")).encode()
 
     shell = codex_commands() if args.codex else {}
 
@@ -199,13 +199,17 @@ def main() -> int:
         "post-tool-use": (
             cmd("post-tool-use"),
             payload(
-                "post-tool-use", tool_name="Bash", tool_input={"command": "pytest -q"}, tool_response={"stdout": "ok"}
+                "post-tool-use",
+                tool_name="Bash",
+                tool_input={"command": "pytest -q"},
+                tool_response={"stdout": "ok"},
+                tool_use_id="toolu_01",
             ),
-            {"KEEPER_SAVE_EVERY": "1000000000"},
+            {"KEEPER_SAVE_EVERY": "1000000"},
         ),
-        "post-tool-use (save due)": (
+        "post-tool-use (save due)": (  # a session of its own: another KEEPER_SAVE_EVERY voids the other's allowance
             cmd("post-tool-use"),
-            payload("post-tool-use", tool_name="Edit", tool_input={"file_path": "a.py"}),
+            payload("post-tool-use", session_id="bench-due", tool_name="Edit", tool_input={"file_path": "a.py"}),
             {"KEEPER_SAVE_EVERY": "1"},
         ),
         "session-start (full memory)": (cmd("session-start"), payload("session-start", source="startup"), {}),

@@ -5,7 +5,9 @@
  * Claude Code 2.1.330 spawns exec-form hooks with child_process.spawn and no shell, and its runtime
  * (Bun 1.4.4, src/which.zig) tries an absolute path without extension as .exe, then .cmd, then .bat,
  * never as it is and without PATHEXT. bin/keeper (the sh script) is for Linux, macOS and Git Bash.
- * PowerShell (the Bash tool without Git Bash) finds it on PATH as `keeper` too. It runs, in order:
+ * PowerShell (the Bash tool without Git Bash) finds it on PATH as `keeper` too. A PostToolUse with
+ * no save request due is answered here, without Python (see "a tool use counted without Python").
+ * Otherwise it runs, in order:
  *   1. the Python environment Keeper set up for this plugin version in CLAUDE_PLUGIN_DATA,
  *      isolated (-I), and for a hook without the site module (-S), given its site-packages;
  *   2. else a keeper.exe on PATH (pip, pipx, uv), never itself, never in a loop;
@@ -13,7 +15,8 @@
  *      one under WindowsApps, never one that fails to read a real file): detached for a hook, which
  *      answers at once, in the foreground for a command such as `keeper save`.
  * Arguments are re-quoted one by one for the child's command line; stdin, stdout and stderr are the
- * child's own (inherited handles, nothing copied); the exit code is the child's. Windows API only
+ * child's own (inherited handles, nothing copied; only a payload the counting path read is given back
+ * through a pipe, then the rest of stdin); the exit code is the child's. Windows API only
  * (kernel32), wide characters throughout, no C runtime: build with launcher/build.sh. */
 
 #define _WIN32_WINNT 0x0601 /* Windows 7: PROC_THREAD_ATTRIBUTE_HANDLE_LIST */
@@ -278,6 +281,14 @@ static void add_arg(Buf *line, const WCHAR *arg) {
     add_c(line, L'"');
 }
 
+/* The hook payload when the counting path below read it (issue 33): it is given back to the child's
+ * stdin, then the rest of ours (run_waiting). */
+static struct {
+    char *bytes;
+    DWORD n;
+    int taken, whole;
+} payload;
+
 /* ---- processes ---- */
 
 static void write_out(DWORD which, const char *bytes, DWORD n) {
@@ -329,6 +340,10 @@ static DWORD run_waiting(const WCHAR *program, WCHAR *line) {
         limits.BasicLimitInformation.LimitFlags = JOB_OBJECT_LIMIT_KILL_ON_JOB_CLOSE | JOB_OBJECT_LIMIT_SILENT_BREAKAWAY_OK;
         SetInformationJobObject(job, JobObjectExtendedLimitInformation, &limits, sizeof limits);
     }
+    HANDLE feed = NULL; /* the payload we read, given back through a pipe */
+    SECURITY_ATTRIBUTES inherited = {sizeof inherited, NULL, TRUE};
+    if (payload.taken && CreatePipe(&si.hStdInput, &feed, &inherited, 0))
+        SetHandleInformation(feed, HANDLE_FLAG_INHERIT, 0);
     if (!CreateProcessW(program, line, NULL, NULL, TRUE, CREATE_SUSPENDED | CREATE_UNICODE_ENVIRONMENT, NULL, NULL,
                         &si, &pi)) {
         write_str(STD_ERROR_HANDLE, "keeper: error: cannot start ");
@@ -340,6 +355,16 @@ static DWORD run_waiting(const WCHAR *program, WCHAR *line) {
     SetConsoleCtrlHandler(let_the_child_answer, TRUE);
     ResumeThread(pi.hThread);
     CloseHandle(pi.hThread);
+    if (feed) { /* Python reads all of stdin first, so this ends; a child that exits unread breaks the pipe */
+        CloseHandle(si.hStdInput);
+        DWORD n, done;
+        char *chunk = alloc(65536);
+        int ok = WriteFile(feed, payload.bytes, payload.n, &done, NULL) || !payload.n;
+        while (ok && !payload.whole && ReadFile(GetStdHandle(STD_INPUT_HANDLE), chunk, 65536, &n, NULL) && n)
+            ok = WriteFile(feed, chunk, n, &done, NULL);
+        CloseHandle(feed);
+        payload.taken = 0;
+    }
     WaitForSingleObject(pi.hProcess, INFINITE);
     DWORD code = 127;
     GetExitCodeProcess(pi.hProcess, &code);
@@ -588,6 +613,260 @@ static int is(const WCHAR *a, const WCHAR *b) {
  * whose event the payload's hook_event_name names. */
 static WCHAR *as_hook[3];
 
+/* ---- a tool use counted without Python (issue 33) ----
+ * A PostToolUse (or, with no arguments, a hook whose payload names one: Codex passes none) is
+ * answered here while the session's allowance lasts: one byte appended to Keeper's own tally, {}
+ * printed, no python.exe started. Keeper writes the allowance and owns every rule; why a stale or
+ * foreign one can never hold back a save request: keeper/hooks/allowance.py. The checks are
+ * launcher/count.bash's (keep the two in step), except that values before tool_input may hold JSON
+ * escapes here (Windows paths do), the payload must close its object exactly at its end (bash can
+ * only look at the last byte), and the tally is appended under the byte lock Keeper takes on Windows. */
+
+#define COUNT_MAX 65536 /* a payload this long or longer goes to Python */
+
+static int has(const char *hay, DWORD n, const char *needle) {
+    DWORD k = 0;
+    while (needle[k]) k++;
+    for (DWORD i = 0; i + k <= n; i++) {
+        DWORD j = 0;
+        while (j < k && hay[i + j] == needle[j]) j++;
+        if (j == k) return 1;
+    }
+    return 0;
+}
+
+static int starts(const char *p, const char *end, const char *prefix) {
+    for (; *prefix; p++, prefix++)
+        if (p >= end || *p != *prefix) return 0;
+    return 1;
+}
+
+static const char *string_end(const char *p, const char *end, int plain) { /* p after the opening quote */
+    for (; p < end && *p != '"'; p++)
+        if (*p == '\\' && (plain || ++p >= end)) return NULL;
+    return p < end ? p : NULL;
+}
+
+/* The fields before tool_input, as Claude Code and Codex write them; NULL when anything is unusual. */
+typedef struct {
+    const char *sid, *cwd, *rest;
+    const WCHAR *event;
+    DWORD sid_n, cwd_n;
+} Head;
+
+static int read_head(const char *p, const char *end, Head *h) {
+    if (!starts(p, end, "{\"session_id\":\"")) return 0;
+    h->sid = p += 15;
+    while (p < end && ((*p >= 'a' && *p <= 'z') || (*p >= 'A' && *p <= 'Z') || (*p >= '0' && *p <= '9') || *p == '_' ||
+                       *p == '-'))
+        p++;
+    h->sid_n = (DWORD)(p - h->sid);
+    if (!h->sid_n || h->sid_n > 64 || p >= end || *p++ != '"') return 0;
+    while (p < end && *p == ',') {
+        const char *key = ++p;
+        if (p >= end || *p++ != '"') return 0;
+        while (p < end && ((*p >= 'a' && *p <= 'z') || *p == '_')) p++;
+        if (p == key + 1 || !starts(p, end, "\":")) return 0;
+        const char *value = p += 2;
+        if (starts(key, end, "\"tool_input\":")) {
+            h->rest = value;
+            return 1;
+        }
+        if (starts(key, end, "\"agent_")) return 0; /* a subagent */
+        if (*p == '"') {
+            const char *close = string_end(p + 1, end, 0);
+            if (!close) return 0;
+            if (starts(key, end, "\"cwd\":")) h->cwd = p + 1, h->cwd_n = (DWORD)(close - p - 1);
+            if (starts(key, end, "\"hook_event_name\":\"PostToolUse\"")) h->event = L"post-tool-use";
+            if (starts(key, end, "\"hook_event_name\":\"PostToolUseFailure\"")) h->event = L"post-tool-use-failure";
+            p = close + 1;
+        } else if (starts(p, end, "{\"level\":\"")) {
+            const char *close = string_end(p + 10, end, 1);
+            if (!close || !starts(close, end, "\"}")) return 0;
+            p = close + 2;
+        } else {
+            while (p < end && ((*p >= '0' && *p <= '9') || (*p >= 'a' && *p <= 'z') || *p == '.' || *p == '-' || *p == '+'))
+                p++;
+            if (p == value) return 0;
+        }
+    }
+    return 0;
+}
+
+/* Whether what follows tool_input closes the payload's object, once, at its end (a payload cut short
+ * does not). */
+static int closes_object(const char *p, const char *end) {
+    int depth = 1, quoted = 0;
+    for (; p < end; p++) {
+        if (quoted) {
+            if (*p == '\\') p++;
+            else if (*p == '"') quoted = 0;
+        } else if (*p == '"') {
+            quoted = 1;
+        } else if (*p == '{' || *p == '[') {
+            depth++;
+        } else if ((*p == '}' || *p == ']') && --depth == 0) {
+            break;
+        }
+    }
+    if (p >= end) return 0;
+    while (++p < end)
+        if (*p != '\n' && *p != '\r' && *p != ' ' && *p != '\t') return 0;
+    return 1;
+}
+
+static void add_utf8(Buf *b, const char *s, DWORD n) { /* UTF-8 bytes onto a wide buffer */
+    int w = MultiByteToWideChar(CP_UTF8, 0, s, (int)n, NULL, 0);
+    WCHAR *wide = alloc(((size_t)w + 1) * sizeof(WCHAR));
+    MultiByteToWideChar(CP_UTF8, 0, s, (int)n, wide, w);
+    add_n(b, wide, (size_t)w);
+}
+
+static void add_number(Buf *b, unsigned long long n) {
+    WCHAR digits[24];
+    int k = 0;
+    do digits[k++] = (WCHAR)(L'0' + n % 10), n /= 10;
+    while (n);
+    while (k) add_c(b, digits[--k]);
+}
+
+/* Whatever chooses Keeper's store, settings and project for this call: the cwd and the environment. */
+static int prefix_i(const WCHAR *s, const WCHAR *prefix) { /* case-insensitive (ASCII) */
+    for (; *prefix; s++, prefix++)
+        if (lower(*s) != lower(*prefix)) return 0;
+    return 1;
+}
+
+/* Whatever chooses Keeper's store, settings and project for this call: the cwd and the environment. */
+static WCHAR *count_key(const Head *h) {
+    static const WCHAR *const names[] = {L"CLAUDE_PROJECT_DIR=", L"HOME=",         L"XDG_CONFIG_HOME=", L"XDG_DATA_HOME=",
+                                         L"USERPROFILE=",        L"LOCALAPPDATA=", L"APPDATA=",         L"KEEPER_"};
+    Buf key = {0};
+    add(&key, L"keeper.exe " KEEPER_VERSION L" cwd=");
+    add_number(&key, h->cwd_n), add_c(&key, L':'), add_utf8(&key, h->cwd, h->cwd_n);
+    WCHAR *block = GetEnvironmentStringsW();
+    for (WCHAR *entry = block; block && *entry; entry += wlen(entry) + 1) {
+        int wanted = 0;
+        for (int i = 0; i < 8; i++) wanted |= prefix_i(entry, names[i]);
+        if (!wanted || prefix_i(entry, L"KEEPER_COUNTE") || prefix_i(entry, L"KEEPER_LAUNCHER_")) continue;
+        add_c(&key, L' '), add_number(&key, wlen(entry)), add_c(&key, L':'), add(&key, entry);
+    }
+    return key.p;
+}
+
+static int older(const WCHAR *path, FILETIME than) {
+    WIN32_FILE_ATTRIBUTE_DATA info;
+    return GetFileAttributesExW(path, GetFileExInfoStandard, &info) && CompareFileTime(&info.ftLastWriteTime, &than) < 0;
+}
+
+static int plain_file(const WCHAR *path) {
+    DWORD a = GetFileAttributesW(path);
+    return a != INVALID_FILE_ATTRIBUTES && !(a & (FILE_ATTRIBUTE_DIRECTORY | FILE_ATTRIBUTE_REPARSE_POINT));
+}
+
+static WCHAR *line_at(char **cursor, char *end) { /* the next line of the record, as wide text; NULL at its end */
+    char *start = *cursor, *p = start;
+    while (p < end && *p != '\n') p++;
+    if (p >= end) return NULL;
+    *cursor = p + 1;
+    Buf line = {0};
+    add(&line, L"");
+    add_utf8(&line, start, (DWORD)(p - start));
+    return line.p;
+}
+
+/* 1 when the tool use was counted within the allowance and {} printed; 0 to go on to Python, with the
+ * payload kept for the child and what Keeper needs for the next allowance in the environment. */
+static int count_without_python(WCHAR **argv, int argc, const WCHAR **named) {
+    HANDLE in = GetStdHandle(STD_INPUT_HANDLE);
+    payload.bytes = alloc(COUNT_MAX);
+    payload.taken = 1;
+    DWORD n;
+    while (payload.n < COUNT_MAX && ReadFile(in, payload.bytes + payload.n, COUNT_MAX - payload.n, &n, NULL) && n)
+        payload.n += n;
+    payload.whole = payload.n < COUNT_MAX;
+    const char *p = payload.bytes, *end = p + payload.n;
+    Head h = {0};
+    if (!payload.whole || !read_head(p, end, &h)) return 0;
+    if (argc != 3 && !(*named = h.event)) return 0; /* no event argument: the payload's, when a tool use's */
+    DWORD rest = (DWORD)(end - h.rest);
+    if (has(h.rest, rest, "\"agent_id\"") || has(h.rest, rest, "\"agent_type\"") || has(h.rest, rest, "keeper")) return 0;
+    for (const char *u = h.rest; u + 4 < end; u++) /* a letter escaped: \u, then not 000 or 001 */
+        if (u[0] == '\\' && u[1] == 'u' && (u[2] != '0' || u[3] != '0' || (u[4] != '0' && u[4] != '1'))) return 0;
+    if (!closes_object(h.rest, end)) return 0;
+    WCHAR *data = env(L"CLAUDE_PLUGIN_DATA");
+    if (!h.cwd || !data || !(data[0] == L'\\' || (data[0] && data[1] == L':'))) return 0;
+
+    Buf sid = {0};
+    add_utf8(&sid, h.sid, h.sid_n);
+    WCHAR *record = cat3(data, L"\\counter\\", sid.p), *key = count_key(&h);
+    SetEnvironmentVariableW(L"KEEPER_COUNTER", record);
+    SetEnvironmentVariableW(L"KEEPER_COUNTER_KEY", key);
+
+    /* The allowance Keeper wrote: for this key, every settings file unchanged since, and complete. */
+    WIN32_FILE_ATTRIBUTE_DATA written;
+    HANDLE f = CreateFileW(record, GENERIC_READ, FILE_SHARE_READ | FILE_SHARE_WRITE | FILE_SHARE_DELETE, NULL,
+                           OPEN_EXISTING, 0, NULL);
+    if (f == INVALID_HANDLE_VALUE) return 0;
+    char *body = alloc(COUNT_MAX);
+    DWORD size = 0;
+    while (size < COUNT_MAX && ReadFile(f, body + size, COUNT_MAX - size, &n, NULL) && n) size += n;
+    CloseHandle(f);
+    if (!GetFileAttributesExW(record, GetFileExInfoStandard, &written)) return 0;
+    char *cursor = body, *stop = body + size;
+    WCHAR *tag = line_at(&cursor, stop), *found = line_at(&cursor, stop), *limit = line_at(&cursor, stop);
+    WCHAR *tally = line_at(&cursor, stop), *stats = line_at(&cursor, stop), *python = line_at(&cursor, stop), *line;
+    if (!python || !is(tag, L"keeper-allowance 1") || !is(found, key) || !is_file(python)) return 0;
+    long long allowed = 0;
+    int negative = *limit == L'-', digits = 0;
+    for (const WCHAR *c = limit + negative; *c; c++, digits++) {
+        if (*c < L'0' || *c > L'9' || digits >= 15) return 0;
+        allowed = allowed * 10 + (*c - L'0');
+    }
+    if (!digits) return 0;
+    if (negative) allowed = -allowed;
+    for (;;) {
+        if (!(line = line_at(&cursor, stop))) return 0;
+        if (is(line, L"end")) break;
+        if (*line == L'+' && older(line + 1, written.ftLastWriteTime)) continue;
+        if (*line == L'-' && GetFileAttributesW(line + 1) == INVALID_FILE_ATTRIBUTES) continue;
+        return 0;
+    }
+    if (!plain_file(tally) || !plain_file(stats)) return 0;
+
+    /* The byte, under the lock Keeper's own appends take (byte 0): the size after it is this use's place. */
+    HANDLE t = CreateFileW(tally, GENERIC_READ | GENERIC_WRITE, FILE_SHARE_READ | FILE_SHARE_WRITE | FILE_SHARE_DELETE,
+                           NULL, OPEN_EXISTING, FILE_FLAG_OPEN_REPARSE_POINT, NULL);
+    if (t == INVALID_HANDLE_VALUE) return 0;
+    OVERLAPPED at_start = {0}, at_end = {0};
+    at_end.Offset = at_end.OffsetHigh = 0xFFFFFFFF; /* write at the end of the file */
+    LARGE_INTEGER place = {0};
+    DWORD done = 0;
+    int counted = LockFileEx(t, LOCKFILE_EXCLUSIVE_LOCK, 0, 1, 0, &at_start) && WriteFile(t, "u", 1, &done, &at_end) &&
+                  done == 1;
+    int placed = counted && GetFileSizeEx(t, &place);
+    UnlockFileEx(t, 0, 1, 0, &at_start);
+    CloseHandle(t);
+    if (!counted) return 0;
+    SetEnvironmentVariableW(L"KEEPER_COUNTED", tally); /* in the tally now: Keeper must not count it again */
+    if (!placed || place.QuadPart > allowed) return 0;
+
+    HANDLE s = CreateFileW(stats, FILE_APPEND_DATA, FILE_SHARE_READ | FILE_SHARE_WRITE | FILE_SHARE_DELETE, NULL,
+                           OPEN_EXISTING, FILE_FLAG_OPEN_REPARSE_POINT, NULL);
+    if (s != INVALID_HANDLE_VALUE) {
+        Buf entry = {0};
+        add(&entry, argc == 3 ? argv[2] : *named);
+        add(&entry, L"\t0\t0.0\n");
+        int bytes = WideCharToMultiByte(CP_UTF8, 0, entry.p, (int)entry.n, NULL, 0, NULL, NULL);
+        char *utf8 = alloc((size_t)bytes + 1);
+        WideCharToMultiByte(CP_UTF8, 0, entry.p, (int)entry.n, utf8, bytes, NULL, NULL);
+        WriteFile(s, utf8, (DWORD)bytes, &done, NULL);
+        CloseHandle(s);
+    }
+    write_str(STD_OUTPUT_HANDLE, "{}");
+    return 1;
+}
+
 static DWORD launch(void) {
     int argc;
     WCHAR **argv = split_command_line(GetCommandLineW(), &argc);
@@ -600,6 +879,19 @@ static DWORD launch(void) {
     int hook = argc > 1 && is(argv[1], L"hook");
     const WCHAR *event = argc > 2 ? argv[2] : L"";
     const WCHAR *bare = hook && !is(event, L"-h") && !is(event, L"--help") ? CODE_HOOK : CODE_BARE;
+
+    /* 0. A tool use counted without Python (issue 33). */
+    const WCHAR *named = NULL;
+    int counting = argc == 3 && hook && (is(event, L"post-tool-use") || is(event, L"post-tool-use-failure"));
+    if ((argc == 1 || (argc == 2 && hook)) && env(L"CLAUDE_PLUGIN_ROOT"))
+        counting = GetFileType(GetStdHandle(STD_INPUT_HANDLE)) != FILE_TYPE_CHAR; /* Codex: no arguments */
+    if (counting && count_without_python(argv, argc, &named)) return 0;
+    if (named) { /* Python gets the event the payload named */
+        WCHAR **given = argv;
+        argv = alloc(4 * sizeof(WCHAR *));
+        argv[0] = given[0], argv[1] = L"hook", argv[2] = (WCHAR *)named, argc = 3;
+        hook = 1, event = named, bare = CODE_HOOK;
+    }
 
     WCHAR *self = own_path();
     WCHAR *bin = parent(self), *root = NULL;

@@ -114,9 +114,10 @@ class Plugin:
         stdin: bytes = b"{}",
         stderr: Path | None = None,
         data: bool = True,
+        extra: dict[str, str] | None = None,
     ) -> subprocess.CompletedProcess[bytes]:
         """The launcher with PATH (WINEPATH) and CLAUDE_PLUGIN_DATA set; stderr to a file when given."""
-        env = {**self.wine.env, "WINEPATH": ";".join(win(p) for p in path)}
+        env = {**self.wine.env, "WINEPATH": ";".join(win(p) for p in path), **(extra or {})}
         if data:
             env["CLAUDE_PLUGIN_DATA"] = win(self.data)
         with open(stderr or os.devnull, "wb") as err:
@@ -129,6 +130,18 @@ class Plugin:
                 timeout=60,
                 check=False,
             )
+
+
+class _AnySite(str):
+    """Matches the environment's site-packages folder, whatever its spelling."""
+
+    def __eq__(self, other: object) -> bool:
+        return isinstance(other, str) and other.endswith("site-packages")
+
+    __hash__ = str.__hash__
+
+
+ANY_SITE = _AnySite("site-packages")
 
 
 def calls(exe: Path) -> list[tuple[list[str], bytes]]:
@@ -318,3 +331,106 @@ def test_without_a_data_folder_a_hook_says_so_and_sets_nothing_up(plugin: Plugin
     assert json.loads(plugin.run(["hook", "stop"], path=[python.parent], data=False).stdout) == {}
     time.sleep(0.5)
     assert all(argv[-1] == win(plugin.root / BOOTSTRAP) for argv, _ in calls(python))  # probes only
+
+
+# -- a tool use counted without Python (issue 33; the rules: keeper/hooks/allowance.py) --------------
+
+
+def passed(exe: Path, run: int) -> dict[str, str]:
+    """The KEEPER_COUNT* variables a stand-in was started with, in its run ``run``."""
+    found = Path(f"{exe}.calls", f"{run}.env").read_bytes().decode("utf-8").split("\0")[:-1]
+    return dict(entry.split("=", 1) for entry in found)
+
+
+def tool_use(**fields: object) -> bytes:
+    """A PostToolUse payload as Claude Code on Windows writes it: compact, backslashes escaped."""
+    body = {
+        "session_id": "s-1",
+        "transcript_path": "C:\\Users\\ü\\.claude\\projects\\x\\s-1.jsonl",
+        "cwd": "C:\\work\\api ü",
+        "permission_mode": "default",
+        "effort": {"level": "medium"},
+        "hook_event_name": "PostToolUse",
+        "tool_name": "Bash",
+        "tool_input": {"command": "pytest -q"},
+        "tool_response": {"stdout": "ok"},
+        **fields,
+    }
+    return json.dumps(body, separators=(",", ":"), ensure_ascii=False).encode()
+
+
+def grant(plugin: Plugin, python: Path, tmp_path: Path, limit: int) -> tuple[Path, Path]:
+    """Play Keeper's part after a first PostToolUse: a tally, a hook log, a settings file, and the
+    session's allowance record keyed as the launcher asked."""
+    store = tmp_path / "store ü"
+    store.mkdir(exist_ok=True)
+    tally, stats, settings = store / "s-1.tally", store / "hooks.stats", store / "config.yaml"
+    tally.write_bytes(b"u")
+    stats.write_text("post-tool-use\t0\t3.0\n", encoding="utf-8")
+    settings.write_text("save_every: 5\n", encoding="utf-8")
+    os.utime(settings, (time.time() - 60, time.time() - 60))
+    asked = passed(python, 0)
+    assert asked["KEEPER_COUNTER"] == win(plugin.data / "counter" / "s-1")
+    lines = ["keeper-allowance 1", asked["KEEPER_COUNTER_KEY"], str(limit), win(tally), win(stats), win(python)]
+    lines += [f"+{win(settings)}", f"-{win(store / 'missing.yaml')}", "end"]
+    (plugin.data / "counter").mkdir(exist_ok=True)
+    (plugin.data / "counter" / "s-1").write_bytes("".join(line + "\n" for line in lines).encode())
+    return tally, stats
+
+
+@pytest.mark.parametrize("args", [["hook", "post-tool-use"], []])
+def test_a_tool_use_within_the_allowance_starts_no_python_and_one_past_it_does(
+    plugin: Plugin, tmp_path: Path, args: list[str]
+) -> None:
+    python = plugin.env_python(out="{}")
+    codex = {"CLAUDE_PLUGIN_ROOT": win(plugin.root)}  # Codex gives no arguments; the payload names the event
+    done = plugin.run(args, stdin=tool_use(), extra=codex)
+    assert done.returncode == 0 and len(calls(python)) == 1  # no allowance yet: Keeper runs, given the payload
+    assert calls(python)[0] == (
+        [win(python), "-I", "-S", "-c", CODE_HOOK, ANY_SITE, "hook", "post-tool-use"],
+        tool_use(),
+    )
+    tally, stats = grant(plugin, python, tmp_path, limit=3)
+
+    for size in (2, 3):  # within the allowance: one byte each, {}, no python.exe
+        done = plugin.run(args, stdin=tool_use(), extra=codex)
+        assert (done.returncode, done.stdout) == (0, b"{}")
+        assert tally.read_bytes() == b"u" * size
+    assert len(calls(python)) == 1
+    assert stats.read_text(encoding="utf-8").splitlines()[1:] == ["post-tool-use\t0\t0.0"] * 2
+
+    done = plugin.run(args, stdin=tool_use(), extra=codex)  # the allowance is used up: a request may be due
+    assert len(calls(python)) == 2
+    argv, received = calls(python)[1]
+    assert argv[-2:] == ["hook", "post-tool-use"] and received == tool_use()
+    assert passed(python, 1)["KEEPER_COUNTED"] == win(tally)  # counted already: Keeper only decides
+    assert tally.read_bytes() == b"uuuu"
+
+
+@pytest.mark.parametrize(
+    "body",
+    [
+        tool_use(agent_id="a1"),
+        tool_use(tool_input={"command": "keeper save --summary x"}),
+        tool_use(tool_response={"stdout": "x" * 70_000}),
+        tool_use()[:-1],
+        tool_use().replace(b'"session_id":"s-1"', b'"session_id":"s\\u002d1"'),
+    ],
+    ids=["a subagent", "keeper save", "64 KiB or more", "cut short", "an escaped session id"],
+)
+def test_an_unusual_payload_goes_to_keeper_whole(plugin: Plugin, tmp_path: Path, body: bytes) -> None:
+    python = plugin.env_python(out="{}")
+    plugin.run(["hook", "post-tool-use"], stdin=tool_use())
+    tally, _ = grant(plugin, python, tmp_path, limit=100)
+    plugin.run(["hook", "post-tool-use"], stdin=body)
+    assert len(calls(python)) == 2 and calls(python)[1][1] == body
+    assert tally.read_bytes() == b"u" and "KEEPER_COUNTED" not in passed(python, 1)
+
+
+def test_a_changed_settings_file_voids_the_allowance(plugin: Plugin, tmp_path: Path) -> None:
+    python = plugin.env_python(out="{}")
+    plugin.run(["hook", "post-tool-use"], stdin=tool_use())
+    grant(plugin, python, tmp_path, limit=100)
+    (tmp_path / "store ü" / "config.yaml").write_text("save_every: 2\n", encoding="utf-8")
+    plugin.run(["hook", "post-tool-use"], stdin=tool_use())
+    assert len(calls(python)) == 2

@@ -29,6 +29,7 @@ if TYPE_CHECKING:
     Reply = dict[str, Any]  # one JSON object
 
 MAX_STDIN = 32 << 20
+STARTED = time.time()  # before any setting is read: the launchers' allowance is dated from it
 
 
 def _log(event: str, level: str, message: str) -> None:
@@ -132,19 +133,32 @@ def session_start(event: Event, at: Resolved) -> Reply:
 
 
 def post_tool_use(event: Event, at: Resolved) -> Reply:
-    """Count the tool use (a failed one too); every ``save_every`` unsaved uses, ask for a save."""
-    seen = counters.append(_tally(at), counters.SAVE_USE if event.is_save else counters.USE)
-    if event.is_save or event.agent_id:
-        return {}  # a subagent's work counts, but the request goes to the main agent
-    if not counters.reminder_due(seen, at.cfg.save_every):
-        return {}
-    from keeper.hooks import context
-    from keeper.plugin import agents
+    """Count the tool use (a failed one too); every ``save_every`` unsaved uses, ask for a save.
 
-    counters.append(_tally(at), counters.REMIND)
-    unsaved = counters.unsaved(seen)
-    reply = _specific(_EVENT_NAMES[event.name], context.save_request(unsaved))
-    return _noticed(at, reply, f"Keeper: asked {agents.model()} to save ({unsaved} tool uses since the last save)")
+    The launchers count most uses themselves and come here when their allowance runs out, having
+    counted this one already (``keeper.hooks.allowance``); this answers and writes the next one.
+    """
+    from keeper.hooks.allowance import Handoff
+
+    path = _tally(at)
+    handoff = Handoff.take()
+    reply: Reply = {}
+    with counters.Locked(path) as tally:
+        if handoff.counted == path:
+            seen = tally.read()
+        else:
+            seen = tally.append(counters.SAVE_USE if event.is_save else counters.USE)
+        # A subagent's work counts, but the request goes to the main agent.
+        if not (event.is_save or event.agent_id) and counters.reminder_due(seen, at.cfg.save_every):
+            from keeper.hooks import context
+            from keeper.plugin import agents
+
+            unsaved = counters.unsaved(seen)
+            seen = tally.append(counters.REMIND)
+            notice = f"Keeper: asked {agents.model()} to save ({unsaved} tool uses since the last save)"
+            reply = _noticed(at, _specific(_EVENT_NAMES[event.name], context.save_request(unsaved)), notice)
+        handoff.grant(seen, at, path, STARTED)
+    return reply
 
 
 def stop(event: Event, at: Resolved) -> Reply:

@@ -253,14 +253,19 @@ def read_file(path: str) -> tuple[dict[str, Any], list[str]] | None:
     return values, warnings
 
 
+def files(project_root: str | None) -> list[str]:
+    """The settings files ``load`` reads, lowest layer first (existing or not)."""
+    layers = [paths.global_config_file()]
+    if project_root is not None:
+        layers.append(os.path.join(project_root, paths.PROJECT_CONFIG))
+    return layers
+
+
 def load(project_root: str | None) -> Config:
     """Merge the layers for a project (``None``: global file and environment only)."""
     values = dict(DEFAULTS)
     warnings: list[str] = []
-    layers = [paths.global_config_file()]
-    if project_root is not None:
-        layers.append(os.path.join(project_root, paths.PROJECT_CONFIG))
-    for index, path in enumerate(layers):
+    for index, path in enumerate(files(project_root)):
         found = read_file(path)
         if found is None:
             continue

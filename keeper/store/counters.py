@@ -1,14 +1,14 @@
 """Keeper's two append-only counting logs: each session's tool-use tally, each project's hook calls.
 
-Both append a few bytes with ``O_APPEND`` and never rewrite, so parallel hooks need no lock and
-the hot path costs one small write.
+Both append a few bytes with ``O_APPEND`` and never rewrite, so the hot path costs one small write.
 
 - The tally (``state/<session>.tally``): each PostToolUse (or PostToolUseFailure) appends ``u``
   (a tool use), or ``k`` for the tool use that ran ``keeper save``; the save itself ``s``; a save
-  reminder ``r``; Stop's request for a final save ``f``; each prompt ``p`` (a turn starts). On POSIX an
-  ``O_APPEND`` write is atomic and each hook reads only the prefix up to its own write, so two
-  hooks finishing together still see distinct counts and a threshold is crossed exactly once.
-  Windows appends under ``msvcrt.locking``.
+  reminder ``r``; Stop's request for a final save ``f``; each prompt ``p`` (a turn starts). Most
+  ``u`` are appended by the launchers without Python (``keeper.hooks.allowance``). On POSIX an
+  ``O_APPEND`` write is atomic, so no use is lost; Windows appends under ``msvcrt.locking``.
+  PostToolUse decides under the tally's lock (``Locked``), so a threshold crossed by hooks
+  finishing together is answered exactly once.
 - The hook log (``state/hooks.stats``): one ``event<TAB>characters injected<TAB>ms`` line per hook
   call, for ``keeper status``; it restarts past 1 MiB, the old one kept as ``.1``.
 
@@ -62,6 +62,53 @@ def append(path: str, marks: bytes) -> bytes:
         os.close(fd)
 
 
+class Locked:
+    """A tally held against every other Keeper process that decides on it (``with Locked(path) as
+    tally``), so that of PostToolUse hooks finishing together exactly one asks for a save, whichever
+    of them counted its own use. The launchers append without it: a lone ``O_APPEND`` byte needs
+    none, and a decision made under it reads the whole log. A class, not ``@contextmanager``:
+    ``contextlib`` costs a hook ~2 ms to import."""
+
+    def __init__(self, path: str) -> None:
+        self.fd = fsutil.open_append(path, readable=True)
+
+    def __enter__(self) -> Locked:
+        try:
+            if sys.platform == "win32":  # pragma: no cover - exercised by the Windows CI job
+                import msvcrt
+
+                os.lseek(self.fd, 0, os.SEEK_SET)
+                msvcrt.locking(self.fd, msvcrt.LK_LOCK, 1)  # the byte counters.append and keeper.exe lock
+            else:
+                import fcntl
+
+                fcntl.flock(self.fd, fcntl.LOCK_EX)
+        except BaseException:
+            os.close(self.fd)
+            raise
+        return self
+
+    def append(self, marks: bytes) -> bytes:
+        """Append ``marks``; return the whole log, theirs included."""
+        os.write(self.fd, marks)
+        return self.read()
+
+    def read(self) -> bytes:
+        end = os.lseek(self.fd, 0, os.SEEK_END)
+        os.lseek(self.fd, 0, os.SEEK_SET)
+        return _read_exactly(self.fd, end)
+
+    def __exit__(self, *exc_info: object) -> None:
+        try:
+            if sys.platform == "win32":  # pragma: no cover - exercised by the Windows CI job
+                import msvcrt
+
+                os.lseek(self.fd, 0, os.SEEK_SET)
+                msvcrt.locking(self.fd, msvcrt.LK_UNLCK, 1)
+        finally:
+            os.close(self.fd)  # on POSIX this releases the flock
+
+
 def _read_exactly(fd: int, size: int) -> bytes:
     chunks = []
     while size > 0:
@@ -95,9 +142,15 @@ def unsaved(log: bytes) -> int:
     return uses_since(log, *SAVED)
 
 
+def uses_until_reminder(log: bytes, every: int) -> int:
+    """How many more tool uses make ``reminder_due`` hold (0 or less: it holds now). A save or a
+    request only ever puts it further off; the launchers' allowance rests on that."""
+    return every - uses_since(log, *SAVED, REMIND, FINAL_ASK)
+
+
 def reminder_due(log: bytes, every: int) -> bool:
     """PostToolUse asks every ``every`` unsaved tool uses, counted from a save or the last request."""
-    return uses_since(log, *SAVED, REMIND, FINAL_ASK) >= every
+    return uses_until_reminder(log, every) <= 0
 
 
 def final_ask_due(log: bytes, minimum: int, every: int) -> bool:

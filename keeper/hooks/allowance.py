@@ -1,0 +1,153 @@
+"""The launchers' allowance: how many more tool uses they may count without Python, per session.
+
+PostToolUse runs on every tool use, and in almost every call there is nothing to decide. So the
+launchers (``bin/keeper`` with ``launcher/count.bash``, and ``bin/keeper.exe``) answer it
+themselves while no save request can be due, and Keeper stays the one owner of the rules: each
+time it handles a PostToolUse it writes, for that session, the most the launcher may count
+before it must call Keeper again.
+
+Where the files live. The launcher cannot know the project, so it keeps nothing of its own beyond
+this record: ``$CLAUDE_PLUGIN_DATA/counter/<session id>`` (a session id of 1-64 letters, digits,
+``_`` and ``-`` only, so it is the file-safe id Keeper uses too). The record names Keeper's own
+tally for the session (``keeper.store.counters``); the launcher appends its one byte ``u`` there
+with ``O_APPEND``, exactly as Keeper would, so there is nothing to fold back: the log, the session
+file and ``keeper status`` are the same as without the launcher. The launcher tells Keeper where
+the record goes and what to key it by through the environment of the call that falls through:
+``KEEPER_COUNTER`` (the record's path), ``KEEPER_COUNTER_KEY`` (the launcher's key, below) and
+``KEEPER_COUNTED`` (the tally it already appended this use to, when it did).
+
+The record, one field a line::
+
+    keeper-allowance 1
+    <key>            the launcher's own key: the payload's cwd and the environment that chooses
+                     the store and the settings (KEEPER_*, HOME, XDG_*, CLAUDE_PROJECT_DIR)
+    <limit>          the largest tally size, in bytes, after its own append, at which the launcher
+                     may answer {} itself
+    <tally>          the tally to append to
+    <hook log>       the project's hook log (one line per call, for ``keeper status``)
+    <python>         the interpreter Keeper ran on: the launcher requires it still there, so an
+                     environment that is gone (an update, a set-up under way) sends every call to Keeper
+    +<file>          a settings file that existed: the launcher requires it still older than the record
+    -<file>          a settings file that did not: the launcher requires it still absent
+    end
+
+Why a stale or foreign record can never hold back a due save request:
+
+- The limit is an upper bound Keeper computed from the session's real tally and its settings at
+  that moment: with ``n`` tool uses since the last save or request, the next ``save_every - n - 1``
+  uses cannot make a request due, and each byte appended since (a use, a save, a prompt, a
+  request) is at most one use, while a save or a request only puts the next one further off. So
+  a launcher that finds its own byte within the limit knows no request is due; one that does not
+  (the limit reached, or bytes of hooks finishing together) calls Keeper, which decides under the
+  tally's lock (``counters.Locked``) so that exactly one of them asks.
+- The record holds only while everything that chose the tally and the settings is unchanged: the
+  key (another cwd, another ``KEEPER_SAVE_EVERY`` or ``KEEPER_HOME``, another ``CLAUDE_PROJECT_DIR``
+  means another key) and every settings file Keeper read (edited, created or removed since the
+  record was written means the launcher calls Keeper; the record is dated from before Keeper read
+  them, so an edit made while it did counts as one made after). A record that is missing, damaged,
+  unfinished (no ``end``), of another format, or that names a tally that is gone or a link, is no
+  allowance at all.
+- The launcher counts only a plain PostToolUse or PostToolUseFailure: a session id it can use as
+  it is, no subagent, nothing that could be ``keeper save``, a payload it read whole. Everything
+  else comes here, as before.
+
+What it does not watch: a repository created, or a ``.claude/keeper.yaml`` added in a folder
+between the working directory and the repository's top, under a running session; Keeper notices
+when it next runs for the session, at most ``save_every`` tool uses later.
+
+Records of ended sessions are removed when Keeper writes a session's first record and finds them
+older than a week.
+"""
+
+from __future__ import annotations
+
+import os
+import sys
+import time
+
+from keeper.store import config, counters, paths
+
+FORMAT = "keeper-allowance 1"
+KNOWN_MARKS = frozenset(b"ukrsfp")
+STALE_SECONDS = 7 * 24 * 3600
+# The record is dated from before Keeper read the settings, less a file system's coarse clock tick:
+# a settings file edited after they were read is never older than the record.
+CLOCK_SLACK = 0.05
+
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    from keeper.store.resolve import Resolved
+
+
+class Handoff:
+    """What the launcher passed along when it called Keeper for a PostToolUse (nothing otherwise)."""
+
+    __slots__ = ("counted", "key", "record")
+
+    def __init__(self, record: str, key: str, counted: str) -> None:
+        self.record, self.key, self.counted = record, key, counted
+
+    @classmethod
+    def take(cls) -> Handoff:
+        """Read and remove the launcher's variables: nothing Keeper starts inherits them."""
+        found = [os.environ.pop(name, "") for name in ("KEEPER_COUNTER", "KEEPER_COUNTER_KEY", "KEEPER_COUNTED")]
+        return cls(*found)
+
+    def grant(self, log: bytes, at: Resolved, tally: str, read_at: float) -> None:
+        """Write the session's record from the tally as it stands (call under the tally's lock), for
+        the settings read at ``read_at`` (``time.time()``) or later."""
+        if not self.record or not os.path.isabs(self.record):
+            return
+        limit = len(log) + counters.uses_until_reminder(log, at.cfg.save_every) - 1
+        lines = [FORMAT, self.key, str(limit), tally, counters.hook_log_path(at.project.state), sys.executable]
+        lines += [("+" if os.path.exists(f) else "-") + f for f in watched_files(at)]
+        if not set(log) <= KNOWN_MARKS or any(c in line for line in lines for c in "\n\r\x00"):
+            _remove(self.record)  # a damaged tally, or a name a line cannot hold: Keeper counts every use
+            return
+        _write(self.record, "".join(line + "\n" for line in [*lines, "end"]), read_at - CLOCK_SLACK)
+
+
+def watched_files(at: Resolved) -> list[str]:
+    """The settings files whose change must reach Keeper: what ``config.load`` reads, and the pins."""
+    return [*config.files(at.project.checkout), paths.pins_file()]
+
+
+def _write(path: str, text: str, dated: float) -> None:
+    """Replace the record in one step (no fsync: a record lost in a crash only means a slower call)."""
+    folder = os.path.dirname(path)
+    fresh = not os.path.exists(path)
+    tmp = f"{path}.{os.getpid()}.tmp"
+    try:
+        os.makedirs(folder, exist_ok=True)
+        with open(tmp, "w", encoding="utf-8", newline="\n") as fh:
+            fh.write(text)
+        os.utime(tmp, (dated, dated))
+        os.replace(tmp, path)
+    except OSError:
+        _remove(tmp)
+        _remove(path)  # never leave an older record standing in for this one
+        return
+    if fresh:
+        _sweep(folder)
+
+
+def _sweep(folder: str) -> None:
+    """Remove records of sessions not heard of for a week."""
+    cutoff = time.time() - STALE_SECONDS
+    try:
+        entries = list(os.scandir(folder))
+    except OSError:
+        return
+    for entry in entries:
+        try:
+            if entry.is_file(follow_symlinks=False) and entry.stat().st_mtime < cutoff:
+                os.unlink(entry.path)
+        except OSError:
+            continue
+
+
+def _remove(path: str) -> None:
+    try:
+        os.unlink(path)
+    except OSError:
+        pass

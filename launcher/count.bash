@@ -1,0 +1,98 @@
+# shellcheck shell=bash
+# A tool use counted without Python: bin/keeper sources this under bash 4.1+ for a PostToolUse (or,
+# with no arguments, for whatever hook the payload names: Codex passes none) and calls
+# keeper_count "$@". While the session's allowance lasts it appends one byte to Keeper's own tally,
+# prints {} and exits; otherwise it returns and bin/keeper goes on to Python, with the payload on
+# stdin as it came. Keeper writes the allowance and owns every rule; keeper/hooks/allowance.py says
+# what the record holds and why a stale or foreign one can never hold back a save request.
+# Shell builtins only (read, printf, [[ ]], parameter expansion, redirections): no process starts.
+# Windows runs the same in C (launcher/keeper.c); keep the two in step.
+
+KEEPER_COUNT_MAX=65536 # a payload this long or longer goes to Python, read whole there
+
+# Prints {} and exits when the tool use is counted within the allowance; returns otherwise, having
+# given stdin back (the bytes read so far, then the rest), set keeper_event when the payload named a
+# PostToolUse and no argument did, and exported what Keeper needs to write the next allowance.
+keeper_count() {
+  case ${OSTYPE-} in msys* | cygwin*) return ;; esac # Git Bash: Windows appends under a lock; keeper.exe counts there
+  local LC_ALL=C payload='' whole=''
+  IFS= read -r -N "$KEEPER_COUNT_MAX" payload || whole=1
+  if [[ -n $whole ]]; then
+    keeper_count_payload "$@" && exit 0
+    # the payload again, for Python (a here-string adds a newline: JSON allows it); a pipe if that fails
+    { exec 0<<<"$payload"; } 2>/dev/null || exec 0< <(printf '%s' "$payload")
+  else
+    exec 0< <(
+      printf '%s' "$payload"
+      while IFS= read -r -N "$KEEPER_COUNT_MAX" payload || [[ -n $payload ]]; do
+        printf '%s' "$payload"
+        payload=''
+      done
+    )
+  fi
+}
+
+# The checks, in order; returns 0 only when the tool use was counted within the allowance.
+keeper_count_payload() {
+  local event='' head rest sid cwd key name value record tag found limit tally stats python line ok='' log=''
+  case $#:${1-}:${2-} in
+    2:hook:post-tool-use | 2:hook:post-tool-use-failure) event=$2 ;;
+  esac
+  # The fields before tool_input, each a plain value (no escapes), the session id first, as Claude
+  # Code and Codex write them; anything else is unusual, and Python reads it.
+  local plain='("[^"\\]*"|-?[0-9][0-9.eE+-]*|true|false|null|\{"level":"[^"\\]*"\})'
+  local fields='^\{"session_id":"([A-Za-z0-9_-]{1,64})"(,"[a-z_]+":'$plain')*,"tool_input":'
+  [[ $payload =~ $fields ]] || return 1
+  head=${BASH_REMATCH[0]} sid=${BASH_REMATCH[1]}
+  rest=${payload:${#head}}
+  if [[ -z $event ]]; then
+    case $head in
+      *',"hook_event_name":"PostToolUse",'*) event=post-tool-use ;;
+      *',"hook_event_name":"PostToolUseFailure",'*) event=post-tool-use-failure ;;
+      *) return 1 ;;
+    esac
+    keeper_event=$event
+  fi
+  [[ $head == *'"agent_'* || $rest == *'"agent_id"'* || $rest == *'"agent_type"'* ]] && return 1 # a subagent
+  [[ $rest == *keeper* ]] && return 1                                                              # maybe `keeper save`
+  [[ $rest == *'\u'[!0]* || $rest == *'\u0'[!0]* || $rest == *'\u00'[!01]* ]] && return 1          # a letter escaped
+  [[ $rest == *'}' || $rest == *$'}\n' ]] || return 1
+  [[ $head =~ ,\"cwd\":\"([^\"\\]*)\" ]] || return 1
+  cwd=${BASH_REMATCH[1]}
+  [[ ${CLAUDE_PLUGIN_DATA-} == /* ]] || return 1
+
+  # The key: whatever chooses Keeper's store, settings and project for this call.
+  key="cwd=${#cwd}:$cwd"
+  for name in CLAUDE_PROJECT_DIR HOME XDG_CONFIG_HOME XDG_DATA_HOME ${!KEEPER_@}; do
+    case $name in KEEPER_COUNTE[RD]* | KEEPER_LAUNCHER_* | KEEPER_COUNT_MAX) continue ;; esac
+    [[ -n ${!name+set} ]] || continue
+    value=${!name}
+    key+=" $name=${#value}:$value"
+  done
+  record=$CLAUDE_PLUGIN_DATA/counter/$sid
+  export KEEPER_COUNTER="$record" KEEPER_COUNTER_KEY="$key"
+
+  # The allowance Keeper wrote: for this key, every settings file unchanged since, and complete.
+  {
+    IFS= read -r tag && IFS= read -r found && IFS= read -r limit && IFS= read -r tally && IFS= read -r stats &&
+      IFS= read -r python || return 1
+    while IFS= read -r line; do
+      case $line in
+        end) ok=1 && break ;;
+        +/*) [[ -e ${line:1} && ${line:1} -ot $record ]] || return 1 ;;
+        -/*) [[ -e ${line:1} || -L ${line:1} ]] && return 1 ;;
+        *) return 1 ;;
+      esac
+    done
+  } 2>/dev/null <"$record" || return 1
+  [[ -n $ok && $tag == 'keeper-allowance 1' && $found == "$key" && $limit =~ ^-?[0-9]{1,15}$ ]] || return 1
+  [[ $tally == /* && -f $tally && ! -L $tally && $stats == /* && -f $stats && ! -L $stats ]] || return 1
+  [[ $python == /* && -x $python ]] || return 1 # Keeper's environment is still there
+
+  { printf u >>"$tally"; } 2>/dev/null || return 1
+  export KEEPER_COUNTED="$tally" # from here on this use is in the tally: Keeper must not count it again
+  IFS= read -r -N 1048576 log <"$tally" || [[ -n $log ]] || return 1
+  ((${#log} < 1048576 && ${#log} <= limit)) || return 1
+  { printf '%s\t0\t0.0\n' "$event" >>"$stats"; } 2>/dev/null
+  printf '{}'
+}
