@@ -31,6 +31,21 @@ def _json(path: str) -> dict[str, Any]:
     return data if isinstance(data, dict) else {}
 
 
+def _ready_env(data: str, version: str) -> dict[str, object]:
+    """The facts of a finished environment of this plugin version in its data folder (its folder is
+    named by the version and the code's digest, which only the plugin's own files know), or ``{}``."""
+    folder = os.path.join(data, bootstrap.ENV_DIR)
+    try:
+        names = sorted(os.listdir(folder))
+    except OSError:
+        return {}
+    for name in names:
+        facts = bootstrap.ready_facts(os.path.join(folder, name))
+        if facts.get("version") == version:
+            return facts
+    return {}
+
+
 def checkout() -> str | None:
     """The repository folder this Keeper runs from, when it is a checkout of the plugin."""
     here = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
@@ -65,9 +80,9 @@ class PluginInstall:
         path = first.get("installPath")
         self.install_path = path if isinstance(path, str) and os.path.isabs(path) else None
         self.data = os.path.join(plugins, "data", "".join(c if c.isalnum() or c in "_-" else "-" for c in name))
-        env = os.path.join(self.data, bootstrap.ENV_DIR, self.version or __version__)
-        self.env_ready = os.path.isfile(os.path.join(env, bootstrap.READY))
-        self.env_python = _json(os.path.join(env, bootstrap.READY)).get("python", "")
+        facts = _ready_env(self.data, self.version or __version__)
+        self.env_ready = bool(facts)
+        self.env_python = str(facts.get("python", ""))
         failed = _json(os.path.join(self.data, bootstrap.SETUP_FAILED)).get("systemMessage")
         self.failure = failed if isinstance(failed, str) else None
 
