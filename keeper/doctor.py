@@ -61,10 +61,10 @@ def _command() -> Check:
             f"upgrade or remove {found} (pipx upgrade / pipx uninstall, or pip in its environment)",
         )
     if install.in_virtualenv(found) and not install.plugin_installs():
-        return Check(
+        return Check(  # the README's own set-up: a note with the next step, not a problem
             "command",
-            False,
-            f"{found} is inside a virtualenv, so Claude Code started from another shell cannot run it",
+            None,
+            f"{found} is inside a virtualenv: Claude Code started from a shell without it runs the plugin's own",
             install.install_hint(),
         )
     return Check("command", True, f"{found} (keeper {__version__})")
