@@ -746,6 +746,10 @@ def main(argv: list[str] | None = None) -> int:
         first = args_list[0] if args_list else None
         parser = build_parser(first if first in COMMANDS and not {"-h", "--help"} & set(args_list) else None)
         args = parser.parse_args(args_list)
+    if getattr(args, "command", None) not in ("doctor", "demo"):  # doctor reports the format; demo has its own store
+        from keeper.store import migrate
+
+        migrate.upgrade_quietly()  # a store an earlier release wrote is brought up to date first
     try:
         return int(args.func(args))
     except KeeperError as exc:

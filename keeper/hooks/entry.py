@@ -231,6 +231,10 @@ def handle(name: str, raw: bytes, project_dir: str = "") -> Reply:
     unusable = fsutil.store_problem()
     if unusable:  # nothing can be recorded, and the log cannot be written either: tell the user at start
         return {"systemMessage": unusable} if name == "session-start" else {}
+    if name == "session-start":  # once per session: a store an earlier release wrote is brought up to date
+        from keeper.store import migrate
+
+        migrate.upgrade_quietly()
     payload, problem = parse_payload(raw)
     if problem:
         _log(name, "WARN", problem)
