@@ -62,7 +62,8 @@ MIGRATIONS: list[tuple[str, Callable[[str, Backup], str]]] = []
 
 
 def migration(fn: Callable[[str, Backup], str]) -> Callable[[str, Backup], str]:
-    """Register ``fn(root, backup) -> summary`` as the next migration, named by its function."""
+    """Register ``fn(root, backup) -> summary`` as the next migration, named by its function; its
+    summary is what it did (logged), or ``""`` when the store held nothing for it."""
     MIGRATIONS.append((fn.__name__, fn))
     return fn
 
@@ -81,17 +82,13 @@ def store_format(root: str) -> tuple[int, list[str]]:
 
 def upgrade(root: str | None = None, timeout: float = HOOK_LOCK_TIMEOUT) -> list[str]:
     """Apply, in order, each migration this store has not had, under the store's lock; say what each
-    did. Nothing for a new store (it is only stamped with this format) or one of a newer format."""
-    from keeper import __version__
+    did. Nothing for a store that does not exist yet (see ``stamp``) or of a newer format."""
 
     root = root or paths.data_root()
     number, applied = store_format(root)
     if (number == len(MIGRATIONS) and len(applied) == number) or number > len(MIGRATIONS):
         return []
-    if not os.path.isdir(root):  # a new store: in this code's format from its first file on
-        ensure_dir(root)
-        record = {"format": len(MIGRATIONS), "applied": [name for name, _ in MIGRATIONS], "keeper": __version__}
-        atomic_write(format_file(root), json.dumps(record, indent=2) + "\n")
+    if not os.path.isdir(root):
         return []
     done: list[str] = []
     with project_lock(os.path.join(root, LOCK), timeout):
@@ -103,19 +100,38 @@ def upgrade(root: str | None = None, timeout: float = HOOK_LOCK_TIMEOUT) -> list
                 continue
             summary = fn(root, Backup(root, name))
             applied.append(name)
-            record = {"format": position, "applied": applied, "keeper": __version__}
-            atomic_write(format_file(root), json.dumps(record, indent=2) + "\n")
-            log.write("format", "INFO", f"store format {position} ({name}): {summary}")
-            done.append(f"{name}: {summary}")
+            _write_format(root, position, applied)
+            if summary:  # a migration with nothing to do in this store says nothing
+                log.write("format", "INFO", f"store format {position} ({name}): {summary}")
+                done.append(f"{name}: {summary}")
     return done
 
 
-def upgrade_quietly(root: str | None = None) -> None:
-    """``upgrade`` for hooks and commands: a failure is logged and retried by the next call."""
+def _write_format(root: str, number: int, applied: list[str]) -> None:
+    from keeper import __version__
+
+    record = {"format": number, "applied": applied, "keeper": __version__}
+    atomic_write(os.path.join(root, paths.STORE_FORMAT), json.dumps(record, indent=2) + "\n")
+
+
+def stamp(root: str | None = None) -> None:
+    """Mark a store this process created as being in this code's format: nothing in it to migrate."""
+    root = root or paths.data_root()
+    if os.path.isdir(root) and not os.path.exists(format_file(root)):
+        _write_format(root, len(MIGRATIONS), [name for name, _ in MIGRATIONS])
+
+
+def upgrade_quietly() -> bool:
+    """``upgrade`` for hooks and commands, which go on whatever happens: a failure is logged and
+    retried by the next call. True when there is no store yet: the caller then ``stamp``s the one it makes."""
+    root = paths.data_root()
     try:
+        if not os.path.isdir(root):
+            return True
         upgrade(root)
     except (OSError, KeeperError) as exc:
         log.write("format", "WARN", f"could not bring the store to format {len(MIGRATIONS)} yet ({exc}); will retry")
+    return False
 
 
 def _session_order(name: str) -> tuple[str, int]:
@@ -165,7 +181,7 @@ def removal_records(root: str, backup: Backup) -> str:
             ensure_dir(os.path.dirname(path))
             atomic_write(path, json.dumps({"keys": merged}, ensure_ascii=False))
             recorded += len(merged) - len(existing)
-    return f"{count(recorded, 'removed item')} recorded from the session files"
+    return f"{count(recorded, 'removed item')} recorded from the session files" if recorded else ""
 
 
 def adopt(project: paths.Project, heir_of: str) -> None:
