@@ -754,6 +754,10 @@ def main(argv: list[str] | None = None) -> int:
         first = args_list[0] if args_list else None
         parser = build_parser(first if first in COMMANDS and not {"-h", "--help"} & set(args_list) else None)
         args = parser.parse_args(args_list)
+    from keeper.store import migrate
+
+    # a store an earlier release wrote is brought up to date first (doctor reports it; demo has its own)
+    new_store = getattr(args, "command", None) not in ("doctor", "demo") and migrate.upgrade_quietly()
     try:
         return int(args.func(args))
     except KeeperError as exc:
@@ -771,3 +775,6 @@ def main(argv: list[str] | None = None) -> int:
     except KeyboardInterrupt:
         print("keeper: interrupted", file=sys.stderr)
         return 1
+    finally:
+        if new_store:
+            migrate.stamp()  # the store this command made is in this code's format

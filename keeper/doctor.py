@@ -63,10 +63,10 @@ def _command() -> Check:
             f"upgrade or remove {found} (pipx upgrade / pipx uninstall, or pip in its environment)",
         )
     if install.in_virtualenv(found) and not install.plugin_installs():
-        return Check(
+        return Check(  # the README's own set-up: a note with the next step, not a problem
             "command",
-            False,
-            f"{found} is inside a virtualenv, so Claude Code started from another shell cannot run it",
+            None,
+            f"{found} is inside a virtualenv: Claude Code started from a shell without it runs the plugin's own",
             install.install_hint(),
         )
     return Check("command", True, f"{found} (keeper {__version__})")
@@ -168,6 +168,30 @@ def _store() -> Check:
     return Check("store", True, f"{root} is writable")
 
 
+def _store_format() -> Check:
+    """The store's format against this code's: a newer Keeper's store is read, never changed."""
+    from keeper.store import migrate
+
+    root = paths.data_root()
+    try:
+        number, _ = migrate.store_format(root)
+    except OSError as exc:  # the store check above names the cause
+        return Check("format", None, f"the store's format cannot be read: {exc.strerror or exc}")
+    newer = number if number > len(migrate.MIGRATIONS) else None
+    if newer is not None:
+        return Check(
+            "format",
+            False,
+            f"{root} is in store format {newer}, written by a newer Keeper; this is keeper {__version__} "
+            f"(format {len(migrate.MIGRATIONS)}), which reads it but changes nothing in its layout",
+            "upgrade Keeper: `claude plugin marketplace update keeper`, then `claude plugin update keeper@keeper` "
+            "(or `pip install -U` in the environment this keeper runs from)",
+        )
+    if number < len(migrate.MIGRATIONS):
+        return Check("format", None, f"store format {number}: brought to {len(migrate.MIGRATIONS)} by the next command")
+    return Check("format", True, f"store format {number}, this Keeper's own")
+
+
 def _config(warnings: list[str]) -> list[Check]:
     if not warnings:
         return [Check("config", True, "no problems in the config files or KEEPER_* variables")]
@@ -202,6 +226,7 @@ def run_checks(project: paths.Project, config_warnings: list[str]) -> list[Check
         _command(),
         *_windows(),
         _store(),
+        _store_format(),
         *_config(config_warnings),
         _hooks(project),
         _sync(),

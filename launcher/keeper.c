@@ -8,12 +8,15 @@
  * PowerShell (the Bash tool without Git Bash) finds it on PATH as `keeper` too. A PostToolUse with
  * no save request due is answered here, without Python (see "a tool use counted without Python").
  * Otherwise it runs, in order:
- *   1. the Python environment Keeper set up for this plugin version in CLAUDE_PLUGIN_DATA,
- *      isolated (-I), and for a hook without the site module (-S), given its site-packages;
+ *   1. the Python environment Keeper set up for exactly this code in CLAUDE_PLUGIN_DATA (env\<version>-
+ *      <digest>, the digest read from bin\keeper.digest), isolated (-I), and for a hook without
+ *      the site module (-S), given its site-packages; one that cannot import Keeper exits 75 and is
+ *      set up again;
  *   2. else a keeper.exe on PATH (pip, pipx, uv), never itself, never in a loop;
  *   3. else the one-time set-up with a real Python (the py launcher, then python.exe on PATH, never
  *      one under WindowsApps, never one that fails to read a real file): detached for a hook, which
- *      answers at once, in the foreground for a command such as `keeper save`.
+ *      answers at once, in the foreground for a command such as `keeper save`. A session start after
+ *      an update waits while the set-up copies the earlier environment (a second), then runs it.
  * Arguments are re-quoted one by one for the child's command line; stdin, stdout and stderr are the
  * child's own (inherited handles, nothing copied; only a payload the counting path read is given back
  * through a pipe, then the rest of stdin); the exit code is the child's. Windows API only
@@ -24,12 +27,18 @@
 
 /* The one place for the version and for the Python paths this file names (keep in step with
  * bin/keeper; a test checks the version against keeper/__init__.py). */
-#define KEEPER_VERSION L"0.2.0"
+#define KEEPER_VERSION L"0.3.0"
 #define KEEPER_BOOTSTRAP L"keeper\\plugin\\bootstrap.py" /* the set-up script, relative to the plugin folder */
-#define KEEPER_CLI_IMPORT L"from keeper.cli import main; raise SystemExit(main())"
-#define KEEPER_HOOK_IMPORT L"from keeper.hooks.entry import run; raise SystemExit(run(sys.argv[2:]))"
+#define KEEPER_DIGEST L"bin\\keeper.digest"  /* the package digest, relative to the plugin folder */
+#define KEEPER_READY L"keeper-env.json"    /* inside a finished environment */
+#define NO_KEEPER 75 /* the exit code of an environment that cannot import Keeper */
+#define KEEPER_CLI_IMPORT \
+    L"try: from keeper.cli import main\nexcept ImportError: raise SystemExit(75)\nraise SystemExit(main())"
+#define KEEPER_HOOK_IMPORT                                                                     \
+    L"try: from keeper.hooks.entry import run\nexcept ImportError: raise SystemExit(75)\n" \
+    L"raise SystemExit(run(sys.argv[2:]))"
 
-#define ADD_SITE L"import sys; sys.path.append(sys.argv.pop(1)); "
+#define ADD_SITE L"import sys; sys.path.append(sys.argv.pop(1))\n"
 static const WCHAR CODE_MAIN[] = KEEPER_CLI_IMPORT;
 static const WCHAR CODE_BARE[] = ADD_SITE KEEPER_CLI_IMPORT;
 static const WCHAR CODE_HOOK[] = ADD_SITE KEEPER_HOOK_IMPORT;
@@ -495,7 +504,7 @@ static WCHAR *quoted_program(const WCHAR *exe) {
     return line.p;
 }
 
-static WCHAR *data_folder(void) {
+static WCHAR *data_folder(const WCHAR *key) {
     WCHAR *data = env(L"CLAUDE_PLUGIN_DATA");
     if (data) return data;
     /* The Bash tool gets no CLAUDE_PLUGIN_DATA: find the plugin's data folder. */
@@ -515,7 +524,7 @@ static WCHAR *data_folder(void) {
         if (!(found.dwFileAttributes & FILE_ATTRIBUTE_DIRECTORY)) continue;
         WCHAR *candidate = path_join(folder, found.cFileName);
         if (!first) first = candidate;
-        WCHAR *env_dir = cat3(candidate, L"\\env\\", KEEPER_VERSION);
+        WCHAR *env_dir = cat3(candidate, L"\\env\\", key);
         if (is_file(path_join(env_dir, L"Scripts\\python.exe")) || is_file(path_join(env_dir, L"bin\\python"))) {
             first = candidate;
             break;
@@ -592,12 +601,67 @@ static char *first_line(const WCHAR *path) { /* as `read -r line < path`; NULL w
     return text;
 }
 
-static void run_setup(const Python *py, const WCHAR *root, const WCHAR *data, int foreground, DWORD *code) {
+/* The environment folder's name for this code: <version>-<digest>, the digest of the package's files
+ * committed beside them (hex, one line), so any change of code gets an environment of its own. */
+static WCHAR *env_key(const WCHAR *root) {
+    Buf key = {0};
+    add(&key, KEEPER_VERSION L"-");
+    char *digest = first_line(path_join(root, KEEPER_DIGEST));
+    for (; digest && ((*digest >= '0' && *digest <= '9') || (*digest >= 'a' && *digest <= 'f')); digest++)
+        add_c(&key, (WCHAR)*digest);
+    return key.p;
+}
+
+#define NOT_RUN 0xFFFFFFFFu
+
+/* 1. Runs Keeper in the environment of this code and returns its exit code; NOT_RUN when there is no
+ * finished one, or it cannot import Keeper (then it is no longer marked finished: set up again). */
+static DWORD run_env(const WCHAR *data, const WCHAR *key, const WCHAR *bare, WCHAR **argv, int argc) {
+    if (!data) return NOT_RUN;
+    WCHAR *env_dir = cat3(data, L"\\env\\", key);
+    WCHAR *ready = path_join(env_dir, KEEPER_READY);
+    WCHAR *python = path_join(env_dir, L"Scripts\\python.exe");
+    WCHAR *site = path_join(env_dir, L"Lib\\site-packages");
+    if (!is_file(ready) || !is_file(python)) return NOT_RUN;
+    DWORD code;
+    if (is_dir(path_join(site, L"keeper"))) {
+        const WCHAR *fixed[] = {L"-I", L"-S", L"-c", bare, site};
+        code = run_waiting(python, command_line(quoted_program(python), fixed, 5, argv, argc, 1));
+    } else {
+        const WCHAR *fixed[] = {L"-I", L"-c", CODE_MAIN};
+        code = run_waiting(python, command_line(quoted_program(python), fixed, 3, argv, argc, 1));
+    }
+    if (code != NO_KEEPER) return code;
+    DeleteFileW(ready);
+    return NOT_RUN;
+}
+
+/* Whether an environment of an earlier build is there (an update): the set-up can start from it. */
+static int has_earlier_env(const WCHAR *data) {
+    WIN32_FIND_DATAW found;
+    WCHAR *folder = path_join(data, L"env");
+    HANDLE h = FindFirstFileW(path_join(folder, L"*"), &found);
+    if (h == INVALID_HANDLE_VALUE) return 0;
+    int seen = 0;
+    do
+        seen = (found.dwFileAttributes & FILE_ATTRIBUTE_DIRECTORY) && found.cFileName[0] != L'.' &&
+               is_file(path_join(path_join(folder, found.cFileName), KEEPER_READY));
+    while (!seen && FindNextFileW(h, &found));
+    FindClose(h);
+    return seen;
+}
+
+enum { SETUP_DETACHED, SETUP_FOREGROUND, SETUP_QUICK };
+
+static void run_setup(const Python *py, const WCHAR *root, const WCHAR *data, int mode, DWORD *code) {
     const WCHAR *fixed[] = {L"-B", L"-I", path_join(root, KEEPER_BOOTSTRAP), L"--root", root, L"--data", data,
-                            L"--foreground"};
-    WCHAR *line = command_line(py->prefix, fixed, foreground ? 8 : 7, NULL, 0, 0);
-    if (foreground)
+                            mode == SETUP_QUICK ? L"--quick" : L"--foreground"};
+    WCHAR *line = command_line(py->prefix, fixed, mode == SETUP_DETACHED ? 7 : 8, NULL, 0, 0);
+    DWORD size;
+    if (mode == SETUP_FOREGROUND)
         *code = run_waiting(py->exe, line);
+    else if (mode == SETUP_QUICK) /* no stdin, its output not ours; at most 20 s */
+        run_capture(py->exe, line, &size);
     else
         run_detached(py->exe, line, path_join(data, L"setup.log"));
 }
@@ -899,21 +963,11 @@ static DWORD launch(void) {
     if (!root) root = env(L"CLAUDE_PLUGIN_ROOT");
     if (!root) root = L".";
 
-    /* 1. The plugin's own environment. */
-    WCHAR *data = data_folder();
-    if (data) {
-        WCHAR *env_dir = cat3(data, L"\\env\\", KEEPER_VERSION);
-        WCHAR *python = path_join(env_dir, L"Scripts\\python.exe");
-        WCHAR *site = path_join(env_dir, L"Lib\\site-packages");
-        if (is_file(python) && is_dir(path_join(site, L"keeper"))) {
-            const WCHAR *fixed[] = {L"-I", L"-S", L"-c", bare, site};
-            return run_waiting(python, command_line(quoted_program(python), fixed, 5, argv, argc, 1));
-        }
-        if (is_file(python)) {
-            const WCHAR *fixed[] = {L"-I", L"-c", CODE_MAIN};
-            return run_waiting(python, command_line(quoted_program(python), fixed, 3, argv, argc, 1));
-        }
-    }
+    /* 1. The plugin's own environment, built for exactly this code. */
+    WCHAR *key = env_key(root);
+    WCHAR *data = data_folder(key);
+    DWORD code = run_env(data, key, bare, argv, argc);
+    if (code != NOT_RUN) return code;
 
     /* 2. A keeper installed with pip, pipx or uv. */
     WCHAR *other = keeper_on_path(self, root);
@@ -934,7 +988,12 @@ static DWORD launch(void) {
         } else if (!data) {
             if (session_start) reply = MSG_NO_DATA;
         } else {
-            if (session_start || !is_dir(path_join(data, L"setup.lock"))) run_setup(&py, root, data, 0, NULL);
+            if (session_start && !is_dir(path_join(data, L"setup.lock")) && has_earlier_env(data)) {
+                run_setup(&py, root, data, SETUP_QUICK, NULL); /* an update: a copy of the earlier one */
+                code = run_env(data, key, bare, argv, argc);
+                if (code != NOT_RUN) return code;
+            }
+            if (session_start || !is_dir(path_join(data, L"setup.lock"))) run_setup(&py, root, data, SETUP_DETACHED, NULL);
             if (session_start) {
                 reply = MSG_SETTING_UP;
                 char *failed = first_line(path_join(data, L"setup-failed.json"));
@@ -957,12 +1016,15 @@ static DWORD launch(void) {
         }
         data = path_join(config, L"plugins\\data\\keeper-keeper");
     }
-    DWORD code = 1;
-    run_setup(&py, root, data, 1, &code);
+    code = 1;
+    run_setup(&py, root, data, SETUP_FOREGROUND, &code);
     if (code != 0) return 1;
-    WCHAR *python = cat3(data, L"\\env\\" KEEPER_VERSION, L"\\Scripts\\python.exe");
-    const WCHAR *fixed[] = {L"-I", L"-c", CODE_MAIN};
-    return run_waiting(python, command_line(quoted_program(python), fixed, 3, argv, argc, 1));
+    code = run_env(data, key, bare, argv, argc);
+    if (code != NOT_RUN) return code;
+    write_str(STD_ERROR_HANDLE, "keeper: error: the environment Keeper set up cannot run it; see setup.log in ");
+    write_wide(STD_ERROR_HANDLE, data);
+    write_str(STD_ERROR_HANDLE, ", then run this again.\r\n");
+    return 1;
 }
 
 void keeper_start(void) { ExitProcess(launch()); }

@@ -12,22 +12,24 @@ from pathlib import Path
 
 import pytest
 
-from keeper import __version__
 from keeper.plugin import bootstrap
 from tests.conftest import REPO
+
+KEY = bootstrap.env_key(str(REPO))  # <version>-<digest>: the environment of exactly this code
 
 
 def fake_build(calls: list[str], delay: float = 0.0, fail: str = ""):  # type: ignore[no-untyped-def]
     """Stands in for the venv + pip step: makes a finished environment (or fails), counting calls."""
 
-    def build(root: str, target: str, deps: list[str], log: bootstrap.Log) -> None:
+    def build(root: str, target: str, deps: list[str], log: bootstrap.Log, start_from: str | None = None) -> None:
         calls.append(target)
         time.sleep(delay)
         if fail:
             raise RuntimeError(fail)
         (Path(target) / "bin").mkdir(parents=True)
         (Path(target) / "bin" / "python").write_text("")
-        (Path(target) / bootstrap.READY).write_text(json.dumps({"version": bootstrap.plugin_version(root)}))
+        facts = {"version": bootstrap.plugin_version(root), "key": bootstrap.env_key(root), "dependencies": deps}
+        (Path(target) / bootstrap.READY).write_text(json.dumps(facts))
 
     return build
 
@@ -42,7 +44,7 @@ def test_setup_builds_once_and_then_is_a_no_op(data: Path, monkeypatch: pytest.M
     monkeypatch.setattr(bootstrap, "build", fake_build(calls))
     assert bootstrap.setup(str(REPO), str(data)) == 0
     assert bootstrap.setup(str(REPO), str(data)) == 0
-    assert calls == [str(data / "env" / __version__)]
+    assert calls == [str(data / "env" / KEY)]
     assert not (data / "setup.lock").exists() and "setting up keeper" in (data / "setup.log").read_text()
 
 
@@ -65,24 +67,24 @@ def test_a_foreground_run_waits_for_the_running_setup(data: Path, monkeypatch: p
     first.start()
     time.sleep(0.3)
     assert bootstrap.setup(str(REPO), str(data), foreground=True) == 0  # `keeper save` waits, then runs
-    assert bootstrap.is_ready(str(data / "env" / __version__), __version__)
+    assert bootstrap.is_ready(str(data / "env" / KEY), KEY)
     first.join()
     assert len(calls) == 1
 
 
 def test_a_setup_killed_midway_is_repaired_by_the_next(data: Path, monkeypatch: pytest.MonkeyPatch) -> None:
-    target = data / "env" / __version__
+    target = data / "env" / KEY
     (target / "bin").mkdir(parents=True)  # a half-built environment, without its ready marker
     (data / "env" / ".build-999-1").mkdir()
     (data / "setup.lock").mkdir()
     old = time.time() - bootstrap.LOCK_STALE_SECONDS - 60
     os.utime(data / "setup.lock", (old, old))
-    assert not bootstrap.is_ready(str(target), __version__)
+    assert not bootstrap.is_ready(str(target), KEY)
     calls: list[str] = []
     monkeypatch.setattr(bootstrap, "build", fake_build(calls))
     assert bootstrap.setup(str(REPO), str(data)) == 0
-    assert calls == [str(target)] and bootstrap.is_ready(str(target), __version__)
-    assert sorted(os.listdir(data / "env")) == [__version__]  # the killed build's leftovers are gone
+    assert calls == [str(target)] and bootstrap.is_ready(str(target), KEY)
+    assert sorted(os.listdir(data / "env")) == [KEY]  # the killed build's leftovers are gone
 
 
 def test_a_new_plugin_version_sets_up_again_and_drops_the_old(data: Path, monkeypatch: pytest.MonkeyPatch) -> None:
@@ -92,7 +94,7 @@ def test_a_new_plugin_version_sets_up_again_and_drops_the_old(data: Path, monkey
     calls: list[str] = []
     monkeypatch.setattr(bootstrap, "build", fake_build(calls))
     assert bootstrap.setup(str(REPO), str(data)) == 0
-    assert sorted(os.listdir(data / "env")) == [__version__]
+    assert sorted(os.listdir(data / "env")) == [KEY]
 
 
 def test_a_failure_is_kept_for_the_next_session_start_and_cleared_by_success(
@@ -117,6 +119,7 @@ def test_the_set_up_writes_nothing_into_the_plugin_folder(
     root = tmp_path / "checkout"
     shutil.copytree(REPO / "keeper", root / "keeper", ignore=shutil.ignore_patterns("__pycache__"))
     shutil.copy(REPO / "pyproject.toml", root / "pyproject.toml")
+    bootstrap.write_digest(str(root))
     before = sorted(str(p.relative_to(root)) for p in root.rglob("*"))
     monkeypatch.setattr(bootstrap, "build", fake_build([]))
     assert bootstrap.main(["--root", str(root), "--data", str(data)]) == 0
@@ -237,7 +240,7 @@ def test_a_setup_killed_half_way_does_not_block_the_next(
     monkeypatch.setattr(bootstrap, "build", fake_build(calls))
     monkeypatch.setattr(bootstrap, "STEP_TIMEOUT", 0.5)  # were the dead owner waited for, it would give up
     assert bootstrap.setup(str(REPO), str(data), foreground=True) == 0
-    assert len(calls) == 1 and bootstrap.is_ready(str(data / "env" / __version__), __version__)
+    assert len(calls) == 1 and bootstrap.is_ready(str(data / "env" / KEY), KEY)
 
 
 # -- nothing from the project folder runs during the set-up ----------------------------------------
@@ -266,6 +269,7 @@ def plugin_copy(base: Path, deps: str = "") -> Path:
     root = base / "plugin"
     shutil.copytree(REPO / "keeper", root / "keeper", ignore=shutil.ignore_patterns("__pycache__"))
     (root / "pyproject.toml").write_text(f"[project]\ndependencies = [\n{deps}]\n")
+    bootstrap.write_digest(str(root))
     return root
 
 

@@ -88,7 +88,8 @@ def test_doctor_names_a_virtualenv_or_cache_claude_code_copied_into_its_plugin_c
     home = Path(os.environ["HOME"])
     source = tmp_path / "checkout"
     cache = home / ".claude" / "plugins" / "cache" / "keeper" / "keeper" / __version__
-    for folder in (source, cache / "bin", cache / ".venv" / "lib", cache / ".cache" / "claude-code"):
+    leftovers = (cache / "build" / "lib" / "keeper", cache / "claude_keeper.egg-info")  # pip install . leaves them
+    for folder in (source, cache / "bin", cache / ".venv" / "lib", cache / ".cache" / "claude-code", *leftovers):
         folder.mkdir(parents=True, exist_ok=True)
     claude_plugin_state(home, source, {}, install_path=str(cache))
     assert main(["doctor"]) == 1
@@ -104,17 +105,52 @@ def test_doctor_names_a_virtualenv_or_cache_claude_code_copied_into_its_plugin_c
 
 
 @pytest.mark.skipif(os.name == "nt", reason="uses a POSIX shell script as a stand-in keeper")
-def test_a_keeper_only_inside_a_virtualenv_is_a_problem_without_the_plugin(
+def test_a_keeper_only_inside_a_virtualenv_is_a_note_with_the_next_step_without_the_plugin(
     project_dir: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
 ) -> None:
+    """The README's own set-up makes one: not a problem, and the note says to install the plugin."""
     venv = tmp_path / "project-venv"
     fake_keeper(venv / "bin", __version__)
     (venv / "pyvenv.cfg").write_text("home = /usr/bin\n")
     monkeypatch.setenv("PATH", str(venv / "bin"))
-    assert main(["doctor", "--json"]) == 1
+    assert main(["doctor", "--json"]) == 0
     found = {c["check"]: c for c in json.loads(capsys.readouterr().out)}
-    assert found["command"]["ok"] is False and "inside a virtualenv" in found["command"]["detail"]
+    assert found["command"]["ok"] is None and "inside a virtualenv" in found["command"]["detail"]
     assert "claude plugin install keeper@keeper" in found["command"]["fix"]
+
+
+class Installed:
+    """Stands in for the ``claude-keeper`` distribution pip installed, with its direct_url.json."""
+
+    def __init__(self, url: str | None) -> None:
+        self.url = url
+
+    def read_text(self, name: str) -> str | None:
+        return json.dumps({"url": self.url, "dir_info": {}}) if self.url and name == "direct_url.json" else None
+
+
+@pytest.mark.parametrize(
+    ("url", "named"),
+    [
+        ("file://{clone}", "{clone}"),
+        ("git+https://github.com/keeper-team/keeper.git@v0.3.0", "keeper-team/keeper"),
+        (None, "claude plugin marketplace add ."),
+        ("file:///nowhere/at/all", "claude plugin marketplace add ."),
+    ],
+)
+def test_the_install_hint_names_where_pip_installed_keeper_from_and_never_a_placeholder(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, url: str | None, named: str
+) -> None:
+    from importlib import metadata
+
+    clone = tmp_path / "keeper-clone"
+    (clone / ".claude-plugin").mkdir(parents=True)
+    (clone / ".claude-plugin" / "marketplace.json").write_text("{}")
+    monkeypatch.setattr(doctor.install, "checkout", lambda: None)  # pip install . copies the package away
+    monkeypatch.setattr(metadata, "distribution", lambda name: Installed(url and url.format(clone=clone.as_uri()[7:])))
+    hint = doctor.install.install_hint()
+    assert named.format(clone=clone) in hint and "claude plugin install keeper@keeper" in hint
+    assert "OWNER" not in hint and "REPO" not in hint
 
 
 @pytest.mark.skipif(os.name == "nt", reason="uses a POSIX shell script as a stand-in keeper")

@@ -39,12 +39,11 @@ def use_store(monkeypatch: pytest.MonkeyPatch, root: Path) -> Path:
 
 
 def files(root: Path) -> dict[str, bytes]:
-    """Every file of a store but its lock files, by relative path."""
+    """Every file of a store but its lock files and its format record (format.json), by relative path."""
     if not root.exists():
         return {}
-    return {
-        p.relative_to(root).as_posix(): p.read_bytes() for p in root.rglob("*") if p.is_file() and p.name != ".lock"
-    }
+    found = {p.relative_to(root).as_posix(): p for p in root.rglob("*") if p.is_file() and p.name != ".lock"}
+    return {name: path.read_bytes() for name, path in found.items() if name != "format.json"}
 
 
 def run(args: list[str], capsys: pytest.CaptureFixture[str]) -> tuple[int, str, str]:

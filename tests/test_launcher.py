@@ -13,7 +13,7 @@ from pathlib import Path
 
 import pytest
 
-from keeper import __version__
+from keeper.plugin import bootstrap
 from tests.conftest import REPO
 
 pytestmark = pytest.mark.skipif(sys.platform == "win32", reason="the POSIX launcher; Windows runs it under Git Bash")
@@ -28,6 +28,19 @@ def fake_program(folder: Path, name: str, body: str) -> Path:
     path.write_text(f'#!/bin/sh\necho "{name} $*" >> "{folder}/calls.log"\n{body}\n', encoding="utf-8")
     path.chmod(0o755)
     return path
+
+
+def ready_env(data: Path, key: str = "") -> Path:
+    """The environment folder the set-up makes for this code, marked finished."""
+    env = data / "env" / (key or bootstrap.env_key(str(REPO)))
+    env.mkdir(parents=True, exist_ok=True)
+    (env / bootstrap.READY).write_text(json.dumps({"version": bootstrap.plugin_version(str(REPO))}))
+    return env
+
+
+CLI = "try: from keeper.cli import main\nexcept ImportError: raise SystemExit(75)\nraise SystemExit(main())"
+HOOK = "try: from keeper.hooks.entry import run\nexcept ImportError: raise SystemExit(75)\nraise SystemExit(run(sys.argv[2:]))"
+ADD_SITE = "import sys; sys.path.append(sys.argv.pop(1))\n"
 
 
 def run(args: list[str], env: dict[str, str], stdin: str = "{}") -> subprocess.CompletedProcess[str]:
@@ -49,29 +62,29 @@ def base_env(tmp_path: Path) -> dict[str, str]:
 
 
 def test_a_ready_environment_is_started_isolated(tmp_path: Path, base_env: dict[str, str]) -> None:
-    env_bin = Path(base_env["CLAUDE_PLUGIN_DATA"]) / "env" / __version__ / "bin"
+    env_bin = ready_env(Path(base_env["CLAUDE_PLUGIN_DATA"])) / "bin"
     fake_program(env_bin, "python", 'echo \'{"from": "plugin env"}\'')
     other = fake_program(tmp_path / "elsewhere", "keeper", 'echo \'{"from": "path"}\'')
     done = run(["hook", "stop"], {**base_env, "PATH": f"{other.parent}:{SYSTEM_PATH}"})
     assert json.loads(done.stdout) == {"from": "plugin env"}
-    expected = "python -I -c from keeper.cli import main; raise SystemExit(main()) hook stop\n"
+    expected = f"python -I -c {CLI} hook stop\n"
     assert (env_bin / "calls.log").read_text() == expected  # -I: a repository's own keeper/ cannot shadow Keeper
 
 
 def test_the_environment_runs_without_the_site_module_given_its_packages(
     tmp_path: Path, base_env: dict[str, str]
 ) -> None:
-    env = Path(base_env["CLAUDE_PLUGIN_DATA"]) / "env" / __version__
+    env = ready_env(Path(base_env["CLAUDE_PLUGIN_DATA"]))
     fake_program(env / "bin", "python", 'echo \'{"from": "plugin env"}\'')
     site = env / "lib" / "python3.11" / "site-packages"
     (site / "keeper").mkdir(parents=True)
     done = run(["hook", "stop"], base_env)
     assert json.loads(done.stdout) == {"from": "plugin env"}
-    bare = "import sys; sys.path.append(sys.argv.pop(1)); from keeper.hooks.entry import run; raise SystemExit(run(sys.argv[2:]))"
+    bare = ADD_SITE + HOOK
     assert (env / "bin" / "calls.log").read_text() == f"python -I -S -c {bare} {site} hook stop\n"  # -S: ~1.5 ms a hook
     run(["recall", "x"], base_env)
-    command = "import sys; sys.path.append(sys.argv.pop(1)); from keeper.cli import main; raise SystemExit(main())"
-    assert (env / "bin" / "calls.log").read_text().splitlines()[-1] == f"python -I -S -c {command} {site} recall x"
+    command = ADD_SITE + CLI
+    assert (env / "bin" / "calls.log").read_text().endswith(f"python -I -S -c {command} {site} recall x\n")
 
 
 def test_without_the_site_module_keeper_runs_and_knows_its_environment(tmp_path: Path) -> None:
@@ -162,7 +175,7 @@ def test_the_bash_tool_finds_the_environment_without_claude_plugin_data(
     tmp_path: Path, base_env: dict[str, str]
 ) -> None:
     data = Path(base_env["HOME"]) / ".claude" / "plugins" / "data" / "keeper-keeper"
-    fake_program(data / "env" / __version__ / "bin", "python", "echo saved")
+    fake_program(ready_env(data) / "bin", "python", "echo saved")
     env = {k: v for k, v in base_env.items() if k not in ("CLAUDE_PLUGIN_DATA", "CLAUDE_PLUGIN_ROOT")}
     done = run(["save"], {**env, "PATH": SYSTEM_PATH}, stdin="summary: x\n")
     assert done.stdout == "saved\n"
@@ -220,10 +233,37 @@ def test_the_launchers_spell_the_environment_layout_the_set_up_names() -> None:
 
     sh = (REPO / "bin" / "keeper").read_text(encoding="utf-8")
     c = (REPO / "launcher" / "keeper.c").read_text(encoding="utf-8")
-    assert f"/{layout.ENV_DIR}/$KEEPER_VERSION/{'/'.join(layout.POSIX_PYTHON)}" in sh
-    assert f"/{layout.ENV_DIR}/$KEEPER_VERSION/{'/'.join(layout.WINDOWS_PYTHON)}" in sh
+    assert f"/{layout.ENV_DIR}/$key/{'/'.join(layout.POSIX_PYTHON)}" in sh
+    assert f"/{layout.ENV_DIR}/$key/{'/'.join(layout.WINDOWS_PYTHON)}" in sh
+    assert f'"$root/{"/".join(layout.DIGEST_FILE)}"' in sh and f'"$env_dir/{layout.READY}"' in sh
+    assert f"raise SystemExit({layout.NO_KEEPER})" in sh and f'"$ran" -eq {layout.NO_KEEPER}' in sh
     assert f'"$env_dir/{"/".join(layout.WINDOWS_SITE)}' in sh
     assert f'"$data/{layout.SETUP_LOCK}"' in sh and f'"$data/{layout.SETUP_FAILED}"' in sh
     assert f'L"\\\\{layout.ENV_DIR}\\\\"' in c
     assert "\\\\".join(layout.WINDOWS_PYTHON) in c and "\\\\".join(layout.WINDOWS_SITE) in c
     assert f'L"{layout.SETUP_LOCK}"' in c and f'L"{layout.SETUP_FAILED}"' in c
+
+
+def test_an_environment_that_cannot_import_keeper_is_set_up_again_and_the_hook_answers(
+    tmp_path: Path, base_env: dict[str, str]
+) -> None:
+    env = ready_env(Path(base_env["CLAUDE_PLUGIN_DATA"]))
+    fake_program(env / "bin", "python", "exit 75")  # as Python does when `import keeper.hooks.entry` fails
+    tools = tmp_path / "tools"
+    fake_program(tools, "python3", "")
+    done = run(["hook", "stop"], {**base_env, "PATH": f"{tools}:{SYSTEM_PATH}"})
+    assert done.returncode == 0 and json.loads(done.stdout) == {} and done.stderr == ""
+    assert not (env / bootstrap.READY).exists()  # no longer taken for finished: the set-up builds it again
+    deadline = time.monotonic() + 20
+    while "bootstrap.py" not in (tools / "calls.log").read_text() and time.monotonic() < deadline:
+        time.sleep(0.05)
+    assert "--data" in (tools / "calls.log").read_text().splitlines()[-1]
+
+
+def test_an_environment_of_an_earlier_build_is_never_run(tmp_path: Path, base_env: dict[str, str]) -> None:
+    data = Path(base_env["CLAUDE_PLUGIN_DATA"])
+    earlier = ready_env(data, key=f"{bootstrap.plugin_version(str(REPO))}-0000000000000000")
+    fake_program(earlier / "bin", "python", "echo old code")
+    (data / "setup.lock").mkdir()  # a set-up runs: nothing else starts
+    done = run(["hook", "stop"], {**base_env, "PATH": SYSTEM_PATH})
+    assert json.loads(done.stdout) == {} and not (earlier / "bin" / "calls.log").exists()

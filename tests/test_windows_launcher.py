@@ -23,7 +23,7 @@ from pathlib import Path
 
 import pytest
 
-from keeper import __version__
+from keeper.plugin import bootstrap
 from tests.conftest import REPO
 
 TOOLS = ("wine", "wineserver", "x86_64-w64-mingw32-gcc")
@@ -39,9 +39,16 @@ LAUNCHER = REPO / "bin" / "keeper.exe"
 # The Python paths the launcher names (KEEPER_BOOTSTRAP, KEEPER_CLI_IMPORT, KEEPER_HOOK_IMPORT in
 # launcher/keeper.c): change them here with it.
 BOOTSTRAP = Path("keeper", "plugin", "bootstrap.py")  # relative to the plugin folder
-CODE_MAIN = "from keeper.cli import main; raise SystemExit(main())"
-CODE_BARE = "import sys; sys.path.append(sys.argv.pop(1)); " + CODE_MAIN
-CODE_HOOK = "import sys; sys.path.append(sys.argv.pop(1)); from keeper.hooks.entry import run; raise SystemExit(run(sys.argv[2:]))"
+DIGEST = Path(*bootstrap.DIGEST_FILE)
+KEY = bootstrap.env_key(str(REPO))  # the environment folder of exactly this code
+NO_KEEPER = "except ImportError: raise SystemExit(75)\n"  # an environment that cannot import Keeper exits 75
+CODE_MAIN = "try: from keeper.cli import main\n" + NO_KEEPER + "raise SystemExit(main())"
+CODE_BARE = "import sys; sys.path.append(sys.argv.pop(1))\n" + CODE_MAIN
+CODE_HOOK = (
+    "import sys; sys.path.append(sys.argv.pop(1))\ntry: from keeper.hooks.entry import run\n"
+    + NO_KEEPER
+    + "raise SystemExit(run(sys.argv[2:]))"
+)
 HOSTILE_ARGS = ["a b", 'c"d', "e\\\\", "", "ñ ü", 'f\\"g', '\\\\"', "h i\\", "\t", "--x=1;2&3|4"]
 
 
@@ -101,8 +108,10 @@ class Plugin:
             Path(f"{exe}.{key}").write_text(value, encoding="utf-8")
         return exe
 
-    def env_python(self, site: bool = True, **answers: str) -> Path:
-        env = self.data / "env" / __version__
+    def env_python(self, site: bool = True, key: str = KEY, **answers: str) -> Path:
+        env = self.data / "env" / key
+        env.mkdir(parents=True, exist_ok=True)
+        (env / bootstrap.READY).write_text("{}")
         if site:
             (env / "Lib" / "site-packages" / "keeper").mkdir(parents=True)
         return self.program(env / "Scripts", "python.exe", **answers)
@@ -172,6 +181,7 @@ def plugin(tmp_path: Path, wine: Wine) -> Plugin:
     (root / "bin").mkdir(parents=True)
     (root / BOOTSTRAP).parent.mkdir(parents=True)
     shutil.copyfile(REPO / BOOTSTRAP, root / BOOTSTRAP)
+    shutil.copyfile(REPO / DIGEST, root / DIGEST)
     launcher = root / "bin" / "keeper.exe"
     shutil.copyfile(LAUNCHER, launcher)
     data = tmp_path / "data ü y"
@@ -192,7 +202,7 @@ def test_the_environment_runs_isolated_with_arguments_stdin_stdout_and_exit_code
     assert done.returncode == 3
     assert done.stdout == stdin  # the stub echoes its stdin: both ways byte for byte, no text mode
     [(argv, received)] = calls(python)
-    site = win(plugin.data / "env" / __version__ / "Lib" / "site-packages")
+    site = win(plugin.data / "env" / KEY / "Lib" / "site-packages")
     assert argv == [win(python), "-I", "-S", "-c", code, site, *args]
     assert received == stdin
 
@@ -298,14 +308,15 @@ def test_without_a_real_python_the_session_start_line_says_what_to_install(plugi
 
 
 def test_a_command_waits_for_the_setup_then_runs_in_the_new_environment(plugin: Plugin, tmp_path: Path) -> None:
-    scripts = plugin.data / "env" / __version__ / "Scripts"
+    scripts = plugin.data / "env" / KEY / "Scripts"
     scripts.mkdir(parents=True)
+    (scripts.parent / bootstrap.READY).write_text("{}")  # the stand-in set-up only copies the python.exe
     python = plugin.program(tmp_path / "Python", "python.exe", then=win(scripts / "python.exe"), sleep="1000")
     done = plugin.run(["save", "--summary", "x y"], path=[python.parent], stdin=b"summary: z\n")
     assert done.returncode == 0 and done.stdout.endswith(b"summary: z\n")
     assert calls(python)[1][0][-1] == "--foreground"
     [(argv, received)] = calls(scripts / "python.exe")
-    assert argv == [win(scripts / "python.exe"), "-I", "-c", CODE_MAIN, "save", "--summary", "x y"]
+    assert argv == [win(scripts / "python.exe"), "-I", "-c", CODE_MAIN, "save", "--summary", "x y"]  # no packages
     assert received == b"summary: z\n"
 
 
@@ -331,6 +342,36 @@ def test_without_a_data_folder_a_hook_says_so_and_sets_nothing_up(plugin: Plugin
     assert json.loads(plugin.run(["hook", "stop"], path=[python.parent], data=False).stdout) == {}
     time.sleep(0.5)
     assert all(argv[-1] == win(plugin.root / BOOTSTRAP) for argv, _ in calls(python))  # probes only
+
+
+def test_an_environment_that_cannot_import_keeper_is_set_up_again_and_the_hook_answers(
+    plugin: Plugin, tmp_path: Path
+) -> None:
+    broken = plugin.env_python(code="75", out="")  # as Python does when `import keeper.hooks.entry` fails
+    python = plugin.program(tmp_path / "Python", "python.exe", sleep="3000")
+    done = plugin.run(["hook", "stop"], path=[python.parent], stderr=tmp_path / "stderr")
+    assert done.returncode == 0 and json.loads(done.stdout) == {}
+    assert not (plugin.data / "env" / KEY / bootstrap.READY).exists()  # no longer taken for finished
+    assert wait_for(python, 2)[1][0][-2:] == ["--data", win(plugin.data)]  # the set-up builds it again
+    assert len(calls(broken)) == 1
+
+
+def test_the_first_session_start_after_an_update_copies_the_earlier_environment_and_runs_it(
+    plugin: Plugin, tmp_path: Path
+) -> None:
+    earlier = plugin.data / "env" / "0.2.0"
+    earlier.mkdir(parents=True)
+    (earlier / bootstrap.READY).write_text("{}")
+    new = plugin.data / "env" / KEY / "Scripts" / "python.exe"
+    new.parent.mkdir(parents=True)
+    (new.parent.parent / bootstrap.READY).write_text("{}")  # the stand-in set-up only copies the python.exe
+    python = plugin.program(tmp_path / "Python", "python.exe", then=win(new), out="")
+    done = plugin.run(["hook", "session-start"], path=[python.parent], stdin=b'{"x": 1}')
+    assert done.returncode == 0 and done.stdout == b'{"x": 1}'  # the new environment answered the hook itself
+    quick = calls(python)[1][0]
+    assert quick[-1] == "--quick" and quick[3] == win(plugin.root / BOOTSTRAP)
+    [(argv, received)] = calls(new)
+    assert argv[-2:] == ["hook", "session-start"] and received == b'{"x": 1}'
 
 
 # -- a tool use counted without Python (issue 33; the rules: keeper/hooks/allowance.py) --------------

@@ -1,12 +1,16 @@
-"""Keeper's one-time set-up inside a plugin install: a private Python environment per plugin version.
+"""Keeper's one-time set-up inside a plugin install: a private Python environment per build of the code.
 
 ``bin/keeper`` runs this file as a script (``python -B -I keeper/plugin/bootstrap.py --root R --data D``)
-when ``D/env/<version>`` is missing: any Python 3.9+, standard library only, nothing imported from
-the package, nothing written into the plugin folder (for a local marketplace that is the user's
-own checkout). It builds the environment in a temporary folder, installs the dependencies listed
-in ``pyproject.toml``, copies the package in, checks that it imports, and renames the folder into
-place, so a half-built environment is never used. A lock folder keeps two sessions starting
-together from building twice; it names its owner, so a lock left by a killed run is broken at once. All output goes to
+when ``D/env/<version>-<digest>`` is missing. The digest is of the package's files, committed in
+``bin/keeper.digest`` so the launchers read it without starting a process: any change of code
+gets an environment of its own, and an environment never runs code it was not built from. Any
+Python 3.9+, standard library only, nothing imported from the package, nothing written into the
+plugin folder (for a local marketplace that is the user's own checkout). It builds the environment
+in a temporary folder (a new one, or after an update a copy of the earlier one, which needs no
+network), installs the dependencies listed in ``pyproject.toml``, copies the package in, checks that
+it imports, and renames the folder into place, so a half-built environment is never used; then the
+earlier one is removed. A lock folder keeps two sessions starting together from building twice; it
+names its owner, so a lock left by a killed run is broken at once. All output goes to
 ``D/setup.log``; a failure leaves ``D/setup-failed.json``, the one line the next session start
 shows, and the next session (or ``bin/keeper setup``) tries again.
 """
@@ -25,7 +29,9 @@ LOCK_STALE_SECONDS = 15 * 60
 STEP_TIMEOUT = 600
 # The plugin environment's layout inside CLAUDE_PLUGIN_DATA, named here once. install.py imports
 # these; the launchers (bin/keeper, launcher/keeper.c) cannot, and a test holds their spelling to them.
-ENV_DIR = "env"  # <data>/env/<version>/: one environment per plugin version
+ENV_DIR = "env"  # <data>/env/<version>-<digest>/: one environment per build of the code
+DIGEST_FILE = ("bin", "keeper.digest")  # the package digest, one line, read by the launchers
+NO_KEEPER = 75  # the launchers' exit code for an environment that cannot import Keeper: set up again
 READY = "keeper-env.json"  # written last inside a finished environment
 SETUP_LOCK = "setup.lock"  # <data>/setup.lock/: a folder, made whole with its owner.json inside
 SETUP_FAILED = "setup-failed.json"  # <data>/setup-failed.json: the next session start's one line
@@ -42,6 +48,40 @@ def plugin_version(root: str) -> str:
             if line.startswith("__version__"):
                 return line.split("=", 1)[1].strip().strip("\"'")
     raise ValueError(f"no __version__ in {root}/keeper/__init__.py")
+
+
+def package_files(root: str) -> list[str]:
+    """The package's files as the set-up copies them into an environment, relative, ``/``-separated."""
+    base = os.path.join(root, "keeper")
+    found = []
+    for folder, dirs, names in os.walk(base):
+        dirs[:] = sorted(d for d in dirs if d != "__pycache__")
+        rel = os.path.relpath(folder, base).replace(os.sep, "/")
+        found += [("" if rel == "." else rel + "/") + n for n in names if n.endswith(PACKAGE_DATA)]
+    return sorted(found)
+
+
+def package_digest(root: str) -> str:
+    """A digest of the package's files and dependencies: what an environment is built from. Line
+    endings are read as ``\\n`` so a Windows checkout (``core.autocrlf``) has the same digest."""
+    import hashlib
+
+    digest = hashlib.sha256("\n".join(dependencies(root)).encode("utf-8"))
+    for name in package_files(root):
+        with open(os.path.join(root, "keeper", *name.split("/")), "rb") as fh:
+            digest.update(b"\0" + name.encode("utf-8") + b"\0" + fh.read().replace(b"\r\n", b"\n"))
+    return digest.hexdigest()[:16]
+
+
+def recorded_digest(root: str) -> str:
+    """The digest committed beside the code (what the launchers key the environment by)."""
+    with open(os.path.join(root, *DIGEST_FILE), encoding="utf-8") as fh:
+        return fh.readline().strip()
+
+
+def env_key(root: str) -> str:
+    """The environment folder's name for the plugin in ``root``: ``<version>-<digest>``."""
+    return f"{plugin_version(root)}-{recorded_digest(root)}"
 
 
 def dependencies(root: str) -> list[str]:
@@ -66,12 +106,19 @@ def env_python(env: str) -> str:
     return windows if os.path.exists(windows) else os.path.join(env, *POSIX_PYTHON)
 
 
-def is_ready(env: str, version: str) -> bool:
+def ready_facts(env: str) -> dict[str, object]:
+    """What a finished environment says of itself (its ``READY`` file), or ``{}``."""
     try:
         with open(os.path.join(env, READY), encoding="utf-8") as fh:
-            return bool(json.load(fh).get("version") == version) and os.path.exists(env_python(env))
-    except (OSError, ValueError, AttributeError):
-        return False
+            facts = json.load(fh)
+    except (OSError, ValueError):
+        return {}
+    return facts if isinstance(facts, dict) else {}
+
+
+def is_ready(env: str, key: str) -> bool:
+    """Whether ``env`` is a finished environment built for ``key`` (``<version>-<digest>``)."""
+    return ready_facts(env).get("key") == key and os.path.exists(env_python(env))
 
 
 class Log:
@@ -324,27 +371,55 @@ def _not_package_files(folder: str, names: list[str]) -> list[str]:
     ]
 
 
-def build(root: str, target: str, deps: list[str], log: Log) -> None:
-    """Build the environment for ``target`` beside it and rename it into place when it works."""
+def _fresh_environment(tmp: str, deps: list[str], log: Log) -> None:
+    """A new virtual environment in ``tmp`` with the dependencies installed (uv when there is one)."""
+    uv = which("uv")
+    if uv:
+        _run(log, [uv, "venv", "--no-config", "--quiet", "--python", sys.executable, tmp])
+        _run(log, [uv, "pip", "install", "--no-config", "--quiet", "--python", env_python(tmp), *deps])
+        return
+    try:
+        _run(log, [sys.executable, "-I", "-m", "venv", tmp])
+    except RuntimeError as exc:
+        raise RuntimeError(
+            f"{exc}. This Python cannot make virtual environments: on Debian or Ubuntu install "
+            "python3-venv (sudo apt install python3-venv), or install uv, then start a new session"
+        ) from None
+    pip = [env_python(tmp), "-I", "-m", "pip", "--disable-pip-version-check", "--no-input"]
+    _run(log, [*pip, "install", "--quiet", *deps])
+
+
+def earlier_environment(data: str, target: str, deps: list[str]) -> str | None:
+    """A finished environment of an earlier build with the same dependencies, or None. An update
+    starts from a copy of it (a second, no network) instead of a new one (a minute of pip)."""
+    folder = os.path.join(data, ENV_DIR)
+    try:
+        names = sorted(os.listdir(folder), reverse=True)
+    except OSError:
+        return None
+    for name in names:
+        path = os.path.join(folder, name)
+        same = not name.startswith(".") and ready_facts(path).get("dependencies") == deps
+        if path != target and same and os.path.exists(env_python(path)):
+            return path
+    return None
+
+
+def build(root: str, target: str, deps: list[str], log: Log, start_from: str | None = None) -> None:
+    """Build the environment for ``target`` beside it, from a new one or a copy of ``start_from``
+    with its code replaced, and rename it into place when it imports Keeper and its dependencies."""
     parent = os.path.dirname(target)
     os.makedirs(parent, exist_ok=True)
     tmp = os.path.join(parent, f".build-{os.getpid()}-{int(time.time())}")
     try:
-        uv = which("uv")
-        if uv:
-            _run(log, [uv, "venv", "--no-config", "--quiet", "--python", sys.executable, tmp])
-            _run(log, [uv, "pip", "install", "--no-config", "--quiet", "--python", env_python(tmp), *deps])
+        if start_from:
+            log.write(f"starting from a copy of {start_from}")
+            shutil.copytree(start_from, tmp, symlinks=True)
+            os.remove(os.path.join(tmp, READY))
         else:
-            try:
-                _run(log, [sys.executable, "-I", "-m", "venv", tmp])
-            except RuntimeError as exc:
-                raise RuntimeError(
-                    f"{exc}. This Python cannot make virtual environments: on Debian or Ubuntu install "
-                    "python3-venv (sudo apt install python3-venv), or install uv, then start a new session"
-                ) from None
-            pip = [env_python(tmp), "-I", "-m", "pip", "--disable-pip-version-check", "--no-input"]
-            _run(log, [*pip, "install", "--quiet", *deps])
+            _fresh_environment(tmp, deps, log)
         site = _site_packages(tmp)
+        shutil.rmtree(os.path.join(site, "keeper"), ignore_errors=True)  # an earlier build's code
         shutil.copytree(os.path.join(root, "keeper"), os.path.join(site, "keeper"), ignore=_not_package_files)
         try:  # setuptools' distutils shim: imported at every start of the interpreter, and never needed here
             os.remove(os.path.join(site, "distutils-precedence.pth"))
@@ -353,7 +428,9 @@ def build(root: str, target: str, deps: list[str], log: Log) -> None:
         _run(log, [env_python(tmp), "-I", "-m", "compileall", "-q", os.path.join(site, "keeper")])  # first hook fast
         _run(log, [env_python(tmp), "-I", "-c", "import keeper.cli, yaml, filelock, rapidfuzz, platformdirs"])
         with open(os.path.join(tmp, READY), "w", encoding="utf-8") as fh:
-            json.dump({"version": plugin_version(root), "dependencies": deps, "python": sys.executable}, fh)
+            python = ready_facts(start_from).get("python") if start_from else sys.executable
+            facts = {"version": plugin_version(root), "key": os.path.basename(target), "dependencies": deps}
+            json.dump({**facts, "python": python or sys.executable}, fh)
         os.replace(tmp, target)
     finally:
         if os.path.isdir(tmp):
@@ -361,7 +438,7 @@ def build(root: str, target: str, deps: list[str], log: Log) -> None:
 
 
 def _tidy(data: str, keep: str, log: Log) -> None:
-    """Remove environments of other versions and builds that killed runs left behind."""
+    """Remove environments of other builds and builds that killed runs left behind, once ``keep`` works."""
     folder = os.path.join(data, ENV_DIR)
     for name in os.listdir(folder):
         path = os.path.join(folder, name)
@@ -382,26 +459,40 @@ def _failed(data: str, reason: str) -> None:
         pass
 
 
-def setup(root: str, data: str, foreground: bool = False) -> int:
-    """Make ``data/env/<version>`` ready; 0 when it is (or another run made it), 1 on failure."""
+def setup(root: str, data: str, foreground: bool = False, quick: bool = False) -> int:
+    """Make ``data/env/<version>-<digest>`` ready; 0 when it is (or another run made it), 1 on failure.
+
+    ``quick`` (a session start after an update) only tries the copy of an earlier environment, which
+    takes a second, and leaves the full set-up to a background run: 1 when that did not make it ready.
+    """
     os.makedirs(data, exist_ok=True)
     log = Log(data, echo=foreground)
-    version = plugin_version(root)
-    target = os.path.join(data, ENV_DIR, version)
-    if is_ready(target, version):
+    key = env_key(root)
+    target = os.path.join(data, ENV_DIR, key)
+    if is_ready(target, key):
         return 0
     lock = SetupLock(data, wait=STEP_TIMEOUT if foreground else 0)
     if not lock.acquire():
         log.write("another set-up is running")
-        return 0
+        return 1 if quick else 0
     try:
-        if is_ready(target, version):
+        if is_ready(target, key):
             return 0
         started = time.monotonic()
-        log.write(f"setting up keeper {version} with Python {sys.version.split()[0]} ({sys.executable}) in {target}")
-        if os.path.isdir(target):  # a leftover without its ready marker
+        log.write(f"setting up keeper {key} with Python {sys.version.split()[0]} ({sys.executable}) in {target}")
+        if os.path.isdir(target):  # a leftover without its ready marker, or one that could not import Keeper
             shutil.rmtree(target)
-        build(root, target, dependencies(root), log)
+        deps = dependencies(root)
+        earlier = earlier_environment(data, target, deps)
+        if earlier:
+            try:
+                build(root, target, deps, log, start_from=earlier)
+            except (OSError, RuntimeError, subprocess.SubprocessError) as exc:
+                log.write(f"could not start from {earlier} ({exc}); building a new environment")
+        if not is_ready(target, key):
+            if quick:
+                return 1
+            build(root, target, deps, log)
         _tidy(data, target, log)
         try:
             os.remove(os.path.join(data, SETUP_FAILED))
@@ -411,10 +502,20 @@ def setup(root: str, data: str, foreground: bool = False) -> int:
         return 0
     except (OSError, RuntimeError, ValueError, subprocess.SubprocessError) as exc:
         log.write(f"FAILED: {exc}")
-        _failed(data, str(exc))
+        if not quick:
+            _failed(data, str(exc))
         return 1
     finally:
         lock.release()
+
+
+def write_digest(root: str) -> str:
+    """Record the package digest beside the code (run after changing it; a test says when)."""
+    digest = package_digest(root)
+    os.makedirs(os.path.join(root, *DIGEST_FILE[:-1]), exist_ok=True)
+    with open(os.path.join(root, *DIGEST_FILE), "w", encoding="utf-8", newline="\n") as fh:
+        fh.write(digest + "\n")
+    return digest
 
 
 def main(argv: list[str]) -> int:
@@ -422,13 +523,20 @@ def main(argv: list[str]) -> int:
 
     parser = argparse.ArgumentParser(prog="bootstrap.py", description="Set Keeper up inside its plugin data folder.")
     parser.add_argument("--root", required=True, help="the plugin folder (CLAUDE_PLUGIN_ROOT)")
-    parser.add_argument("--data", required=True, help="the plugin's data folder (CLAUDE_PLUGIN_DATA)")
+    parser.add_argument("--data", help="the plugin's data folder (CLAUDE_PLUGIN_DATA)")
     parser.add_argument("--foreground", action="store_true", help="wait for a running set-up; echo the log")
+    parser.add_argument("--quick", action="store_true", help="only start from an earlier environment (an update)")
+    parser.add_argument("--write-digest", action="store_true", help=f"write {'/'.join(DIGEST_FILE)} and stop")
     args = parser.parse_args(argv)
+    if args.write_digest:
+        sys.stdout.write(write_digest(os.path.abspath(args.root)) + "\n")
+        return 0
+    if not args.data:
+        parser.error("--data is required")
     root, data = os.path.abspath(args.root), os.path.abspath(args.data)
     os.makedirs(data, exist_ok=True)
     os.chdir(data)  # started from the session's folder (a repository): nothing may resolve there
-    return setup(root, data, args.foreground)
+    return setup(root, data, args.foreground, args.quick)
 
 
 if __name__ == "__main__":

@@ -31,20 +31,67 @@ def _json(path: str) -> dict[str, Any]:
     return data if isinstance(data, dict) else {}
 
 
+def _ready_env(data: str, version: str) -> dict[str, object]:
+    """The facts of a finished environment of this plugin version in its data folder (its folder is
+    named by the version and the code's digest, which only the plugin's own files know), or ``{}``."""
+    folder = os.path.join(data, bootstrap.ENV_DIR)
+    try:
+        names = sorted(os.listdir(folder))
+    except OSError:
+        return {}
+    for name in names:
+        facts = bootstrap.ready_facts(os.path.join(folder, name))
+        if facts.get("version") == version:
+            return facts
+    return {}
+
+
 def checkout() -> str | None:
     """The repository folder this Keeper runs from, when it is a checkout of the plugin."""
     here = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
     return here if os.path.isfile(os.path.join(here, ".claude-plugin", "plugin.json")) else None
 
 
+def installed_from() -> str | None:
+    """Where pip installed this Keeper from, as ``claude plugin marketplace add`` takes it: the clone's
+    folder (``pip install .``) or ``owner/name`` on GitHub, read from the ``direct_url.json`` pip
+    records (PEP 610); None for an install from an index."""
+    import re
+    from importlib import metadata
+    from urllib.parse import urlparse
+    from urllib.request import url2pathname
+
+    try:
+        recorded = json.loads(metadata.distribution("claude-keeper").read_text("direct_url.json") or "{}")
+    except (metadata.PackageNotFoundError, ValueError, OSError):
+        return None
+    url = recorded.get("url") if isinstance(recorded, dict) else None
+    if not isinstance(url, str):
+        return None
+    if url.startswith("file://"):
+        folder = os.path.abspath(url2pathname(urlparse(url).path))
+        return folder if os.path.isfile(os.path.join(folder, ".claude-plugin", "marketplace.json")) else None
+    github = re.match(r"(?:git\+)?https://github\.com/([\w.-]+/[\w.-]+?)(?:\.git)?/?(?:@.*)?$", url)
+    return github.group(1) if github else None
+
+
 def install_hint() -> str:
-    """The two commands that install Keeper in Claude Code (the plugin sets itself up)."""
-    source = checkout() or "OWNER/REPO (the GitHub repository Keeper came from)"
-    return f"run `claude plugin marketplace add {source}`, then `claude plugin install keeper@keeper`"
+    """The two commands that install Keeper in Claude Code (the plugin sets itself up), naming a
+    source that exists: this checkout, or the clone or repository pip installed Keeper from."""
+    source = checkout() or installed_from()
+    if source:
+        quoted = f'"{source}"' if " " in source else source
+        return f"run `claude plugin marketplace add {quoted}`, then `claude plugin install keeper@keeper`"
+    return (
+        "in a clone of Keeper's repository run `claude plugin marketplace add .`, "
+        "then `claude plugin install keeper@keeper`"
+    )
 
 
-# What a working clone holds besides the plugin: the README's and the tests' leftovers.
-NOT_PLUGIN_FILES = (".venv", "venv", ".cache", "node_modules", "build", ".mypy_cache", ".pytest_cache", ".ruff_cache")
+# What a working clone may hold besides the plugin that matters in Claude Code's copy of it: a
+# virtualenv, dependencies, the tests' caches. (`pip install .` leaves build/ and *.egg-info: a few
+# hundred kilobytes that nothing runs, so they are not worth a reinstall.)
+NOT_PLUGIN_FILES = (".venv", "venv", ".cache", "node_modules", ".mypy_cache", ".pytest_cache", ".ruff_cache")
 
 
 class PluginInstall:
@@ -65,9 +112,9 @@ class PluginInstall:
         path = first.get("installPath")
         self.install_path = path if isinstance(path, str) and os.path.isabs(path) else None
         self.data = os.path.join(plugins, "data", "".join(c if c.isalnum() or c in "_-" else "-" for c in name))
-        env = os.path.join(self.data, bootstrap.ENV_DIR, self.version or __version__)
-        self.env_ready = os.path.isfile(os.path.join(env, bootstrap.READY))
-        self.env_python = _json(os.path.join(env, bootstrap.READY)).get("python", "")
+        facts = _ready_env(self.data, self.version or __version__)
+        self.env_ready = bool(facts)
+        self.env_python = str(facts.get("python", ""))
         failed = _json(os.path.join(self.data, bootstrap.SETUP_FAILED)).get("systemMessage")
         self.failure = failed if isinstance(failed, str) else None
 

@@ -1,24 +1,187 @@
-"""Moving a store to the project the identity rule now names, once, and losing nothing.
+"""The store's format and its migrations: each runs once per store, under its lock, keeping a backup.
 
-Before worktrees shared one memory, a project's id hashed the nearest folder holding ``.git``, so
-each linked worktree had a store of its own. The first time such a folder is resolved under the
-new rule, its old store is taken over: each entry moves across whole when the new store has none
-by that name; on a clash, session files move in under free names, the old ``memory.md`` becomes a
-session file (so recall still finds its text) and anything else goes to the trash. Nothing is
-deleted but the old, empty folder and its lock file.
+The store records its format in ``<root>/format.json``: the number of migrations applied and their
+names (after simonw/llm's ``migrations.py``). A migration is a plain function registered with
+``@migration``, in order, never renamed or removed once released; it is handed a ``Backup`` that
+copies each file before it changes and lists the files it makes, under
+``<root>/backups/<migration>-<time>/`` (``manifest.json`` says which is which). Stores of 0.1.0
+and 0.2.0 have no ``format.json``: format 0. A store of a newer format than this code is read as
+it is and never changed; ``keeper doctor`` says to upgrade.
+
+Apart from the registry, one move runs lazily per folder, because only a session in that folder
+knows its root: before worktrees shared one memory, a project's id hashed the nearest folder
+holding ``.git``, so each linked worktree had a store of its own. The first time such a folder is
+resolved under the new rule, its old store is taken over: each entry moves across whole when the
+new store has none by that name; on a clash, session files move in under free names, the old
+``memory.md`` becomes a session file (so recall still finds its text) and anything else goes to
+the trash. Nothing is deleted but the old, empty folder and its lock file.
 """
 
 from __future__ import annotations
 
+import json
 import os
+import shutil
 import time
 
 from keeper.errors import KeeperError
 from keeper.store import identity, log, paths
-from keeper.store.fsutil import HOOK_LOCK_TIMEOUT, ensure_dir, project_lock
+from keeper.store.fsutil import HOOK_LOCK_TIMEOUT, atomic_write, ensure_dir, project_lock, read_json, read_text
 from keeper.text import count
 
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    from typing import Callable
+
 LOCK = ".lock"
+BACKUPS_DIR = "backups"  # <root>/backups/<migration>-<time>/: what each migration changed, as it was
+
+
+class Backup:
+    """What one migration changes, kept as it was: call ``keep(path)`` before writing ``path``."""
+
+    def __init__(self, root: str, name: str) -> None:
+        self.root = root
+        self.folder = os.path.join(root, BACKUPS_DIR, f"{name}-{time.strftime('%Y%m%d-%H%M%S')}")
+        self.manifest: dict[str, object] = {"migration": name, "changed": [], "created": []}
+
+    def keep(self, path: str) -> None:
+        """Copy ``path`` (inside the store) into the backup, or note that the migration creates it."""
+        rel = os.path.relpath(path, self.root)
+        listed = self.manifest["changed" if os.path.isfile(path) else "created"]
+        assert isinstance(listed, list)
+        listed.append(rel.replace(os.sep, "/"))
+        if os.path.isfile(path):
+            ensure_dir(os.path.dirname(os.path.join(self.folder, rel)))
+            shutil.copy2(path, os.path.join(self.folder, rel))
+        ensure_dir(self.folder)
+        atomic_write(os.path.join(self.folder, "manifest.json"), json.dumps(self.manifest, indent=2))
+
+
+MIGRATIONS: list[tuple[str, Callable[[str, Backup], str]]] = []
+
+
+def migration(fn: Callable[[str, Backup], str]) -> Callable[[str, Backup], str]:
+    """Register ``fn(root, backup) -> summary`` as the next migration, named by its function; its
+    summary is what it did (logged), or ``""`` when the store held nothing for it."""
+    MIGRATIONS.append((fn.__name__, fn))
+    return fn
+
+
+def format_file(root: str) -> str:
+    return os.path.join(root, paths.STORE_FORMAT)
+
+
+def store_format(root: str) -> tuple[int, list[str]]:
+    """The store's format and the migrations it has had (0 and none for a store of 0.1.0 or 0.2.0)."""
+    data = read_json(format_file(root))
+    number, applied = data.get("format"), data.get("applied")
+    names = [name for name in applied if isinstance(name, str)] if isinstance(applied, list) else []
+    return (number if isinstance(number, int) and number >= 0 else 0), names
+
+
+def upgrade(root: str | None = None, timeout: float = HOOK_LOCK_TIMEOUT) -> list[str]:
+    """Apply, in order, each migration this store has not had, under the store's lock; say what each
+    did. Nothing for a store that does not exist yet (see ``stamp``) or of a newer format."""
+
+    root = root or paths.data_root()
+    number, applied = store_format(root)
+    if (number == len(MIGRATIONS) and len(applied) == number) or number > len(MIGRATIONS):
+        return []
+    if not os.path.isdir(root):
+        return []
+    done: list[str] = []
+    with project_lock(os.path.join(root, LOCK), timeout):
+        number, applied = store_format(root)  # another process may have migrated while this one waited
+        if number > len(MIGRATIONS):
+            return []
+        for position, (name, fn) in enumerate(MIGRATIONS, 1):
+            if name in applied:
+                continue
+            summary = fn(root, Backup(root, name))
+            applied.append(name)
+            _write_format(root, position, applied)
+            if summary:  # a migration with nothing to do in this store says nothing
+                log.write("format", "INFO", f"store format {position} ({name}): {summary}")
+                done.append(f"{name}: {summary}")
+    return done
+
+
+def _write_format(root: str, number: int, applied: list[str]) -> None:
+    from keeper import __version__
+
+    record = {"format": number, "applied": applied, "keeper": __version__}
+    atomic_write(os.path.join(root, paths.STORE_FORMAT), json.dumps(record, indent=2) + "\n")
+
+
+def stamp(root: str | None = None) -> None:
+    """Mark a store this process created as being in this code's format: nothing in it to migrate."""
+    root = root or paths.data_root()
+    if os.path.isdir(root) and not os.path.exists(format_file(root)):
+        _write_format(root, len(MIGRATIONS), [name for name, _ in MIGRATIONS])
+
+
+def upgrade_quietly() -> bool:
+    """``upgrade`` for hooks and commands, which go on whatever happens: a failure is logged and
+    retried by the next call. True when there is no store yet: the caller then ``stamp``s the one it makes."""
+    root = paths.data_root()
+    try:
+        if not os.path.isdir(root):
+            return True
+        upgrade(root)
+    except (OSError, KeeperError) as exc:
+        log.write("format", "WARN", f"could not bring the store to format {len(MIGRATIONS)} yet ({exc}); will retry")
+    return False
+
+
+def _session_order(name: str) -> tuple[str, int]:
+    """Session files oldest first: ``YYYY-MM-DD_HHMM.md``, then its clashes ``-2``, ``-3`` … of that minute."""
+    suffix = name[15:-3]
+    return name[:15], int(suffix[1:]) if suffix[:1] == "-" and suffix[1:].isdigit() else 1
+
+
+@migration
+def removal_records(root: str, backup: Backup) -> str:
+    """0.1.0 and 0.2.0 kept no record of the items they resolved or retired (``state/removed.json``),
+    which an import or a sync relies on so as not to bring them back. Rebuilt from the session files'
+    ``Resolved:`` and ``Retired:`` lines, oldest first, less what was added back later or is in
+    ``memory.md`` now; merged with any record there is."""
+    from keeper.memory.items import key, strip_date
+
+    recorded = 0
+    projects = os.path.join(root, paths.PROJECTS_DIR)
+    for name in sorted(os.listdir(projects)) if os.path.isdir(projects) else []:
+        folder = os.path.join(projects, name)
+        sessions = os.path.join(folder, paths.SESSIONS_DIR)
+        if not os.path.isdir(sessions):
+            continue
+        record: dict[str, str] = {}
+        for file in sorted((f for f in os.listdir(sessions) if f.endswith(".md")), key=_session_order):
+            for line in (read_text(os.path.join(sessions, file)) or "").splitlines():
+                label, _, item = line[2:].partition(": ") if line.startswith("- ") else ("", "", "")
+                if label in ("Resolved", "Retired") and item.strip():
+                    day = item.rstrip()[-11:-1] if item.rstrip() != strip_date(item.rstrip()) else file[:10]
+                    record.pop(key(item), None)
+                    record[key(item)] = day
+                elif label in ("Decision", "Issue"):
+                    record.pop(key(item), None)
+        memory = read_text(os.path.join(folder, paths.MEMORY_FILE)) or ""
+        present = {key(line[2:]) for line in memory.splitlines() if line.startswith("- ")}
+        record = {k: v for k, v in record.items() if k not in present}
+        if not record:
+            continue
+        path = os.path.join(folder, paths.STATE_DIR, paths.REMOVED)
+        with project_lock(os.path.join(folder, LOCK)):
+            found = read_json(path).get("keys")
+            existing = {k: v for k, v in found.items() if isinstance(v, str)} if isinstance(found, dict) else {}
+            merged = {**record, **existing}
+            if merged == existing:
+                continue
+            backup.keep(path)
+            ensure_dir(os.path.dirname(path))
+            atomic_write(path, json.dumps({"keys": merged}, ensure_ascii=False))
+            recorded += len(merged) - len(existing)
+    return f"{count(recorded, 'removed item')} recorded from the session files" if recorded else ""
 
 
 def adopt(project: paths.Project, heir_of: str) -> None:

@@ -43,6 +43,7 @@ LOCK_FILE = ".lock"
 INDEX_FILE = "index.sqlite3"  # in STATE_DIR, with SQLite's -wal, -shm and -journal beside it
 OWNED_LINES = "memory.json"  # in STATE_DIR: which lines of memory.md Keeper wrote (export carries it)
 REMOVED = "removed.json"  # in STATE_DIR: the keys of items retired or resolved, so import cannot revive them
+STORE_FORMAT = "format.json"  # at the root: the store's format and the migrations it has had (store.migrate)
 SYNC_FILE = "sync.json"  # at the root: the recorded remote and this machine's id (machine-local, never synced)
 # In STATE_DIR (a "." no session id holds): the project's folder in the sync repository, its last sync.
 PROJECT_SYNC = "sync.remote.json"
@@ -135,13 +136,13 @@ def kind(relpath: str) -> str:
     """``DURABLE``, ``LOCAL`` or ``DERIVED`` for a path relative to the store's root (``/`` or ``\\``).
 
     Durable: ``projects/<id>/memory.md``, ``projects/<id>/sessions/*.md`` and ``global/memory.md``.
-    Machine-local: the configuration, the pins, the recorded sync remote and each project's
+    Machine-local: the configuration, the pins, the recorded sync remote, the store's format and each project's
     ``state/memory.json``, ``state/project.json``, ``state/removed.json`` (the global memory has one
     too) and ``state/sync.remote.json``. Everything else (the index, counters, open markers, caches,
     logs, the trash, the hub page, the sync repository, locks, temp files) is derived.
     """
     parts = [p for p in relpath.replace("\\", "/").split("/") if p not in ("", ".")]
-    if len(parts) == 1 and parts[0] in (CONFIG_FILE, PINS_FILE, SYNC_FILE):
+    if len(parts) == 1 and parts[0] in (CONFIG_FILE, PINS_FILE, SYNC_FILE, STORE_FORMAT):
         return LOCAL
     if parts == [GLOBAL_DIR, MEMORY_FILE]:
         return DURABLE

@@ -17,6 +17,7 @@ from pathlib import Path
 import pytest
 
 from keeper import __version__
+from keeper.plugin import bootstrap
 from tests.conftest import REPO
 from tests.e2e.fakeapi import FakeAPI, bash, text, texts_of
 
@@ -112,9 +113,45 @@ def test_marketplace_add_and_install_is_the_whole_install(claude_bin: str, tmp_p
     assert "Keeper is setting itself up" in shown  # the user is told, in one line
     assert "Saved to" in seen[1], seen[1][-2000:]  # the model's save landed, during the set-up
     data = machine.home / ".claude" / "plugins" / "data" / "keeper-keeper"
-    assert (data / "env" / __version__ / "keeper-env.json").exists()
+    assert (data / "env" / bootstrap.env_key(str(source)) / bootstrap.READY).exists()
 
     first = machine.session("what did we decide about invoices?", project, [text("CSV.")])[0][0]
     assert "SessionStart hook additional context: Keeper memory for project 'invoices'" in first
     assert "Export invoices as CSV with ISO dates: finance imports them as is" in first
     assert sorted(str(p) for p in source.rglob("*")) == before  # nothing written into the plugin's folder
+
+
+def test_doctor_passes_right_after_the_readme_set_up_and_its_plugin_install(claude_bin: str, tmp_path: Path) -> None:
+    """The README's own virtualenv and the build/ folder its `pip install .` leaves in the clone (which
+    Claude Code then copies) are no problems, and no fix names a placeholder."""
+    node = os.path.dirname(os.path.realpath(shutil.which("node") or "/usr/bin/node"))
+    tools = tmp_path / "tools"
+    tools.mkdir()
+    (tools / "python3").symlink_to(sys.executable)  # the machine's Python 3.9+
+    path = os.pathsep.join(dict.fromkeys([str(tools), node, "/usr/bin", "/bin"]))
+    source = clean_clone(tmp_path)
+    machine = Machine(claude_bin, tmp_path / "machine", path)
+    readme = (REPO / "README.md").read_text(encoding="utf-8")
+    setup = readme.split("## Set-up")[1].split("```bash\n")[1].split("```")[0].strip()
+    done = subprocess.run(["sh", "-c", setup], cwd=source, env=machine.env, capture_output=True, text=True, timeout=300)
+    assert done.returncode == 0, done.stdout[-2000:] + done.stderr[-2000:]
+    venv_bin = machine.home / ".venvs" / "keeper" / "bin"
+    shell = {**machine.env, "PATH": f"{venv_bin}{os.pathsep}{path}", "VIRTUAL_ENV": str(venv_bin.parent)}
+    project = tmp_path / "work" / "invoices"
+    (project / ".git").mkdir(parents=True)
+
+    def doctor() -> dict[str, dict[str, object]]:
+        run = subprocess.run(
+            [str(venv_bin / "keeper"), "doctor", "--json"], cwd=project, env=shell, capture_output=True, text=True
+        )
+        assert "OWNER" not in run.stdout and "REPO" not in run.stdout, run.stdout
+        checks = {c["check"]: c for c in json.loads(run.stdout)}
+        assert run.returncode == 0 and not [c for c in checks.values() if c["ok"] is False], run.stdout
+        return checks
+
+    first = doctor()
+    assert f"claude plugin marketplace add {source}" in str(first["plugin"]["fix"])  # the clone pip installed from
+    assert machine.claude_cmd("plugin", "marketplace", "add", str(source)).returncode == 0
+    assert machine.claude_cmd("plugin", "install", "keeper@keeper").returncode == 0
+    checks = doctor()
+    assert checks["plugin"]["ok"] is True and "copy" not in checks

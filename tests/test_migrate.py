@@ -1,0 +1,142 @@
+"""The store's format: stores that 0.1.0 and 0.2.0 really wrote are migrated once, under the store's
+lock, with a backup; a store of a newer format is read and never changed."""
+
+from __future__ import annotations
+
+import json
+import shutil
+import sys
+import threading
+from pathlib import Path
+
+import pytest
+
+from keeper.cli import main
+from keeper.errors import KeeperError
+from keeper.hooks import entry
+from keeper.memory.items import key
+from keeper.store import migrate
+from tests.conftest import REPO
+
+STORES = REPO / "tests" / "fixtures" / "stores"  # made by tests/fixtures/stores/make.py from the releases' commits
+PROJECT_ID = "invoices-019c8680a8"
+
+
+def files(root: Path) -> dict[str, bytes]:
+    return {p.relative_to(root).as_posix(): p.read_bytes() for p in sorted(root.rglob("*")) if p.is_file()}
+
+
+@pytest.fixture
+def store(isolated: Path, tmp_path: Path, request: pytest.FixtureRequest) -> Path:
+    root = tmp_path / "store"
+    shutil.copytree(STORES / request.param, root)
+    return root
+
+
+@pytest.mark.parametrize("store", ["0.1.0", "0.2.0"], indirect=True)
+def test_a_store_of_an_earlier_release_is_migrated_once_with_a_backup_and_reads_as_before(
+    store: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    before = files(store)
+    assert not (store / "format.json").exists() and migrate.store_format(str(store)) == (0, [])
+    assert main(["status"]) == 0  # any command brings the store up to date first
+    capsys.readouterr()
+    assert migrate.store_format(str(store)) == (len(migrate.MIGRATIONS), [name for name, _ in migrate.MIGRATIONS])
+    removed = json.loads((store / "projects" / PROJECT_ID / "state" / "removed.json").read_text())["keys"]
+    assert list(removed) == [key("Refunds use the old rounding")]  # resolved by the release's second session
+    [backup] = (store / "backups").iterdir()
+    manifest = json.loads((backup / "manifest.json").read_text())
+    assert manifest == {
+        "migration": "removal_records",
+        "changed": [],
+        "created": [f"projects/{PROJECT_ID}/state/removed.json"],
+    }
+    after = files(store)
+    assert {name: after[name] for name in before} == before  # memory and sessions untouched
+    assert main(["projects", "--json"]) == 0
+    [listed] = json.loads(capsys.readouterr().out)
+    assert listed["id"] == PROJECT_ID and listed["sessions"] == 3
+    assert migrate.upgrade(str(store)) == []  # once: the next command finds nothing to do
+    assert len(list((store / "backups").iterdir())) == 1
+
+
+@pytest.mark.skipif(sys.platform != "linux", reason="the fixture's project id hashes its Linux path")
+@pytest.mark.parametrize("store", ["0.1.0", "0.2.0"], indirect=True)
+def test_the_first_session_after_the_upgrade_is_given_what_the_release_saved(store: Path, isolated: Path) -> None:
+    import subprocess
+
+    project = Path("/tmp/keeper-fixture/invoices")  # where tests/fixtures/stores/make.py ran the release
+    project.mkdir(parents=True, exist_ok=True)
+    subprocess.run(["git", "init", "-q", str(project)], check=True)
+    start = {"session_id": "s-after", "cwd": str(project), "source": "startup"}
+    reply = entry.handle("session-start", json.dumps(start).encode(), str(project))
+    context = reply["hookSpecificOutput"]["additionalContext"]
+    assert "Amounts round half-even" in context and "PDF export is missing" in context
+    assert "Refunds use the old rounding" not in context.split("Known Issues")[-1]
+    assert migrate.store_format(str(store))[0] == len(migrate.MIGRATIONS)
+
+
+@pytest.mark.parametrize("store", ["0.2.0"], indirect=True)
+def test_a_migration_changes_a_file_only_after_keeping_it(store: Path) -> None:
+    path = store / "projects" / PROJECT_ID / "state" / "removed.json"
+    path.write_text(json.dumps({"keys": {"an item removed by hand": "2026-01-02"}}))
+    mine = path.read_bytes()
+    [done] = migrate.upgrade(str(store))
+    assert done == "removal_records: 1 removed item recorded from the session files"
+    [backup] = (store / "backups").iterdir()
+    assert (backup / "projects" / PROJECT_ID / "state" / "removed.json").read_bytes() == mine
+    assert json.loads((backup / "manifest.json").read_text())["changed"] == [
+        f"projects/{PROJECT_ID}/state/removed.json"
+    ]
+    assert set(json.loads(path.read_text())["keys"]) == {"an item removed by hand", key("Refunds use the old rounding")}
+
+
+@pytest.mark.parametrize("store", ["0.2.0"], indirect=True)
+def test_migrations_run_under_the_stores_lock(store: Path) -> None:
+    from filelock import FileLock
+
+    held, release = threading.Event(), threading.Event()
+
+    def hold() -> None:
+        with FileLock(str(store / ".lock")):
+            held.set()
+            release.wait(10)
+
+    holder = threading.Thread(target=hold)
+    holder.start()
+    held.wait(10)
+    try:
+        with pytest.raises(KeeperError, match="another Keeper process has held"):
+            migrate.upgrade(str(store), timeout=0.2)
+        assert not (store / "format.json").exists() and not (store / "backups").exists()
+    finally:
+        release.set()
+        holder.join()
+    assert migrate.upgrade(str(store)) and (store / "format.json").exists()
+
+
+@pytest.mark.parametrize("store", ["0.2.0"], indirect=True)
+def test_a_store_of_a_newer_format_is_read_and_never_changed_and_doctor_says_to_upgrade(
+    store: Path, capsys: pytest.CaptureFixture[str], isolated: Path
+) -> None:
+    (store / "format.json").write_text(json.dumps({"format": 99, "applied": ["from_the_future"]}))
+    before = files(store)
+    assert main(["projects", "--json"]) == 0
+    [listed] = [p for p in json.loads(capsys.readouterr().out) if p["id"] == PROJECT_ID]
+    assert listed["decisions"] == 2 and listed["open_issues"] == 1  # read as it is
+    start = {"session_id": "s1", "cwd": str(isolated), "source": "startup"}
+    assert entry.handle("session-start", json.dumps(start).encode()) is not None
+    after = files(store)
+    assert {name: after.get(name) for name in before} == before and not (store / "backups").exists()
+    assert not (store / "projects" / PROJECT_ID / "state" / "removed.json").exists()
+    assert main(["doctor", "--json"]) == 1
+    [check] = [c for c in json.loads(capsys.readouterr().out) if c["check"] == "format"]
+    assert check["ok"] is False and "store format 99, written by a newer Keeper" in check["detail"]
+    assert "claude plugin update keeper@keeper" in check["fix"]
+
+
+def test_a_new_store_starts_in_this_codes_format(isolated: Path, tmp_path: Path) -> None:
+    assert main(["save", "--decision", "Use FTS5"]) == 0
+    number, applied = migrate.store_format(str(tmp_path / "store"))
+    assert number == len(migrate.MIGRATIONS) and applied == [name for name, _ in migrate.MIGRATIONS]
+    assert not (tmp_path / "store" / "backups").exists()  # nothing of an earlier release to move
