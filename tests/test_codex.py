@@ -19,7 +19,7 @@ import pytest
 from keeper import __version__, cli
 from keeper.capture.shell import is_save_command
 from keeper.hooks import context, entry
-from keeper.plugin import codex
+from keeper.plugin import bootstrap, codex
 from keeper.store import paths
 from keeper.store.log import log_file
 from tests.conftest import REPO
@@ -120,6 +120,14 @@ def test_codex_shell_command_reaches_the_launcher_from_any_folder(event: str, tm
 # -- the launcher -------------------------------------------------------------------------------
 
 
+def ready_bin(data: Path) -> Path:
+    """The bin folder of the environment the set-up makes for this code, marked finished."""
+    env = data / "env" / bootstrap.env_key(str(REPO))
+    env.mkdir(parents=True, exist_ok=True)
+    (env / bootstrap.READY).write_text("{}")
+    return env / "bin"
+
+
 def fake_python(folder: Path) -> Path:
     """A stand-in for the plugin environment's Python that records its arguments and stdin."""
     folder.mkdir(parents=True, exist_ok=True)
@@ -138,7 +146,7 @@ def launch(launcher: Path, args: list[str], env: dict[str, str], stdin: str) -> 
 @POSIX
 def test_the_launcher_given_no_arguments_by_a_hook_runner_runs_the_hook(tmp_path: Path) -> None:
     data = tmp_path / "data"
-    env_bin = data / "env" / __version__ / "bin"
+    env_bin = ready_bin(data)
     fake_python(env_bin)
     codex_env = {"PATH": SYSTEM_PATH, "CLAUDE_PLUGIN_ROOT": str(REPO), "PLUGIN_ROOT": str(REPO)}
     payload = codex_payload("SessionStart", tmp_path).decode()
@@ -152,7 +160,7 @@ def test_the_launcher_given_no_arguments_by_a_hook_runner_runs_the_hook(tmp_path
 @POSIX
 def test_the_launcher_with_no_arguments_outside_a_hook_still_shows_usage(tmp_path: Path) -> None:
     data = tmp_path / "data"
-    env_bin = data / "env" / __version__ / "bin"
+    env_bin = ready_bin(data)
     fake_python(env_bin)
     launch(REPO / "bin" / "keeper", [], {"PATH": SYSTEM_PATH, "CLAUDE_PLUGIN_DATA": str(data)}, "")
     assert (env_bin / "calls.log").read_text().endswith("raise SystemExit(main())\n")  # no `hook`: usage, as before
@@ -164,8 +172,9 @@ def test_codex_shell_tool_finds_the_plugin_environment_beside_the_plugin(tmp_pat
     codex_home = tmp_path / "home" / ".codex"
     plugin = codex_home / "plugins" / "cache" / "keeper" / "keeper" / __version__
     (plugin / "bin").mkdir(parents=True)
-    shutil.copy2(REPO / "bin" / "keeper", plugin / "bin" / "keeper")
-    env_bin = codex_home / "plugins" / "data" / "keeper-keeper" / "env" / __version__ / "bin"
+    for name in ("keeper", "keeper.digest"):
+        shutil.copy2(REPO / "bin" / name, plugin / "bin" / name)
+    env_bin = ready_bin(codex_home / "plugins" / "data" / "keeper-keeper")
     fake_python(env_bin)
     env = {"PATH": SYSTEM_PATH, "HOME": str(tmp_path / "home"), "CODEX_SESSION_ID": "s1"}
     done = launch(plugin / "bin" / "keeper", ["save", "--summary", "x"], env, "")

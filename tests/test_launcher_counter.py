@@ -24,7 +24,7 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from keeper import __version__
+from keeper.plugin import bootstrap
 from keeper.store import paths
 from tests.conftest import REPO
 
@@ -47,9 +47,7 @@ LONG = os.environ.get("KEEPER_LONG_PROPERTIES") == "1"  # a longer run of the pr
 def plugin_data(folder: Path) -> Path:
     """A plugin data folder holding a ready environment of this worktree's Keeper, whose python
     notes every start in ``python-starts.log`` beside it."""
-    digest = REPO / "keeper" / "plugin" / "digest.txt"  # where the environment is keyed by version and digest
-    key = __version__ + ("-" + digest.read_text(encoding="utf-8").strip() if digest.exists() else "")
-    env = folder / "env" / key
+    env = folder / "env" / bootstrap.env_key(str(REPO))
     site = env / "lib" / f"python{sys.version_info[0]}.{sys.version_info[1]}" / "site-packages"
     site.mkdir(parents=True)
     (site / "keeper").symlink_to(REPO / "keeper")
@@ -61,7 +59,8 @@ def plugin_data(folder: Path) -> Path:
     wrapper = env / "bin" / "python"
     wrapper.parent.mkdir()
     wrapper.write_text(  # as itself (argv[0]): sys.executable names the environment, as in a real one
-        f'#!/bin/bash\necho "$*" >> "{folder}/python-starts.log"\nexec -a "$0" "{real}" "$@"\n', encoding="utf-8"
+        f'#!/bin/bash\necho "${{*//$\'\\n\'/ }}" >> "{folder}/python-starts.log"\nexec -a "$0" "{real}" "$@"\n',
+        encoding="utf-8",
     )
     wrapper.chmod(0o755)
     (env / "keeper-env.json").write_text("{}", encoding="utf-8")

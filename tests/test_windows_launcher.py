@@ -216,7 +216,7 @@ def test_given_no_arguments_by_a_hook_runner_it_runs_the_hook_of_the_payload(plu
         plugin.run([], stdin=payload)
     finally:
         del plugin.wine.env["CLAUDE_PLUGIN_ROOT"]
-    site = win(plugin.data / "env" / __version__ / "Lib" / "site-packages")
+    site = win(plugin.data / "env" / KEY / "Lib" / "site-packages")
     assert calls(python) == [([win(python), "-I", "-S", "-c", CODE_HOOK, site, "hook"], payload)]
     plugin.run([], stdin=payload)  # no hook runner: the command line's own usage, as before
     assert calls(python)[1][0] == [win(python), "-I", "-S", "-c", CODE_BARE, site]
