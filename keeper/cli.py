@@ -471,6 +471,32 @@ def cmd_restore(args: argparse.Namespace) -> int:
     return 0
 
 
+# -- why -----------------------------------------------------------------------------------------
+
+
+def _add_why(sub: Any, common: argparse.ArgumentParser) -> None:
+    p = sub.add_parser(
+        "why",
+        parents=[common],
+        help="where a memory item came from, its history, and whether it may be stale",
+        description="Names the session that saved the item, when, the machine, branch and commit, the files that "
+        "session changed, its session file and transcript; then the item's history (re-confirmed, echoed, "
+        "retired, resolved, restored) and whether a file it rests on changed since.",
+    )
+    p.add_argument("item", nargs="+", help="the item's id (from --json or the hub) or words of its text")
+    _json_flag(p, "the item's provenance")
+    p.set_defaults(func=cmd_why)
+
+
+def cmd_why(args: argparse.Namespace) -> int:
+    from keeper import why
+
+    at = _resolve(args)
+    data = why.explain(at.project, " ".join(args.item))
+    _emit(args, data, lambda: why.lines(data))
+    return 0
+
+
 # -- pin -----------------------------------------------------------------------------------------
 
 
@@ -685,6 +711,7 @@ COMMANDS: dict[str, Adder] = {
     "doctor": _add_doctor,
     "clear": _add_clear,
     "restore": _add_restore,
+    "why": _add_why,
     "pin": _add_pin,
     "export": _add_export,
     "import": _add_import,

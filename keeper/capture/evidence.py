@@ -1,0 +1,160 @@
+"""What a save records about where its items came from: the provenance events of one save.
+
+The session, its machine, the branch and commit (read from the repository's files: running git in
+a repository means running its configuration), the session's file and transcript, and the files the
+session had changed by the time it saved. A known item saved again is ``confirmed``, or ``echoed``
+when Keeper had shown it in that session's start-up context: restating what Keeper itself said is
+not new evidence (``keeper.store.provenance``).
+"""
+
+from __future__ import annotations
+
+import os
+
+from keeper.store import provenance, sessions
+
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    from datetime import datetime
+    from typing import Any
+
+    from keeper.memory.document import MergeReport
+    from keeper.store import paths
+
+
+def _first_line(path: str) -> str:
+    try:
+        with open(path, "rb") as fh:
+            return os.fsdecode(fh.read(4096)).split("\n", 1)[0].strip()
+    except (OSError, ValueError):
+        return ""
+
+
+def _git_dirs(checkout: str) -> tuple[str, str]:
+    """The work tree's git directory and the repository's common one ('' when there is none)."""
+    dot_git = os.path.join(checkout, ".git")
+    if os.path.isdir(dot_git):
+        return dot_git, dot_git
+    line = _first_line(dot_git)
+    if not line.startswith("gitdir:"):
+        return "", ""
+    gitdir = os.path.join(checkout, line[len("gitdir:") :].strip())
+    common = _first_line(os.path.join(gitdir, "commondir"))
+    return gitdir, os.path.join(gitdir, common) if common else gitdir
+
+
+def head(checkout: str) -> tuple[str, str]:
+    """``(branch, commit)`` of a work tree, from its files; '' for what cannot be read."""
+    gitdir, common = _git_dirs(checkout)
+    if not gitdir:
+        return "", ""
+    line = _first_line(os.path.join(gitdir, "HEAD"))
+    if not line.startswith("ref:"):
+        return "", line if len(line) == 40 else ""
+    ref = line[4:].strip()
+    branch = ref[len("refs/heads/") :] if ref.startswith("refs/heads/") else ref
+    if ".." in ref.split("/"):
+        return branch, ""
+    commit = _first_line(os.path.join(common, *ref.split("/")))
+    if not commit:
+        try:
+            with open(os.path.join(common, "packed-refs"), encoding="utf-8", errors="replace") as fh:
+                commit = next((ln.split(" ", 1)[0] for ln in fh if ln.rstrip("\n").endswith(" " + ref)), "")
+        except OSError:
+            commit = ""
+    return branch, commit if len(commit) == 40 else ""
+
+
+def session_facts(project: paths.Project, session: str) -> dict[str, Any]:
+    """What every event of this session's save names: machine, branch, commit, record, transcript, files."""
+    import socket
+
+    state = sessions.read_state(project, session)
+    activity = state.get("activity") if isinstance(state.get("activity"), dict) else {}
+    assert isinstance(activity, dict)
+    files = activity.get("files") if isinstance(activity.get("files"), dict) else {}
+    assert isinstance(files, dict)
+    branch, commit = head(project.checkout)
+    found: dict[str, Any] = {
+        "session": session,
+        "project": project.id,
+        "machine": socket.gethostname(),
+        "branch": branch or str(activity.get("branch") or ""),
+        "commit": commit,
+        "files": provenance.relative_files(files, project.root),
+        "record": str(state.get("file") or ""),
+        "transcript": str(state.get("transcript") or ""),
+    }
+    return {k: v for k, v in found.items() if v}
+
+
+def shown_file(project: paths.Project, session: str) -> str:
+    """The ids of the items SessionStart showed in a session (machine-local, derived)."""
+    return os.path.join(project.state, f"{session}.shown")
+
+
+def shown(project: paths.Project, session: str) -> set[str]:
+    try:
+        with open(shown_file(project, session), encoding="utf-8") as fh:
+            return set(fh.read().split())
+    except OSError:
+        return set()
+
+
+def events(
+    report: MergeReport, before: str | None, facts: dict[str, Any], seen: set[str], now: datetime, added: str = "added"
+) -> tuple[list[dict[str, Any]], list[dict[str, Any]]]:
+    """The events of one save, for the project's record and for the global one.
+
+    ``before``: the project's memory.md before the save (where a removed item stood); ``seen``: the
+    ids of the items Keeper showed this session; ``added``: what a new item's event is called
+    (``restored`` when ``keeper restore --item`` brings one back).
+    """
+    from keeper.memory import document
+    from keeper.memory.items import key, strip_date
+
+    at = now.isoformat(timespec="seconds")
+    mine: list[dict[str, Any]] = []
+    shared: list[dict[str, Any]] = []
+
+    def note(into: list[dict[str, Any]], kind: str, text: str, section: str, **extra: Any) -> None:
+        item = key(text)
+        if kind == "confirmed" and provenance.item_id(item) in seen:
+            kind, extra = "echoed", {"why": "restated what Keeper showed at this session's start; not new evidence"}
+        into.append({"at": at, "event": kind, "item": item, "text": text, "section": section, **facts, **extra})
+
+    lists = {
+        "decisions": (report.added_decisions, report.known_decisions),
+        "issues": (report.added_issues, report.known_issues),
+    }
+    for name, (new, known) in lists.items():
+        for text in new:
+            note(mine, added, text, name)
+        for text in known:
+            note(mine, "confirmed", text, name)
+    for label, texts in report.added_typed.items():
+        for text in texts:
+            note(shared if label.endswith("(global)") else mine, added, text, label.split(" ", 1)[0])
+    for label, texts in report.known_typed.items():
+        for text in texts:
+            note(shared if label.endswith("(global)") else mine, "confirmed", text, label.split(" ", 1)[0])
+    here = {key(text): name for name in ("decisions", *document.TYPED) for text, _ in document.items(before, name)}
+    brief = {k: v for k, v in facts.items() if k not in ("files",)}
+    for text in report.retired:
+        item = key(text)
+        into = mine if item in here else shared
+        into.append(
+            {
+                "at": at,
+                "event": "retired",
+                "item": item,
+                "text": strip_date(text),
+                "section": here.get(item, ""),
+                **brief,
+            }
+        )
+    mine += [
+        {"at": at, "event": "resolved", "item": key(t), "text": strip_date(t), "section": "issues", **brief}
+        for t in report.resolved
+    ]
+    return mine, shared

@@ -1,0 +1,270 @@
+"""Where each memory item came from, what happened to it since, and whether it may be stale.
+
+Beside memory.md (which never holds any of it) each memory folder keeps ``provenance.jsonl``: one
+JSON object a line, one *event* of one item (``items.key``): ``added``, ``confirmed`` (saved again),
+``echoed`` (saved again unchanged after Keeper had shown it in that session: not new evidence),
+``edited`` (its text changed by hand), ``retired``, ``resolved``, ``restored``. An event names the
+session that made it, when, the machine, the branch and commit where known, the session's file
+and transcript, and the files that session had changed (relative to the project's root).
+
+Events are facts that never change, so two records merge by the union of their lines (``merge``):
+sync, import and a hand edit of memory.md that reorders items lose nothing, and an item is found
+by its identity, never by its place. The record is durable (export and sync carry it).
+
+Staleness needs no model and no git: an item whose evidence (the files its sessions changed, the
+repository paths its text names) was changed after it, by mtime, or is gone, may be stale. The
+check is bounded (``MAX_STATS``) and uses the standard library only: SessionStart runs it.
+"""
+
+from __future__ import annotations
+
+import os
+import time
+
+from keeper import jsonio
+from keeper.store import paths
+
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    from collections.abc import Iterable
+    from typing import Any
+
+    Event = dict[str, Any]
+
+EVIDENCE = ("added", "confirmed", "edited", "restored")  # events that date what an item rests on
+REMOVALS = ("retired", "resolved")
+KEPT = 50_000  # newest events a record keeps
+MAX_STATS = 400  # file stats one staleness check may make, whatever the memory's size
+MAX_FILES = 60  # changed files kept on one event
+ID_CHARS = 8
+_PUNCT = "`'\"()[]{}<>,;:!?*"
+_DAY = 86400.0
+
+
+def record_file(folder: str) -> str:
+    """The provenance record of a memory folder (a project's, or the global one)."""
+    return os.path.join(folder, paths.PROVENANCE_FILE)
+
+
+def item_id(item_key: str) -> str:
+    """A short, stable id for an item: the first hex digits of its key's SHA-256."""
+    import hashlib
+
+    return hashlib.sha256(item_key.encode("utf-8", "surrogatepass")).hexdigest()[:ID_CHARS]
+
+
+def _event(line: str) -> Event | None:
+    line = line.strip()
+    if not line.startswith("{"):
+        return None
+    try:
+        found = jsonio.loads(line)
+    except (ValueError, RecursionError):
+        return None
+    ok = isinstance(found, dict) and isinstance(found.get("item"), str) and isinstance(found.get("at"), str)
+    return found if ok and isinstance(found.get("event"), str) else None
+
+
+def parse(text: str | None) -> list[Event]:
+    """The events a record's text holds, in order; a damaged line is skipped."""
+    return [e for e in (_event(line) for line in (text or "").splitlines()) if e is not None]
+
+
+def read(folder: str) -> list[Event]:
+    try:
+        with open(record_file(folder), encoding="utf-8", errors="replace") as fh:
+            return parse(fh.read())
+    except OSError:
+        return []
+
+
+def _line(event: Event) -> str:
+    return jsonio.dumps(dict(sorted(event.items())))
+
+
+def merge(*texts: str | None) -> str:
+    """Several records as one: the union of their events, oldest first, each once.
+
+    Commutative, associative and idempotent, so every machine and every order of sync and import
+    ends with the same bytes.
+    """
+    lines = {_line(e) for text in texts for e in parse(text)}
+    ordered = sorted(lines, key=lambda line: (str(jsonio.loads(line)["at"]), line))
+    return "".join(line + "\n" for line in ordered[-KEPT:])
+
+
+def append(folder: str, events: list[Event]) -> None:
+    """Add events to a folder's record (call under the folder's lock)."""
+    if not events:
+        return
+    from keeper.store.fsutil import atomic_write, ensure_dir, read_text
+
+    ensure_dir(folder)
+    current = read_text(record_file(folder), exact=True)
+    atomic_write(record_file(folder), merge(current, "".join(_line(e) + "\n" for e in events)))
+
+
+def by_item(events: Iterable[Event]) -> dict[str, list[Event]]:
+    """Each item's events, oldest first."""
+    found: dict[str, list[Event]] = {}
+    for event in events:
+        found.setdefault(event["item"], []).append(event)
+    return found
+
+
+def origin(history: list[Event]) -> Event | None:
+    """The event an item came from: its first ``added`` (or ``restored``, ``edited``), else its first."""
+    return next((e for e in history if e["event"] in EVIDENCE), history[0] if history else None)
+
+
+def is_removed(history: list[Event]) -> bool:
+    last = [e for e in history if e["event"] in (*REMOVALS, *EVIDENCE)]
+    return bool(last) and last[-1]["event"] in REMOVALS
+
+
+def relative_files(files: Iterable[str], root: str) -> list[str]:
+    """Changed files as paths inside ``root`` (``/``-separated, portable); others are left out."""
+    found: list[str] = []
+    top = os.path.abspath(root)
+    for path in files:
+        full = os.path.abspath(os.path.join(top, path))
+        try:
+            inside = os.path.commonpath([full, top]) == top and full != top
+        except ValueError:
+            inside = False
+        if inside:
+            found.append(os.path.relpath(full, top).replace(os.sep, "/"))
+    return sorted(set(found))[:MAX_FILES]
+
+
+def named_paths(text: str) -> list[str]:
+    """Repository paths an item's text names: words with a ``/`` that are not URLs nor absolute,
+    such as ``src/cache.py`` or ``docs/``; at most eight."""
+    found: list[str] = []
+    for word in text.split():
+        word = word.strip(_PUNCT).rstrip(".")
+        if "/" not in word or "://" in word or word.startswith(("/", "~", "$", "-", "\\")) or ".." in word.split("/"):
+            continue
+        if len(word) > 200 or not any(ch.isalnum() for ch in word):
+            continue
+        word = word.rstrip("/")
+        if word and word not in found:
+            found.append(word)
+    return found[:8]
+
+
+def stamp_of(event: Event) -> float | None:
+    """An event's time as seconds since the epoch (local time, as it was written)."""
+    try:
+        return time.mktime(time.strptime(str(event["at"])[:19], "%Y-%m-%dT%H:%M:%S"))
+    except (ValueError, OverflowError):
+        return None
+
+
+def day_stamp(day: str | None) -> float | None:
+    """The end of the day of a memory.md date suffix: an item dated that day saw that day's files."""
+    if not day:
+        return None
+    try:
+        return time.mktime(time.strptime(day, "%Y-%m-%d")) + _DAY
+    except (ValueError, OverflowError):
+        return None
+
+
+def _gap(seconds: float) -> str:
+    if seconds >= _DAY:
+        days = int(seconds // _DAY)
+        return f"{days} day{'s' if days != 1 else ''} after this"
+    if seconds >= 3600:
+        return f"{int(seconds // 3600)} h after this"
+    return "minutes after this"
+
+
+class Checker:
+    """Stats files for staleness checks, each path once, at most ``MAX_STATS`` in all."""
+
+    def __init__(self, root: str, state_dir: str = "", limit: int = MAX_STATS) -> None:
+        self.root, self.state_dir, self.limit = root, state_dir, limit
+        self._seen: dict[str, float | None] = {}
+        self._ends: dict[str, float] = {}
+        self._top: set[str] | None = None
+
+    def mtime(self, rel: str) -> float | bool | None:
+        """The file's mtime; None when it is gone; False when the budget is spent (unknown)."""
+        if rel in self._seen:
+            return self._seen[rel]
+        if len(self._seen) >= self.limit:
+            return False
+        try:
+            found: float | None = os.stat(os.path.join(self.root, rel)).st_mtime
+        except (OSError, ValueError):
+            found = None
+        self._seen[rel] = found
+        return found
+
+    def in_repository(self, rel: str) -> bool:
+        """Whether a named path's first folder is one of the root's (``src/x.py`` when ``src`` exists)."""
+        if self._top is None:
+            try:
+                self._top = set(os.listdir(self.root))
+            except OSError:
+                self._top = set()
+        return rel.split("/", 1)[0] in self._top
+
+    def session_end(self, session: str) -> float:
+        """When a session of this machine ended (its end marker): what it changed itself is no news."""
+        if not self.state_dir or not session or session in self._ends:
+            return self._ends.get(session, 0.0)
+        try:
+            self._ends[session] = os.stat(os.path.join(self.state_dir, session + ".end")).st_mtime
+        except (OSError, ValueError):
+            self._ends[session] = 0.0
+        return self._ends[session]
+
+
+def evidence(history: list[Event]) -> tuple[float | None, list[str], str]:
+    """An item's newest evidence time, the files its evidence sessions changed, the newest one's session."""
+    found = [e for e in history if e["event"] in EVIDENCE]
+    if not found:
+        return None, [], ""
+    newest = found[-1]
+    files: list[str] = []
+    for event in found:
+        files += [f for f in event.get("files") or [] if isinstance(f, str) and f not in files]
+    return stamp_of(newest), files, str(newest.get("session") or "")
+
+
+def stale_reason(text: str, day: str | None, history: list[Event], check: Checker) -> tuple[str, float] | None:
+    """Why an item may be stale (``"src/cache.py changed 2026-11-23, 3 days after this"``) and when
+    the newest change was; None when nothing it rests on changed since, or nothing is known."""
+    since, files, session = evidence(history)
+    since = since if since is not None else day_stamp(day)
+    named = [p for p in named_paths(text) if p not in files]
+    changed: list[tuple[float, str]] = []
+    gone: list[str] = []
+    for rel in [*files, *named]:
+        if rel in named and not check.in_repository(rel):
+            continue
+        found = check.mtime(rel)
+        if found is False:
+            break
+        if found is None:
+            gone.append(rel)
+        elif since is not None and isinstance(found, float) and found > since:
+            changed.append((found, rel))
+    if changed and session:
+        ended = check.session_end(session)  # the saving session's own later edits are not news
+        changed = [(m, rel) for m, rel in changed if m > ended + 60]
+    if gone:
+        what = ", ".join(gone[:2]) + (f" and {len(gone) - 2} more" if len(gone) > 2 else "")
+        saved = f" on {time.strftime('%Y-%m-%d', time.localtime(since))}" if since is not None else ""
+        return (
+            f"{what} {'is' if len(gone) == 1 else 'are'} gone (renamed or deleted) since this was saved{saved}",
+            time.time(),
+        )
+    if changed and since is not None:
+        newest, rel = max(changed)
+        more = f" (and {len(changed) - 1} more)" if len(changed) > 1 else ""
+        on = time.strftime("%Y-%m-%d", time.localtime(newest))
+        return f"{rel}{more} changed {on}, {_gap(newest - since)}", newest
+    return None
