@@ -93,6 +93,31 @@ def merge(*texts: str | None) -> str:
     return "".join(line + "\n" for line in ordered[-KEPT:])
 
 
+def is_record(path: str) -> bool:
+    """Whether a store or repository path (``/``-separated) is a provenance record."""
+    return path.replace("\\", "/").rsplit("/", 1)[-1] == paths.PROVENANCE_FILE
+
+
+def merge_bytes(ours: bytes | None, theirs: bytes | None, patterns: Iterable[str] = ()) -> bytes:
+    """``merge`` for records as bytes (what sync's repository holds), redacted with ``patterns``:
+    what leaves is redacted, the other side's lines included."""
+    from keeper import redact
+
+    text = merge(*(d.decode("utf-8", "replace") for d in (ours, theirs) if d is not None))
+    return merge(redact.redact(text, patterns)).encode("utf-8")
+
+
+def take(source: str, target: str) -> None:
+    """Move a folder's record into another memory folder, merged with the record it may hold."""
+    from keeper.store.fsutil import atomic_write, read_text
+
+    there = record_file(source)
+    text = read_text(there, exact=True)
+    if text is not None:
+        atomic_write(record_file(target), merge(text, read_text(record_file(target), exact=True)))
+        os.unlink(there)
+
+
 def append(folder: str, events: list[Event]) -> None:
     """Add events to a folder's record (call under the folder's lock)."""
     if not events:
