@@ -449,12 +449,37 @@ def _add_restore(sub: Any, common: argparse.ArgumentParser) -> None:
     p = sub.add_parser("restore", parents=[common], help="bring back what `keeper clear` moved away")
     p.add_argument("backup", nargs="?", help="backup name (default: the newest); see --list")
     p.add_argument("--list", action="store_true", help="list the backups instead")
+    p.add_argument("--item", nargs="+", metavar="WORDS|ID", help="bring back one retired or resolved item instead")
     _project_flag(p)
     p.set_defaults(func=cmd_restore)
 
 
+def _restore_item(args: argparse.Namespace) -> int:
+    """``keeper restore --item``: one retired or resolved item back where it was, recorded as restored."""
+    from keeper import why
+    from keeper.capture import saving
+    from keeper.memory.document import SaveInput
+    from keeper.store import paths
+
+    at = _resolve(args)
+    item = why.find(at.project, " ".join(args.item), removed_only=True)
+    if item.section == "decisions":
+        data = SaveInput(decisions=[item.text])
+    elif item.section == "issues":
+        data = SaveInput(issues=[item.text])
+    else:
+        data = SaveInput(typed={item.section or "reference": [item.text]}, scope=item.scope)
+    saving.save(at.project, at.cfg, data, at.session, added="restored")
+    where = at.project.memory if item.scope == "project" else paths.global_memory_file()
+    print(f"Restored {item.text!r} ({item.status} before) to {where}")
+    return 0
+
+
 def cmd_restore(args: argparse.Namespace) -> int:
     from keeper.store import trash
+
+    if args.item:
+        return _restore_item(args)
 
     project, _ = _stored_project(args)
     if args.list:

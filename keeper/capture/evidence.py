@@ -113,7 +113,7 @@ def events(
     from keeper.memory import document
     from keeper.memory.items import key, strip_date
 
-    at = now.isoformat(timespec="seconds")
+    at = now.isoformat(timespec="microseconds")
     mine: list[dict[str, Any]] = []
     shared: list[dict[str, Any]] = []
 
