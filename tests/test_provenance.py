@@ -420,3 +420,47 @@ def test_provenance_never_changes_what_memory_md_holds(
             wrote = any(kind in ("decisions", "issues") for kind, _ in saves)
             assert Path(project.provenance).exists() == (kept and wrote)
     assert results[0] == results[1]
+
+
+# -- where it shows --------------------------------------------------------------------------------
+
+
+def test_keeper_status_counts_the_items_that_may_be_stale(
+    repo: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    saved = datetime.now() - timedelta(days=5)
+    data = SaveInput(decisions=["Prices are cached for 30 seconds", "Use plain SQL"])
+    work_session(repo, ["src/cache.py"], data, saved, monkeypatch, capsys)
+    age(repo / "src" / "cache.py", time.time() - DAY)
+    capsys.readouterr()
+    assert main(["status", "--json"]) == 0
+    stale = json.loads(capsys.readouterr().out)["memory"]["stale"]
+    assert sorted(s["text"] for s in stale) == ["Prices are cached for 30 seconds", "Use plain SQL"]  # both rest on it
+    assert main(["status"]) == 0
+    assert "may be stale  2 items" in capsys.readouterr().out
+
+
+def test_the_hub_shows_each_items_origin_and_lists_the_stale_ones(
+    repo: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    from tests.test_hub import Dom, run_chromium
+
+    saved = datetime.now() - timedelta(days=5)
+    data = SaveInput(decisions=["Prices are cached for 30 seconds", "Use plain SQL"])
+    work_session(repo, ["src/cache.py"], data, saved, monkeypatch, capsys)
+    changed = time.time() - DAY
+    age(repo / "src" / "cache.py", changed)
+    page = tmp_path / "hub.html"
+    assert main(["hub", "--out", str(page)]) == 0
+    project = project_of(repo)
+    dom = Dom(run_chromium(page, f"project={project.id}", f"--user-data-dir={tmp_path / 'profile'}", "--dump-dom"))
+    origins = dom.texts("div", **{"class": "origin"})
+    assert len(origins) == 2 and all(f"added {saved:%Y-%m-%d} " in o and f"by session {WORK}" in o for o in origins)
+    assert all("changed src/cache.py" in o and "keeper why " in o for o in origins)
+    reason = f"src/cache.py changed {day_of(changed)}, 4 days after this"
+    marks = dom.texts("div", **{"class": "stale"})
+    assert marks.count("may be stale: " + reason) == 2  # on each item, both saved by the session that edited it
+    assert sorted(m for m in marks if not m.startswith("may")) == sorted(
+        f"{reason} · keeper why {o.split()[-1]}" for o in origins
+    )
+    assert "May be stale" in dom.texts("h2")
