@@ -199,6 +199,11 @@ def cmd_recall(args: argparse.Namespace) -> int:
     from keeper.redact import redact
 
     found = [{**r.as_dict(), "snippet": redact(r.snippet, at.cfg.redact_patterns)} for r in results]
+    if getattr(args, "json", False):  # where each memory.md item of a result came from (keeper why)
+        from keeper import why
+
+        for item, r in zip(found, results):
+            item["provenance"] = why.carried(at.project, r.chunk.path, r.chunk.text or r.snippet)
     _emit(args, found, lambda: [context.recall_block(query, results, limit_chars=1 << 30)])
     return 0
 

@@ -11,7 +11,6 @@ from __future__ import annotations
 import os
 
 from keeper.errors import KeeperError
-from keeper.hooks import marks
 from keeper.memory import document
 from keeper.store import paths, provenance
 from keeper.store.fsutil import read_text
@@ -58,7 +57,7 @@ def items(project: paths.Project) -> list[Item]:
     ):
         history = provenance.by_item(provenance.read(folder))
         present: set[str] = set()
-        for section, key, text, day in marks.listed(read_text(memory) or ""):
+        for section, key, text, day in provenance.listed(read_text(memory) or ""):
             if key in present:
                 continue
             present.add(key)
@@ -196,3 +195,40 @@ def lines(data: dict[str, Any]) -> list[str]:
                 else "Staleness: nothing recorded to check it against."
             )
     return out
+
+
+def carried(project: paths.Project, path: str, text: str) -> list[dict[str, Any]]:
+    """The provenance of each item in a recall result's text, for a result from the project's or the
+    global memory.md (``keeper recall --json`` carries it); nothing for any other file."""
+    from keeper.markdown import bare
+    from keeper.memory.items import key
+
+    folders = {
+        os.path.abspath(project.memory): project.dir,
+        os.path.abspath(paths.global_memory_file()): paths.global_dir(),
+    }
+    folder = folders.get(os.path.abspath(path))
+    if folder is None:
+        return []
+    history = provenance.by_item(provenance.read(folder))
+    found: list[dict[str, Any]] = []
+    lines = text.split("\n")
+    for start, line in enumerate(lines):
+        if not line.startswith("- "):
+            continue
+        end = start + 1
+        while end < len(lines) and lines[end].startswith("  "):
+            end += 1
+        item_key = key(document.item_text([bare(x) for x in lines[start:end]]))
+        events = history.get(item_key)
+        if events:
+            origin = provenance.origin(events) or {}
+            keep = ("event", "at", "session", "machine", "branch", "commit", "files")
+            found.append(
+                {
+                    "id": provenance.item_id(item_key),
+                    "origin": {k: origin[k] for k in keep if k in origin},
+                    "last": events[-1]["event"],
+                }
+            )
+    return found

@@ -464,3 +464,43 @@ def test_the_hub_shows_each_items_origin_and_lists_the_stale_ones(
         f"{reason} · keeper why {o.split()[-1]}" for o in origins
     )
     assert "May be stale" in dom.texts("h2")
+
+
+def test_recall_results_carry_the_provenance_of_their_items(
+    repo: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    data = SaveInput(decisions=["Prices are cached for 30 seconds", "Use plain SQL"])
+    work_session(repo, ["src/cache.py"], data, datetime.now(), monkeypatch, capsys)
+    capsys.readouterr()
+    assert main(["recall", "prices", "cached", "--json"]) == 0
+    results = json.loads(capsys.readouterr().out)
+    memory = next(r for r in results if r["path"] == project_of(repo).memory)
+    carried = {p["id"]: p for p in memory["provenance"]}
+    assert len(carried) == 2 and {p["last"] for p in carried.values()} == {"added"}
+    assert all(p["origin"]["session"] == WORK and p["origin"]["files"] == ["src/cache.py"] for p in carried.values())
+    session_file = next(r for r in results if r["path"] != project_of(repo).memory)
+    assert session_file["provenance"] == []
+
+
+def test_an_item_edited_by_hand_keeps_its_origin_and_says_it_was_edited(
+    repo: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    work_session(
+        repo,
+        ["src/cache.py"],
+        SaveInput(decisions=["Prices are cached for 30 seconds"]),
+        datetime.now(),
+        monkeypatch,
+        capsys,
+    )
+    memory = Path(project_of(repo).memory)
+    memory.write_text(
+        memory.read_text(encoding="utf-8").replace("cached for 30", "cached for 30 whole"), encoding="utf-8"
+    )
+    assert main(["save", "--state", "Working on the cache"]) == 0  # the next save notices the hand edit
+    capsys.readouterr()
+    assert main(["why", "prices", "whole", "--json"]) == 0
+    found = json.loads(capsys.readouterr().out)
+    assert found["text"] == "Prices are cached for 30 whole seconds"
+    assert [e["event"] for e in found["history"]] == ["added", "edited"]
+    assert found["origin"]["session"] == WORK and found["history"][-1]["from"] == "prices are cached for 30 seconds"

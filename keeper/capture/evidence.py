@@ -158,3 +158,42 @@ def events(
         for t in report.resolved
     ]
     return mine, shared
+
+
+def edits(text: str | None, record: list[dict[str, Any]], facts: dict[str, Any], now: datetime) -> list[dict[str, Any]]:
+    """``edited`` events for the items of memory.md a person changed by hand: an item the record does
+    not know that is a clear near match (``items.find``) of one the record knows and memory.md no
+    longer holds, neither retired nor resolved. The new item carries the old one's history."""
+    from keeper.memory.items import find
+
+    if not text or not record:
+        return []
+    history = provenance.by_item(record)
+    present = {item_key: (section, item) for section, item_key, item, _ in provenance.listed(text)}
+    missing = [k for k, events in history.items() if k not in present and not provenance.is_removed(events)]
+    if not missing:
+        return []
+    texts = [str(history[k][-1].get("text") or k) for k in missing]
+    brief = {k: v for k, v in facts.items() if k != "files"}
+    at = now.isoformat(timespec="microseconds")
+    found: list[dict[str, Any]] = []
+    for item_key, (section, item) in present.items():
+        if item_key in history:
+            continue
+        match = find(item, texts, missing)
+        if len(match.found) == 1:
+            before = missing[match.found[0]]
+            why = "its text was changed by hand"
+            found.append(
+                {
+                    "at": at,
+                    "event": "edited",
+                    "item": item_key,
+                    "from": before,
+                    "text": item,
+                    "section": section,
+                    "why": why,
+                    **brief,
+                }
+            )
+    return found

@@ -196,7 +196,7 @@ def save(
         facts = evidence.session_facts(project, session)
         seen = evidence.shown(project, session)
         ours, theirs = evidence.events(report, text, facts, seen, now, added) if data.scope != "team" else ([], [])
-        origins.append(project.dir, ours)
+        origins.append(project.dir, evidence.edits(text, origins.read(project.dir), facts, now) + ours)
         if theirs:
             with project_lock(os.path.join(paths.global_dir(), ".lock")):
                 origins.append(paths.global_dir(), theirs)

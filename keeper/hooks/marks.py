@@ -9,13 +9,12 @@ them counts as an echo, not as new evidence (``keeper.capture.evidence``).
 
 from __future__ import annotations
 
-from keeper.markdown import Document, bare
+from keeper.markdown import bare
 from keeper.memory import document
 from keeper.store import paths, provenance
 
 MARKS_SHOWN = 12  # marks in one start-up context, the newest changes first
 REASON_CHARS = 160
-CHECKED = ("decisions", "issues", *document.TYPED)
 
 
 class Stale:
@@ -30,23 +29,6 @@ class Stale:
         return {"id": provenance.item_id(self.key), "text": self.text, "section": self.section, "reason": self.reason}
 
 
-def listed(text: str) -> list[tuple[str, str, str, str | None]]:
-    """``(section, key, text, date)`` of every item of the sections staleness applies to."""
-    from keeper.memory.items import key
-
-    doc = Document.parse(text.lstrip("\ufeff"))
-    found: list[tuple[str, str, str, str | None]] = []
-    for name in CHECKED:
-        section = doc.find(document.SECTIONS[name][1])
-        if section is None:
-            continue
-        for index, _ in section.bullets():
-            lines = section.lines[index : section.item_span(index)]
-            item = document.item_text(lines)
-            found.append((name, key(item), item, document.date_of_item(lines)))
-    return found
-
-
 def stale_items(project: paths.Project, text: str | None) -> list[Stale]:
     """The items of ``text`` (the project's memory.md) that may be stale, newest change first."""
     if not text:
@@ -54,7 +36,7 @@ def stale_items(project: paths.Project, text: str | None) -> list[Stale]:
     history = provenance.by_item(provenance.read(project.dir))
     check = provenance.Checker(project.checkout, project.state)
     found: list[Stale] = []
-    for section, item_key, item, day in listed(text):
+    for section, item_key, item, day in provenance.listed(text):
         events = history.get(item_key, [])
         if not events and "/" not in item:
             continue  # nothing known it rests on

@@ -203,7 +203,7 @@ def _origins(project: paths.Project, text: str) -> dict[str, Any]:
 
     history = provenance.by_item(provenance.read(project.dir))
     found: dict[str, dict[str, Any]] = {}
-    for _, item_key, item, _ in marks.listed(text):
+    for _, item_key, item, _ in provenance.listed(text):
         start = provenance.origin(history.get(item_key, []))
         if start is None:
             continue

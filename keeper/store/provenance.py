@@ -130,10 +130,36 @@ def append(folder: str, events: list[Event]) -> None:
 
 
 def by_item(events: Iterable[Event]) -> dict[str, list[Event]]:
-    """Each item's events, oldest first."""
+    """Each item's events, oldest first; an item edited from another carries that one's events too."""
     found: dict[str, list[Event]] = {}
     for event in events:
-        found.setdefault(event["item"], []).append(event)
+        before = event.get("from") if event["event"] == "edited" else None
+        mine = found.setdefault(event["item"], [])
+        if isinstance(before, str) and before in found and before != event["item"]:
+            mine[:0] = [e for e in found[before] if e not in mine]
+        mine.append(event)
+    return found
+
+
+CHECKED = ("decisions", "issues", "feedback", "user", "tool", "reference")  # the sections of items
+
+
+def listed(text: str) -> list[tuple[str, str, str, str | None]]:
+    """``(section, key, text, date)`` of every item of memory.md's item sections, in file order."""
+    from keeper.markdown import Document
+    from keeper.memory import document
+    from keeper.memory.items import key
+
+    doc = Document.parse(text.lstrip("\ufeff"))
+    found: list[tuple[str, str, str, str | None]] = []
+    for name in CHECKED:
+        section = doc.find(document.SECTIONS[name][1])
+        if section is None:
+            continue
+        for index, _ in section.bullets():
+            lines = section.lines[index : section.item_span(index)]
+            item = document.item_text(lines)
+            found.append((name, key(item), item, document.date_of_item(lines)))
     return found
 
 
