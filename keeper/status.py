@@ -7,10 +7,9 @@ import os
 import sys
 
 from keeper import __version__
-from keeper.hooks import marks
 from keeper.memory import document
 from keeper.plugin import install
-from keeper.store import counters, identity, log, paths, repo, sessions
+from keeper.store import counters, identity, log, paths, provenance, repo, sessions
 from keeper.store.config import Config
 from keeper.store.fsutil import read_json, read_text
 from keeper.store.projects import size
@@ -55,7 +54,7 @@ def collect(project: paths.Project, cfg: Config) -> dict[str, Any]:
             "issues": view.issues,
             "recent": view.recent,
             "last_updated": view.last_updated,
-            "stale": [item.as_dict() for item in marks.stale_items(project, text)],
+            "stale": [item.as_dict() for item in provenance.stale_items(project, text)],
         },
         "global": _global_memory(),
         "team": _team_memory(project, cfg),

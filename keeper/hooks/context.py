@@ -187,7 +187,7 @@ def session_start(project: paths.Project, limit: int, source: str, session: str,
     """
     from keeper.hooks import briefing, marks
     from keeper.memory import document
-    from keeper.store import sessions
+    from keeper.store import provenance, sessions
 
     limit = min(limit, HARD_CAP)
     text, cut = _head(project.memory)
@@ -216,7 +216,7 @@ def session_start(project: paths.Project, limit: int, source: str, session: str,
         saved = "never"
     head = f"Keeper memory for project '{inline(project.name)}' (from {project.memory}, saved {saved})."
     tail = "Session files hold the full history; `keeper recall <words>` searches them and memory.md."
-    stale = marks.stale_items(project, text)
+    stale = provenance.stale_items(project, text)
     room = max(limit - len(head) - len(tail) - len(so_far) - len(missed) - len(shared) - 300, 0)
     noted = min(marks.reserve(stale), room // 5)  # the marks' share: at most a fifth of the project's room
     room -= noted

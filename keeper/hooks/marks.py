@@ -17,37 +17,7 @@ MARKS_SHOWN = 12  # marks in one start-up context, the newest changes first
 REASON_CHARS = 160
 
 
-class Stale:
-    """An item that may be stale: its text, its section, why, and when the newest change was."""
-
-    __slots__ = ("key", "reason", "section", "text", "when")
-
-    def __init__(self, key: str, text: str, section: str, reason: str, when: float) -> None:
-        self.key, self.text, self.section, self.reason, self.when = key, text, section, reason, when
-
-    def as_dict(self) -> dict[str, str]:
-        return {"id": provenance.item_id(self.key), "text": self.text, "section": self.section, "reason": self.reason}
-
-
-def stale_items(project: paths.Project, text: str | None) -> list[Stale]:
-    """The items of ``text`` (the project's memory.md) that may be stale, newest change first."""
-    if not text:
-        return []
-    history = provenance.by_item(provenance.read(project.dir))
-    check = provenance.Checker(project.checkout, project.state)
-    found: list[Stale] = []
-    for section, item_key, item, day in provenance.listed(text):
-        events = history.get(item_key, [])
-        if not events and "/" not in item:
-            continue  # nothing known it rests on
-        why = provenance.stale_reason(item, day, events, check)
-        if why is not None:
-            found.append(Stale(item_key, item, section, why[0], why[1]))
-    found.sort(key=lambda s: -s.when)
-    return found
-
-
-def mark(body: str, stale: list[Stale], budget: int) -> tuple[str, set[str]]:
+def mark(body: str, stale: list[provenance.Stale], budget: int) -> tuple[str, set[str]]:
     """``body`` (memory.md as chosen for the context) with ``[may be stale: …]`` after the first
     ``MARKS_SHOWN`` stale items it shows, in at most ``budget`` characters; and the ids of every
     item it shows."""
@@ -77,7 +47,7 @@ def mark(body: str, stale: list[Stale], budget: int) -> tuple[str, set[str]]:
     return "\n".join(lines), shown
 
 
-def reserve(stale: list[Stale]) -> int:
+def reserve(stale: list[provenance.Stale]) -> int:
     """Room the marks may take in the context."""
     return sum(min(len(s.reason), REASON_CHARS) + 20 for s in stale[:MARKS_SHOWN])
 

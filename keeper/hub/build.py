@@ -198,7 +198,6 @@ def _reads_team(root: str) -> bool:
 def _origins(project: paths.Project, text: str) -> dict[str, Any]:
     """Where each item of a project's memory.md came from (keyed by its first line, as the page shows
     it) and the items that may be stale (``keeper why`` says more)."""
-    from keeper.hooks import marks
     from keeper.store import provenance
 
     history = provenance.by_item(provenance.read(project.dir))
@@ -214,7 +213,7 @@ def _origins(project: paths.Project, text: str) -> dict[str, Any]:
         if files:
             line += " · changed " + ", ".join(files[:5]) + (f" and {len(files) - 5} more" if len(files) > 5 else "")
         found[redact.redact(item.split("\n", 1)[0])] = {"id": provenance.item_id(item_key), "origin": line}
-    stale = [s.as_dict() for s in marks.stale_items(project, text)] if os.path.isdir(project.checkout) else []
+    stale = [s.as_dict() for s in provenance.stale_items(project, text)] if os.path.isdir(project.checkout) else []
     for entry in stale:
         first = redact.redact(str(entry["text"]).split("\n", 1)[0])
         found.setdefault(first, {"id": entry["id"], "origin": ""})["stale"] = entry["reason"]

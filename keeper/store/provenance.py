@@ -319,3 +319,33 @@ def stale_reason(text: str, day: str | None, history: list[Event], check: Checke
         on = time.strftime("%Y-%m-%d", time.localtime(newest))
         return f"{rel}{more} changed {on}, {_gap(newest - since)}", newest
     return None
+
+
+class Stale:
+    """An item that may be stale: its text, its section, why, and when the newest change was."""
+
+    __slots__ = ("key", "reason", "section", "text", "when")
+
+    def __init__(self, key: str, text: str, section: str, reason: str, when: float) -> None:
+        self.key, self.text, self.section, self.reason, self.when = key, text, section, reason, when
+
+    def as_dict(self) -> dict[str, str]:
+        return {"id": item_id(self.key), "text": self.text, "section": self.section, "reason": self.reason}
+
+
+def stale_items(project: paths.Project, text: str | None) -> list[Stale]:
+    """The items of ``text`` (the project's memory.md) that may be stale, newest change first."""
+    if not text:
+        return []
+    history = by_item(read(project.dir))
+    check = Checker(project.checkout, project.state)
+    found: list[Stale] = []
+    for section, item_key, item, day in listed(text):
+        events = history.get(item_key, [])
+        if not events and "/" not in item:
+            continue  # nothing known it rests on
+        why = stale_reason(item, day, events, check)
+        if why is not None:
+            found.append(Stale(item_key, item, section, why[0], why[1]))
+    found.sort(key=lambda s: -s.when)
+    return found
