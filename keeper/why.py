@@ -33,7 +33,7 @@ WORDS = {
 class Item:
     """One item as ``keeper why`` knows it: where it lives, its text, and its events."""
 
-    __slots__ = ("day", "folder", "history", "key", "scope", "section", "status", "text")
+    __slots__ = ("day", "folder", "history", "key", "scope", "section", "sessions", "status", "text")
 
     def __init__(self, scope: str, folder: str, key: str, text: str, section: str, status: str) -> None:
         self.scope, self.folder, self.key, self.text, self.section, self.status = (
@@ -45,6 +45,7 @@ class Item:
             status,
         )
         self.history: list[dict[str, Any]] = []
+        self.sessions: dict[str, dict[str, Any]] = {}  # the facts of the sessions in its history
         self.day: str | None = None
 
 
@@ -55,14 +56,15 @@ def items(project: paths.Project) -> list[Item]:
         ("project", project.dir, project.memory),
         ("global", paths.global_dir(), paths.global_memory_file()),
     ):
-        history = provenance.by_item(provenance.read(folder))
+        events = provenance.read(folder)
+        history, sessions = provenance.by_item(events), provenance.session_facts(events)
         present: set[str] = set()
         for section, key, text, day in provenance.listed(read_text(memory) or ""):
             if key in present:
                 continue
             present.add(key)
             item = Item(scope, folder, key, text, section, "current")
-            item.history, item.day = history.get(key, []), day
+            item.history, item.day, item.sessions = history.get(key, []), day, sessions
             found.append(item)
         for key, events in history.items():
             if key not in present and provenance.is_removed(events):
@@ -70,7 +72,7 @@ def items(project: paths.Project) -> list[Item]:
                 item = Item(
                     scope, folder, key, str(last.get("text") or key), str(last.get("section") or ""), last["event"]
                 )
-                item.history = events
+                item.history, item.sessions = events, sessions
                 found.append(item)
     return found
 
@@ -123,12 +125,11 @@ def _session_file(project: paths.Project, event: dict[str, Any] | None) -> str |
 def explain(project: paths.Project, name: str) -> dict[str, Any]:
     """What ``keeper why`` shows, as data (``--json``)."""
     item = find(project, name)
-    start = provenance.origin(item.history)
+    start = provenance.described(provenance.origin(item.history), item.sessions)
     stale = None
     if item.status == "current" and item.scope == "project":
-        why = provenance.stale_reason(
-            item.text, item.day, item.history, provenance.Checker(project.checkout, project.state)
-        )
+        check = provenance.Checker(project.checkout, project.state)
+        why = provenance.stale_reason(item.text, item.day, item.history, check, item.sessions)
         stale = why[0] if why else None
     transcript = str((start or {}).get("transcript") or "") or None
     return {
@@ -210,7 +211,8 @@ def carried(project: paths.Project, path: str, text: str) -> list[dict[str, Any]
     folder = folders.get(os.path.abspath(path))
     if folder is None:
         return []
-    history = provenance.by_item(provenance.read(folder))
+    events = provenance.read(folder)
+    history, sessions = provenance.by_item(events), provenance.session_facts(events)
     found: list[dict[str, Any]] = []
     lines = text.split("\n")
     for start, line in enumerate(lines):
@@ -220,15 +222,15 @@ def carried(project: paths.Project, path: str, text: str) -> list[dict[str, Any]
         while end < len(lines) and lines[end].startswith("  "):
             end += 1
         item_key = key(document.item_text([bare(x) for x in lines[start:end]]))
-        events = history.get(item_key)
-        if events:
-            origin = provenance.origin(events) or {}
+        mine = history.get(item_key)
+        if mine:
+            origin = provenance.described(provenance.origin(mine), sessions) or {}
             keep = ("event", "at", "session", "machine", "branch", "commit", "files")
             found.append(
                 {
                     "id": provenance.item_id(item_key),
                     "origin": {k: origin[k] for k in keep if k in origin},
-                    "last": events[-1]["event"],
+                    "last": mine[-1]["event"],
                 }
             )
     return found

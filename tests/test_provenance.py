@@ -183,8 +183,9 @@ def test_what_the_saving_session_changed_itself_after_the_save_is_no_news(
 
 def test_the_staleness_check_stats_a_bounded_number_of_files(repo: Path) -> None:
     check = provenance.Checker(str(repo), limit=3)
-    history = [{"at": "2020-01-01T00:00:00", "event": "added", "item": "x", "files": [f"f{i}.py" for i in range(50)]}]
-    assert provenance.stale_reason("x", None, history, check) is not None  # the first three are gone
+    history = [{"at": "2020-01-01T00:00:00", "event": "added", "item": "x", "session": "s"}]
+    sessions = {"s": {"files": [f"f{i}.py" for i in range(50)]}}
+    assert provenance.stale_reason("x", None, history, check, sessions) is not None  # the first three are gone
     assert len(check._seen) == 3
 
 

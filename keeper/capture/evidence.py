@@ -88,14 +88,9 @@ def session_facts(project: paths.Project, session: str) -> dict[str, Any]:
     return {k: v for k, v in found.items() if v}
 
 
-def shown_file(project: paths.Project, session: str) -> str:
-    """The ids of the items SessionStart showed in a session (machine-local, derived)."""
-    return os.path.join(project.state, f"{session}.shown")
-
-
 def shown(project: paths.Project, session: str) -> set[str]:
     try:
-        with open(shown_file(project, session), encoding="utf-8") as fh:
+        with open(provenance.shown_file(project, session), encoding="utf-8") as fh:
             return set(fh.read().split())
     except OSError:
         return set()
@@ -116,12 +111,13 @@ def events(
     at = now.isoformat(timespec="microseconds")
     mine: list[dict[str, Any]] = []
     shared: list[dict[str, Any]] = []
+    who = {"session": facts.get("session", "")}
 
     def note(into: list[dict[str, Any]], kind: str, text: str, section: str, **extra: Any) -> None:
         item = key(text)
-        if kind == "confirmed" and provenance.item_id(item) in seen:
+        if kind == "confirmed" and provenance.shown_id(item) in seen:
             kind, extra = "echoed", {"why": "restated what Keeper showed at this session's start; not new evidence"}
-        into.append({"at": at, "event": kind, "item": item, "text": text, "section": section, **facts, **extra})
+        into.append({"at": at, "event": kind, "item": item, "text": text, "section": section, **who, **extra})
 
     lists = {
         "decisions": (report.added_decisions, report.known_decisions),
@@ -139,7 +135,6 @@ def events(
         for text in texts:
             note(shared if label.endswith("(global)") else mine, "confirmed", text, label.split(" ", 1)[0])
     here = {key(text): name for name in ("decisions", *document.TYPED) for text, _ in document.items(before, name)}
-    brief = {k: v for k, v in facts.items() if k not in ("files",)}
     for text in report.retired:
         item = key(text)
         into = mine if item in here else shared
@@ -150,14 +145,15 @@ def events(
                 "item": item,
                 "text": strip_date(text),
                 "section": here.get(item, ""),
-                **brief,
+                **who,
             }
         )
     mine += [
-        {"at": at, "event": "resolved", "item": key(t), "text": strip_date(t), "section": "issues", **brief}
+        {"at": at, "event": "resolved", "item": key(t), "text": strip_date(t), "section": "issues", **who}
         for t in report.resolved
     ]
-    return mine, shared
+    told = {"at": at, "event": provenance.SESSION, "item": "", **facts}  # the session's facts, once a save
+    return [told, *mine] if mine else [], [told, *shared] if shared else []
 
 
 def edits(text: str | None, record: list[dict[str, Any]], facts: dict[str, Any], now: datetime) -> list[dict[str, Any]]:
@@ -174,7 +170,7 @@ def edits(text: str | None, record: list[dict[str, Any]], facts: dict[str, Any],
     if not missing:
         return []
     texts = [str(history[k][-1].get("text") or k) for k in missing]
-    brief = {k: v for k, v in facts.items() if k != "files"}
+    brief = {"session": facts.get("session", "")}
     at = now.isoformat(timespec="microseconds")
     found: list[dict[str, Any]] = []
     for item_key, (section, item) in present.items():

@@ -35,7 +35,7 @@ def mark(body: str, stale: list[provenance.Stale], budget: int) -> tuple[str, se
         while end < len(lines) and lines[end].startswith("  "):
             end += 1
         item_key = key(document.item_text([bare(line) for line in lines[start:end]]))
-        shown.add(provenance.item_id(item_key))
+        shown.add(provenance.shown_id(item_key))
         reason = reasons.get(item_key)
         if reason:
             short = reason if len(reason) <= REASON_CHARS else reason[: REASON_CHARS - 1] + "…"
@@ -54,9 +54,7 @@ def reserve(stale: list[provenance.Stale]) -> int:
 
 def remember_shown(project: paths.Project, session: str, ids: set[str]) -> None:
     """Keep the ids of the items shown at this session's start (machine-local, for echoes)."""
-    from keeper.capture import evidence
-
-    path = evidence.shown_file(project, session)
+    path = provenance.shown_file(project, session)
     try:
         with open(path, "w", encoding="utf-8") as fh:
             fh.write(" ".join(sorted(ids)))

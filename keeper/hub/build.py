@@ -200,10 +200,11 @@ def _origins(project: paths.Project, text: str) -> dict[str, Any]:
     it) and the items that may be stale (``keeper why`` says more)."""
     from keeper.store import provenance
 
-    history = provenance.by_item(provenance.read(project.dir))
+    events = provenance.read(project.dir)
+    history, sessions = provenance.by_item(events), provenance.session_facts(events)
     found: dict[str, dict[str, Any]] = {}
     for _, item_key, item, _ in provenance.listed(text):
-        start = provenance.origin(history.get(item_key, []))
+        start = provenance.described(provenance.origin(history.get(item_key, [])), sessions)
         if start is None:
             continue
         when = str(start.get("at", "")).replace("T", " ")[:16]

@@ -31,6 +31,7 @@ if TYPE_CHECKING:
 
     Event = dict[str, Any]
 
+SESSION = "session"  # not an item's event: the facts of the session that saved (one line per save)
 EVIDENCE = ("added", "confirmed", "edited", "restored")  # events that date what an item rests on
 REMOVALS = ("retired", "resolved")
 KEPT = 50_000  # newest events a record keeps
@@ -46,11 +47,25 @@ def record_file(folder: str) -> str:
     return os.path.join(folder, paths.PROVENANCE_FILE)
 
 
+def shown_file(project: paths.Project, session: str) -> str:
+    """The ids of the items a session's start-up context showed (machine-local, derived): a save
+    that only restates one of them is an echo."""
+    return os.path.join(project.state, f"{session}.shown")
+
+
+def shown_id(item_key: str) -> str:
+    """A cheap id of an item for the list of items shown at a session's start (``zlib.crc32``: the
+    start-up hook computes one for every item it shows, and SHA-256 costs more than the rest)."""
+    import zlib
+
+    return format(zlib.crc32(item_key.encode("utf-8", "surrogatepass")), "08x")
+
+
 def item_id(item_key: str) -> str:
     """A short, stable id for an item: the first hex digits of its key's SHA-256."""
-    import hashlib
+    from keeper.store.identity import sha256_hex  # without OpenSSL: hooks call this for every item shown
 
-    return hashlib.sha256(item_key.encode("utf-8", "surrogatepass")).hexdigest()[:ID_CHARS]
+    return sha256_hex(item_key.encode("utf-8", "surrogatepass"))[:ID_CHARS]
 
 
 def _event(line: str) -> Event | None:
@@ -89,7 +104,7 @@ def merge(*texts: str | None) -> str:
     ends with the same bytes.
     """
     lines = {_line(e) for text in texts for e in parse(text)}
-    ordered = sorted(lines, key=lambda line: (str(jsonio.loads(line)["at"]), line))
+    ordered = sorted(lines)  # keys sorted, "at" first: oldest first
     return "".join(line + "\n" for line in ordered[-KEPT:])
 
 
@@ -133,12 +148,38 @@ def by_item(events: Iterable[Event]) -> dict[str, list[Event]]:
     """Each item's events, oldest first; an item edited from another carries that one's events too."""
     found: dict[str, list[Event]] = {}
     for event in events:
+        if event["event"] == SESSION:
+            continue
         before = event.get("from") if event["event"] == "edited" else None
         mine = found.setdefault(event["item"], [])
         if isinstance(before, str) and before in found and before != event["item"]:
             mine[:0] = [e for e in found[before] if e not in mine]
         mine.append(event)
     return found
+
+
+def session_facts(events: Iterable[Event]) -> dict[str, Event]:
+    """Each session's facts (machine, branch, commit, session file, transcript), newest last, and
+    every file it changed by any of its saves."""
+    found: dict[str, Event] = {}
+    for event in events:
+        if event["event"] != SESSION:
+            continue
+        known = found.setdefault(str(event.get("session") or ""), {})
+        files = {f for f in [*known.get("files", []), *(event.get("files") or [])] if isinstance(f, str)}
+        known.update(event)
+        known["files"] = sorted(files)
+    return found
+
+
+def described(event: Event | None, sessions: dict[str, Event]) -> Event | None:
+    """An item's event with its session's facts (``keeper why``'s origin)."""
+    if event is None:
+        return None
+    facts = {
+        k: v for k, v in sessions.get(str(event.get("session") or ""), {}).items() if k not in ("at", "event", "item")
+    }
+    return {**facts, **event}
 
 
 CHECKED = ("decisions", "issues", "feedback", "user", "tool", "reference")  # the sections of items
@@ -204,22 +245,36 @@ def named_paths(text: str) -> list[str]:
     return found[:8]
 
 
-def stamp_of(event: Event) -> float | None:
-    """An event's time as seconds since the epoch (local time, as it was written)."""
+def _local(stamp: str) -> float | None:
+    """``YYYY-MM-DD[THH:MM:SS]`` local time as seconds since the epoch; None for anything else.
+    By hand: ``time.strptime`` imports ``re``, ``locale`` and ``calendar``, more than the whole check."""
+    digits = [stamp[0:4], stamp[5:7], stamp[8:10], stamp[11:13] or "0", stamp[14:16] or "0", stamp[17:19] or "0"]
+    if not all(part.isdigit() and part.isascii() for part in digits) or stamp[4:5] != "-" or stamp[7:8] != "-":
+        return None
+    year, month, day, hour, minute, second = (int(part) for part in digits)
+    if not (1 <= month <= 12 and 1 <= day <= 31 and hour < 24 and minute < 60 and second < 62):
+        return None
     try:
-        return time.mktime(time.strptime(str(event["at"])[:19], "%Y-%m-%dT%H:%M:%S"))
+        return time.mktime((year, month, day, hour, minute, second, 0, 0, -1))
     except (ValueError, OverflowError):
         return None
+
+
+_STAMPS: dict[str, float | None] = {}  # the events of one save share their time: each is worked out once
+
+
+def stamp_of(event: Event) -> float | None:
+    """An event's time as seconds since the epoch (local time, as it was written)."""
+    at = str(event["at"])
+    if at not in _STAMPS:
+        _STAMPS[at] = _local(at)
+    return _STAMPS[at]
 
 
 def day_stamp(day: str | None) -> float | None:
     """The end of the day of a memory.md date suffix: an item dated that day saw that day's files."""
-    if not day:
-        return None
-    try:
-        return time.mktime(time.strptime(day, "%Y-%m-%d")) + _DAY
-    except (ValueError, OverflowError):
-        return None
+    start = _local(day[:10]) if day else None
+    return start + _DAY if start is not None else None
 
 
 def _gap(seconds: float) -> str:
@@ -239,6 +294,7 @@ class Checker:
         self._seen: dict[str, float | None] = {}
         self._ends: dict[str, float] = {}
         self._top: set[str] | None = None
+        self._changes: dict[tuple[tuple[str, ...], float | None], tuple[dict[str, float], list[str]]] = {}
 
     def mtime(self, rel: str) -> float | bool | None:
         """The file's mtime; None when it is gone; False when the budget is spent (unknown)."""
@@ -252,6 +308,26 @@ class Checker:
             found = None
         self._seen[rel] = found
         return found
+
+    def changes(
+        self, ids: tuple[str, ...], since: float | None, sessions: dict[str, Event]
+    ) -> tuple[dict[str, float], list[str]]:
+        """The files the sessions ``ids`` changed that changed after ``since`` (with their mtimes)
+        and those that are gone; worked out once for every item the same sessions saved together."""
+        memo = (ids, since)
+        if memo not in self._changes:
+            changed: dict[str, float] = {}
+            gone: list[str] = []
+            for rel in sorted({f for s in ids for f in sessions.get(s, {}).get("files", [])}):
+                found = self.mtime(rel)
+                if found is False:
+                    break
+                if found is None:
+                    gone.append(rel)
+                elif since is not None and isinstance(found, float) and found > since:
+                    changed[rel] = found
+            self._changes[memo] = (changed, gone)
+        return self._changes[memo]
 
     def in_repository(self, rel: str) -> bool:
         """Whether a named path's first folder is one of the root's (``src/x.py`` when ``src`` exists)."""
@@ -273,39 +349,35 @@ class Checker:
         return self._ends[session]
 
 
-def evidence(history: list[Event]) -> tuple[float | None, list[str], str]:
-    """An item's newest evidence time, the files its evidence sessions changed, the newest one's session."""
+def evidence(history: list[Event]) -> tuple[float | None, tuple[str, ...], str]:
+    """An item's newest evidence time, the sessions of all its evidence, and the newest one's session."""
     found = [e for e in history if e["event"] in EVIDENCE]
     if not found:
-        return None, [], ""
-    newest = found[-1]
-    files: list[str] = []
-    for event in found:
-        files += [f for f in event.get("files") or [] if isinstance(f, str) and f not in files]
-    return stamp_of(newest), files, str(newest.get("session") or "")
+        return None, (), ""
+    ids = tuple(sorted({str(e.get("session") or "") for e in found} - {""}))
+    return stamp_of(found[-1]), ids, str(found[-1].get("session") or "")
 
 
-def stale_reason(text: str, day: str | None, history: list[Event], check: Checker) -> tuple[str, float] | None:
+def stale_reason(
+    text: str, day: str | None, history: list[Event], check: Checker, sessions: dict[str, Event]
+) -> tuple[str, float] | None:
     """Why an item may be stale (``"src/cache.py changed 2026-11-23, 3 days after this"``) and when
-    the newest change was; None when nothing it rests on changed since, or nothing is known."""
-    since, files, session = evidence(history)
+    the newest change was; None when nothing it rests on changed since, or nothing is known.
+    ``sessions``: each session's facts (``session_facts``), the files it changed among them."""
+    since, ids, session = evidence(history)
     since = since if since is not None else day_stamp(day)
-    named = [p for p in named_paths(text) if p not in files]
-    changed: list[tuple[float, str]] = []
-    gone: list[str] = []
-    for rel in [*files, *named]:
-        if rel in named and not check.in_repository(rel):
+    changed, gone = check.changes(ids, since, sessions)
+    for rel in named_paths(text):
+        if rel in changed or rel in gone or not check.in_repository(rel):
             continue
         found = check.mtime(rel)
-        if found is False:
-            break
         if found is None:
-            gone.append(rel)
+            gone = [*gone, rel]
         elif since is not None and isinstance(found, float) and found > since:
-            changed.append((found, rel))
+            changed = {**changed, rel: found}
     if changed and session:
         ended = check.session_end(session)  # the saving session's own later edits are not news
-        changed = [(m, rel) for m, rel in changed if m > ended + 60]
+        changed = {rel: m for rel, m in changed.items() if m > ended + 60}
     if gone:
         what = ", ".join(gone[:2]) + (f" and {len(gone) - 2} more" if len(gone) > 2 else "")
         saved = f" on {time.strftime('%Y-%m-%d', time.localtime(since))}" if since is not None else ""
@@ -314,7 +386,7 @@ def stale_reason(text: str, day: str | None, history: list[Event], check: Checke
             time.time(),
         )
     if changed and since is not None:
-        newest, rel = max(changed)
+        newest, rel = max((m, rel) for rel, m in changed.items())
         more = f" (and {len(changed) - 1} more)" if len(changed) > 1 else ""
         on = time.strftime("%Y-%m-%d", time.localtime(newest))
         return f"{rel}{more} changed {on}, {_gap(newest - since)}", newest
@@ -337,14 +409,15 @@ def stale_items(project: paths.Project, text: str | None) -> list[Stale]:
     """The items of ``text`` (the project's memory.md) that may be stale, newest change first."""
     if not text:
         return []
-    history = by_item(read(project.dir))
+    events = read(project.dir)
+    history, sessions = by_item(events), session_facts(events)
     check = Checker(project.checkout, project.state)
     found: list[Stale] = []
     for section, item_key, item, day in listed(text):
-        events = history.get(item_key, [])
-        if not events and "/" not in item:
+        mine = history.get(item_key, [])
+        if not mine and "/" not in item:
             continue  # nothing known it rests on
-        why = stale_reason(item, day, events, check)
+        why = stale_reason(item, day, mine, check, sessions)
         if why is not None:
             found.append(Stale(item_key, item, section, why[0], why[1]))
     found.sort(key=lambda s: -s.when)
