@@ -81,7 +81,7 @@ def session_facts(project: paths.Project, session: str) -> dict[str, Any]:
         "machine": socket.gethostname(),
         "branch": branch or str(activity.get("branch") or ""),
         "commit": commit,
-        "files": provenance.relative_files(files, project.root),
+        "files": provenance.relative_files(files, project.checkout),
         "record": str(state.get("file") or ""),
         "transcript": str(state.get("transcript") or ""),
     }

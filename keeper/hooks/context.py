@@ -216,7 +216,8 @@ def session_start(project: paths.Project, limit: int, source: str, session: str,
         saved = "never"
     head = f"Keeper memory for project '{inline(project.name)}' (from {project.memory}, saved {saved})."
     tail = "Session files hold the full history; `keeper recall <words>` searches them and memory.md."
-    stale = provenance.stale_items(project, text)
+    firsts: dict[str, str] = {}
+    stale = provenance.stale_items(project, text, firsts)
     room = max(limit - len(head) - len(tail) - len(so_far) - len(missed) - len(shared) - 300, 0)
     noted = min(marks.reserve(stale), room // 5)  # the marks' share: at most a fifth of the project's room
     room -= noted
@@ -228,7 +229,7 @@ def session_start(project: paths.Project, limit: int, source: str, session: str,
         left += [f"{item} (global)" for item in left_global]
         room -= len(across)
     body, left_project = briefing.select(text, room) if text.strip() else ("", [])
-    body, shown = marks.mark(body, stale, noted)
+    body, shown = marks.mark(body, stale, noted, firsts)
     marks.remember_shown(project, session, shown)
     left += left_project
     if left:

@@ -17,10 +17,12 @@ MARKS_SHOWN = 12  # marks in one start-up context, the newest changes first
 REASON_CHARS = 160
 
 
-def mark(body: str, stale: list[provenance.Stale], budget: int) -> tuple[str, set[str]]:
+def mark(
+    body: str, stale: list[provenance.Stale], budget: int, firsts: dict[str, str] | None = None
+) -> tuple[str, set[str]]:
     """``body`` (memory.md as chosen for the context) with ``[may be stale: …]`` after the first
     ``MARKS_SHOWN`` stale items it shows, in at most ``budget`` characters; and the ids of every
-    item it shows."""
+    item it shows (``firsts``: an item's first line -> its key, from ``provenance.listed``)."""
     from keeper.memory.items import key
 
     reasons = {s.key: s.reason for s in stale[:MARKS_SHOWN]}
@@ -34,7 +36,7 @@ def mark(body: str, stale: list[provenance.Stale], budget: int) -> tuple[str, se
         end = start + 1
         while end < len(lines) and lines[end].startswith("  "):
             end += 1
-        item_key = key(document.item_text([bare(line) for line in lines[start:end]]))
+        item_key = (firsts or {}).get(lines[start]) or key(document.item_text([bare(x) for x in lines[start:end]]))
         shown.add(provenance.shown_id(item_key))
         reason = reasons.get(item_key)
         if reason:

@@ -4,8 +4,9 @@ Beside memory.md (which never holds any of it) each memory folder keeps ``proven
 JSON object a line, one *event* of one item (``items.key``): ``added``, ``confirmed`` (saved again),
 ``echoed`` (saved again unchanged after Keeper had shown it in that session: not new evidence),
 ``edited`` (its text changed by hand), ``retired``, ``resolved``, ``restored``. An event names the
-session that made it, when, the machine, the branch and commit where known, the session's file
-and transcript, and the files that session had changed (relative to the project's root).
+item's text and section, when, and the session that made it; once a save, a ``session`` line gives
+that session's facts: the machine, the branch and commit where known, the session's file and
+transcript, and the files the session had changed (relative to the project's root).
 
 Events are facts that never change, so two records merge by the union of their lines (``merge``):
 sync, import and a hand edit of memory.md that reorders items lose nothing, and an item is found
@@ -36,7 +37,7 @@ EVIDENCE = ("added", "confirmed", "edited", "restored")  # events that date what
 REMOVALS = ("retired", "resolved")
 KEPT = 50_000  # newest events a record keeps
 MAX_STATS = 400  # file stats one staleness check may make, whatever the memory's size
-MAX_FILES = 60  # changed files kept on one event
+MAX_FILES = 60  # changed files kept on one session line
 ID_CHARS = 8
 _PUNCT = "`'\"()[]{}<>,;:!?*"
 _DAY = 86400.0
@@ -63,7 +64,7 @@ def shown_id(item_key: str) -> str:
 
 def item_id(item_key: str) -> str:
     """A short, stable id for an item: the first hex digits of its key's SHA-256."""
-    from keeper.store.identity import sha256_hex  # without OpenSSL: hooks call this for every item shown
+    from keeper.store.identity import sha256_hex  # without loading OpenSSL
 
     return sha256_hex(item_key.encode("utf-8", "surrogatepass"))[:ID_CHARS]
 
@@ -185,9 +186,10 @@ def described(event: Event | None, sessions: dict[str, Event]) -> Event | None:
 CHECKED = ("decisions", "issues", "feedback", "user", "tool", "reference")  # the sections of items
 
 
-def listed(text: str) -> list[tuple[str, str, str, str | None]]:
-    """``(section, key, text, date)`` of every item of memory.md's item sections, in file order."""
-    from keeper.markdown import Document
+def listed(text: str, firsts: dict[str, str] | None = None) -> list[tuple[str, str, str, str | None]]:
+    """``(section, key, text, date)`` of every item of memory.md's item sections, in file order;
+    ``firsts`` gets each item's first line (as markdown shows it) -> key."""
+    from keeper.markdown import Document, bare
     from keeper.memory import document
     from keeper.memory.items import key
 
@@ -201,6 +203,8 @@ def listed(text: str) -> list[tuple[str, str, str, str | None]]:
             lines = section.lines[index : section.item_span(index)]
             item = document.item_text(lines)
             found.append((name, key(item), item, document.date_of_item(lines)))
+            if firsts is not None:
+                firsts.setdefault(bare(lines[0]).rstrip("\r\n"), found[-1][1])
     return found
 
 
@@ -367,7 +371,7 @@ def stale_reason(
     since, ids, session = evidence(history)
     since = since if since is not None else day_stamp(day)
     changed, gone = check.changes(ids, since, sessions)
-    for rel in named_paths(text):
+    for rel in named_paths(text) if "/" in text else ():
         if rel in changed or rel in gone or not check.in_repository(rel):
             continue
         found = check.mtime(rel)
@@ -405,15 +409,16 @@ class Stale:
         return {"id": item_id(self.key), "text": self.text, "section": self.section, "reason": self.reason}
 
 
-def stale_items(project: paths.Project, text: str | None) -> list[Stale]:
-    """The items of ``text`` (the project's memory.md) that may be stale, newest change first."""
+def stale_items(project: paths.Project, text: str | None, firsts: dict[str, str] | None = None) -> list[Stale]:
+    """The items of ``text`` (the project's memory.md) that may be stale, newest change first
+    (``firsts``: see ``listed``)."""
     if not text:
         return []
     events = read(project.dir)
     history, sessions = by_item(events), session_facts(events)
     check = Checker(project.checkout, project.state)
     found: list[Stale] = []
-    for section, item_key, item, day in listed(text):
+    for section, item_key, item, day in listed(text, firsts):
         mine = history.get(item_key, [])
         if not mine and "/" not in item:
             continue  # nothing known it rests on
