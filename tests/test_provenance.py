@@ -76,6 +76,22 @@ def work_session(
     saving.save(project, config.load(project.root), data, session, now=saved)
 
 
+def prices_session(
+    repo: Path, saved: datetime, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """The usual case: a session edits src/cache.py and saves a decision about it."""
+    data = SaveInput(decisions=["Prices are cached for 30 seconds"])
+    work_session(repo, ["src/cache.py"], data, saved, monkeypatch, capsys)
+
+
+def saved_then_changed(repo: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]) -> float:
+    """``prices_session`` five days ago, src/cache.py changed two days ago (returned)."""
+    prices_session(repo, datetime.now() - timedelta(days=5), monkeypatch, capsys)
+    changed = time.time() - 2 * DAY
+    age(repo / "src" / "cache.py", changed)
+    return changed
+
+
 def age(path: Path, when: float) -> None:
     os.utime(path, (when, when))
 
@@ -90,12 +106,7 @@ def day_of(when: float) -> str:
 def test_a_file_the_saving_session_edited_changed_later_marks_the_item_with_its_date(
     repo: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
 ) -> None:
-    saved = datetime.now() - timedelta(days=5)
-    work_session(
-        repo, ["src/cache.py"], SaveInput(decisions=["Prices are cached for 30 seconds"]), saved, monkeypatch, capsys
-    )
-    changed = time.time() - 2 * DAY
-    age(repo / "src" / "cache.py", changed)
+    changed = saved_then_changed(repo, monkeypatch, capsys)
     reply = start(repo, NEXT, monkeypatch, capsys)
     text = context_of(reply)
     line = next(ln for ln in text.splitlines() if "Prices are cached" in ln)
@@ -122,9 +133,7 @@ def test_a_file_the_session_edited_that_is_gone_marks_the_item(
     how: str, repo: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
 ) -> None:
     saved = datetime.now() - timedelta(days=4)
-    work_session(
-        repo, ["src/cache.py"], SaveInput(decisions=["Prices are cached for 30 seconds"]), saved, monkeypatch, capsys
-    )
+    prices_session(repo, saved, monkeypatch, capsys)
     if how == "deleted":
         git("rm", "-q", "src/cache.py", cwd=repo)
     else:
@@ -167,9 +176,7 @@ def test_what_the_saving_session_changed_itself_after_the_save_is_no_news(
     repo: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
 ) -> None:
     saved = datetime.now() - timedelta(days=3)
-    work_session(
-        repo, ["src/cache.py"], SaveInput(decisions=["Prices are cached for 30 seconds"]), saved, monkeypatch, capsys
-    )
+    prices_session(repo, saved, monkeypatch, capsys)
     project = project_of(repo)
     edited = time.time() - 2 * DAY
     age(repo / "src" / "cache.py", edited)  # the same session went on editing, then ended
@@ -263,12 +270,7 @@ def test_a_resolved_issue_is_kept_in_its_history(repo: Path, capsys: pytest.Capt
 def test_restating_what_keeper_showed_is_an_echo_not_new_evidence(
     repo: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
 ) -> None:
-    saved = datetime.now() - timedelta(days=5)
-    work_session(
-        repo, ["src/cache.py"], SaveInput(decisions=["Prices are cached for 30 seconds"]), saved, monkeypatch, capsys
-    )
-    changed = time.time() - 2 * DAY
-    age(repo / "src" / "cache.py", changed)
+    changed = saved_then_changed(repo, monkeypatch, capsys)
     start(repo, NEXT, monkeypatch, capsys)  # shows the item
     project = project_of(repo)
     data = SaveInput(decisions=["Prices are cached for 30 seconds"])
