@@ -105,21 +105,25 @@ def find(project: paths.Project, name: str, removed_only: bool = False) -> Item:
     raise KeeperError(f"{len(shown)} {what}s match {name!r}: {listing}. Name one by its id (keeper why ID).")
 
 
-def _session_file(project: paths.Project, event: dict[str, Any] | None) -> str | None:
-    """The session file an event names, here (another machine's arrives by sync as ``name@machine.md``)."""
+def _session_file(project: paths.Project, event: dict[str, Any] | None, scope: str) -> str | None:
+    """The session file an event names, here: its own name, or ``name@machine.md`` as sync brings
+    another machine's; the one whose header names the event's session when several could be it."""
+    from keeper.store import sessions
+
     name = str((event or {}).get("record") or "")
-    if (event or {}).get("project", project.id) != project.id:
+    if scope == "global" and (event or {}).get("project", project.id) != project.id:
         return None  # a global item saved in another project
     if not name.endswith(".md") or os.path.basename(name) != name:
         return None
-    path = os.path.join(project.sessions, name)
-    if os.path.isfile(path):
-        return path
     try:
-        synced = sorted(n for n in os.listdir(project.sessions) if n.startswith(name[:-3] + "@"))
+        found = sorted(n for n in os.listdir(project.sessions) if n == name or n.startswith(name[:-3] + "@"))
     except OSError:
         return None
-    return os.path.join(project.sessions, synced[0]) if synced else None
+    for candidate in found:
+        path = os.path.join(project.sessions, candidate)
+        if sessions.read_facts(read_text(path) or "").get("Session id") == (event or {}).get("session"):
+            return path
+    return os.path.join(project.sessions, found[0]) if found else None
 
 
 def explain(project: paths.Project, name: str) -> dict[str, Any]:
@@ -142,7 +146,7 @@ def explain(project: paths.Project, name: str) -> dict[str, Any]:
         "history": item.history,
         "stale": stale,
         "checked": bool(item.history or provenance.named_paths(item.text)),
-        "session_file": _session_file(project, start),
+        "session_file": _session_file(project, start, item.scope),
         "transcript": transcript if transcript and os.path.isfile(transcript) else None,
     }
 
