@@ -508,3 +508,21 @@ def test_an_item_edited_by_hand_keeps_its_origin_and_says_it_was_edited(
     assert found["text"] == "Prices are cached for 30 whole seconds"
     assert [e["event"] for e in found["history"]] == ["added", "edited"]
     assert found["origin"]["session"] == WORK and found["history"][-1]["from"] == "prices are cached for 30 seconds"
+
+
+def test_marks_stay_within_the_context_budget_however_many_items_are_stale(
+    repo: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    project = project_of(repo)
+    items = [f"Module {i} lives in src/gone_{i}.py and keeps its own retry budget" for i in range(300)]
+    saving.save(
+        project, config.load(project.root), SaveInput(decisions=items), "bulk", now=datetime.now() - timedelta(days=2)
+    )
+    monkeypatch.setenv("KEEPER_CONTEXT_CHARS", "4000")
+    reply = start(repo, NEXT, monkeypatch, capsys)
+    text = context_of(reply)
+    assert len(text) <= 4000
+    marked = text.count("[may be stale: src/gone_")
+    assert 1 <= marked <= 12 and "300 may be stale" in reply["systemMessage"]
+    shown = Path(project.state, f"{NEXT}.shown").read_text(encoding="utf-8").split()
+    assert len(shown) == text.count("\n- Module ")
