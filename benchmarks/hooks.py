@@ -35,6 +35,7 @@ TARGETS = {
     "session-start (full memory)": (2.0, 4.0),
     "session-start (10,000 session files)": (2.0, 4.0),
     "session-start (sync on)": (2.0, 4.0),
+    "session-start (300 items, provenance)": (2.0, 4.0),
     "stop (nothing new)": (2.0, None),
     "user-prompt-submit": (None, 4.0),
 }
@@ -97,6 +98,47 @@ def full_memory(project: str, env: dict[str, str]) -> None:
         [sys.executable, "-m", "keeper", "save", "--project-dir", project],
         input=json.dumps(save).encode(),
         env=env,
+        check=True,
+        capture_output=True,
+    )
+
+
+def provenance_memory(project: str, env: dict[str, str], count: int = 300) -> None:
+    """A project of ``count`` items, each naming a file of the repository, saved by a session whose
+    transcript edited 40 of them: what SessionStart checks for staleness (a stat per file, capped)."""
+    os.makedirs(os.path.join(project, "src"), exist_ok=True)
+    for i in range(count):
+        with open(os.path.join(project, "src", f"mod_{i}.py"), "w", encoding="utf-8") as fh:
+            fh.write(f"X = {i}\n")
+    transcript = os.path.join(os.path.dirname(project), "provenance.jsonl")
+    with open(transcript, "w", encoding="utf-8") as fh:
+        for i in range(40):
+            use = {
+                "type": "tool_use",
+                "id": f"t{i}",
+                "name": "Edit",
+                "input": {"file_path": os.path.join(project, "src", f"mod_{i}.py")},
+            }
+            entry = {
+                "type": "assistant",
+                "timestamp": "2026-11-22T10:00:00Z",
+                "message": {"role": "assistant", "content": [use]},
+            }
+            fh.write(json.dumps(entry) + "\n")
+    hook = {"session_id": "bench-provenance", "transcript_path": transcript, "cwd": project, "source": "startup"}
+    run_env = {**env, "CLAUDE_PROJECT_DIR": project, "CLAUDE_CODE_SESSION_ID": "bench-provenance"}
+    subprocess.run(
+        [sys.executable, "-m", "keeper", "hook", "session-start"],
+        input=json.dumps(hook).encode(),
+        env=run_env,
+        check=True,
+        capture_output=True,
+    )
+    save = {"decisions": [f"Decision {i}: src/mod_{i}.py keeps its own retry budget" for i in range(count)]}
+    subprocess.run(
+        [sys.executable, "-m", "keeper", "save", "--project-dir", project],
+        input=json.dumps(save).encode(),
+        env=run_env,
         check=True,
         capture_output=True,
     )
@@ -168,6 +210,9 @@ def main() -> int:
     os.makedirs(os.path.join(big, ".git"))
     full_memory(big, env)
     large_store(big, env, args.sessions)
+    items = os.path.join(base, "items-project")
+    os.makedirs(os.path.join(items, ".git"))
+    provenance_memory(items, env)
     idle = idle_transcript(os.path.join(base, "idle.jsonl"))
     synced = os.path.join(base, "store-synced")  # a store with a remote: the hooks start background syncs
     sync_env = {**env, "KEEPER_HOME": synced}
@@ -217,6 +262,11 @@ def main() -> int:
             cmd("session-start"),
             payload("session-start", source="startup", cwd=big),
             {"CLAUDE_PROJECT_DIR": big},
+        ),
+        "session-start (300 items, provenance)": (
+            [*hook, "session-start"],
+            payload(source="startup", cwd=items),
+            {"CLAUDE_PROJECT_DIR": items},
         ),
         "user-prompt-submit": (
             cmd("user-prompt-submit"),

@@ -24,6 +24,7 @@ from keeper import __version__
 from keeper.errors import KeeperError
 from keeper.memory import merge
 from keeper.store import identity, paths
+from keeper.store import provenance as origins
 from keeper.store.fsutil import atomic_write, create_new, project_lock, read_json, read_text
 from keeper.text import count
 
@@ -49,11 +50,12 @@ class _Skip(Exception):
 class ProjectFiles:
     """One project's files as an archive carries them (text, already checked)."""
 
-    __slots__ = ("memory", "provenance", "sessions")
+    __slots__ = ("memory", "origins", "provenance", "sessions")
 
     def __init__(self) -> None:
         self.memory: str | None = None
         self.provenance: str | None = None
+        self.origins: str | None = None  # provenance.jsonl: where each item came from (keeper.store.provenance)
         self.sessions: dict[str, str] = {}
 
     def is_empty(self) -> bool:
@@ -67,13 +69,14 @@ class Archive:
         self.manifest: dict[str, Any] = {}
         self.projects: dict[str, ProjectFiles] = {}
         self.global_memory: str | None = None
+        self.global_origins: str | None = None
         self.refused: list[tuple[str, str]] = []
 
 
 def place(name: str) -> tuple[str, str, str]:
     """Where an archive member belongs: ``(kind, project id, file name)``; _Skip for anything else.
 
-    Kinds: ``manifest``, ``global``, ``memory``, ``provenance``, ``session``.
+    Kinds: ``manifest``, ``global``, ``memory``, ``provenance``, ``origins``, ``session``.
     """
     if "\\" in name:
         raise _Skip("a backslash in the name (a Windows path)")
@@ -88,6 +91,8 @@ def place(name: str) -> tuple[str, str, str]:
         return "manifest", "", MANIFEST
     if parts == ["global", paths.MEMORY_FILE]:
         return "global", "", paths.MEMORY_FILE
+    if parts == ["global", paths.PROVENANCE_FILE]:
+        return "origins", "", paths.PROVENANCE_FILE
     if len(parts) < 3 or parts[0] != "projects":
         raise _Skip("not a file Keeper exports")
     try:
@@ -97,6 +102,8 @@ def place(name: str) -> tuple[str, str, str]:
     rest = parts[2:]
     if rest == [paths.MEMORY_FILE]:
         return "memory", pid, paths.MEMORY_FILE
+    if rest == [paths.PROVENANCE_FILE]:
+        return "origins", pid, paths.PROVENANCE_FILE
     if rest == [paths.STATE_DIR, PROVENANCE]:
         return "provenance", pid, PROVENANCE
     if len(rest) == 2 and rest[0] == paths.SESSIONS_DIR:
@@ -129,12 +136,16 @@ def _add(archive: Archive, kind: str, pid: str, name: str, text: str) -> None:
         archive.manifest = json.loads(text)
     elif kind == "global":
         archive.global_memory = text
+    elif kind == "origins" and not pid:
+        archive.global_origins = text
     else:
         files = archive.projects.setdefault(pid, ProjectFiles())
         if kind == "memory":
             files.memory = text
         elif kind == "provenance":
             files.provenance = text
+        elif kind == "origins":
+            files.origins = text
         else:
             files.sessions[name] = text
 
@@ -171,6 +182,7 @@ def _take_project(archive: Archive, folder: str, pid: str) -> None:
         _take(archive, f"projects/{pid}/{paths.MEMORY_FILE}", os.path.join(folder, paths.MEMORY_FILE))
         provenance = os.path.join(folder, paths.STATE_DIR, PROVENANCE)
         _take(archive, f"projects/{pid}/{paths.STATE_DIR}/{PROVENANCE}", provenance)
+        _take(archive, f"projects/{pid}/{paths.PROVENANCE_FILE}", os.path.join(folder, paths.PROVENANCE_FILE))
         for name in names:
             _take(archive, f"projects/{pid}/{paths.SESSIONS_DIR}/{name}", os.path.join(sessions, name))
 
@@ -196,6 +208,7 @@ def collect(project: paths.Project | None) -> Archive:
         except FileNotFoundError:
             ids = []
         _take(archive, f"global/{paths.MEMORY_FILE}", paths.global_memory_file())
+        _take(archive, f"global/{paths.PROVENANCE_FILE}", origins.record_file(paths.global_dir()))
     for pid in ids:
         try:
             identity.check_pinned_name(pid, "store")
@@ -211,11 +224,15 @@ def _members(archive: Archive) -> list[tuple[str, str]]:
     found = [(MANIFEST, json.dumps(archive.manifest, indent=1, ensure_ascii=False) + "\n")]
     if archive.global_memory is not None:
         found.append((f"global/{paths.MEMORY_FILE}", archive.global_memory))
+    if archive.global_origins is not None:
+        found.append((f"global/{paths.PROVENANCE_FILE}", archive.global_origins))
     for pid, files in sorted(archive.projects.items()):
         if files.memory is not None:
             found.append((f"projects/{pid}/{paths.MEMORY_FILE}", files.memory))
             if files.provenance is not None:
                 found.append((f"projects/{pid}/{paths.STATE_DIR}/{PROVENANCE}", files.provenance))
+        if files.origins is not None:
+            found.append((f"projects/{pid}/{paths.PROVENANCE_FILE}", files.origins))
         found += [(f"projects/{pid}/{paths.SESSIONS_DIR}/{n}", t) for n, t in sorted(files.sessions.items())]
     return found
 
@@ -434,6 +451,7 @@ def _redacted(files: ProjectFiles, patterns: list[str]) -> ProjectFiles:
     clean = ProjectFiles()
     clean.memory = redact.redact(files.memory, patterns) if files.memory is not None else None
     clean.sessions = {name: redact.redact(text, patterns) for name, text in files.sessions.items()}
+    clean.origins = redact.redact(files.origins, patterns) if files.origins is not None else None
     if files.provenance is not None:
         value = json.loads(files.provenance)
         clean.provenance = json.dumps(_redact_strings(value, patterns), ensure_ascii=False, sort_keys=True)
@@ -481,6 +499,8 @@ def plan(files: ProjectFiles, project: paths.Project) -> Result:
             if provenance != mine:
                 text = json.dumps(provenance, ensure_ascii=False, sort_keys=True)
                 result.writes.append((provenance_file, text, False))
+    if files.origins is not None:  # where each item came from: the union of both records
+        result.writes.append((project.provenance, origins.merge(read_text(project.provenance), files.origins), False))
     _session_plan(files, project, result)
     return result
 
@@ -511,7 +531,7 @@ def targets(archive: Archive, only: str | None, into: paths.Project | None) -> l
     found = [(files, paths.Project("", pid, os.path.join(base, pid))) for pid, files in sorted(chosen.items())]
     if only is None and into is None and archive.global_memory is not None:
         g = ProjectFiles()
-        g.memory = archive.global_memory
+        g.memory, g.origins = archive.global_memory, archive.global_origins
         found.append((g, paths.Project("", "global", paths.global_dir())))
     if into is not None:
         if len(chosen) != 1:

@@ -203,6 +203,11 @@ def cmd_recall(args: argparse.Namespace) -> int:
     from keeper.redact import redact
 
     found = [{**r.as_dict(), "snippet": redact(r.snippet, at.cfg.redact_patterns)} for r in results]
+    if getattr(args, "json", False):  # where each memory.md item of a result came from (keeper why)
+        from keeper import why
+
+        for item, r in zip(found, results):
+            item["provenance"] = why.carried(at.project, r.chunk.path, r.chunk.text or r.snippet)
     _emit(args, found, lambda: [context.recall_block(query, results, limit_chars=1 << 30)])
     return 0
 
@@ -455,12 +460,37 @@ def _add_restore(sub: Any, common: argparse.ArgumentParser) -> None:
     p = sub.add_parser("restore", parents=[common], help="bring back what `keeper clear` moved away")
     p.add_argument("backup", nargs="?", help="backup name (default: the newest); see --list")
     p.add_argument("--list", action="store_true", help="list the backups instead")
+    p.add_argument("--item", nargs="+", metavar="WORDS|ID", help="bring back one retired or resolved item instead")
     _project_flag(p)
     p.set_defaults(func=cmd_restore)
 
 
+def _restore_item(args: argparse.Namespace) -> int:
+    """``keeper restore --item``: one retired or resolved item back where it was, recorded as restored."""
+    from keeper import why
+    from keeper.capture import saving
+    from keeper.memory.document import SaveInput
+    from keeper.store import paths
+
+    at = _resolve(args)
+    item = why.find(at.project, " ".join(args.item), removed_only=True)
+    if item.section == "decisions":
+        data = SaveInput(decisions=[item.text])
+    elif item.section == "issues":
+        data = SaveInput(issues=[item.text])
+    else:
+        data = SaveInput(typed={item.section or "reference": [item.text]}, scope=item.scope)
+    saving.save(at.project, at.cfg, data, at.session, added="restored")
+    where = at.project.memory if item.scope == "project" else paths.global_memory_file()
+    print(f"Restored {item.text!r} ({item.status} before) to {where}")
+    return 0
+
+
 def cmd_restore(args: argparse.Namespace) -> int:
     from keeper.store import trash
+
+    if args.item:
+        return _restore_item(args)
 
     project, _ = _stored_project(args)
     if args.list:
@@ -474,6 +504,32 @@ def cmd_restore(args: argparse.Namespace) -> int:
     print(f"Restored {count(len(restored), 'file')} into {project.dir}")
     for rel in kept:
         print(f"  kept the current {rel}; the backup copy stays in the trash")
+    return 0
+
+
+# -- why -----------------------------------------------------------------------------------------
+
+
+def _add_why(sub: Any, common: argparse.ArgumentParser) -> None:
+    p = sub.add_parser(
+        "why",
+        parents=[common],
+        help="where a memory item came from, its history, and whether it may be stale",
+        description="Names the session that saved the item, when, the machine, branch and commit, the files that "
+        "session changed, its session file and transcript; then the item's history (re-confirmed, echoed, "
+        "retired, resolved, restored) and whether a file it rests on changed since.",
+    )
+    p.add_argument("item", nargs="+", help="the item's id (from --json or the hub) or words of its text")
+    _json_flag(p, "the item's provenance")
+    p.set_defaults(func=cmd_why)
+
+
+def cmd_why(args: argparse.Namespace) -> int:
+    from keeper import why
+
+    at = _resolve(args)
+    data = why.explain(at.project, " ".join(args.item))
+    _emit(args, data, lambda: why.lines(data))
     return 0
 
 
@@ -693,6 +749,7 @@ COMMANDS: dict[str, Adder] = {
     "doctor": _add_doctor,
     "clear": _add_clear,
     "restore": _add_restore,
+    "why": _add_why,
     "pin": _add_pin,
     "export": _add_export,
     "import": _add_import,

@@ -9,7 +9,7 @@ import sys
 from keeper import __version__
 from keeper.memory import document
 from keeper.plugin import agents, codex, install
-from keeper.store import counters, identity, log, paths, repo, sessions
+from keeper.store import counters, identity, log, paths, provenance, repo, sessions
 from keeper.store.config import Config
 from keeper.store.fsutil import read_json, read_text
 from keeper.store.projects import size
@@ -54,6 +54,7 @@ def collect(project: paths.Project, cfg: Config) -> dict[str, Any]:
             "issues": view.issues,
             "recent": view.recent,
             "last_updated": view.last_updated,
+            "stale": [item.as_dict() for item in provenance.stale_items(project, text)],
         },
         "global": _global_memory(),
         "team": _team_memory(project, cfg),
@@ -141,6 +142,11 @@ def lines(data: dict[str, Any]) -> list[str]:
             f"{count(mem['issues'], 'open issue')}, "
             f"{count(mem['recent'], 'recent session')}; last updated {mem['last_updated'] or 'never'}"
         )
+        if mem["stale"]:
+            out.append(
+                f"  may be stale  {count(len(mem['stale']), 'item')} (a file it rests on changed; keeper why ID):"
+            )
+            out += [f"    {s['id']} {s['text'][:60]!r}: {s['reason']}" for s in mem["stale"][:5]]
     else:
         out.append("  memory.md     not written yet (the first save creates it)")
     glob_ = data["global"]

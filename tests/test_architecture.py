@@ -14,7 +14,7 @@ PACKAGE = REPO / "keeper"
 # The top-level modules split in two: standard-library leaves anything may use, and the commands
 # that sit on top of everything.
 LEAVES = {"errors", "jsonio", "markdown", "redact", "process", "text"}
-COMMANDS = {"cli", "status", "doctor", "demo", "archive", "__main__"}
+COMMANDS = {"cli", "status", "doctor", "demo", "archive", "why", "__main__"}
 
 # Lowest rank first. A module may import its own package (without a circle) and any package of a
 # strictly lower rank; packages of the same rank never import each other.

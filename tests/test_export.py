@@ -115,7 +115,9 @@ def test_export_carries_only_what_cannot_be_rebuilt(
         names = zf.namelist()
         manifest = json.loads(zf.read("keeper-export.json"))
     assert names[0] == "keeper-export.json"
-    assert all(archive.place(n)[0] in ("manifest", "global", "memory", "provenance", "session") for n in names)
+    assert all(
+        archive.place(n)[0] in ("manifest", "global", "memory", "provenance", "origins", "session") for n in names
+    )
     assert not [n for n in names if n.endswith((".sqlite3", ".tally", ".stats", ".log")) or "/state/s" in n]
     assert manifest["format"] == 1 and manifest["scope"] == "store" and manifest["global"] is True
     assert sorted(p["name"] for p in manifest["projects"]) == ["api", "web"]

@@ -170,8 +170,9 @@ def test_the_layout_classifies_every_file_and_derived_ones_can_go(
     files = sorted(p.relative_to(root).as_posix() for p in root.rglob("*") if p.is_file())
     kinds = {name: paths.kind(name) for name in files}
     durable = sorted(n for n, k in kinds.items() if k == paths.DURABLE)
-    assert durable[0] == "global/memory.md" and durable[1].endswith("/memory.md") and len(durable) == 3
-    assert durable[2].split("/")[2] == "sessions"
+    assert durable[:2] == ["global/memory.md", "global/provenance.jsonl"] and len(durable) == 5
+    assert durable[2].endswith("/memory.md") and durable[3].endswith("/provenance.jsonl")
+    assert durable[4].split("/")[2] == "sessions"
     before = json.loads(_run_json(main, capsys, ["recall", "integer cents", "--json"]))
     for name, kind in kinds.items():
         if kind == paths.DERIVED:
@@ -193,6 +194,9 @@ def _run_json(main: Any, capsys: pytest.CaptureFixture[str], argv: list[str]) ->
         ("projects/api-1/memory.md", "durable"),
         ("projects/api-1/sessions/2026-11-24_1500.md", "durable"),
         ("global/memory.md", "durable"),
+        ("projects/api-1/provenance.jsonl", "durable"),
+        ("global/provenance.jsonl", "durable"),
+        ("projects/api-1/state/provenance.jsonl", "derived"),
         ("projects/api-1/sessions/.2026-11-24_1500.md.tmp", "derived"),
         ("projects/api-1/state/index.sqlite3", "derived"),
         ("projects/api-1/state/memory.json", "local"),

@@ -56,7 +56,11 @@ def test_projects_json_lists_every_project_with_its_root_size_and_issues(
         assert p["sessions"] == expected["sessions"]
         folder = store / "projects" / p["id"]
         assert p["store"] == str(folder)
-        durable = [folder / "memory.md", *(folder / "sessions").glob("*.md")]  # the memory, not its index
+        durable = [
+            folder / "memory.md",
+            folder / "provenance.jsonl",
+            *(folder / "sessions").glob("*.md"),
+        ]  # not its index
         assert p["bytes"] == sum(f.stat().st_size for f in durable if f.is_file())
         issues = (folder / "memory.md").read_text(encoding="utf-8").split("## Known Issues")[1]
         assert p["open_issues"] == issues.count("\n- ") > 0
@@ -211,7 +215,7 @@ def test_a_folder_holding_only_derived_files_is_no_project_and_size_counts_memor
     _, out, _ = run(["projects", "--json"], capsys)
     (listed,) = json.loads(out)
     project = Path(listed["store"])
-    durable = (project / "memory.md").stat().st_size + sum(
+    durable = sum(p.stat().st_size for p in [project / "memory.md", project / "provenance.jsonl"]) + sum(
         p.stat().st_size for p in (project / "sessions").glob("*.md")
     )
     (project / "state" / "index.sqlite3").write_bytes(b"\0" * 40_000)  # a big derived file counts for nothing

@@ -11,10 +11,11 @@ import os
 from datetime import datetime
 
 from keeper import redact
-from keeper.capture import record
+from keeper.capture import evidence, record
 from keeper.errors import KeeperError
 from keeper.memory import document
 from keeper.store import counters, paths, resolve, sessions
+from keeper.store import provenance as origins
 from keeper.store.config import Config
 from keeper.store.fsutil import atomic_write, project_lock, read_json, read_text, sweep_temp_files
 from keeper.text import count
@@ -129,14 +130,31 @@ def _provenance_file(project: paths.Project) -> str:
     return project.owned_lines
 
 
+def _freshen(project: paths.Project, cfg: Config, session: str) -> None:
+    """Bring the session's record up to date from its transcript, so the save's provenance names
+    every file the session changed so far (a session without a transcript has nothing to add)."""
+    state = sessions.read_state(project, session)
+    if state.get("transcript") or record.start_marker(project, session)[1]:
+        try:
+            record.update(project, cfg, session, {})
+        except KeeperError as exc:  # a busy lock: the files known at the last Stop will do
+            from keeper.store import log
+
+            log.write("save", "WARN", f"session record not brought up to date before the save: {exc}")
+
+
 def save(
     project: paths.Project,
     cfg: Config,
     data: document.SaveInput,
     session: str,
     now: datetime | None = None,
+    added: str = "added",
 ) -> tuple[document.MergeReport, str]:
-    """Merge a save into memory.md and the session file; return the report and the session file."""
+    """Merge a save into memory.md and the session file; return the report and the session file.
+
+    Each item it adds, confirms, retires or resolves gets a provenance event (``added``: what a
+    new item's event is called)."""
     if data.is_empty():
         raise KeeperError(
             "nothing to save: give at least one of summary, decisions, state, issues, resolved, retired "
@@ -148,6 +166,7 @@ def save(
         from keeper.capture import team
 
         team.check(project)  # before anything is written: a save lands whole or not at all
+    _freshen(project, cfg, session)
     with project_lock(project.lock):
         for folder in (project.dir, project.sessions, project.state):
             sweep_temp_files(folder)  # what writers killed mid-write left behind
@@ -174,6 +193,13 @@ def save(
         ):
             _save_global(data, report, now)
         session_file = sessions.ensure_file(project, session, record.started_at(project, session) or now)
+        facts = evidence.session_facts(project, session)
+        seen = evidence.shown(project, session)
+        ours, theirs = evidence.events(report, text, facts, seen, now, added) if data.scope != "team" else ([], [])
+        origins.append(project.dir, evidence.edits(text, origins.read(project.dir), facts, now) + ours)
+        if theirs:
+            with project_lock(os.path.join(paths.global_dir(), ".lock")):
+                origins.append(paths.global_dir(), theirs)
         sessions.append_save(session_file, sessions.render_save(now, data, report))
         state = sessions.read_state(project, session)
         state["last_save"] = now.isoformat(timespec="seconds")

@@ -187,9 +187,9 @@ def session_start(project: paths.Project, limit: int, source: str, session: str,
     the project's memory.md chosen by importance (``briefing.select``), sessions that ended
     without a save, and after a compaction this session's own record so far.
     """
-    from keeper.hooks import briefing
+    from keeper.hooks import briefing, marks
     from keeper.memory import document
-    from keeper.store import sessions
+    from keeper.store import provenance, sessions
 
     limit = min(limit, HARD_CAP)
     text, cut = _head(project.memory)
@@ -220,7 +220,11 @@ def session_start(project: paths.Project, limit: int, source: str, session: str,
         saved = "never"
     head = f"Keeper memory for project '{inline(project.name)}' (from {project.memory}, saved {saved})."
     tail = "Session files hold the full history; `keeper recall <words>` searches them and memory.md."
+    firsts: dict[str, str] = {}
+    stale = provenance.stale_items(project, text, firsts)
     room = max(limit - len(head) - len(tail) - len(so_far) - len(missed) - len(shared) - 300, 0)
+    noted = min(marks.reserve(stale), room // 5)  # the marks' share: at most a fifth of the project's room
+    room -= noted
     left: list[str] = list(left_team)
     across = ""
     if global_text.strip():
@@ -229,6 +233,8 @@ def session_start(project: paths.Project, limit: int, source: str, session: str,
         left += [f"{item} (global)" for item in left_global]
         room -= len(across)
     body, left_project = briefing.select(text, room) if text.strip() else ("", [])
+    body, shown = marks.mark(body, stale, noted, firsts)
+    marks.remember_shown(project, session, shown)
     left += left_project
     if left:
         tail = f"Left out for size: {'; '.join(left)}; `keeper recall <words>` finds them. " + tail
@@ -250,6 +256,8 @@ def session_start(project: paths.Project, limit: int, source: str, session: str,
         parts.append(f"{global_items} global note{'s' if global_items != 1 else ''}")
     if unsaved:
         parts.append(f"{len(unsaved)} unsaved session{'s' if len(unsaved) != 1 else ''}")
+    if stale:
+        parts.append(f"{len(stale)} may be stale (keeper why)")
     status = f"Keeper: {', '.join(parts)}, last saved {saved}"
     return context.strip()[:HARD_CAP], status
 

@@ -195,6 +195,32 @@ def _reads_team(root: str) -> bool:
     return config.load(root).team
 
 
+def _origins(project: paths.Project, text: str) -> dict[str, Any]:
+    """Where each item of a project's memory.md came from (keyed by its first line, as the page shows
+    it) and the items that may be stale (``keeper why`` says more)."""
+    from keeper.store import provenance
+
+    events = provenance.read(project.dir)
+    history, sessions = provenance.by_item(events), provenance.session_facts(events)
+    found: dict[str, dict[str, Any]] = {}
+    for _, item_key, item, _ in provenance.listed(text):
+        start = provenance.described(provenance.origin(history.get(item_key, [])), sessions)
+        if start is None:
+            continue
+        when = str(start.get("at", "")).replace("T", " ")[:16]
+        where = ", ".join(str(start[k]) for k in ("machine", "branch") if start.get(k))
+        files = start.get("files") or []
+        line = f"{start['event']} {when} by session {start.get('session', '?')}" + (f" ({where})" if where else "")
+        if files:
+            line += " · changed " + ", ".join(files[:5]) + (f" and {len(files) - 5} more" if len(files) > 5 else "")
+        found[redact.redact(item.split("\n", 1)[0])] = {"id": provenance.item_id(item_key), "origin": line}
+    stale = [s.as_dict() for s in provenance.stale_items(project, text)] if os.path.isdir(project.checkout) else []
+    for entry in stale:
+        first = redact.redact(str(entry["text"]).split("\n", 1)[0])
+        found.setdefault(first, {"id": entry["id"], "origin": ""})["stale"] = entry["reason"]
+    return {"origins": found, "stale": [{**s, "text": redact.redact(s["text"])} for s in stale]}
+
+
 def collect(now: datetime | None = None) -> dict[str, Any]:
     """Everything the page shows, as plain data within the budgets above.
 
@@ -227,6 +253,7 @@ def collect(now: datetime | None = None) -> dict[str, Any]:
                 "hooks": counters.hook_summary(info.project.state),
                 "days": days,
                 "sessions_dir": info.project.sessions,
+                **_origins(info.project, mem),
             }
         )
         shown.append(data)

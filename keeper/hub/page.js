@@ -106,14 +106,18 @@ function inline(el, text) {
   return el;
 }
 var DATED = /\s\((\d{4}-\d{2}-\d{2})\)\s*$/;
-function markdown(text) {
+function markdown(text, origins) {
   var out = h('div', {class: 'md'}), lists = [], item = null, para = null, code = null, fence = '';
   function endItem() {
     if (!item) return;
     var lines = item.lines, date = lines[lines.length - 1].match(DATED);
     if (date) lines[lines.length - 1] = lines[lines.length - 1].replace(DATED, '');
+    var known = origins && Object.prototype.hasOwnProperty.call(origins, lines[0]) ? origins[lines[0]] : null;
     lines.forEach(function (line, i) { if (i) item.li.append(h('br')); inline(item.li, line); });
     if (date) item.li.append(h('span', {class: 'date'}, date[1]));
+    /* provenance: where the item came from (keeper why ID says all), and a stale mark */
+    if (known && known.stale) item.li.append(h('div', {class: 'stale'}, 'may be stale: ' + known.stale));
+    if (known && known.origin) item.li.append(h('div', {class: 'origin'}, known.origin + ' · keeper why ' + known.id));
     item = null;
   }
   function endBlock() {
@@ -572,7 +576,12 @@ function projectView(pi, day) {
         h('div', {class: 'sec-head'}, h('h2', null, 'memory.md'),
           h('span', {class: 'note'}, p.memory_cut ? 'long: only its start is shown' : '')),
         h('div', {class: 'card pad memory'},
-          p.memory ? markdown(p.memory) : h('p', {class: 'kv'}, 'No memory.md yet: the first save writes it.')),
+          p.memory ? markdown(p.memory, p.origins) : h('p', {class: 'kv'}, 'No memory.md yet: the first save writes it.')),
+        p.stale && p.stale.length ? h('div', {class: 'sec-head'}, h('h2', null, 'May be stale'),
+          h('span', {class: 'note'}, 'a file these rest on changed or is gone since they were saved')) : null,
+        p.stale && p.stale.length ? h('div', {class: 'card pad stale-list'}, h('ul', null, p.stale.map(function (s) {
+          return h('li', null, s.text, h('div', {class: 'stale'}, s.reason + ' · keeper why ' + s.id));
+        }))) : null,
         p.team ? h('div', {class: 'sec-head'}, h('h2', null, 'Team notes'),
           h('span', {class: 'note'}, p.team_path + ', written by the repository\u2019s authors')) : null,
         p.team ? h('div', {class: 'card pad memory team'}, markdown(p.team)) : null),

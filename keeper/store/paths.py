@@ -44,6 +44,7 @@ INDEX_FILE = "index.sqlite3"  # in STATE_DIR, with SQLite's -wal, -shm and -jour
 OWNED_LINES = "memory.json"  # in STATE_DIR: which lines of memory.md Keeper wrote (export carries it)
 REMOVED = "removed.json"  # in STATE_DIR: the keys of items retired or resolved, so import cannot revive them
 STORE_FORMAT = "format.json"  # at the root: the store's format and the migrations it has had (store.migrate)
+PROVENANCE_FILE = "provenance.jsonl"  # beside memory.md: where each item came from (durable: export and sync carry it)
 SYNC_FILE = "sync.json"  # at the root: the recorded remote and this machine's id (machine-local, never synced)
 # In STATE_DIR (a "." no session id holds): the project's folder in the sync repository, its last sync.
 PROJECT_SYNC = "sync.remote.json"
@@ -135,7 +136,8 @@ def sync_dir() -> str:
 def kind(relpath: str) -> str:
     """``DURABLE``, ``LOCAL`` or ``DERIVED`` for a path relative to the store's root (``/`` or ``\\``).
 
-    Durable: ``projects/<id>/memory.md``, ``projects/<id>/sessions/*.md`` and ``global/memory.md``.
+    Durable: ``projects/<id>/memory.md``, ``projects/<id>/sessions/*.md``, ``global/memory.md`` and
+    the provenance record beside each memory.md (``provenance.jsonl``).
     Machine-local: the configuration, the pins, the recorded sync remote, the store's format and each project's
     ``state/memory.json``, ``state/project.json``, ``state/removed.json`` (the global memory has one
     too) and ``state/sync.remote.json``. Everything else (the index, counters, open markers, caches,
@@ -144,13 +146,13 @@ def kind(relpath: str) -> str:
     parts = [p for p in relpath.replace("\\", "/").split("/") if p not in ("", ".")]
     if len(parts) == 1 and parts[0] in (CONFIG_FILE, PINS_FILE, SYNC_FILE, STORE_FORMAT):
         return LOCAL
-    if parts == [GLOBAL_DIR, MEMORY_FILE]:
+    if parts in ([GLOBAL_DIR, MEMORY_FILE], [GLOBAL_DIR, PROVENANCE_FILE]):
         return DURABLE
     if parts == [GLOBAL_DIR, STATE_DIR, REMOVED]:
         return LOCAL
     if len(parts) >= 3 and parts[0] == PROJECTS_DIR:
         rest = parts[2:]
-        if rest == [MEMORY_FILE]:
+        if rest in ([MEMORY_FILE], [PROVENANCE_FILE]):
             return DURABLE
         if len(rest) == 2 and rest[0] == SESSIONS_DIR and rest[1].endswith(".md") and not rest[1].startswith("."):
             return DURABLE
@@ -182,6 +184,11 @@ class Project:
     @property
     def sessions(self) -> str:
         return os.path.join(self.dir, SESSIONS_DIR)
+
+    @property
+    def provenance(self) -> str:
+        """``provenance.jsonl``: where each item of memory.md came from and what happened to it."""
+        return os.path.join(self.dir, PROVENANCE_FILE)
 
     @property
     def state(self) -> str:

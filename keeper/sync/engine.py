@@ -29,7 +29,7 @@ import time
 from keeper import redact
 from keeper.errors import KeeperError
 from keeper.memory.merge import merge3
-from keeper.store import config, paths
+from keeper.store import config, paths, provenance
 from keeper.store.fsutil import atomic_write, create_new, ensure_dir, project_lock, read_json, read_text
 from keeper.sync import git, mirror, remote
 
@@ -156,6 +156,9 @@ class _Side:
             st = None
         if st is not None:
             self._add(f"{copy.prefix}/{paths.MEMORY_FILE}", copy.memory, st)
+        record = provenance.record_file(copy.dir)  # provenance: merged by union, never forked
+        if os.path.isfile(record):
+            self._add(f"{copy.prefix}/{paths.PROVENANCE_FILE}", record, os.stat(record))
         if copy.key != mirror.GLOBAL:
             try:
                 entries = sorted(os.scandir(copy.sessions), key=lambda e: e.name)
@@ -237,6 +240,9 @@ def _merge(
         rules = patterns.get(side.copy.prefix, [])
         for path in sorted(set(side.files) | set(base)):
             ours, was, now = side.files.get(path), base.get(path), merged.get(path)
+            if provenance.is_record(path):
+                merged[path] = provenance.merge_bytes(ours, now, rules)
+                continue
             if _is_memory(path):
                 if ours is None:
                     if was is not None and now == was:
@@ -518,6 +524,7 @@ def _write_back(
                 new = content.decode("utf-8", "surrogateescape")
                 if current is not None and exported is not None and _is_memory(path):
                     new = merge3(exported.decode("utf-8", "surrogateescape"), current, new)
+                new = provenance.merge(current, new) if provenance.is_record(path) else new
                 if current == new:
                     continue
                 if current is None:
@@ -586,8 +593,8 @@ def _own_what_came(copy: mirror.Copy, before: str | None, after: str) -> None:
 
 def _store_path(copy: mirror.Copy, tree_path: str, machine: str) -> str | None:
     rest = tree_path[len(copy.prefix) + 1 :]
-    if rest == paths.MEMORY_FILE:
-        return copy.memory
+    if rest in (paths.MEMORY_FILE, paths.PROVENANCE_FILE):
+        return os.path.join(copy.dir, rest)
     folder, _, name = rest.partition("/")
     if folder == paths.SESSIONS_DIR and mirror.is_session(name):
         return os.path.join(copy.sessions, mirror.store_name(name, machine))

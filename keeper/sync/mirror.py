@@ -21,7 +21,7 @@ from __future__ import annotations
 
 import os
 
-from keeper.store import identity, paths
+from keeper.store import identity, paths, provenance
 from keeper.store.fsutil import read_json
 
 MARKER = "keeper-sync.json"
@@ -263,6 +263,7 @@ def adopt(project: paths.Project) -> bool:
         os.replace(os.path.join(holder, paths.STATE_DIR, paths.PROJECT_SYNC), project.sync_record)
         if os.path.exists(os.path.join(holder, paths.MEMORY_FILE)):
             os.replace(os.path.join(holder, paths.MEMORY_FILE), project.memory)
+        provenance.take(holder, project.dir)
     import shutil
 
     shutil.rmtree(holder, ignore_errors=True)

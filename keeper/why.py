@@ -1,0 +1,240 @@
+"""``keeper why WORDS|ID``: where one memory item came from, what happened to it, whether it may be stale.
+
+The item is named by its id (``keeper why 1a2b3c4d``, as the hub and ``--json`` show it) or by words:
+its text, a near match of it (``items.find``), or words it alone holds. Items retired or resolved
+are found too, from the provenance record, so a removed decision can be shown with why and when,
+and ``keeper restore --item`` brings one back.
+"""
+
+from __future__ import annotations
+
+import os
+
+from keeper.errors import KeeperError
+from keeper.memory import document
+from keeper.store import paths, provenance
+from keeper.store.fsutil import read_text
+
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    from typing import Any
+
+WORDS = {
+    "added": "added",
+    "confirmed": "re-confirmed",
+    "echoed": "echoed",
+    "edited": "edited",
+    "retired": "retired",
+    "resolved": "resolved",
+    "restored": "restored",
+}
+
+
+class Item:
+    """One item as ``keeper why`` knows it: where it lives, its text, and its events."""
+
+    __slots__ = ("day", "folder", "history", "key", "scope", "section", "sessions", "status", "text")
+
+    def __init__(self, scope: str, folder: str, key: str, text: str, section: str, status: str) -> None:
+        self.scope, self.folder, self.key, self.text, self.section, self.status = (
+            scope,
+            folder,
+            key,
+            text,
+            section,
+            status,
+        )
+        self.history: list[dict[str, Any]] = []
+        self.sessions: dict[str, dict[str, Any]] = {}  # the facts of the sessions in its history
+        self.day: str | None = None
+
+
+def items(project: paths.Project) -> list[Item]:
+    """Every item of the project's and the global memory, then the removed ones the records know."""
+    found: list[Item] = []
+    for scope, folder, memory in (
+        ("project", project.dir, project.memory),
+        ("global", paths.global_dir(), paths.global_memory_file()),
+    ):
+        events = provenance.read(folder)
+        history, sessions = provenance.by_item(events), provenance.session_facts(events)
+        present: set[str] = set()
+        for section, key, text, day in provenance.listed(read_text(memory) or ""):
+            if key in present:
+                continue
+            present.add(key)
+            item = Item(scope, folder, key, text, section, "current")
+            item.history, item.day, item.sessions = history.get(key, []), day, sessions
+            found.append(item)
+        for key, events in history.items():
+            if key not in present and provenance.is_removed(events):
+                last = [e for e in events if e["event"] in provenance.REMOVALS][-1]
+                item = Item(
+                    scope, folder, key, str(last.get("text") or key), str(last.get("section") or ""), last["event"]
+                )
+                item.history, item.sessions = events, sessions
+                found.append(item)
+    return found
+
+
+def find(project: paths.Project, name: str, removed_only: bool = False) -> Item:
+    """The one item ``name`` names (an id, its text, or words only it holds); a KeeperError that
+    lists candidates when it names none or several."""
+    from keeper.memory.items import find as near
+    from keeper.memory.items import key
+
+    every = [i for i in items(project) if not removed_only or i.status != "current"]
+    wanted = name.strip().lower()
+    by_id = [i for i in every if provenance.item_id(i.key) == wanted]
+    if by_id:
+        return by_id[0]
+    if not every:
+        raise KeeperError("no memory items here yet" + (" that were retired or resolved" if removed_only else "") + ".")
+    match = near(name, [i.text for i in every], [i.key for i in every])
+    if match.found:
+        return every[match.found[0]]
+    words = key(name).split()
+    holding = [i for i in every if all(word in i.key for word in words)]
+    if len(holding) == 1:
+        return holding[0]
+    shown = holding or [i for i in every if any(word in i.key for word in words)]
+    what = "retired or resolved item" if removed_only else "item"
+    if not shown:
+        raise KeeperError(f"no {what} matches {name!r}; `keeper recall {name}` searches everything.")
+    listing = "; ".join(f"{provenance.item_id(i.key)} {document.one_line(i.text, 60)!r}" for i in shown[:5])
+    raise KeeperError(f"{len(shown)} {what}s match {name!r}: {listing}. Name one by its id (keeper why ID).")
+
+
+def _session_file(project: paths.Project, event: dict[str, Any] | None, scope: str) -> str | None:
+    """The session file an event names, here: its own name, or ``name@machine.md`` as sync brings
+    another machine's; the one whose header names the event's session when several could be it."""
+    from keeper.store import sessions
+
+    name = str((event or {}).get("record") or "")
+    if scope == "global" and (event or {}).get("project", project.id) != project.id:
+        return None  # a global item saved in another project
+    if not name.endswith(".md") or os.path.basename(name) != name:
+        return None
+    try:
+        found = sorted(n for n in os.listdir(project.sessions) if n == name or n.startswith(name[:-3] + "@"))
+    except OSError:
+        return None
+    for candidate in found:
+        path = os.path.join(project.sessions, candidate)
+        if sessions.read_facts(read_text(path) or "").get("Session id") == (event or {}).get("session"):
+            return path
+    return os.path.join(project.sessions, found[0]) if found else None
+
+
+def explain(project: paths.Project, name: str) -> dict[str, Any]:
+    """What ``keeper why`` shows, as data (``--json``)."""
+    item = find(project, name)
+    start = provenance.described(provenance.origin(item.history), item.sessions)
+    stale = None
+    if item.status == "current" and item.scope == "project":
+        check = provenance.Checker(project.checkout, project.state)
+        why = provenance.stale_reason(item.text, item.day, item.history, check, item.sessions)
+        stale = why[0] if why else None
+    transcript = str((start or {}).get("transcript") or "") or None
+    return {
+        "id": provenance.item_id(item.key),
+        "text": item.text,
+        "section": document.SECTIONS[item.section][0] if item.section in document.SECTIONS else item.section,
+        "scope": item.scope,
+        "status": item.status,
+        "origin": start,
+        "history": item.history,
+        "stale": stale,
+        "checked": bool(item.history or provenance.named_paths(item.text)),
+        "session_file": _session_file(project, start, item.scope),
+        "transcript": transcript if transcript and os.path.isfile(transcript) else None,
+    }
+
+
+def _event_line(event: dict[str, Any]) -> str:
+    when = str(event.get("at", "")).replace("T", " ")[:16]
+    who = f"session {event.get('session', '?')}" + (f" on {event['machine']}" if event.get("machine") else "")
+    extra = f": {event['why']}" if event.get("why") else ""
+    return f"  {when} {WORDS.get(str(event.get('event')), str(event.get('event')))} by {who}{extra}"
+
+
+def lines(data: dict[str, Any]) -> list[str]:
+    """``keeper why`` for a person."""
+    state = "" if data["status"] == "current" else f", {data['status']}"
+    out = [f"{data['text']}", f"  id {data['id']}, {data['section']} ({data['scope']} memory{state})"]
+    start = data["origin"]
+    if start is None:
+        out.append("Origin: not recorded (written by hand, or saved before Keeper kept provenance).")
+    else:
+        where = ", ".join(
+            part
+            for part in (
+                f"machine {start['machine']}" if start.get("machine") else "",
+                f"branch {start['branch']}" if start.get("branch") else "",
+                f"commit {str(start['commit'])[:12]}" if start.get("commit") else "",
+            )
+            if part
+        )
+        out.append(
+            f"Origin: {WORDS.get(start['event'], start['event'])} {str(start['at']).replace('T', ' ')[:16]} "
+            f"by session {start.get('session', '?')}" + (f" ({where})" if where else "")
+        )
+        files = start.get("files") or []
+        if files:
+            shown = ", ".join(files[:10]) + (f" and {len(files) - 10} more" if len(files) > 10 else "")
+            out.append(f"  Files that session changed: {shown}")
+    if data["session_file"]:
+        out.append(f"  Session file: {data['session_file']}")
+    if data["transcript"]:
+        out.append(f"  Transcript: keeper transcript {data['transcript']}")
+    if data["history"]:
+        out.append("History:")
+        out += [_event_line(e) for e in data["history"]]
+    if data["status"] == "current" and data["scope"] == "project":
+        if data["stale"]:
+            out.append(f"May be stale: {data['stale']}")
+        else:
+            out.append(
+                "Not stale: nothing it rests on changed since."
+                if data["checked"]
+                else "Staleness: nothing recorded to check it against."
+            )
+    return out
+
+
+def carried(project: paths.Project, path: str, text: str) -> list[dict[str, Any]]:
+    """The provenance of each item in a recall result's text, for a result from the project's or the
+    global memory.md (``keeper recall --json`` carries it); nothing for any other file."""
+    from keeper.markdown import bare
+    from keeper.memory.items import key
+
+    folders = {
+        os.path.abspath(project.memory): project.dir,
+        os.path.abspath(paths.global_memory_file()): paths.global_dir(),
+    }
+    folder = folders.get(os.path.abspath(path))
+    if folder is None:
+        return []
+    events = provenance.read(folder)
+    history, sessions = provenance.by_item(events), provenance.session_facts(events)
+    found: list[dict[str, Any]] = []
+    lines = text.split("\n")
+    for start, line in enumerate(lines):
+        if not line.startswith("- "):
+            continue
+        end = start + 1
+        while end < len(lines) and lines[end].startswith("  "):
+            end += 1
+        item_key = key(document.item_text([bare(x) for x in lines[start:end]]))
+        mine = history.get(item_key)
+        if mine:
+            origin = provenance.described(provenance.origin(mine), sessions) or {}
+            keep = ("event", "at", "session", "machine", "branch", "commit", "files")
+            found.append(
+                {
+                    "id": provenance.item_id(item_key),
+                    "origin": {k: origin[k] for k in keep if k in origin},
+                    "last": mine[-1]["event"],
+                }
+            )
+    return found
