@@ -239,7 +239,8 @@ def export(project: paths.Project | None, out: str | None) -> dict[str, Any]:
         where = f"project {project.id}" if project else f"the store at {paths.data_root()}"
         raise KeeperError(f"nothing to export: {where} holds no memory yet.")
     default = f"keeper-export-{now:%Y%m%d-%H%M%S}.zip"
-    target = os.path.abspath(out or default)
+    folder, avoided = (os.getcwd(), None) if out else default_folder()
+    target = os.path.abspath(out) if out else os.path.join(folder, default)
     if os.path.isdir(target):
         target = os.path.join(target, default)
     store = os.path.realpath(paths.data_root())
@@ -278,7 +279,33 @@ def export(project: paths.Project | None, out: str | None) -> dict[str, Any]:
         "sessions": sum(len(f.sessions) for f in archive.projects.values()),
         "global": archive.global_memory is not None,
         "left_out": [{"path": p, "reason": r} for p, r in archive.refused],
+        "not_into_repository": avoided,
     }
+
+
+def _repository_of(folder: str) -> str | None:
+    """The top of the git work tree holding ``folder``, or None outside one."""
+    here = os.path.abspath(folder)
+    while True:
+        if os.path.lexists(os.path.join(here, ".git")):
+            return here
+        parent = os.path.dirname(here)
+        if parent == here:
+            return None
+        here = parent
+
+
+def default_folder() -> tuple[str, str | None]:
+    """Where an export goes without ``--out``: the working directory, except inside a repository,
+    whose files are committed and pushed (an archive of one's memory there would travel with the
+    code): then the Downloads folder, else the home folder. Also returns the repository avoided."""
+    here = os.getcwd()
+    repository = _repository_of(here)
+    if repository is None:
+        return here, None
+    home = os.path.expanduser("~")
+    downloads = os.path.join(home, "Downloads")
+    return (downloads if os.path.isdir(downloads) else home), repository
 
 
 def export_lines(data: dict[str, Any]) -> list[str]:
@@ -287,6 +314,11 @@ def export_lines(data: dict[str, Any]) -> list[str]:
         f"Exported {count(data['projects'], 'project')} with {count(data['sessions'], 'session file')}{extra} "
         f"to {data['archive']} ({data['bytes']:,} bytes)"
     ]
+    if data.get("not_into_repository"):
+        lines.append(
+            f"  (not into the repository at {data['not_into_repository']}, where it could be committed; "
+            "--out FILE writes it elsewhere)"
+        )
     lines += [f"  ! left out {item['path']}: {item['reason']}" for item in data["left_out"]]
     return lines
 
