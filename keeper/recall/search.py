@@ -445,8 +445,8 @@ def search(
     Uses the SQLite index (brought up to date first; ``thorough`` stats every file), or scans the
     files where this Python has no FTS5. ``correct`` turns on typo correction (rapidfuzz).
     """
-    day = dates.day_number(today.isoformat()) if today is not None else None
-    asked = Query(query, _today() if day is None else day)
+    day = dates.days_from_civil(today.year, today.month, today.day) if today is not None else _today()
+    asked = Query(query, day)
     if not asked.terms:
         return []
     where = sources.Sources(project, team)
@@ -471,12 +471,14 @@ def search(
         finally:
             con.close()
     if not thorough and len(sessions.list_files(project)) > SCAN_AT_PROMPT_UP_TO:
-        return []  # automatic recall in a large store without an index: reading every file would
-        # hold the prompt hook past its limit, so it finds nothing this time
+        # automatic recall in a large store without an index: reading every file would hold the
+        # prompt hook past its limit, so it finds nothing this time
+        return []
     return _found(project, _Scanned(corpus(where, scope)), asked, limit, correct, min_terms)
 
 
 def _today() -> int:
+    """Today, counted from 1970-01-01 (``keeper.recall.dates``), without importing ``datetime``."""
     now = time.localtime()
     return dates.days_from_civil(now.tm_year, now.tm_mon, now.tm_mday)
 
@@ -497,8 +499,8 @@ def _found(
     ranked = sorted((w for w in found if df.get(w)), key=df.__getitem__)
     weights = {w: _idf(n, df[w]) for w in ranked}
     chunks = corpus.candidates(ranked, df, weights)
-    ranked_all = rank(chunks, query.terms, stand_ins, (df, n, avg), project.dir, query.today)
-    results = [r for r in ranked_all if r.hits >= min_terms]
+    scored = rank(chunks, query.terms, stand_ins, (df, n, avg), project.dir, query.today)
+    results = [r for r in scored if r.hits >= min_terms]
     return _labelled(project, best(project, results, query, limit, stand_ins))
 
 
