@@ -12,9 +12,7 @@ tests. All rules read the same text; their matches, and those of the user's own 
 
 from __future__ import annotations
 
-from keeper import user_patterns
 from keeper.secret_rules import RULES
-from keeper.user_patterns import unsafe
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
@@ -23,7 +21,14 @@ if TYPE_CHECKING:
 
 MARKER = "[REDACTED:{}]"
 CUSTOM = "custom"
-__all__ = ["CUSTOM", "MARKER", "redact", "unsafe"]  # unsafe: where config.py checks user patterns
+
+
+def unsafe(pattern: str) -> str | None:
+    """Why a user pattern could backtrack without bound, in words; None when it cannot (see
+    ``keeper.user_patterns``, loaded only where there are user patterns: most texts need none)."""
+    from keeper import user_patterns
+
+    return user_patterns.unsafe(pattern)
 
 
 def _index_keywords() -> dict[str, list[int]]:
@@ -108,9 +113,12 @@ def redact(text: str, extra_patterns: Iterable[str] = ()) -> str:
         subject = text if rule.cased else low
         for m in _rule(index).finditer(subject) if markers is None else markers.matches(_rule(index), subject):
             spans += [(a, index, b, rule.kind) for a, b in rule.handler(m, text) if b > a]
-    extra = user_patterns.compiled(extra_patterns) if extra_patterns else []
-    if extra:
-        spans += [(a, len(RULES), b, CUSTOM) for a, b in user_patterns.spans(text, extra)]
+    if extra_patterns:
+        from keeper import user_patterns
+
+        extra = user_patterns.compiled(extra_patterns)
+        if extra:
+            spans += [(a, len(RULES), b, CUSTOM) for a, b in user_patterns.spans(text, extra)]
     if markers is not None:
         spans = [s for s in spans if not markers.cut(s[0], s[2])]
     if not spans:
