@@ -23,7 +23,7 @@ import stat
 from keeper import __version__
 from keeper.errors import KeeperError
 from keeper.memory import merge
-from keeper.store import identity, paths
+from keeper.store import identity, paths, repo
 from keeper.store.fsutil import atomic_write, create_new, project_lock, read_json, read_text
 from keeper.text import count
 
@@ -283,24 +283,12 @@ def export(project: paths.Project | None, out: str | None) -> dict[str, Any]:
     }
 
 
-def _repository_of(folder: str) -> str | None:
-    """The top of the git work tree holding ``folder``, or None outside one."""
-    here = os.path.abspath(folder)
-    while True:
-        if os.path.lexists(os.path.join(here, ".git")):
-            return here
-        parent = os.path.dirname(here)
-        if parent == here:
-            return None
-        here = parent
-
-
 def default_folder() -> tuple[str, str | None]:
     """Where an export goes without ``--out``: the working directory, except inside a repository,
     whose files are committed and pushed (an archive of one's memory there would travel with the
     code): then the Downloads folder, else the home folder. Also returns the repository avoided."""
     here = os.getcwd()
-    repository = _repository_of(here)
+    repository = repo.work_tree(here)
     if repository is None:
         return here, None
     home = os.path.expanduser("~")
