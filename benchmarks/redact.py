@@ -23,7 +23,7 @@ import time
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 sys.path.insert(0, ROOT)
 
-from keeper import redact  # noqa: E402 - after the path is set, to time this checkout
+from keeper import redact, secret_rules  # noqa: E402 - after the path is set, to time this checkout
 
 FIXED = {
     "dashes": "-",
@@ -61,10 +61,10 @@ def shapes(size: int) -> dict[str, str]:
     made["unterminated password + a"] = ('"password": "' + "a" * size)[:size]
     made["url + a:"] = ("https://" + "a:" * (size // 2))[:size]
     made["prose"] = " ".join(rng.choice(PROSE) for _ in range(size // 6))[:size]
-    for kind, keywords, *_ in redact._RULES:
-        for keyword in keywords:
+    for rule in secret_rules.RULES:
+        for keyword in rule.keywords:
             for label, unit in (("", keyword), ("=", keyword + "="), (" long", keyword + "A1b2" * 40 + " ")):
-                made[f"{kind} {keyword!r}{label}"] = (unit * (size // len(unit) + 1))[:size]
+                made[f"{rule.kind} {keyword!r}{label}"] = (unit * (size // len(unit) + 1))[:size]
     return made
 
 

@@ -23,7 +23,7 @@ import stat
 from keeper import __version__
 from keeper.errors import KeeperError
 from keeper.memory import merge
-from keeper.store import identity, paths
+from keeper.store import identity, paths, repo
 from keeper.store import provenance as origins
 from keeper.store.fsutil import atomic_write, create_new, project_lock, read_json, read_text
 from keeper.text import count
@@ -256,7 +256,8 @@ def export(project: paths.Project | None, out: str | None) -> dict[str, Any]:
         where = f"project {project.id}" if project else f"the store at {paths.data_root()}"
         raise KeeperError(f"nothing to export: {where} holds no memory yet.")
     default = f"keeper-export-{now:%Y%m%d-%H%M%S}.zip"
-    target = os.path.abspath(out or default)
+    folder, avoided = (os.getcwd(), None) if out else default_folder()
+    target = os.path.abspath(out) if out else os.path.join(folder, default)
     if os.path.isdir(target):
         target = os.path.join(target, default)
     store = os.path.realpath(paths.data_root())
@@ -295,7 +296,21 @@ def export(project: paths.Project | None, out: str | None) -> dict[str, Any]:
         "sessions": sum(len(f.sessions) for f in archive.projects.values()),
         "global": archive.global_memory is not None,
         "left_out": [{"path": p, "reason": r} for p, r in archive.refused],
+        "not_into_repository": avoided,
     }
+
+
+def default_folder() -> tuple[str, str | None]:
+    """Where an export goes without ``--out``: the working directory, except inside a repository,
+    whose files are committed and pushed (an archive of one's memory there would travel with the
+    code): then the Downloads folder, else the home folder. Also returns the repository avoided."""
+    here = os.getcwd()
+    repository = repo.work_tree(here)
+    if repository is None:
+        return here, None
+    home = os.path.expanduser("~")
+    downloads = os.path.join(home, "Downloads")
+    return (downloads if os.path.isdir(downloads) else home), repository
 
 
 def export_lines(data: dict[str, Any]) -> list[str]:
@@ -304,6 +319,11 @@ def export_lines(data: dict[str, Any]) -> list[str]:
         f"Exported {count(data['projects'], 'project')} with {count(data['sessions'], 'session file')}{extra} "
         f"to {data['archive']} ({data['bytes']:,} bytes)"
     ]
+    if data.get("not_into_repository"):
+        lines.append(
+            f"  (not into the repository at {data['not_into_repository']}, where it could be committed; "
+            "--out FILE writes it elsewhere)"
+        )
     lines += [f"  ! left out {item['path']}: {item['reason']}" for item in data["left_out"]]
     return lines
 

@@ -385,10 +385,10 @@ def _add_clear(sub: Any, common: argparse.ArgumentParser) -> None:
         "clear",
         parents=[common],
         help="move old session files (or all memory) to a restorable backup",
-        description="'old' moves session files older than --older-than days; 'all' moves memory.md, "
-        "the session files and state. Nothing is deleted: `keeper restore` brings it back.",
+        description="'old' (the default, as /keeper:clear) moves session files older than --older-than days; "
+        "'all' moves memory.md, the session files and state. Nothing is deleted: `keeper restore` brings it back.",
     )
-    p.add_argument("what", choices=["old", "all"], help="what to clear")
+    p.add_argument("what", nargs="?", choices=["old", "all"], default="old", help="what to clear (default: old)")
     p.add_argument("--older-than", type=int, default=None, metavar="DAYS", help="age cutoff for 'old'")
     p.add_argument("--yes", action="store_true", help="do not ask for confirmation")
     _project_flag(p)
@@ -432,14 +432,14 @@ def cmd_clear(args: argparse.Namespace) -> int:
     days = args.older_than if args.older_than is not None else cfg.clear_older_than
     files = trash.files_to_clear(project, args.what, days)
     if not files:
-        _emit(args, {"moved": [], "backup": None}, lambda: ["Nothing to clear."])
+        why = trash.nothing_to_clear(project, args.what, days)
+        _emit(args, {"moved": [], "backup": None, "reason": why}, lambda: [f"Nothing to clear: {why}."])
         return 0
+    moving = trash.described([os.path.relpath(f, project.dir) for f in files])
     if not args.yes:
         if sys.stdin is None or not sys.stdin.isatty():
-            raise KeeperError(
-                f"clear {args.what} would move {count(len(files), 'file')}; add --yes to confirm (nothing was removed)."
-            )
-        answer = input(f"Move {count(len(files), 'file')} of '{project.name}' to a restorable backup? [y/N] ")
+            raise KeeperError(f"clear {args.what} would move {moving}; add --yes to confirm (nothing was removed).")
+        answer = input(f"Move {moving} of '{project.name}' to a restorable backup? [y/N] ")
         if answer.strip().lower() not in ("y", "yes"):
             print("Nothing was removed.")
             return 0
@@ -449,7 +449,7 @@ def cmd_clear(args: argparse.Namespace) -> int:
         args,
         {"moved": files, "backup": backup},
         lambda: [
-            f"Moved {count(len(files), 'file')} to {backup}",
+            f"Moved {moving} to {backup}",
             f"Undo with: keeper restore {os.path.basename(backup)}{named}   (kept for {cfg.trash_days} days)",
         ],
     )
@@ -496,7 +496,7 @@ def cmd_restore(args: argparse.Namespace) -> int:
     if args.list:
         found = trash.backups(project)
         for backup in found:
-            print(os.path.basename(backup))
+            print(trash.listing(backup))
         if not found:
             print("No backups.")
         return 0
@@ -624,7 +624,8 @@ def _add_export(sub: Any, common: argparse.ArgumentParser) -> None:
     p.add_argument(
         "--out",
         metavar="FILE",
-        help="where to write (default: keeper-export-YYYYmmdd-HHMMSS.zip here; a folder: in it)",
+        help="where to write (default: keeper-export-YYYYmmdd-HHMMSS.zip here, or in ~/Downloads (else ~) when "
+        "here is inside a git repository; a folder: in it)",
     )
     _json_flag(p, "the result")
     p.set_defaults(func=cmd_export)

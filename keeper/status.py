@@ -53,7 +53,7 @@ def collect(project: paths.Project, cfg: Config) -> dict[str, Any]:
             "decisions": view.decisions,
             "issues": view.issues,
             "recent": view.recent,
-            "last_updated": view.last_updated,
+            "last_updated": view.last_updated or _modified(project.memory),
             "stale": [item.as_dict() for item in provenance.stale_items(project, text)],
         },
         "global": _global_memory(),
@@ -82,6 +82,17 @@ def collect(project: paths.Project, cfg: Config) -> dict[str, Any]:
         "codex": [plugin.as_dict() for plugin in codex.plugin_installs()],
         "platform_data_dir_agrees": bool(os.environ.get("KEEPER_HOME")) or expected == data_root,
     }
+
+
+def _modified(path: str) -> str | None:
+    """When a file last changed, as memory.md's ``Last updated`` line writes it: a save that sets
+    no state writes no such line, yet it updated the memory."""
+    import time
+
+    try:
+        return time.strftime("%Y-%m-%d %H:%M", time.localtime(os.stat(path).st_mtime))
+    except (OSError, ValueError, OverflowError):
+        return None
 
 
 def _global_memory() -> dict[str, Any]:

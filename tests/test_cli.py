@@ -174,7 +174,7 @@ def test_clear_old_moves_only_old_session_files(project_dir: Path, capsys: pytes
     old = Path(project.sessions) / "2020-01-02_0304.md"
     old.write_text("# Session 2020-01-02 03:04\n\nancient\n")
     code, out, _ = cli(["clear", "old", "--older-than", "30", "--yes"], capsys)
-    assert "Moved 1 file" in out
+    assert "Moved 1 session file" in out
     assert code == 0 and not old.exists()
     assert len(list(Path(project.sessions).glob("*.md"))) == 1 and memory_file(project_dir).exists()
 

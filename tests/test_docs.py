@@ -15,6 +15,10 @@ from keeper.store import config
 from tests.conftest import REPO
 
 README = (REPO / "README.md").read_text(encoding="utf-8")
+# The manual: the README, short, and the pages it links in docs/ (the full command and key reference).
+DOCS = "".join(p.read_text(encoding="utf-8") for p in sorted((REPO / "docs").glob("*.md")))
+MANUAL = README + DOCS
+README_LIMIT = 12 * 1024  # read in two minutes; the rest lives in docs/
 
 
 def commands() -> list[str]:
@@ -24,14 +28,15 @@ def commands() -> list[str]:
 
 def test_every_command_and_hook_event_is_documented() -> None:
     for name in commands():
-        assert f"`keeper {name}" in README, name
+        assert f"`keeper {name}" in README, name  # the README names every command
+        assert f"`keeper {name}" in DOCS, name  # and docs/ says all about it
     for event in entry.HANDLERS:
-        assert f"`{event}`" in README, event
+        assert f"`{event}`" in MANUAL, event
 
 
 def test_every_config_key_is_documented_with_its_default() -> None:
     for key, (default, _, _) in config.KEYS.items():
-        row = next((line for line in README.splitlines() if line.startswith(f"| `{key}` |")), None)
+        row = next((line for line in MANUAL.splitlines() if line.startswith(f"| `{key}` |")), None)
         assert row is not None, key
         if default not in (None, []):
             shown = str(default).lower() if isinstance(default, bool) else default
@@ -118,3 +123,14 @@ def test_the_save_command_file_shows_the_same_save_as_the_hooks_request() -> Non
     assert f"```bash\n{context.save_command(end=context.STATIC_END)}\n```" in text
     assert " ".join(saveformat.rules().split()) in " ".join(text.split())
     assert " ".join(context.TYPED_HINT.split()) in " ".join(text.split())
+
+
+def test_the_readme_stays_short_and_every_link_of_it_and_of_docs_leads_somewhere() -> None:
+    """A README read in two minutes, whose set-up is on its first screen; links into docs/ that exist."""
+    assert len(README.encode("utf-8")) <= README_LIMIT
+    assert README.index("## Set-up") < README.index("## The five slash commands")
+    assert len(README[: README.index("python -m pytest")].splitlines()) <= 60  # both set-up commands, first screen
+    for page in [REPO / "README.md", *sorted((REPO / "docs").glob("*.md"))]:
+        for target in re.findall(r"\]\(([^)#\s]+)(?:#[^)]*)?\)", page.read_text(encoding="utf-8")):
+            if not target.startswith(("http://", "https://")):
+                assert (page.parent / target).exists(), (page.name, target)

@@ -142,12 +142,30 @@ def test_project_dir_exports_that_project_only(
 
 
 def test_export_text_output_and_default_name(
-    two_projects: tuple[Path, Path], capsys: pytest.CaptureFixture[str]
+    two_projects: tuple[Path, Path], capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
 ) -> None:
+    outside = Path.home().parent / "outside-any-repository"
+    outside.mkdir()
+    monkeypatch.chdir(outside)
     code, out, _ = run(["export"], capsys)
     made = list(Path.cwd().glob("keeper-export-*.zip"))
     assert code == 0 and len(made) == 1
     assert out.startswith(f"Exported 2 projects with 3 session files and the global memory to {made[0]}")
+
+
+@pytest.mark.parametrize("downloads", [True, False])
+def test_export_run_inside_a_repository_writes_to_downloads_or_home_and_says_so(
+    two_projects: tuple[Path, Path], capsys: pytest.CaptureFixture[str], downloads: bool
+) -> None:
+    """An archive of one's memory written into the work tree would be committed and pushed with the code."""
+    if downloads:
+        (Path.home() / "Downloads").mkdir()
+    code, out, _ = run(["export"], capsys)
+    assert code == 0 and not list(Path.cwd().rglob("keeper-export-*.zip"))
+    where = Path.home() / "Downloads" if downloads else Path.home()
+    made = list(where.glob("keeper-export-*.zip"))
+    assert len(made) == 1 and f"to {made[0]} (" in out
+    assert f"not into the repository at {Path.cwd()}" in out
 
 
 def test_an_empty_store_has_nothing_to_export(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:

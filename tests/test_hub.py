@@ -381,3 +381,46 @@ def test_screenshots_in_light_and_dark(
     assert shot.stat().st_size > 20_000, "an empty page"
     brightness = sum(first_pixel(shot)[:3]) / 3
     assert (brightness < 60) if dark else (brightness > 200), (name, brightness)
+
+
+MEASURE = (
+    "window.addEventListener('load', function () {"
+    " var wrapped = [];"
+    " document.querySelectorAll('.sec-head h2').forEach(function (h) {"
+    "  if (h.getBoundingClientRect().height > 1.5 * parseFloat(getComputedStyle(h).lineHeight))"
+    "   wrapped.push(h.textContent); });"
+    " document.body.setAttribute('data-wrapped', JSON.stringify(wrapped)); });"
+)
+
+
+def measured(page: Path, tmp_path: Path) -> Path:
+    """A copy of the page that records which section labels wrap onto a second line (its CSP allows the
+    measuring script by its hash, as it allows the page's own)."""
+    digest = base64.b64encode(hashlib.sha256(MEASURE.encode("utf-8")).digest()).decode("ascii")
+    text = page.read_text(encoding="utf-8").replace("script-src ", f"script-src 'sha256-{digest}' ", 1)
+    copy = tmp_path / "measured.html"
+    copy.write_text(text.replace("</body>", f"<script>{MEASURE}</script>\n</body>", 1), encoding="utf-8")
+    return copy
+
+
+@pytest.mark.parametrize("width", [1000, 1280])
+def test_the_team_notes_label_stays_on_one_line_beside_a_long_path(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str], width: int
+) -> None:
+    repo = Path.cwd()  # a git work tree (the test's own project folder)
+    assert main(["save", "--team", "--decision", "Releases need two approvals"]) == 0
+    assert main(["save", "--decision", "Use Redis for the job queue"]) == 0
+    assert main(["hub", "--out", str(tmp_path / "hub.html")]) == 0
+    capsys.readouterr()
+    page = measured(tmp_path / "hub.html", tmp_path)
+    ident = json.loads(_projects_json(capsys))[0]["id"]
+    flags = (f"--user-data-dir={tmp_path / 'profile'}", f"--window-size={width},1400", "--dump-dom")
+    dom = Dom(run_chromium(page, f"project={ident}", *flags))
+    assert "Team notes" in dom.texts("h2") and str(repo / ".claude" / "keeper" / "team.md") in dom.text("main")
+    body = dom.all("body")[0][1]
+    assert json.loads(body["data-wrapped"] or "null") == []
+
+
+def _projects_json(capsys: pytest.CaptureFixture[str]) -> str:
+    assert main(["projects", "--json"]) == 0
+    return capsys.readouterr().out

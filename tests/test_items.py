@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 from datetime import datetime
 from pathlib import Path
 
@@ -209,3 +210,54 @@ def test_an_item_of_invisible_characters_alone_is_still_an_item() -> None:
 
     for text in ("\xad", "\u200b", "\ufeff\u200d"):
         assert items.key(text)
+
+
+def test_two_spellings_differing_only_in_punctuation_are_one_decision() -> None:
+    text, _ = merge(None, decisions=["Use Redis for the job queue."])
+    text, report = merge(text, decisions=["Use Redis, for the job queue!"])
+    assert report.added_decisions == [] and decisions(text) == ["Use Redis for the job queue."]
+
+
+@pytest.mark.parametrize(
+    ("one", "other"),
+    [
+        ("Pin Postgres 1.10", "Pin Postgres 1 10"),  # a number's own punctuation
+        ("Count 1,000 rows", "Count 1 000 rows"),
+        ("Ship v2.3.1 first", "Ship v2 3 1 first"),  # a version
+        ("Edit src/api/cache.py", "Edit src/api/cache py"),  # a path
+        ("Run `make lint, test`", "Run `make lint test`"),  # code
+        ("Use a:b as the key", "Use a b as the key"),
+    ],
+)
+def test_punctuation_inside_numbers_versions_paths_and_code_still_counts(one: str, other: str) -> None:
+    assert items.key(one) != items.key(other)
+
+
+MARKS = st.sampled_from(["", "", ",", ".", "!", "?", ";", ":", "…", " ,", " !"])
+
+
+def punctuated(text: list[str], marks: list[str]) -> str:
+    return " ".join(word + mark for word, mark in zip(text, marks))
+
+
+@given(words, st.data())
+def test_punctuation_alone_never_makes_another_item_nor_hides_order_numbers_or_negation(
+    text: list[str], data: st.DataObject
+) -> None:
+    number, other_number = data.draw(st.integers(0, 999)), data.draw(st.integers(0, 999))
+    negation = data.draw(st.sampled_from(["not", "never", "don't", "no"]))
+    marks = data.draw(st.lists(MARKS, min_size=len(text) + 2, max_size=len(text) + 2))
+    plain = items.key(" ".join(text))
+    assert items.key(punctuated(text, marks)) == plain == items.key(plain)
+    reordered = data.draw(st.permutations(text))
+    if reordered != text:
+        assert items.key(punctuated(reordered, marks)) != plain
+    if number != other_number:
+        assert items.key(punctuated([*text, str(number)], marks)) != items.key(" ".join([*text, str(other_number)]))
+    assert items.key(punctuated([negation, *text], marks)) != plain
+
+
+def test_a_removal_recorded_before_punctuation_folded_still_keeps_its_item_out(tmp_path: Path) -> None:
+    record = tmp_path / "removed.json"
+    record.write_text(json.dumps({"keys": {"use redis, for the job queue": "2026-11-01"}}), encoding="utf-8")
+    assert saving.read_removed(str(record)) == {items.key("Use Redis for the job queue."): "2026-11-01"}

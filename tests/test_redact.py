@@ -13,7 +13,9 @@ from hypothesis import strategies as st
 
 from benchmarks.redact import shapes
 from keeper import redact as redact_module
-from keeper.redact import EXTRA_PIECE, redact
+from keeper.redact import redact
+from keeper.secret_rules import RULES
+from keeper.user_patterns import EXTRA_PIECE
 from tests.conftest import REPO
 from tests.helpers import run_hook
 from tests.transcripts import Transcript
@@ -294,11 +296,11 @@ NEAR_MISSES = [
 
 def rule_spans(index: int, text: str) -> list[tuple[int, int]]:
     """What one rule alone finds in ``text`` (after its keyword gate)."""
-    _, keywords, cased, _, handler = redact_module._RULES[index]
+    rule = RULES[index]
     low = text.lower()
-    if not any(keyword in low for keyword in keywords):
+    if not any(keyword in low for keyword in rule.keywords):
         return []
-    return [s for m in redact_module._rule(index).finditer(text if cased else low) for s in handler(m, text)]
+    return [s for m in redact_module._rule(index).finditer(text if rule.cased else low) for s in rule.handler(m, text)]
 
 
 @pytest.mark.parametrize(
@@ -321,9 +323,9 @@ def test_look_alikes_survive(text: str) -> None:
     assert redact(text) == text
 
 
-@pytest.mark.parametrize("index", range(len(redact_module._RULES)))
+@pytest.mark.parametrize("index", range(len(RULES)))
 def test_every_rule_has_a_leak_and_a_near_miss_that_reach_it(index: int) -> None:
-    kind, keywords, *_ = redact_module._RULES[index]
+    kind, keywords = RULES[index].kind, RULES[index].keywords
     assert any((len(b), len(b + s)) in rule_spans(index, b + s + a) for _, b, s, a in LEAKS), kind
     assert any(any(k in text.lower() for k in keywords) for text in NEAR_MISSES), kind
 
@@ -336,7 +338,7 @@ def test_redacting_twice_changes_nothing() -> None:
 
 def test_every_kind_is_documented() -> None:
     security = (REPO / "docs" / "SECURITY.md").read_text(encoding="utf-8")
-    for kind in {rule[0] for rule in redact_module._RULES}:
+    for kind in {rule.kind for rule in RULES}:
         assert f"`{kind}`" in security, kind
 
 
@@ -356,7 +358,7 @@ def test_a_clean_text_compiles_nothing_and_a_secret_compiles_only_its_rules(monk
     assert redact("ran the tests, all green") == "ran the tests, all green"
     assert redact_module._compiled == {}
     redact("push with " + "gh" + "p_" + "a1B2" * 9)
-    assert [redact_module._RULES[i][0] for i in redact_module._compiled] == ["github-token"]
+    assert [RULES[i].kind for i in redact_module._compiled] == ["github-token"]
 
 
 ADVERSARIAL = shapes(16_000)
@@ -373,7 +375,7 @@ def test_adversarial_inputs_finish(name: str) -> None:
 
 PIECES = sorted(
     {secret for _, _, secret, _ in LEAKS}
-    | {keyword for rule in redact_module._RULES for keyword in rule[1]}
+    | {keyword for rule in RULES for keyword in rule.keywords}
     | set(" \n\t=:;,&|\"'`()[]{}<>$%*-_./\\@#?")
     | {
         "[REDACTED:secret]",

@@ -12,6 +12,7 @@ from pathlib import Path
 import pytest
 
 from keeper import redact as redact_module
+from keeper import user_patterns
 from keeper.redact import unsafe
 from keeper.store import config
 from tests.transcripts import Transcript
@@ -93,13 +94,13 @@ def test_the_redactor_skips_them_even_when_handed_them_directly() -> None:
 def test_a_pattern_that_slips_through_is_stopped_by_the_budget_and_its_piece_redacted_whole(
     monkeypatch: pytest.MonkeyPatch,
 ) -> None:
-    monkeypatch.setattr(redact_module, "_budget_left", [0.2])
+    monkeypatch.setattr(user_patterns.RESERVE, "seconds", 0.2)
     text = "fine line\n" + "a" * 40 + "!"
-    spans = redact_module._extra_spans(text, [re.compile(r"(a+)+$")])  # compiled past the check
+    spans = user_patterns.spans(text, [re.compile(r"(a+)+$")])  # compiled past the check
     assert spans == [(0, len(text))]
-    assert redact_module._budget_left == [0.0]
+    assert user_patterns.RESERVE.seconds == 0.0
     text = "ordinary words " * 4000 + "ACME-1"  # spent: a linear pattern still fits what its text earns
-    assert redact_module._extra_spans(text, [re.compile(r"ACME-\d")]) == [(len(text) - 6, len(text))]
+    assert user_patterns.spans(text, [re.compile(r"ACME-\d")]) == [(len(text) - 6, len(text))]
 
 
 def _project_with(project_dir: Path, patterns: list[str]) -> None:

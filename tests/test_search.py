@@ -5,7 +5,7 @@ from __future__ import annotations
 from datetime import date
 from pathlib import Path
 
-from keeper.recall import search, tokens
+from keeper.recall import dates, search, tokens
 from keeper.store import paths
 
 
@@ -73,11 +73,9 @@ def test_day_numbers_count_days_like_datetime() -> None:
     start = date(1999, 12, 25)
     for offset in range(0, 4000, 37):
         day = start + timedelta(days=offset)
-        assert search.day_number(day.isoformat()) - search.day_number(start.isoformat()) == offset
+        assert dates.day_number(day.isoformat()) - dates.day_number(start.isoformat()) == offset
     assert (
-        search.day_number("2026-13-01") is None
-        and search.day_number("soon") is None
-        and search.day_number(None) is None
+        dates.day_number("2026-13-01") is None and dates.day_number("soon") is None and dates.day_number(None) is None
     )
 
 

@@ -210,9 +210,12 @@ def save(
 
 
 def read_removed(path: str) -> dict[str, str]:
-    """A record of removed items (``state/removed.json``): ``items.key`` -> the day it went."""
+    """A record of removed items (``state/removed.json``): ``items.key`` -> the day it went (a key
+    written before the key folded punctuation inside an item is read as today's key)."""
+    from keeper.memory.items import key
+
     found = read_json(path).get("keys")
-    return {k: v for k, v in found.items() if isinstance(v, str)} if isinstance(found, dict) else {}
+    return {key(k): v for k, v in found.items() if isinstance(v, str)} if isinstance(found, dict) else {}
 
 
 def removed_file(folder: str) -> str:

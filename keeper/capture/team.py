@@ -34,25 +34,13 @@ _RACE_FREE = (
 )  # not on Windows (os.replace, the same call, is not listed)
 
 
-def _in_git(folder: str) -> bool:
-    """Whether ``folder`` lies in a git work tree (a ``.git`` in it or a folder above)."""
-    here = os.path.abspath(folder)
-    while True:
-        if os.path.lexists(os.path.join(here, ".git")):
-            return True
-        parent = os.path.dirname(here)
-        if parent == here:
-            return False
-        here = parent
-
-
 def _refuse(message: str) -> KeeperError:
     return KeeperError(f"{message}; team memory was not saved (nothing else of this save was written either).")
 
 
 def check(project: paths.Project) -> None:
     """Refuse before anything is written when team.md cannot be saved here, saying why."""
-    if not _in_git(project.checkout):
+    if repo.work_tree(project.checkout) is None:
         raise _refuse(
             f"{project.checkout} is not in a git repository, and team memory is committed with the code: "
             "run the save in the repository's folder"

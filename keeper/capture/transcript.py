@@ -376,26 +376,30 @@ def turns(path: str, text_limit: int = 600) -> list[Turn]:
         turn = found[-1]
         if entry.get("uuid"):
             turn.uuids.add(str(entry["uuid"]))
-        blocks = content if isinstance(content, list) else []
-        for block in blocks:
-            if not isinstance(block, dict):
-                continue
-            kind = block.get("type")
-            if kind == "text" and entry.get("type") == "assistant" and str(block.get("text", "")).strip():
-                turn.add("Claude: " + _short(str(block["text"]), text_limit))
-            elif kind == "tool_use":
-                names[str(block.get("id"))] = str(block.get("name"))
-                raw_input = block.get("input")
-                tool_input: dict[str, Any] = raw_input if isinstance(raw_input, dict) else {}
-                detail = tool_input.get("command") or tool_input.get("file_path") or tool_input.get("pattern") or ""
-                turn.add(f"  -> {block.get('name')}: {_short(str(detail), 200)}")
-            elif kind == "tool_result" and block.get("is_error"):
-                first = _text_of(block.get("content")).strip().splitlines()
-                name = names.get(str(block.get("tool_use_id")), "tool")
-                turn.add(f"  !! {name} failed: {_short(first[0] if first else '', 200)}")
+        _add_blocks(turn, entry, content, names, text_limit)
         if entry.get("type") == "system" and entry.get("subtype") == "compact_boundary":
             turn.add("(the conversation was compacted here)")
     return found
+
+
+def _add_blocks(turn: Turn, entry: dict[str, Any], content: object, names: dict[str, str], text_limit: int) -> None:
+    """A Claude Code entry's replies, tool calls and failed tool results, onto its turn."""
+    for block in content if isinstance(content, list) else []:
+        if not isinstance(block, dict):
+            continue
+        kind = block.get("type")
+        if kind == "text" and entry.get("type") == "assistant" and str(block.get("text", "")).strip():
+            turn.add("Claude: " + _short(str(block["text"]), text_limit))
+        elif kind == "tool_use":
+            names[str(block.get("id"))] = str(block.get("name"))
+            raw_input = block.get("input")
+            tool_input: dict[str, Any] = raw_input if isinstance(raw_input, dict) else {}
+            detail = tool_input.get("command") or tool_input.get("file_path") or tool_input.get("pattern") or ""
+            turn.add(f"  -> {block.get('name')}: {_short(str(detail), 200)}")
+        elif kind == "tool_result" and block.get("is_error"):
+            first = _text_of(block.get("content")).strip().splitlines()
+            name = names.get(str(block.get("tool_use_id")), "tool")
+            turn.add(f"  !! {name} failed: {_short(first[0] if first else '', 200)}")
 
 
 def render(activity: Activity, project_root: str) -> list[str]:

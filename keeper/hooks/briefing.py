@@ -88,8 +88,9 @@ def select(text: str, limit: int) -> tuple[str, list[str]]:
     """memory.md within ``limit`` characters, chosen by importance; and what was left out, by section.
 
     Linear in the file's size whatever its shape: a heading costs its length when its section's
-    first item is taken (headings of empty sections are kept while they take at most a quarter of
-    the budget), and no heading or label is longer than ``HEADING_CHARS``.
+    first item is taken (headings of a person's empty sections are kept while they take at most a
+    quarter of the budget; Keeper's own empty sections are left out), and no heading or label is
+    longer than ``HEADING_CHARS``.
     """
     doc = Document.parse(text.lstrip("\ufeff"))
     units: list[_Unit] = []
@@ -104,8 +105,9 @@ def select(text: str, limit: int) -> tuple[str, list[str]]:
         by_section.setdefault(unit.section, []).append(position)
     budget = limit
     shown: set[int] = set()
-    for index, head in heads.items():  # a person's empty sections keep their place, within reason
-        if index not in by_section and len(head) + 1 <= min(budget, limit // 4):
+    for index, head in heads.items():  # a person's empty sections keep their place, within reason;
+        # Keeper's own (an empty Current State or Known Issues) say nothing
+        if index not in by_section and _name(doc.sections[index]) is None and len(head) + 1 <= min(budget, limit // 4):
             shown.add(index)
             budget -= len(head) + 1
     chosen: set[int] = set()

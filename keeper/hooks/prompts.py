@@ -13,7 +13,6 @@ import os
 from keeper.errors import KeeperError
 from keeper.store import paths
 from keeper.store.config import Config
-from keeper.text import count
 
 # context, search, sessions and trash load inside the functions that use them: an ordinary short
 # prompt, the common case, must cost this hook nothing but the checks that turn it away.
@@ -111,11 +110,12 @@ def clear_for_prompt(project: paths.Project, cfg: Config, args: str) -> Answer:
         backup = trash.clear(project, files, f"/keeper:clear {what}", cfg.trash_days)
     except KeeperError as exc:
         return Answer(f"Keeper clear {what}: nothing was removed: {exc}", "Keeper: nothing was cleared (see above)")
+    moved = trash.described([os.path.relpath(f, project.dir) for f in files])
     text = (
-        f"Keeper clear {what}: moved {count(len(files), 'file')} of project '{project.name}' to {backup}. "
+        f"Keeper clear {what}: moved {moved} of project '{project.name}' to {backup}. "
         f"They can be brought back with `keeper restore` for {cfg.trash_days} days."
     )
-    return Answer(text, f"Keeper: moved {count(len(files), 'file')} to the trash; `keeper restore` brings them back")
+    return Answer(text, f"Keeper: moved {moved} to the trash; `keeper restore` brings them back")
 
 
 def auto_recall(project: paths.Project, cfg: Config, prompt: str, session: str) -> Answer:

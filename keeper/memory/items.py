@@ -3,10 +3,12 @@
 Two lines are the same memory item when their ``key`` is equal. The key folds only what cannot
 change a line's meaning: Unicode compatibility forms (NFKC: fullwidth letters, ligatures), invisible
 format characters (Unicode category Cf: zero-width space and joiner, BOM, direction marks), case
-(``casefold``), runs of whitespace, trailing sentence punctuation (``.,;:!?…。、``) and the
-`` (YYYY-MM-DD)`` date Keeper puts after an item. Nothing more: word order, numbers, negations,
-quotes and every other character stay, so "Store sessions in Redis, not Postgres" and "Store
-sessions in Postgres, not Redis" are two items, and "Cache TTL is 30 seconds" is not "… 60 …".
+(``casefold``), runs of whitespace, sentence punctuation (``.,;:!?…。、``) that ends a word or
+stands alone, outside code in backticks (so "Use Redis, for the job queue!" is "Use Redis for the
+job queue."; inside a word it stays: ``1.10``, ``1,000``, ``v2.3``, ``cache.py``, ``a:b``), and
+the `` (YYYY-MM-DD)`` date Keeper puts after an item. Nothing more: word order, numbers,
+negations, quotes and every other character stay, so "Store sessions in Redis, not Postgres" and
+"Store sessions in Postgres, not Redis" are two items, and "Cache TTL is 30 seconds" is not "… 60 …".
 
 A *near* match exists only for naming an item to retire or resolve, and for pointing out in a
 save's reply that a new item resembles a known one (it is still added). ``find`` returns the one
@@ -27,6 +29,7 @@ MARGIN = 5.0  # ... and by how much it must lead the second-best candidate
 SIMILAR = 85.0  # a new item this close to a known one is pointed out in the save's reply
 CANDIDATES = 3  # how many candidates an ambiguous or missing name lists
 _TRAILING = ".,;:!?…。、 "
+_SENTENCE = _TRAILING.strip()
 _NEGATIONS = frozenset(
     {"not", "no", "never", "none", "nor", "neither", "nothing", "without", "avoid", "cannot", "dont", "stop"}
 )
@@ -57,8 +60,24 @@ def key(text: str) -> str:
         text = visible if visible.strip() else text  # an item of invisible characters alone is itself
     folded = " ".join(text.casefold().split())
     folded = strip_date(folded)
-    stripped = folded.rstrip(_TRAILING)
+    stripped = _unpunctuated(folded).rstrip(_TRAILING)
     return stripped or folded  # "~" or "..." alone is an item too: its key is itself
+
+
+def _unpunctuated(text: str) -> str:
+    """``text`` (words single-spaced) without the sentence punctuation that ends a word or stands
+    alone, outside backtick code spans; a word of dots alone (``..``) stays but at the very end."""
+    parts = text.split("`")
+    for at in range(0, len(parts), 2):  # outside backticks; an unclosed one makes the rest code
+        words = []
+        for word in parts[at].split(" "):
+            bare = word.rstrip(_SENTENCE)
+            words.append(bare or (word if word and not word.strip(".") else ""))
+        joined = " ".join(words)  # a word dropped leaves a double space; beside a code span, one
+        lead = " " if joined[:1] == " " else ""
+        trail = " " if joined[-1:] == " " and joined.strip() else ""
+        parts[at] = lead + " ".join(joined.split()) + trail
+    return "`".join(parts)
 
 
 def _words(item_key: str) -> list[str]:

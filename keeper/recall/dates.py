@@ -8,8 +8,10 @@ less. Dots are read day-first only, and without a year only as two two-digit par
 Friday", "last weekend", "last week", "last month", "last year", "on the 19th") are resolved
 against a reference day: today for a question, the session's own date for its text.
 
-Days are counted from 1970-01-01. The calendar terms recall indexes are made from these days by
-``keeper.tokens``. Plain string operations, no ``re`` and no ``datetime``: recall runs in hooks.
+This is recall's one calendar: days are counted from 1970-01-01 (``days_from_civil``,
+``civil_from_days``, ``day_number`` of a ``YYYY-MM-DD``), and the month and weekday names live
+here. The calendar terms recall indexes are made from these days by ``keeper.recall.tokens``.
+Plain string operations, no ``re`` and no ``datetime``: recall runs in hooks.
 """
 
 from __future__ import annotations
@@ -20,10 +22,15 @@ _NUMBERS = {
     "eight": 8, "nine": 9, "ten": 10, "couple": 2, "few": 3, "several": 3,
 }  # fmt: skip
 _UNITS = {"day": 1, "days": 1, "week": 7, "weeks": 7, "month": 30, "months": 30, "year": 365, "years": 365}
-_WEEKDAYS = ("monday", "tuesday", "wednesday", "thursday", "friday", "saturday", "sunday")
-_WEEKDAY_OF = {**{d: i for i, d in enumerate(_WEEKDAYS)}, **{d + "s": i for i, d in enumerate(_WEEKDAYS)}}
-_MONTHS = ("january", "february", "march", "april", "may", "june", "july", "august", "september", "october")
-_MONTH_WORDS = frozenset(w for m in (*_MONTHS, "november", "december") for w in (m, m[:3]))
+MONTHS = (
+    "january", "february", "march", "april", "may", "june",
+    "july", "august", "september", "october", "november", "december",
+)  # fmt: skip
+WEEKDAYS = ("monday", "tuesday", "wednesday", "thursday", "friday", "saturday", "sunday")
+EPOCH_WEEKDAY = 3  # 1970-01-01, day 0, was a Thursday
+_DAYS_IN_MONTH = (31, 28, 31, 30, 31, 30, 31, 31, 30, 31, 30, 31)
+_WEEKDAY_OF = {**{d: i for i, d in enumerate(WEEKDAYS)}, **{d + "s": i for i, d in enumerate(WEEKDAYS)}}
+_MONTH_WORDS = frozenset(w for m in MONTHS for w in (m, m[:3]))
 _LEADS = frozenset(("on", "by", "until", "till", "since", "from", "before", "after", "for"))
 _SUFFIXES = ("st", "nd", "rd", "th")
 _ORDINALS = frozenset(
@@ -35,9 +42,7 @@ TRIGGERS = frozenset(
 )  # any of these among a text's words: look for relative dates
 
 
-_SPELLED = tuple(
-    (word, frozenset(word)) for word in (*_MONTHS, "november", "december", *_WEEKDAYS, "yesterday", "weekend")
-)
+_SPELLED = tuple((word, frozenset(word)) for word in (*MONTHS, *WEEKDAYS, "yesterday", "weekend"))
 
 
 def _distance(a: str, b: str, bound: int) -> int:
@@ -103,10 +108,29 @@ def civil_from_days(days: int) -> tuple[int, int, int]:
 
 
 def _valid(year: int, month: int, day: int) -> bool:
+    """Whether the day exists (year 0, not written, counts as a leap year: 29/2 may be meant)."""
     if not (1 <= month <= 12 and day >= 1):
         return False
     leap = year % 4 == 0 and (year % 100 != 0 or year % 400 == 0)
-    return day <= (31, 29 if leap else 28, 31, 30, 31, 30, 31, 31, 30, 31, 30, 31)[month - 1]
+    return day <= _DAYS_IN_MONTH[month - 1] + (month == 2 and leap)
+
+
+def day_number(iso: object) -> int | None:
+    """The day of a ``YYYY-MM-DD`` (what follows the first ten characters is ignored) counted
+    from 1970-01-01; None for anything that is not a calendar day."""
+    if not isinstance(iso, str) or len(iso) < 10 or iso[4] != "-" or iso[7] != "-":
+        return None
+    year, month, day = iso[:4], iso[5:7], iso[8:10]
+    if not all(part.isascii() and part.isdigit() for part in (year, month, day)):
+        return None
+    if not _valid(int(year), int(month), int(day)):
+        return None
+    return days_from_civil(int(year), int(month), int(day))
+
+
+def weekday(days: int) -> str:
+    """The weekday's name of a day counted from 1970-01-01."""
+    return WEEKDAYS[(days + EPOCH_WEEKDAY) % 7]
 
 
 def numeric(ident: str) -> list[tuple[int, int, int]]:
@@ -194,52 +218,69 @@ def relative(idents: list[str], ref: int, asked: bool = False) -> list[tuple[str
         before = lower[at - 1] if at else ""
         after = lower[at + 1] if at + 1 < len(lower) else ""
         if word == "yesterday":
-            out.append(("day", [(ref - 2, 1.0)] if before == "before" else [(ref - 1, 1.0)]))
-        elif word == "ago" and before in _UNITS:
-            count = _count(lower[at - 2]) if at > 1 else None
-            if count is None and at > 2 and lower[at - 2] == "of":
-                count = _count(lower[at - 3])
-            if count is None and before in ("day", "week", "month", "year"):
-                count = 1
-            if count is None or count > 400:
-                continue
-            unit = _UNITS[before]
-            vague = not set(lower[max(at - 3, 0) : at - 1]).isdisjoint(("few", "several"))
-            if unit == 1:
-                centre = ref - count
-                spread = 2 if vague else 1 if count >= 2 else 0
-                out.append(("day", [(centre + d, 1.0 if d == 0 else 0.5) for d in range(-spread, spread + 1)]))
-            elif unit == 7:
-                centre = ref - 7 * count
-                weights = [(centre + d, 1.0 - 0.15 * abs(d)) for d in range(-3, 4)]
-                out.append(("day", weights))
-            elif unit == 30:
-                out.append(("month", [(_month_shift(ref, count), 1.0)]))
-            else:
-                year = civil_from_days(ref)[0] - count
-                out.append(("year", [(days_from_civil(year, 1, 1), 1.0)]))
+            found: tuple[str, list[tuple[int, float]]] | None = ("day", [(ref - (2 if before == "before" else 1), 1.0)])
+        elif word == "ago":
+            found = _ago(lower, at, ref) if before in _UNITS else None
         elif word == "last":
-            weekday = _WEEKDAY_OF.get(after)
-            if weekday is not None:
-                back = (ref + 3 - weekday) % 7 or 7  # 1970-01-01 was a Thursday (weekday 3)
-                out.append(("day", [(ref - back, 1.0), (ref - back - 7, 0.5)]))
-            elif after == "night":
-                out.append(("day", [(ref - 1, 0.9)]))
-            elif after == "weekend":
-                sunday = ref - ((ref + 3 - 6) % 7 or 7)
-                out.append(("day", [(sunday - 1, 0.8), (sunday, 0.8)]))
-            elif after == "week":
-                monday = ref - (ref + 3) % 7 - 7
-                out.append(("day", [(monday + d, 0.6) for d in range(7)]))
-            elif after == "month":
-                out.append(("month", [(_month_shift(ref, 1), 1.0)]))
-            elif after == "year":
-                out.append(("year", [(days_from_civil(civil_from_days(ref)[0] - 1, 1, 1), 1.0)]))
+            found = _last(after, ref)
         else:
-            day = _ordinal_day(word)
-            if day is None or before != "the" or at < 2 or lower[at - 2] not in _LEADS:
-                continue
-            if after in _MONTH_WORDS or after == "of":  # "the 19th of May": a written date (keeper.tokens)
-                continue
-            out.append(("day", _nearest_day_of_month(ref, day, past_only=asked)))
+            found = _the_nth(lower, at, ref, asked)
+        if found is not None:
+            out.append(found)
     return out
+
+
+def _ago(lower: list[str], at: int, ref: int) -> tuple[str, list[tuple[int, float]]] | None:
+    """ "3 days ago", "a couple of weeks ago", "a few months ago", "a year ago": ``lower[at]`` is "ago"."""
+    before = lower[at - 1]
+    count = _count(lower[at - 2]) if at > 1 else None
+    if count is None and at > 2 and lower[at - 2] == "of":
+        count = _count(lower[at - 3])
+    if count is None and before in ("day", "week", "month", "year"):
+        count = 1
+    if count is None or count > 400:
+        return None
+    unit = _UNITS[before]
+    vague = not set(lower[max(at - 3, 0) : at - 1]).isdisjoint(("few", "several"))
+    if unit == 1:
+        centre = ref - count
+        spread = 2 if vague else 1 if count >= 2 else 0
+        return "day", [(centre + d, 1.0 if d == 0 else 0.5) for d in range(-spread, spread + 1)]
+    if unit == 7:
+        centre = ref - 7 * count
+        return "day", [(centre + d, 1.0 - 0.15 * abs(d)) for d in range(-3, 4)]
+    if unit == 30:
+        return "month", [(_month_shift(ref, count), 1.0)]
+    return "year", [(days_from_civil(civil_from_days(ref)[0] - count, 1, 1), 1.0)]
+
+
+def _last(after: str, ref: int) -> tuple[str, list[tuple[int, float]]] | None:
+    """ "last Friday", "last night", "last weekend", "last week", "last month", "last year"."""
+    day_of_week = _WEEKDAY_OF.get(after)
+    if day_of_week is not None:
+        back = (ref + EPOCH_WEEKDAY - day_of_week) % 7 or 7
+        return "day", [(ref - back, 1.0), (ref - back - 7, 0.5)]
+    if after == "night":
+        return "day", [(ref - 1, 0.9)]
+    if after == "weekend":
+        sunday = ref - ((ref + EPOCH_WEEKDAY - 6) % 7 or 7)
+        return "day", [(sunday - 1, 0.8), (sunday, 0.8)]
+    if after == "week":
+        monday = ref - (ref + EPOCH_WEEKDAY) % 7 - 7
+        return "day", [(monday + d, 0.6) for d in range(7)]
+    if after == "month":
+        return "month", [(_month_shift(ref, 1), 1.0)]
+    if after == "year":
+        return "year", [(days_from_civil(civil_from_days(ref)[0] - 1, 1, 1), 1.0)]
+    return None
+
+
+def _the_nth(lower: list[str], at: int, ref: int, asked: bool) -> tuple[str, list[tuple[int, float]]] | None:
+    """ "on the 19th": a day of a month near ``ref``; "the 19th of May" is a written date (``keeper.recall.tokens``)."""
+    day = _ordinal_day(lower[at])
+    if day is None or at < 2 or lower[at - 1] != "the" or lower[at - 2] not in _LEADS:
+        return None
+    after = lower[at + 1] if at + 1 < len(lower) else ""
+    if after in _MONTH_WORDS or after == "of":
+        return None
+    return "day", _nearest_day_of_month(ref, day, past_only=asked)

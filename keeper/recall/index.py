@@ -261,17 +261,16 @@ def _quick_changes(
     return changed, removed
 
 
-def refresh(
-    con: Connection, project: paths.Project, thorough: bool = True, budget: float | None = None, team: bool = False
-) -> int:
+def refresh(con: Connection, where: sources.Sources, thorough: bool = True, budget: float | None = None) -> int:
     """Bring the index up to date with the files; return how many files were (re)indexed.
 
     Reads only, unless a file was added, changed or removed. Changes are written in batches of
     ``BATCH`` files, each its own transaction, so a build that is stopped (a hook's time limit, a
     kill) keeps what it did and the next call goes on from there. With ``budget`` (seconds) it
-    stops after the batch that runs past it; the rest waits for the next call. ``team``: the
-    repository's team memory is a source (``team: true``); when not, its sections leave the index.
+    stops after the batch that runs past it; the rest waits for the next call. A source that is
+    off (the team notes with ``team: false``) leaves the index.
     """
+    project = where.project
     folder = _folder_mtime(project)
     meta = _meta(con)
     quick = not thorough or _number(meta, "files") > THOROUGH_UP_TO
@@ -287,7 +286,7 @@ def refresh(
     else:
         window = THOROUGH_WINDOW if thorough else WINDOW
         changed, removed = _quick_changes(con, project, folder, meta.get("folder", ""), window)
-    outside = sources.outside(project, team)
+    outside = where.outside()
     known_outside = _rows(
         con,
         f"SELECT name, mtime_ns, size FROM files WHERE {_OUTSIDE}",

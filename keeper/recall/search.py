@@ -1,11 +1,13 @@
 """Keyword recall over memory.md and the session files, best first, tolerant of typos.
 
 Each heading-delimited section (a ``Chunk``) is one unit, its terms made by ``keeper.recall.tokens``.
-The index hands over the few sections worth ranking (``index.candidates``); ranking is BM25,
-with the other matching sections of a file backing a section up and a recent date adding a
-little. A query word found nowhere is corrected against the corpus's words with rapidfuzz,
-unless it is an ordinary English word the memory simply lacks. The text of the best sections is
-read from their files, for an exact phrase's light boost and for the snippets shown.
+A question is parsed once into a ``Query``. The sections come from a corpus: the SQLite index
+(``keeper.recall.index``), which hands over the few sections worth ranking, or, where this Python
+has no FTS5 or the index cannot be used, every section read from the files. Both go through one
+pipeline: ranking is BM25, with the other matching sections of a file backing a section up and a
+recent date adding a little. A query word found nowhere is corrected against the corpus's words
+with rapidfuzz, unless it is an ordinary English word the memory simply lacks. The text of the
+best sections is read from their files, for an exact phrase's light boost and for the snippets shown.
 """
 
 from __future__ import annotations
@@ -14,37 +16,48 @@ import math
 import os
 import time
 
-from keeper.recall import sources
+from keeper.recall import dates, sources
 from keeper.recall.chunks import Chunk, chunks_of, sections_of
 from keeper.recall.stemmer import IRREGULAR
-from keeper.recall.tokens import date_slots, days_since_epoch, fold, plain_words, term_of, words
+from keeper.recall.tokens import date_slots, fold, plain_words, term_of, words
 from keeper.store import paths, sessions
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
-    from collections.abc import Callable, Collection
+    from collections.abc import Callable, Collection, Iterable
     from datetime import date
+    from sqlite3 import Connection
+    from typing import Protocol
+
+    class Corpus(Protocol):
+        """Where the sections come from: the index, or the files read one by one."""
+
+        def frequencies(self, terms: Iterable[str]) -> tuple[dict[str, int], int, float]: ...
+        def surface(self, raw: str) -> dict[str, str]: ...
+        def candidates(self, ranked: list[str], df: dict[str, int], weights: dict[str, float]) -> list[Chunk]: ...
+
 
 K1, B = 1.2, 0.75
 SIBLING_WEIGHT = 0.5  # how much the other matching sections of a file add to a section's score
 PHRASE_BOOST = 1.25  # a section holding every word pair of the query side by side
 PROXIMITY_BOOST = 1.25  # a section holding every two of the query's words close together
+NEAR_WORDS = 8  # "close together": at most this many words apart
+RECENCY_BOOST = 0.1  # a section dated today scores this much more, fading ...
+RECENCY_DAYS = 60  # ... by e every this many days
 SCAN_AT_PROMPT_UP_TO = 500  # session files automatic recall reads one by one when there is no index
 RERANK = 10  # leading sections read from their files for that
-_EPOCH_ORDINAL = 719163  # date(1970, 1, 1).toordinal()
-
-
-def corpus(project: paths.Project, scope: str = "all", team: bool = False) -> list[Chunk]:
-    """Every section recall can find, for the scan without an index."""
-    names = [paths.MEMORY_FILE, *(f"{paths.SESSIONS_DIR}/{os.path.basename(p)}" for p in sessions.list_files(project))]
-    names += list(sources.outside(project, team))
-    chunks: list[Chunk] = []
-    for name in names:
-        path = sources.path_of(project, name)
-        text = sources.read_named(path, name) if path and sources.in_scope(name, scope) else None
-        if path and text:
-            chunks.extend(chunks_of(path, text, sources.title_of(name)))
-    return chunks
+QUICK_DEPTH = 4  # automatic recall ranks a quarter of the index's candidates
+SNIPPET_LINES = 3
+SNIPPET_CHARS = 240
+# Typo correction: the least rapidfuzz ratio a corpus word needs to stand in for a word found
+# nowhere (by the word's length; an English word has its own bound, see _stand_ins), and how
+# much the stand-in weighs against the word itself.
+TYPO_CUTOFFS = ((7, 75.0), (5, 78.0), (4, 80.0))  # (at least this long, cutoff); shorter: THREE_LETTER_CUTOFF
+THREE_LETTER_CUTOFF = 85.0  # "jon": one letter added ("john"), never one changed ("jen")
+TYPO_WEIGHT = 0.9
+ENGLISH_WEIGHT = 0.45  # an English word the memory lacks: "nice" for "niece", at half weight
+NAME_WEIGHT = 0.8  # another spelling of a name the memory also holds as asked (Kathryn, Katherine)
+STAND_INS = 3  # corrections kept for one word
 
 
 class Result:
@@ -87,29 +100,8 @@ class Result:
         }
 
 
-def day_number(iso: object) -> int | None:
-    """``date.toordinal()`` of a ``YYYY-MM-DD`` (no ``datetime`` import); None for anything else."""
-    if not isinstance(iso, str) or len(iso) < 10 or iso[4] != "-" or iso[7] != "-":
-        return None
-    year, month, day = iso[:4], iso[5:7], iso[8:10]
-    if not (year.isdigit() and month.isdigit() and day.isdigit()) or not 1 <= int(month) <= 12:
-        return None
-    leap = int(year) % 4 == 0 and (int(year) % 100 != 0 or int(year) % 400 == 0)
-    if not 1 <= int(day) <= (31, 29 if leap else 28, 31, 30, 31, 30, 31, 31, 30, 31, 30, 31)[int(month) - 1]:
-        return None
-    return days_since_epoch(int(year), int(month), int(day)) + _EPOCH_ORDINAL
-
-
-def _today() -> int:
-    now = time.localtime()
-    return days_since_epoch(now.tm_year, now.tm_mon, now.tm_mday) + _EPOCH_ORDINAL
-
-
 def _idf(n: int, df: int) -> float:
     return math.log(1 + (n - df + 0.5) / (df + 0.5))
-
-
-NAME_WEIGHT = 0.8  # another spelling of a name the memory also holds as asked (Kathryn, Katherine)
 
 
 def names_in(query: str) -> set[str]:
@@ -155,31 +147,49 @@ def _stand_ins(
         if english and term in known:  # a capitalised word, no name: "Grace", "Harbour"
             continue
         written = surface(raw)
-        size = len(raw)
-        # an English word: one letter added or dropped at most; a non-word: about two typing slips
-        cutoff = 200 * (size - 1) / (2 * size - 1) - 0.01 if english else 75 if size >= 7 else 78 if size >= 5 else 80
-        if size == 3:
-            cutoff = 85  # "jon": one letter added ("john"), never one changed ("jen")
-        weight = 0.45 if english else NAME_WEIGHT if term in known else 0.9
+        weight = ENGLISH_WEIGHT if english else NAME_WEIGHT if term in known else TYPO_WEIGHT
         best: dict[str, float] = {}
+        cutoff = _cutoff(len(raw), english)
         for match, score, _ in process.extract(raw, list(written), scorer=fuzz.ratio, limit=6, score_cutoff=cutoff):
             stand_in = written[match]
             if stand_in == term or (term in known and match in lexicon.WORDS):  # a name's spelling, not a word
                 continue
             best[stand_in] = max(best.get(stand_in, 0.0), score / 100.0 * weight)
-        out[term] += sorted(best.items(), key=lambda kv: -kv[1])[:3]
+        out[term] += sorted(best.items(), key=lambda kv: -kv[1])[:STAND_INS]
     return out
 
 
-def _asked(query: str, today: int) -> tuple[list[tuple[str, str]], list[tuple[str, list[tuple[str, float]]]]]:
-    """The query's ``(word, term)`` pairs and its date slots (``tokens.date_slots``: each day it
-    asks for, written or relative), the terms of its written dates taken out of the plain pairs."""
-    query_words = list(dict.fromkeys(words(query)))
-    slots, written = date_slots(query, today - _EPOCH_ORDINAL)
-    if slots:
-        optional = written.union(t for _, options in slots for t, _ in options)
-        query_words = [(raw, term) for raw, term in query_words if term not in optional]
-    return query_words, slots
+def _cutoff(size: int, english: bool) -> float:
+    """The least rapidfuzz ratio of a correction for a word of ``size`` letters: for an English
+    word one letter added or dropped at most, for any other about two typing slips."""
+    if size == 3:
+        return THREE_LETTER_CUTOFF
+    if english:
+        return 200 * (size - 1) / (2 * size - 1) - 0.01
+    return next(cutoff for least, cutoff in TYPO_CUTOFFS if size >= least)
+
+
+class Query:
+    """A question parsed once: its ``(word, term)`` pairs, its date slots (``tokens.date_slots``:
+    each day it asks for, written or relative, the terms of its written dates taken out of the
+    plain pairs), the terms ranking weighs, the names it writes and whether its answer likely
+    spans sessions."""
+
+    __slots__ = ("names", "slots", "spread", "terms", "text", "today", "wanted", "words")
+
+    def __init__(self, text: str, today: int) -> None:
+        """``today``: the day it is asked on, counted from 1970-01-01 (``keeper.recall.dates``)."""
+        self.text, self.today = text, today
+        query_words = list(dict.fromkeys(words(text)))
+        self.slots, written = date_slots(text, today)
+        if self.slots:
+            optional = written.union(t for _, options in self.slots for t, _ in options)
+            query_words = [(raw, term) for raw, term in query_words if term not in optional]
+        self.words = query_words
+        self.terms = list(dict.fromkeys(term for _, term in query_words)) + [name for name, _ in self.slots]
+        self.wanted = list(dict.fromkeys([*self.terms, *(t for _, options in self.slots for t, _ in options)]))
+        self.names = names_in(text)
+        self.spread = spans_sessions(text)
 
 
 def _slot_stand_ins(
@@ -189,14 +199,14 @@ def _slot_stand_ins(
     return {name: [(t, w) for t, w in options if df.get(t)] for name, options in slots}
 
 
-def _snippet(chunk: Chunk, matched: set[str], limit: int = 3) -> str:
+def _snippet(chunk: Chunk, matched: set[str], limit: int = SNIPPET_LINES) -> str:
     """The first lines of a section that hold a matched word (else its first lines), shortened."""
     lines = [ln.strip() for ln in (chunk.text or "").splitlines() if ln.strip()]
     matcher = _Matcher(matched)
     compound = [t for t in matched if not t.isalnum()]  # whole identifiers: order_service, cache.py
     hits = [ln for ln in lines if matched.intersection(matcher.sequence(ln)) or any(t in fold(ln) for t in compound)]
     chosen = (hits or lines)[:limit]
-    return "\n".join(ln if len(ln) <= 240 else ln[:237] + "…" for ln in chosen)
+    return "\n".join(ln if len(ln) <= SNIPPET_CHARS else ln[: SNIPPET_CHARS - 3] + "…" for ln in chosen)
 
 
 def rank(
@@ -242,9 +252,9 @@ def rank(
             hits += best > 0
         if score <= 0:
             continue
-        day = days[chunk.date] if chunk.date in days else days.setdefault(chunk.date, day_number(chunk.date))
+        day = days[chunk.date] if chunk.date in days else days.setdefault(chunk.date, dates.day_number(chunk.date))
         if day is not None:
-            score *= 1 + 0.1 * math.exp(-max(today - day, 0) / 60)
+            score *= 1 + RECENCY_BOOST * math.exp(-max(today - day, 0) / RECENCY_DAYS)
         results.append(Result(chunk, score, matched, root, covered / total, hits))
     by_file: dict[str, float] = {}
     for result in results:
@@ -270,7 +280,7 @@ def _with_text(project: paths.Project, results: list[Result]) -> list[Result]:
     return [r for r in results if r.chunk.text is not None]
 
 
-def _close_pairs(spots: list[tuple[int, str]], window: int = 8) -> set[tuple[str, str]]:
+def _close_pairs(spots: list[tuple[int, str]], window: int = NEAR_WORDS) -> set[tuple[str, str]]:
     """Pairs of the words at ``spots`` (position, word; in order) within ``window`` words of each other."""
     pairs: set[tuple[str, str]] = set()
     for i, (at, word) in enumerate(spots):
@@ -322,7 +332,7 @@ class _Matcher:
         return found
 
 
-class _Query:
+class _Lift:
     """The query as a word sequence for the pair and proximity lifts: each word as the term it
     matched (its stand-in, for a typo), stop words as written."""
 
@@ -361,7 +371,11 @@ class _Query:
 
 
 def best(
-    project: paths.Project, results: list[Result], query: str, limit: int, stand_ins: dict[str, list[tuple[str, float]]]
+    project: paths.Project,
+    results: list[Result],
+    query: Query,
+    limit: int,
+    stand_ins: dict[str, list[tuple[str, float]]],
 ) -> list[Result]:
     """The ``limit`` best, after the sections holding the query's words as asked are lifted: its
     word pairs side by side ("in tests", "reserve stock") and its terms close together (a name
@@ -370,11 +384,11 @@ def best(
     Only the leading results are read for that, from their files: the lift cannot bring a
     section from far below.
     """
-    spread = spans_sessions(query)
+    spread = query.spread
     if spread:
         results = _one_per_session(results)
     leading = _with_text(project, results[: max(limit, RERANK)])
-    asked = _Query(query, stand_ins)
+    asked = _Lift(query.text, stand_ins)
     if asked.pairs or asked.near:
         for result in leading:
             result.score *= asked.lift(result.chunk.text or "")
@@ -431,60 +445,128 @@ def search(
     Uses the SQLite index (brought up to date first; ``thorough`` stats every file), or scans the
     files where this Python has no FTS5. ``correct`` turns on typo correction (rapidfuzz).
     """
-    today_number = today.toordinal() if today is not None else _today()
-    query_words, slots = _asked(query, today_number)
-    terms = list(dict.fromkeys(term for _, term in query_words)) + [name for name, _ in slots]
-    if not terms:
+    day = dates.days_from_civil(today.year, today.month, today.day) if today is not None else _today()
+    asked = Query(query, day)
+    if not asked.terms:
         return []
-    wanted = list(dict.fromkeys([*terms, *(t for _, options in slots for t, _ in options)]))
+    where = sources.Sources(project, team)
     from keeper.recall import index
-
-    def scan() -> list[Result]:
-        """Without an index: read every file, except for automatic recall in a large store, which
-        that would hold past the prompt hook's limit (it finds nothing this time)."""
-        if not thorough and len(sessions.list_files(project)) > SCAN_AT_PROMPT_UP_TO:
-            return []
-        return _scan(project, query_words, slots, terms, query, limit, today_number, correct, scope, min_terms, team)
 
     try:
         con = index.open_index(project)
     except index.Error:
         con = None
-    if con is None:
-        return scan()
-    try:
+    if con is not None:
         try:
-            budget = None if thorough else index.PROMPT_BUDGET
-            index.refresh(con, project, thorough=thorough, budget=budget, team=team)
-        except index.OperationalError:  # another process is writing it: search what is indexed
-            pass
-        df, n, avg = index.document_frequencies(con, wanted)
+            try:
+                index.refresh(con, where, thorough=thorough, budget=None if thorough else index.PROMPT_BUDGET)
+            except index.OperationalError:  # another process is writing it: search what is indexed
+                pass
+            depth = index.CANDIDATES if thorough else index.CANDIDATES // QUICK_DEPTH
+            return _found(project, _Indexed(con, project, depth, scope), asked, limit, correct, min_terms)
+        except index.DatabaseError as exc:  # replaced or damaged under us (a clear, a copy): it is only derived
+            from keeper.store import log
 
-        def near(raw: str) -> dict[str, str]:
-            return index.surface_words(con, raw)
+            log.write("recall", "WARN", f"search index unusable ({exc}); searched the files directly")
+        finally:
+            con.close()
+    if not thorough and len(sessions.list_files(project)) > SCAN_AT_PROMPT_UP_TO:
+        # automatic recall in a large store without an index: reading every file would hold the
+        # prompt hook past its limit, so it finds nothing this time
+        return []
+    return _found(project, _Scanned(corpus(where, scope)), asked, limit, correct, min_terms)
 
-        stand_ins = _stand_ins(query_words, set(df), near if correct else None, names_in(query))
-        stand_ins.update(_slot_stand_ins(slots, df))
-        found = sorted({w for options in stand_ins.values() for w, _ in options})
-        if not found:
-            return []
-        if not set(found) <= set(df):
-            df, n, avg = index.document_frequencies(con, found)
-        ranked = sorted((w for w in found if df.get(w)), key=df.__getitem__)
-        weights = {w: _idf(n, df[w]) for w in ranked}
-        depth = index.CANDIDATES if thorough else index.CANDIDATES // 4
-        chunks = index.candidates(con, project, ranked, df, weights, depth, scope)
-    except index.DatabaseError as exc:  # replaced or damaged under us (a clear, a copy): it is only derived
-        from keeper.store import log
 
-        log.write("recall", "WARN", f"search index unusable ({exc}); searched the files directly")
-        return scan()
-    finally:
-        con.close()
-    results = [
-        r for r in rank(chunks, terms, stand_ins, (df, n, avg), project.dir, today_number) if r.hits >= min_terms
-    ]
+def _today() -> int:
+    """Today, counted from 1970-01-01 (``keeper.recall.dates``), without importing ``datetime``."""
+    now = time.localtime()
+    return dates.days_from_civil(now.tm_year, now.tm_mon, now.tm_mday)
+
+
+def _found(
+    project: paths.Project, corpus: Corpus, query: Query, limit: int, correct: bool, min_terms: int
+) -> list[Result]:
+    """The one pipeline behind ``search``: stand-ins for the query's words, the corpus's
+    candidates, BM25 over them, then the lift of the leading ones read from their files."""
+    df, n, avg = corpus.frequencies(query.wanted)
+    stand_ins = _stand_ins(query.words, set(df), corpus.surface if correct else None, query.names)
+    stand_ins.update(_slot_stand_ins(query.slots, df))
+    found = sorted({w for options in stand_ins.values() for w, _ in options})
+    if not found:
+        return []
+    if not set(found) <= set(df):
+        df, n, avg = corpus.frequencies(found)
+    ranked = sorted((w for w in found if df.get(w)), key=df.__getitem__)
+    weights = {w: _idf(n, df[w]) for w in ranked}
+    chunks = corpus.candidates(ranked, df, weights)
+    scored = rank(chunks, query.terms, stand_ins, (df, n, avg), project.dir, query.today)
+    results = [r for r in scored if r.hits >= min_terms]
     return _labelled(project, best(project, results, query, limit, stand_ins))
+
+
+class _Indexed:
+    """The SQLite index as the corpus: counts from its tables, the few sections worth ranking."""
+
+    def __init__(self, con: Connection, project: paths.Project, depth: int, scope: str) -> None:
+        self.con, self.project, self.depth, self.scope = con, project, depth, scope
+
+    def frequencies(self, terms: Iterable[str]) -> tuple[dict[str, int], int, float]:
+        from keeper.recall import index
+
+        return index.document_frequencies(self.con, terms)
+
+    def surface(self, raw: str) -> dict[str, str]:
+        from keeper.recall import index
+
+        return index.surface_words(self.con, raw)
+
+    def candidates(self, ranked: list[str], df: dict[str, int], weights: dict[str, float]) -> list[Chunk]:
+        from keeper.recall import index
+
+        return index.candidates(self.con, self.project, ranked, df, weights, self.depth, self.scope)
+
+
+def corpus(where: sources.Sources, scope: str = "all") -> list[Chunk]:
+    """Every section recall can find, for the scan without an index."""
+    project = where.project
+    names = [paths.MEMORY_FILE, *(f"{paths.SESSIONS_DIR}/{os.path.basename(p)}" for p in sessions.list_files(project))]
+    names += list(where.outside())
+    chunks: list[Chunk] = []
+    for name in names:
+        path = sources.path_of(project, name)
+        text = sources.read_named(path, name) if path and sources.in_scope(name, scope) else None
+        if path and text:
+            chunks.extend(chunks_of(path, text, sources.title_of(name)))
+    return chunks
+
+
+class _Scanned:
+    """Every section read and tokenised from the files, as the corpus (Pythons built without
+    FTS5, an index that cannot be used): all of them are candidates."""
+
+    def __init__(self, chunks: list[Chunk]) -> None:
+        self.chunks = chunks
+        self.df: dict[str, int] = {}
+        for chunk in chunks:
+            for term in chunk.counts:
+                self.df[term] = self.df.get(term, 0) + 1
+        self.n = len(chunks)
+        self.avg = sum(c.length for c in chunks) / self.n if self.n else 1.0
+        self._written: dict[str, str] | None = None
+
+    def frequencies(self, terms: Iterable[str]) -> tuple[dict[str, int], int, float]:
+        return {t: self.df[t] for t in terms if t in self.df}, self.n, self.avg
+
+    def surface(self, raw: str) -> dict[str, str]:
+        """Every word of the corpus as written (read once, when a correction first needs them)."""
+        if self._written is None:
+            self._written = {}
+            for chunk in self.chunks:
+                self._written.update(words(chunk.heading + "\n" + (chunk.text or "")))
+        return self._written
+
+    def candidates(self, ranked: list[str], df: dict[str, int], weights: dict[str, float]) -> list[Chunk]:
+        return self.chunks
 
 
 def _labelled(project: paths.Project, results: list[Result]) -> list[Result]:
@@ -496,37 +578,6 @@ def _labelled(project: paths.Project, results: list[Result]) -> list[Result]:
     return results
 
 
-def _scan(
-    project: paths.Project,
-    query_words: list[tuple[str, str]],
-    slots: list[tuple[str, list[tuple[str, float]]]],
-    terms: list[str],
-    query: str,
-    limit: int,
-    today: int,
-    correct: bool,
-    scope: str,
-    min_terms: int,
-    team: bool,
-) -> list[Result]:
-    """Search without an index: read and tokenise every file (Pythons built without FTS5)."""
-    chunks = corpus(project, scope, team)
-    df: dict[str, int] = {}
-    for chunk in chunks:
-        for term in chunk.counts:
-            df[term] = df.get(term, 0) + 1
-    written: dict[str, str] = {}
-    if correct:
-        for chunk in chunks:
-            written.update(words(chunk.heading + "\n" + (chunk.text or "")))
-    stand_ins = _stand_ins(query_words, set(df), (lambda _raw: written) if correct else None, names_in(query))
-    stand_ins.update(_slot_stand_ins(slots, df))
-    n = len(chunks)
-    avg = sum(c.length for c in chunks) / n if n else 1.0
-    results = [r for r in rank(chunks, terms, stand_ins, (df, n, avg), project.dir, today) if r.hits >= min_terms]
-    return _labelled(project, best(project, results, query, limit, stand_ins))
-
-
 def section_for(project: paths.Project, ident: str, team: bool = False) -> tuple[str, str, str]:
     """The whole section behind a result id (``sessions/<file>.md:<line>``): path, heading, text.
 
@@ -536,7 +587,7 @@ def section_for(project: paths.Project, ident: str, team: bool = False) -> tuple
     from keeper.errors import KeeperError
 
     name, _, line_text = ident.rpartition(":")
-    path = sources.path_of(project, name) if team or name != sources.TEAM_NAME else None
+    path = sources.Sources(project, team).path_of(name)
     if path is None or not line_text.isdigit():
         raise KeeperError(
             f"{ident!r} is not a result id; ids look like sessions/2026-11-21_1430.md:12 (see keeper recall)"

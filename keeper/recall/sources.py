@@ -59,13 +59,29 @@ def _safe_name(name: str) -> bool:
     )
 
 
-def outside(project: paths.Project, team: bool) -> dict[str, str]:
-    """Index name -> path of the files recall searches beside the project's own folder.
+class Sources:
+    """The sources one project's recall reads: its own files, the global memory, Claude Code's
+    auto memory and, when they are on (``team: true``), the repository's team notes. Made once
+    where the configuration is known, and handed on as one value."""
 
-    The global memory, the team memory when ``team`` (and it is a regular file, not a link), and
-    the regular files of Claude Code's auto memory folder (at most ``NATIVE_LIMIT``): links out of
-    it, FIFOs, devices and folders named like files are skipped.
-    """
+    __slots__ = ("project", "team")
+
+    def __init__(self, project: paths.Project, team: bool = False) -> None:
+        self.project, self.team = project, team
+
+    def outside(self) -> dict[str, str]:
+        """Index name -> path of the files recall searches beside the project's own folder."""
+        return _outside(self.project, self.team)
+
+    def path_of(self, name: str) -> str | None:
+        """The file of an index name, as ``path_of``, the team notes only when they are on."""
+        return path_of(self.project, name) if self.team or name != TEAM_NAME else None
+
+
+def _outside(project: paths.Project, team: bool) -> dict[str, str]:
+    """The global memory, the team memory when ``team`` (and it is a regular file, not a link),
+    and the regular files of Claude Code's auto memory folder (at most ``NATIVE_LIMIT``): links
+    out of it, FIFOs, devices and folders named like files are skipped."""
     found = {GLOBAL_NAME: paths.global_memory_file()}
     if team and repo.team_file(project):
         found[TEAM_NAME] = project.team

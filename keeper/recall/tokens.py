@@ -15,6 +15,7 @@ before stemming. Plain string operations, no ``re``: recall runs inside hooks, w
 from __future__ import annotations
 
 from keeper.recall import dates
+from keeper.recall.dates import MONTHS, WEEKDAYS
 from keeper.recall.stemmer import stem
 
 _IDENT_CHARS = frozenset("abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789_./\\-")
@@ -35,11 +36,6 @@ STOP = frozenset(  # function words: pronouns, determiners, auxiliaries, preposi
         "yourselves"
     ).split()
 )
-MONTHS = (
-    "january", "february", "march", "april", "may", "june",
-    "july", "august", "september", "october", "november", "december",
-)  # fmt: skip
-WEEKDAYS = ("monday", "tuesday", "wednesday", "thursday", "friday", "saturday", "sunday")
 # Month names always read as months; abbreviations (and "may") only next to a day or a year.
 _MONTH_NAMES = {name: i for i, name in enumerate(MONTHS, 1) if name != "may"}
 _MONTH_NEAR_NUMBER = {
@@ -64,19 +60,6 @@ def fold(text: str) -> str:
     return "".join(c for c in decomposed if not unicodedata.combining(c)).casefold()
 
 
-def days_since_epoch(year: int, month: int, day: int) -> int:
-    """Days from 1970-01-01 to a date (proleptic Gregorian), without importing ``datetime``."""
-    y = year - (month <= 2)
-    era = y // 400
-    yoe = y - era * 400
-    doy = (153 * (month + (-3 if month > 2 else 9)) + 2) // 5 + day - 1
-    return era * 146097 + yoe * 365 + yoe // 4 - yoe // 100 + doy - 719468
-
-
-def _weekday(year: int, month: int, day: int) -> str:
-    return WEEKDAYS[(days_since_epoch(year, month, day) + 3) % 7]  # 1970-01-01 was a Thursday
-
-
 def date_terms(iso: str) -> list[str]:
     """The words a ``YYYY-MM-DD`` date is asked by: month, month-day, year-month, weekday, year."""
     if not (len(iso) == 10 and iso[4] == iso[7] == "-" and iso[:4].isdigit() and iso[5:7].isdigit()):
@@ -87,7 +70,7 @@ def date_terms(iso: str) -> list[str]:
     if not (1 <= month <= 12 and 1 <= day <= 31):
         return []
     name = MONTHS[month - 1]
-    return [iso, iso[:4], name, f"{name}-{day}", iso[:7], _weekday(year, month, day)]
+    return [iso, iso[:4], name, f"{name}-{day}", iso[:7], dates.weekday(dates.days_from_civil(year, month, day))]
 
 
 def day_terms(year: int, month: int, day: int) -> list[str]:
@@ -241,12 +224,6 @@ def words(text: str, day: str | None = None) -> list[tuple[str, str]]:
     return found
 
 
-def _day_number(iso: str) -> int | None:
-    if not date_terms(iso):
-        return None
-    return dates.days_from_civil(int(iso[:4]), int(iso[5:7]), int(iso[8:10]))
-
-
 def _resolved_terms(granularity: str, day: int) -> list[str]:
     year, month, number = dates.civil_from_days(day)
     if granularity == "day":
@@ -260,7 +237,7 @@ def _relative_in_text(idents: list[str], day: str) -> list[tuple[str, str]]:
     """The terms of the relative dates a text written on ``day`` holds, where they are clear: the
     day's date and month-day, a month's year-month, a year. The coarser terms are the session's
     own (its header date) or near them, and each term more makes the section longer for BM25."""
-    ref = _day_number(day)
+    ref = dates.day_number(day)
     if ref is None:
         return []
     found: list[tuple[str, str]] = []

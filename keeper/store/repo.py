@@ -1,4 +1,5 @@
-"""The repository's own files Keeper reads: team.md, checked to be the repository's and text.
+"""The repository's own files Keeper reads: team.md, checked to be the repository's and text;
+and which work tree a folder lies in.
 
 A repository is not Keeper's: its ``.claude`` may be a link, its team.md a link, a hard link to
 a file elsewhere, a FIFO. Only a regular file whose folder really lies in the work tree, outside
@@ -33,3 +34,15 @@ def regular(path: str) -> os.stat_result | None:
     except (OSError, ValueError):
         return None
     return st if stat.S_ISREG(st.st_mode) else None
+
+
+def work_tree(folder: str) -> str | None:
+    """The top of the git work tree ``folder`` lies in (a ``.git`` in it or a folder above), or None."""
+    here = os.path.abspath(folder)
+    while True:
+        if os.path.lexists(os.path.join(here, ".git")):
+            return here
+        parent = os.path.dirname(here)
+        if parent == here:
+            return None
+        here = parent

@@ -16,6 +16,7 @@ from datetime import date, datetime, timedelta
 from keeper.errors import KeeperError
 from keeper.store import paths, sessions
 from keeper.store.fsutil import atomic_write, ensure_dir, is_temp, project_lock, read_json
+from keeper.text import count
 
 MANIFEST = "manifest.json"
 
@@ -60,6 +61,52 @@ def files_to_clear(project: paths.Project, what: str, older_than_days: int) -> l
     if older_than_days < 0:
         raise KeeperError("--older-than must be 0 or more days.")
     return all_files(project) if what == "all" else old_session_files(project, older_than_days)
+
+
+def described(rels: list[str]) -> str:
+    """What a clear moves, as the user knows it: memory.md and session files, counted; the state
+    files Keeper keeps beside them (counters, records) only named ("Move 7 files" was one session)."""
+    names = [rel.replace(os.sep, "/") for rel in rels]
+    memory = paths.MEMORY_FILE in names
+    found = sum(1 for rel in names if rel.startswith(paths.SESSIONS_DIR + "/"))
+    others = len(names) - found - memory
+    parts = ([paths.MEMORY_FILE] if memory else []) + ([count(found, "session file")] if found else [])
+    if others:
+        parts.append("Keeper's own state for them" if parts else count(others, "state file"))
+    if not parts:
+        return "nothing"
+    return parts[0] if len(parts) == 1 else ", ".join(parts[:-1]) + " and " + parts[-1]
+
+
+def nothing_to_clear(project: paths.Project, what: str, older_than_days: int) -> str:
+    """Why a clear found nothing, in words: no memory yet, or no session file that old."""
+    if what == "all":
+        return f"project '{project.name}' holds no memory yet"
+    held = len(sessions.list_files(project))
+    if not held:
+        return f"project '{project.name}' has no session files yet"
+    cutoff = date.today() - timedelta(days=older_than_days)
+    when = "today" if older_than_days == 0 else f"{cutoff.isoformat()} ({count(older_than_days, 'day')} ago)"
+    return f"no session file of '{project.name}' started before {when} (of {count(held, 'session file')})"
+
+
+def listing(backup: str) -> str:
+    """One line of ``keeper restore --list``: the backup's name (what ``keeper restore`` takes),
+    when it was made, what made it and what it holds."""
+    name = os.path.basename(backup)
+    try:
+        made = datetime.strptime(name[:15], "%Y%m%d-%H%M%S").strftime("%Y-%m-%d %H:%M")
+    except ValueError:
+        made = datetime.fromtimestamp(_mtime(backup)).strftime("%Y-%m-%d %H:%M")
+    held = [
+        os.path.relpath(os.path.join(folder, n), backup)
+        for folder, _, names in os.walk(backup)
+        for n in names
+        if os.path.join(folder, n) != os.path.join(backup, MANIFEST)
+    ]
+    reason = read_json(os.path.join(backup, MANIFEST)).get("reason")
+    by = f"{reason}: " if isinstance(reason, str) and reason else ""
+    return f"{name}  {made}  {by}{described(held)}"
 
 
 def clear(project: paths.Project, files: list[str], reason: str, keep_days: int) -> str:
