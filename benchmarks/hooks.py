@@ -48,13 +48,12 @@ def plugin_command(base: str, shell_form: bool = False, codex: bool = False) -> 
     """The hook command of hooks.json (exec form, the former shell form, or as Codex runs it), a plugin
     data folder set up for it, and its Python."""
     sys.path.insert(0, REPO)
-    from keeper import __version__
     from keeper.plugin import bootstrap
 
     data = os.path.join(base, "plugin-data")
     if bootstrap.setup(REPO, data) != 0:
         sys.exit(f"benchmarks/hooks.py: the plugin set-up failed; see {data}/setup.log")
-    python = bootstrap.env_python(os.path.join(data, "env", __version__))  # what the hooks run on
+    python = bootstrap.env_python(os.path.join(data, "env", bootstrap.env_key(REPO)))  # what the hooks run on
     launcher = os.path.join(REPO, "bin", "keeper")
     command = ["/bin/sh", "-c", f'"{launcher}" hook "$0"'] if shell_form else [launcher, "hook"]
     plugin = {"CLAUDE_PLUGIN_ROOT": REPO, "CLAUDE_PLUGIN_DATA": data}
@@ -264,8 +263,8 @@ def main() -> int:
             {"CLAUDE_PROJECT_DIR": big},
         ),
         "session-start (300 items, provenance)": (
-            [*hook, "session-start"],
-            payload(source="startup", cwd=items),
+            cmd("session-start"),
+            payload("session-start", source="startup", cwd=items),
             {"CLAUDE_PROJECT_DIR": items},
         ),
         "user-prompt-submit": (

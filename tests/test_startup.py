@@ -142,3 +142,12 @@ def test_the_save_due_path_may_load_what_it_needs(project_dir: Path, monkeypatch
     )
     assert "keeper save" in reply["hookSpecificOutput"]["additionalContext"]
     assert not loaded & {"rapidfuzz", "filelock"}
+
+
+def test_session_start_on_a_store_in_this_format_imports_neither_json_nor_shutil(project_dir: Path) -> None:
+    """The migrations' machinery (json, shutil: ~8 ms) loads only when a migration has to run."""
+    save_in(project_dir, "--decision", "Use Redis for the job queue")
+    payload = {"session_id": "s1", "cwd": str(project_dir), "source": "startup"}
+    loaded, reply = loaded_by(["hook", "session-start"], payload, project_dir)
+    assert "Use Redis" in json.dumps(reply)
+    assert not loaded & {"json", "shutil"}

@@ -19,9 +19,7 @@ the trash. Nothing is deleted but the old, empty folder and its lock file.
 
 from __future__ import annotations
 
-import json
 import os
-import shutil
 import time
 
 from keeper.errors import KeeperError
@@ -47,6 +45,9 @@ class Backup:
 
     def keep(self, path: str) -> None:
         """Copy ``path`` (inside the store) into the backup, or note that the migration creates it."""
+        import json  # json and shutil only where a migration runs: a session start that finds
+        import shutil  # nothing to migrate costs no import (they take ~8 ms)
+
         rel = os.path.relpath(path, self.root)
         listed = self.manifest["changed" if os.path.isfile(path) else "created"]
         assert isinstance(listed, list)
@@ -108,6 +109,8 @@ def upgrade(root: str | None = None, timeout: float = HOOK_LOCK_TIMEOUT) -> list
 
 
 def _write_format(root: str, number: int, applied: list[str]) -> None:
+    import json
+
     from keeper import __version__
 
     record = {"format": number, "applied": applied, "keeper": __version__}
@@ -146,6 +149,8 @@ def removal_records(root: str, backup: Backup) -> str:
     which an import or a sync relies on so as not to bring them back. Rebuilt from the session files'
     ``Resolved:`` and ``Retired:`` lines, oldest first, less what was added back later or is in
     ``memory.md`` now; merged with any record there is."""
+    import json
+
     from keeper.memory.items import key, strip_date
 
     recorded = 0
