@@ -143,7 +143,9 @@ def cmd_save(args: argparse.Namespace) -> int:
                 "keeper save needs input: pipe key: lines on stdin (keeper save <<'END' … END) or use flags "
                 "such as --summary TEXT --decision TEXT."
             )
-        raw = sys.stdin.buffer.read().decode("utf-8", errors="replace")
+        from keeper import console
+
+        raw = console.decode_input(sys.stdin.buffer.read(), "keeper save's input")
         save, problems = saving.read_input(raw, at.cfg.redact_patterns)
         if args.scope in ("global", "team"):
             save.scope = args.scope
@@ -739,6 +741,9 @@ def main(argv: list[str] | None = None) -> int:
         from keeper.hooks import entry
 
         return entry.run(args_list[1:])
+    from keeper import console
+
+    console.utf8_output()  # before the first print, argparse's included
     from keeper.errors import KeeperError
 
     args: Any = quick_recall_args(args_list)
