@@ -8,7 +8,10 @@ the hot path costs one small write.
   reminder ``r``; Stop's request for a final save ``f``; each prompt ``p`` (a turn starts). On POSIX an
   ``O_APPEND`` write is atomic and each hook reads only the prefix up to its own write, so two
   hooks finishing together still see distinct counts and a threshold is crossed exactly once.
-  Windows appends under ``msvcrt.locking``.
+  Windows appends under ``msvcrt.locking`` of byte 0. Microsoft documents that a locked range
+  cannot be read or written by other processes, and that ``LK_LOCK`` retries once a second, ten
+  times: a hook would stall a whole second whenever two overlap. So the lock is taken with
+  ``LK_NBLCK`` (fails at once) and retried every few milliseconds, and readers retry too.
 - The hook log (``state/hooks.stats``): one ``event<TAB>characters injected<TAB>ms`` line per hook
   call, for ``keeper status``; it restarts past 1 MiB, the old one kept as ``.1``.
 
@@ -45,7 +48,7 @@ def append(path: str, marks: bytes) -> bytes:
             import msvcrt
 
             os.lseek(fd, 0, os.SEEK_SET)
-            msvcrt.locking(fd, msvcrt.LK_LOCK, 1)
+            fsutil.shared(lambda: msvcrt.locking(fd, msvcrt.LK_NBLCK, 1))
             try:
                 end = os.lseek(fd, 0, os.SEEK_END)
                 os.write(fd, marks)
@@ -74,9 +77,9 @@ def _read_exactly(fd: int, size: int) -> bytes:
 
 
 def read(path: str) -> bytes:
+    """The whole log; empty when missing (an appender's lock on byte 0 is waited out on Windows)."""
     try:
-        with open(path, "rb") as fh:
-            return fh.read()
+        return fsutil.read_bytes(path)
     except OSError:
         return b""
 
