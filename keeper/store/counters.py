@@ -48,7 +48,8 @@ def append(path: str, marks: bytes) -> bytes:
             import msvcrt
 
             os.lseek(fd, 0, os.SEEK_SET)
-            fsutil.shared(lambda: msvcrt.locking(fd, msvcrt.LK_NBLCK, 1))
+            # a refused LK_NBLCK raises OSError (EACCES on Windows, errno 0 under Wine's CRT)
+            fsutil.shared(lambda: msvcrt.locking(fd, msvcrt.LK_NBLCK, 1), refusal=OSError)
             try:
                 end = os.lseek(fd, 0, os.SEEK_END)
                 os.write(fd, marks)

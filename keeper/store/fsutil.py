@@ -32,22 +32,25 @@ if TYPE_CHECKING:
 SHARING_WAIT_SECONDS = 2.0
 
 
-def shared(action: Callable[[], T]) -> T:
-    """``action()``, tried again (briefly, up to ``SHARING_WAIT_SECONDS``) while Windows says another
-    process holds the file it opens or replaces; elsewhere just ``action()``."""
+def shared(action: Callable[[], T], refusal: type[OSError] = PermissionError) -> T:
+    """``action()``, tried again every millisecond (up to ``SHARING_WAIT_SECONDS``) while Windows says
+    another process holds the file it opens or replaces; elsewhere just ``action()``.
+
+    Every millisecond, not with a growing pause: a reader in a loop holds a file ~95% of the time,
+    so the writer needs many short chances rather than a few long waits.
+    """
     if os.name != "nt":
         return action()
     import time
 
-    deadline, pause = time.monotonic() + SHARING_WAIT_SECONDS, 0.001
+    deadline = time.monotonic() + SHARING_WAIT_SECONDS
     while True:
         try:
             return action()
-        except PermissionError:
+        except refusal:
             if time.monotonic() >= deadline:
                 raise
-            time.sleep(pause)
-            pause = min(pause * 2, 0.05)
+            time.sleep(0.001)
 
 
 def read_bytes(path: str) -> bytes:
