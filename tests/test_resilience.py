@@ -149,9 +149,12 @@ def test_killing_writers_at_random_instants_corrupts_nothing(project_dir: Path, 
             stdout=subprocess.PIPE,
             text=True,
         )
+        assert child.stdout is not None
+        first = child.stdout.readline()  # its first save is done: however slow the start (Wine), kill it while saving
         time.sleep(rng.uniform(0.3, 0.9))
         child.kill()  # SIGKILL on POSIX, TerminateProcess on Windows: no cleanup runs
         out, _ = child.communicate(timeout=30)
+        out = first + out
         confirmed += [f"R{round_} decision {n}" for n in out.split()]
         project = identity.make_project(str(project_dir))
         text = Path(project.memory).read_text(encoding="utf-8")
