@@ -17,7 +17,7 @@ import pytest
 
 from keeper.capture import saving
 from keeper.memory.document import SaveInput
-from keeper.store import config, counters, fsutil, identity
+from keeper.store import config, counters, identity
 
 pytestmark = pytest.mark.slow
 SAVES = 300
@@ -80,4 +80,4 @@ def test_a_tally_read_while_appended_to_sees_every_mark(project_dir: Path, tmp_p
         seen.append(len(counters.read(path)))
     assert appender.wait() == 0, appender.stderr.read() if appender.stderr else ""
     assert all(n > 0 for n in seen) and seen == sorted(seen)
-    assert fsutil.read_bytes(path) == b"u" * 401
+    assert counters.read(path) == b"u" * 401
