@@ -1,9 +1,9 @@
 """The Windows lane's pytest plugin (``-p tests.wine.lane``, loaded there only): skip the tests
 that need a tool the lane does not have, saying which.
 
-The lane is Windows CPython under Wine with no git for Windows, no Node (so no Claude Code) and
-no browser. A test says what it needs with ``@pytest.mark.needs("git")``; everywhere else those
-tests run (and CI has every tool).
+The lane is the embeddable Windows CPython under Wine with no git for Windows, no browser and no
+pip (nor Node: ``tests/e2e``, which drives Claude Code, is not collected there). A test says what
+it needs with ``@pytest.mark.needs("git")``; everywhere else those tests run (CI has every tool).
 """
 
 from __future__ import annotations
@@ -12,9 +12,8 @@ import pytest
 
 MISSING = {
     "git": "the Windows lane has no git for Windows",
-    "node": "the Windows lane has no Node, so no Claude Code",
     "chromium": "the Windows lane has no browser",
-    "posix-shell": "the Windows lane has no POSIX shell",
+    "pip": "the embeddable Windows CPython has no pip",
 }
 
 
