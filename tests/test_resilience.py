@@ -26,7 +26,7 @@ from keeper.capture import saving
 from keeper.hooks import entry
 from keeper.markdown import Document, bare
 from keeper.memory.document import SaveInput
-from keeper.store import config, counters, identity
+from keeper.store import config, counters, fsutil, identity
 from tests.conftest import LoggedErrors
 from tests.helpers import run_hook
 
@@ -68,17 +68,14 @@ def _reader(root: str, home: str, seconds: float, queue: Any) -> None:
     project = identity.make_project(root)
     reads, broken = 0, []
     deadline = time.monotonic() + seconds
-    while time.monotonic() < deadline:
-        if os.path.exists(project.memory):
-            text = Path(project.memory).read_text(encoding="utf-8")
+    while time.monotonic() < deadline:  # Keeper's reader: it waits out Windows' sharing refusals
+        text = fsutil.read_text(project.memory)
+        if text is not None:
             reads += 1
             if not whole_memory(text):
                 broken.append(text[:200])
         for session_file in Path(project.sessions).glob("*.md") if os.path.isdir(project.sessions) else []:
-            try:
-                head = session_file.read_text(encoding="utf-8")[:10]
-            except FileNotFoundError:
-                continue
+            head = (fsutil.read_text(str(session_file)) or "# Session (gone)")[:10]
             if not head.startswith("# Session"):
                 broken.append(f"{session_file.name}: {head!r}")
     queue.put(("reader", reads, broken))
