@@ -147,7 +147,9 @@ def cmd_save(args: argparse.Namespace) -> int:
                 "keeper save needs input: pipe key: lines on stdin (keeper save <<'END' … END) or use flags "
                 "such as --summary TEXT --decision TEXT."
             )
-        raw = sys.stdin.buffer.read().decode("utf-8", errors="replace")
+        from keeper import console
+
+        raw = console.decode_input(sys.stdin.buffer.read(), "keeper save's input")
         save, problems = saving.read_input(raw, at.cfg.redact_patterns)
         if args.scope in ("global", "team"):
             save.scope = args.scope
@@ -799,12 +801,24 @@ def os_problem(exc: OSError) -> str:
     return f"{what}{where}; {advice}. Memory already written is unchanged."
 
 
+def _reader_gone() -> int:
+    """Exit quietly after the reader of stdout went away (``keeper status | head``): nothing went wrong."""
+    try:
+        sys.stdout = open(os.devnull, "w")  # noqa: SIM115 - so the interpreter's final flush is quiet
+    except OSError:
+        pass
+    return 0
+
+
 def main(argv: list[str] | None = None) -> int:
     args_list = sys.argv[1:] if argv is None else list(argv)
     if args_list[:1] == ["hook"] and not {"-h", "--help"} & set(args_list):
         from keeper.hooks import entry
 
         return entry.run(args_list[1:])
+    from keeper import console
+
+    console.utf8_output()  # before the first print, argparse's included
     from keeper.errors import KeeperError
 
     args: Any = quick_recall_args(args_list)
@@ -822,12 +836,12 @@ def main(argv: list[str] | None = None) -> int:
         print(f"keeper: error: {exc}", file=sys.stderr)
         return 1
     except BrokenPipeError:  # `keeper status | head`: the reader had enough; nothing went wrong
-        try:
-            sys.stdout = open(os.devnull, "w")  # noqa: SIM115 - so the interpreter's final flush is quiet
-        except OSError:
-            pass
-        return 0
+        return _reader_gone()
     except OSError as exc:  # the machine said no (full disk, no permission, a file where a folder should be)
+        import errno
+
+        if os.name == "nt" and exc.errno == errno.EINVAL and exc.filename is None:
+            return _reader_gone()  # Windows' broken pipe: a write to a pipe whose reader has gone
         print(f"keeper: error: {os_problem(exc)}", file=sys.stderr)
         return 1
     except KeyboardInterrupt:

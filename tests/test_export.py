@@ -251,7 +251,8 @@ def test_global_memory_is_merged_too(
     assert (
         mine / "memory.md"
     ).read_text() == "# Global Memory\n\n## User\n\n- works in Berlin\n- prefers short answers\n"
-    assert sorted(os.listdir(mine)) == [".lock", "memory.md"]  # no provenance invented for it
+    # no provenance invented for it (filelock leaves its .lock on POSIX and deletes it on Windows)
+    assert sorted(set(os.listdir(mine)) - {".lock"}) == ["memory.md"]
 
 
 def test_dry_run_says_what_would_happen_and_writes_nothing(
@@ -377,6 +378,10 @@ def test_names_outside_keepers_layout_are_refused_and_the_rest_imported(
     evil = make_zip(tmp_path / "evil.zip", [(GOOD, b"# Project Memory: api\n"), (name, b"# evil\n")])
     before.add(str(evil))
     code, report = import_(capsys, evil)
+    if os.sep == "\\" and "\\" in name:  # Windows' zipfile reads '\\' as '/': judged in that spelling
+        assert name not in [r["name"] for r in report["refused"]]
+        assert outside_the_store(tmp_path) == before
+        return
     assert code == 1
     (refused,) = report["refused"]
     assert refused["name"] == name and reason in refused["reason"]

@@ -262,6 +262,7 @@ def ids(built: Built) -> dict[str, str]:
     return {name: made["id"] for name, made in built.made.items()}
 
 
+@pytest.mark.needs("chromium")
 def test_the_overview_shows_projects_calendar_and_timeline(built: Built, view: Any) -> None:
     dom = view("")
     assert dom.text("title") == "Keeper · Memory Hub"
@@ -281,6 +282,7 @@ def test_the_overview_shows_projects_calendar_and_timeline(built: Built, view: A
     assert "Show markup as text: " + hubstore.PLANTED_SCRIPT in dom.texts("a", **{"class": "ev-text"})
 
 
+@pytest.mark.needs("chromium")
 def test_markup_in_memory_shows_as_text_and_never_runs(built: Built, view: Any) -> None:
     for fragment, title in (
         ("", "Keeper · Memory Hub"),
@@ -294,6 +296,7 @@ def test_markup_in_memory_shows_as_text_and_never_runs(built: Built, view: Any) 
         assert "PWNED" not in dom.text("title") and not any("onerror" in e[1] for e in dom.elements)
 
 
+@pytest.mark.needs("chromium")
 def test_a_project_view_renders_memory_md_sessions_and_what_was_injected(built: Built, view: Any) -> None:
     shop = ids(built)["shop-api"]
     dom = view(f"project={shop}")
@@ -309,6 +312,7 @@ def test_a_project_view_renders_memory_md_sessions_and_what_was_injected(built: 
     assert "of memory into Claude’s context" in dom.text("main")
 
 
+@pytest.mark.needs("chromium")
 def test_a_gone_project_says_how_to_clear_it(built: Built, view: Any) -> None:
     gone = ids(built)["old-proto"]
     dom = view(f"project={gone}")
@@ -316,6 +320,7 @@ def test_a_gone_project_says_how_to_clear_it(built: Built, view: Any) -> None:
     assert "(this folder no longer exists)" in dom.text("main")
 
 
+@pytest.mark.needs("chromium")
 def test_a_search_with_a_typo_finds_the_session(built: Built, view: Any) -> None:
     dom = view("q=refnd%20rounding")
     results = [e for e in dom.all("a") if (e[1].get("class") or "").startswith("r r-")]
@@ -327,6 +332,7 @@ def test_a_search_with_a_typo_finds_the_session(built: Built, view: Any) -> None
     assert dom.all("mark")
 
 
+@pytest.mark.needs("chromium")
 def test_a_session_view_shows_its_whole_record(built: Built, view: Any) -> None:
     shop = ids(built)["shop-api"]
     planted = next(f for f in session_files(built.store, shop) if hubstore.TYPO_TARGET in f.read_text(encoding="utf-8"))
@@ -335,6 +341,7 @@ def test_a_session_view_shows_its_whole_record(built: Built, view: Any) -> None:
     assert str(planted) in dom.text("main")  # where the file is, to open it in an editor
 
 
+@pytest.mark.needs("chromium")
 def test_a_page_that_left_things_out_says_so(built: Built, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setenv("KEEPER_HOME", str(built.store))
     monkeypatch.setattr(build, "SUMMARY_BUDGET", 4000)
@@ -361,6 +368,7 @@ def first_pixel(png: Path) -> tuple[int, ...]:
     return tuple(row[1 : 1 + channels])
 
 
+@pytest.mark.needs("chromium")
 @pytest.mark.parametrize(
     ("name", "fragment", "flags", "dark"),
     [

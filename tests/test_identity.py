@@ -79,6 +79,7 @@ def inventory(folder: Path) -> dict[str, bytes]:
 # -- worktrees --------------------------------------------------------------------------------
 
 
+@pytest.mark.needs("git")
 def test_a_worktree_and_its_main_tree_are_one_project(shop: tuple[Path, Path]) -> None:
     main, wt = shop
     (wt / "src" / "deep").mkdir(parents=True)
@@ -90,6 +91,7 @@ def test_a_worktree_and_its_main_tree_are_one_project(shop: tuple[Path, Path]) -
     assert a.project.name == "shop"
 
 
+@pytest.mark.needs("git")
 def test_two_worktrees_share_and_another_repository_does_not(shop: tuple[Path, Path], tmp_path: Path) -> None:
     main, wt = shop
     second = add_worktree(main, "shop-hotfix")
@@ -98,6 +100,7 @@ def test_two_worktrees_share_and_another_repository_does_not(shop: tuple[Path, P
     assert len(ids) == 1 and resolve(str(other), "s", strict=True).project.id not in ids
 
 
+@pytest.mark.needs("git")
 @pytest.mark.parametrize(
     ("gitfile", "commondir"),
     [
@@ -145,6 +148,7 @@ def damage(kind: str, wt: Path, main: Path) -> None:
         commondir.write_bytes(b"\x00\xff garbage\n")
 
 
+@pytest.mark.needs("git")
 @pytest.mark.parametrize(
     "kind",
     [
@@ -169,6 +173,7 @@ def test_a_damaged_pointer_falls_back_to_the_worktrees_own_top_level(shop: tuple
     assert at.project.root == real(wt)
 
 
+@pytest.mark.needs("git")
 def test_a_dangling_git_link_is_no_repository(shop: tuple[Path, Path]) -> None:
     _, wt = shop
     (wt / ".git").unlink()
@@ -176,6 +181,7 @@ def test_a_dangling_git_link_is_no_repository(shop: tuple[Path, Path]) -> None:
     assert identity.find_project_root(str(wt)) == real(wt)  # outside git (tmp has no .git): the folder itself
 
 
+@pytest.mark.needs("git")
 def test_a_submodule_is_its_own_project(tmp_path: Path) -> None:
     lib = new_repo(tmp_path / "upstream" / "lib")
     app = new_repo(tmp_path / "code" / "app")
@@ -219,6 +225,7 @@ def forge(kind: str, victim: Path, wt: Path, stranger: Path) -> None:
         (stranger / ".git").write_text(f"gitdir: {fake_common / 'worktrees' / 'w'}\n")
 
 
+@pytest.mark.needs("git")
 @pytest.mark.parametrize(
     "kind",
     [
@@ -242,6 +249,7 @@ def test_a_forged_git_file_never_gives_a_folder_another_projects_memory(
     assert identity.find_project_root(str(wt)) == real(main)  # the real worktree still shares
 
 
+@pytest.mark.needs("git")
 def test_a_worktree_whose_back_pointer_is_relative_is_accepted(shop: tuple[Path, Path]) -> None:
     main, wt = shop  # git 2.48+ with worktree.useRelativePaths writes relative pointers both ways
     gitdir = main / ".git" / "worktrees" / "shop-feature"
@@ -250,6 +258,7 @@ def test_a_worktree_whose_back_pointer_is_relative_is_accepted(shop: tuple[Path,
     assert identity.find_project_root(str(wt)) == real(main)
 
 
+@pytest.mark.needs("git")
 def test_a_worktree_git_no_longer_knows_is_its_own_project(shop: tuple[Path, Path], tmp_path: Path) -> None:
     _, wt = shop
     moved = tmp_path / "moved"
@@ -257,6 +266,7 @@ def test_a_worktree_git_no_longer_knows_is_its_own_project(shop: tuple[Path, Pat
     assert identity.find_project_root(str(moved)) == real(moved)
 
 
+@pytest.mark.needs("git")
 def test_a_worktree_of_a_bare_repository_keeps_its_own_top_level(tmp_path: Path) -> None:
     source = new_repo(tmp_path / "src" / "shop")
     git(tmp_path, "clone", "-q", "--bare", str(source), "shop.git")
@@ -275,6 +285,7 @@ MONOREPO = {
 }
 
 
+@pytest.mark.needs("git")
 def test_a_folder_with_keeper_yaml_is_a_sub_project_and_the_rest_belongs_to_the_top(tmp_path: Path) -> None:
     mono = new_repo(tmp_path / "mono", MONOREPO)
     api, web = mono / "services" / "api", mono / "services" / "web"
@@ -285,6 +296,7 @@ def test_a_folder_with_keeper_yaml_is_a_sub_project_and_the_rest_belongs_to_the_
     assert resolve(str(mono / "services" / "api" / "src"), "s", strict=True).cfg.save_every == 5
 
 
+@pytest.mark.needs("git")
 def test_a_sub_project_in_a_worktree_is_the_same_sub_project_with_the_worktrees_settings(tmp_path: Path) -> None:
     mono = new_repo(tmp_path / "mono", MONOREPO)
     wt = add_worktree(mono, "mono-feature")
@@ -305,6 +317,7 @@ def test_outside_git_keeper_yaml_above_is_not_looked_for(tmp_path: Path) -> None
     assert identity.find_project_root(str(tmp_path / "plain" / "sub")) == real(tmp_path / "plain" / "sub")
 
 
+@pytest.mark.needs("git")
 def test_claude_codes_own_folder_never_makes_home_a_project() -> None:
     home = Path(os.environ["HOME"])
     (home / ".claude").mkdir()
@@ -316,6 +329,7 @@ def test_claude_codes_own_folder_never_makes_home_a_project() -> None:
     assert identity.find_project_root(str(repo)) == real(repo)
 
 
+@pytest.mark.needs("git")
 def test_a_hook_in_a_worktree_counts_into_the_shared_project(shop: tuple[Path, Path], store: Path) -> None:
     main, wt = shop
     payload = json.dumps({"session_id": "s1", "cwd": str(wt / "."), "tool_name": "Read"}).encode()
@@ -325,6 +339,7 @@ def test_a_hook_in_a_worktree_counts_into_the_shared_project(shop: tuple[Path, P
     assert sorted(os.listdir(store / "projects")) == [shared.id]
 
 
+@pytest.mark.needs("git")
 def test_status_in_a_worktree_shows_the_main_trees_root(
     shop: tuple[Path, Path], capsys: pytest.CaptureFixture[str]
 ) -> None:
@@ -348,6 +363,7 @@ def old_store(store: Path, folder: Path, files: dict[str, str]) -> Path:
     return old
 
 
+@pytest.mark.needs("git")
 def test_a_worktrees_old_store_is_moved_once_with_a_log_line(shop: tuple[Path, Path], store: Path) -> None:
     main, wt = shop
     old = old_store(
@@ -369,6 +385,7 @@ def test_a_worktrees_old_store_is_moved_once_with_a_log_line(shop: tuple[Path, P
     assert len([line for line in log_lines(store, "INFO") if " migrate " in line]) == 1
 
 
+@pytest.mark.needs("git")
 def test_when_both_stores_exist_every_old_file_is_kept(
     shop: tuple[Path, Path], store: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
@@ -413,6 +430,7 @@ def test_when_both_stores_exist_every_old_file_is_kept(
     assert len([line for line in log_lines(store, "INFO") if " migrate " in line]) == 1
 
 
+@pytest.mark.needs("git")
 def test_a_sub_project_never_takes_the_top_levels_store(tmp_path: Path, store: Path) -> None:
     mono = new_repo(tmp_path / "mono", MONOREPO)
     top = old_store(store, mono, {"memory.md": "top\n"})
@@ -421,6 +439,7 @@ def test_a_sub_project_never_takes_the_top_levels_store(tmp_path: Path, store: P
     assert inventory(top) == {"memory.md": b"top\n"} and not os.path.exists(at.project.dir)
 
 
+@pytest.mark.needs("git")
 def test_a_pinned_project_takes_over_nothing(shop: tuple[Path, Path], store: Path) -> None:
     _, wt = shop
     old = old_store(store, wt, {"memory.md": "mine\n"})
@@ -431,6 +450,7 @@ def test_a_pinned_project_takes_over_nothing(shop: tuple[Path, Path], store: Pat
     assert inventory(old) == {"memory.md": b"mine\n"}
 
 
+@pytest.mark.needs("git")
 def test_a_failed_move_is_logged_and_retried_and_the_hook_goes_on(
     shop: tuple[Path, Path], store: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:

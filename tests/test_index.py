@@ -206,3 +206,21 @@ def test_recall_output_is_grouped_by_file_and_dated(project_dir: Path, capsys: p
     assert main(["recall", "thumbnail", "worker"]) == 0
     out = capsys.readouterr().out
     assert "matches in" in out and ".md (20" in out and "keeper expand <id>" in out
+
+
+def test_a_window_that_runs_off_the_end_wraps_round_to_the_first_files(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Windows lists a folder sorted, so the oldest sessions get the first ids; a window starting
+    near the last id must go on from the first, or their in-place edits are almost never seen."""
+    project = project_with(tmp_path, count=100)
+    top(project, "billing")  # build
+    con = index.open_index(project)
+    assert con is not None
+    first, last = con.execute(f"SELECT min(id), max(id) FROM files WHERE {index._SESSIONS}").fetchone()
+    (name,) = con.execute("SELECT name FROM files WHERE id = ?", (first,)).fetchone()
+    con.close()
+    path = Path(project.dir, name)
+    path.write_text(path.read_text(encoding="utf-8") + "\naxolotl note\n", encoding="utf-8")
+    monkeypatch.setattr(index.os, "urandom", lambda n: last.to_bytes(n, "little"))  # the window starts at the end
+    assert top(project, "axolotl", thorough=False)

@@ -41,6 +41,7 @@ def test_the_plugin_set_up_copies_every_sub_package_and_data_file(tmp_path: Path
     assert copied == _source_files()
 
 
+@pytest.mark.needs("pip")
 @pytest.mark.slow
 def test_the_wheel_carries_every_sub_package_and_data_file(tmp_path: Path) -> None:
     build = tmp_path / "src"

@@ -46,12 +46,11 @@ def test_same_name_different_folders_get_different_ids(tmp_path: Path) -> None:
 
 
 def test_spelling_of_a_posix_path_does_not_change_the_id(project_dir: Path, tmp_path: Path) -> None:
-    link = tmp_path / "link"
-    link.symlink_to(project_dir)
-    ids = {
-        identity.project_id(identity.find_project_root(spelling))
-        for spelling in (str(project_dir), str(project_dir) + "/", str(project_dir) + "/./", str(link))
-    }
+    spellings = [str(project_dir), str(project_dir) + "/", str(project_dir) + "/./"]
+    if os.name != "nt":  # a Windows symlink needs a privilege (and Wine's cannot be resolved)
+        (tmp_path / "link").symlink_to(project_dir)
+        spellings.append(str(tmp_path / "link"))
+    ids = {identity.project_id(identity.find_project_root(spelling)) for spelling in spellings}
     assert len(ids) == 1
 
 

@@ -9,7 +9,6 @@ from __future__ import annotations
 
 import json
 import os
-import resource
 import sqlite3
 import subprocess
 import sys
@@ -58,6 +57,7 @@ def test_links_out_of_the_auto_memory_folder_are_not_followed(
     assert _recall(capsys, "staging VPN")[0]["scope"] == "native"  # the real file is still found
 
 
+@pytest.mark.skipif(not hasattr(os, "mkfifo"), reason="Windows has no FIFO (nor /dev/zero)")
 def test_a_folder_named_like_a_file_a_fifo_and_a_huge_file_do_not_break_recall(
     project_dir: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
@@ -71,6 +71,8 @@ def test_a_folder_named_like_a_file_a_fifo_and_a_huge_file_do_not_break_recall(
     limit = 1 << 30  # 1 GiB of address space: reading the sparse file whole would fail
 
     def cap() -> None:
+        import resource  # POSIX only: the test is skipped on Windows, which has no FIFO
+
         resource.setrlimit(resource.RLIMIT_AS, (limit, limit))
 
     done = subprocess.run(
@@ -82,6 +84,7 @@ def test_a_folder_named_like_a_file_a_fifo_and_a_huge_file_do_not_break_recall(
     assert {os.path.basename(str(r["path"])) for r in found} <= {"feedback_deploy.md", "sparse.md"}
 
 
+@pytest.mark.skipif(not hasattr(os, "mkfifo"), reason="Windows has no FIFO")
 def test_source_reads_are_bounded_and_never_block(tmp_path: Path) -> None:
     os.mkfifo(tmp_path / "pipe.md")  # opening a FIFO for reading blocks until a writer comes
     assert sources.read(str(tmp_path / "pipe.md")) is None

@@ -96,7 +96,7 @@ def test_every_writer_at_once_loses_nothing(project_dir: Path, store: Path) -> N
             break
     decisions = [d for role, made, _ in results if role == "saver" for d in made["decisions"]]
     files = {f for role, made, _ in results if role == "saver" for f in made["files"]}
-    assert len(decisions) > 20 and files
+    assert len(decisions) >= 10 and files  # enough saves raced the clears (Wine, slowest: ~14 in 40 s)
     texts = [p.read_text(encoding="utf-8") for p in store.rglob("memory.md")]
     missing = [d for d in decisions if not any(f"- {d} (" in text for text in texts)]
     assert not missing, missing[:5]

@@ -16,6 +16,8 @@ from keeper.store import paths
 from keeper.sync import mirror
 from tests.syncstores import Machine, git, remote_objects
 
+pytestmark = pytest.mark.needs("git")
+
 ORIGIN = "https://user:token@GitHub.com/me/proj.git"
 ORIGINS = [ORIGIN, "git@github.com:me/proj", "ssh://git@github.com/me/proj.git"]
 

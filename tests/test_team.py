@@ -20,6 +20,8 @@ from keeper.memory import team
 from keeper.store import identity
 from tests.helpers import run_hook
 
+pytestmark = pytest.mark.needs("git")  # team.md lives in a git work tree: nearly every test makes one
+
 GIT = ["git", "-c", "user.name=Ana", "-c", "user.email=ana@example.com", "-c", "init.defaultBranch=main"]
 
 

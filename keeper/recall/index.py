@@ -249,10 +249,10 @@ def _quick_changes(
     )
     last = con.execute("SELECT max(id) FROM files").fetchone()[0] or 0
     start = int.from_bytes(os.urandom(4), "little") % (last + 1)
-    query = f"SELECT name, mtime_ns, size FROM files WHERE id >= ? AND {_SESSIONS} ORDER BY id LIMIT ?"
-    batch = _rows(con, query, (start, window))
-    if len(batch) < window:  # wrap round to the start
-        batch.update(_rows(con, query.replace(">=", "<"), (start, window - len(batch))))
+    query = f"SELECT name, mtime_ns, size FROM files WHERE id {{}} ? AND {_SESSIONS} ORDER BY id LIMIT ?"
+    batch = _rows(con, query.format(">="), (start, window))
+    if len(batch) < window:  # wrap round to the start (_SESSIONS holds a '>=' of its own: no str.replace)
+        batch.update(_rows(con, query.format("<"), (start, window - len(batch))))
     checked.update(batch)
     names = [paths.MEMORY_FILE, *(n for n in checked if n not in gone), *added]
     stamped = _stamps(project, names)

@@ -18,7 +18,7 @@ from __future__ import annotations
 import os
 import stat
 
-from keeper.store import paths, repo
+from keeper.store import fsutil, paths, repo
 
 PROJECT = "project"
 GLOBAL = "global"
@@ -166,7 +166,7 @@ def read(path: str, limit: int = MAX_BYTES, text_only: bool = False) -> str | No
     bytes hold no NUL (a binary file named like a note). Undecodable bytes are replaced."""
     flags = os.O_RDONLY | getattr(os, "O_NONBLOCK", 0) | getattr(os, "O_NOFOLLOW", 0) | getattr(os, "O_BINARY", 0)
     try:
-        fd = os.open(path, flags)
+        fd = fsutil.shared(lambda: os.open(path, flags))  # a file being replaced on Windows is waited for
     except (OSError, ValueError):
         return None
     try:

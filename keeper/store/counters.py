@@ -6,9 +6,12 @@ Both append a few bytes with ``O_APPEND`` and never rewrite, so the hot path cos
   (a tool use), or ``k`` for the tool use that ran ``keeper save``; the save itself ``s``; a save
   reminder ``r``; Stop's request for a final save ``f``; each prompt ``p`` (a turn starts). Most
   ``u`` are appended by the launchers without Python (``keeper.hooks.allowance``). On POSIX an
-  ``O_APPEND`` write is atomic, so no use is lost; Windows appends under ``msvcrt.locking``.
-  PostToolUse decides under the tally's lock (``Locked``), so a threshold crossed by hooks
-  finishing together is answered exactly once.
+  ``O_APPEND`` write is atomic, so no use is lost. PostToolUse decides under the tally's lock
+  (``Locked``), so a threshold crossed by hooks finishing together is answered exactly once.
+  Windows appends under ``msvcrt.locking`` of byte 0. Microsoft documents that a locked range
+  cannot be read or written by other processes, and that ``LK_LOCK`` retries once a second, ten
+  times: a hook would stall a whole second whenever two overlap. So the lock is taken with
+  ``LK_NBLCK`` (fails at once) and retried every few milliseconds, and readers retry too.
 - The hook log (``state/hooks.stats``): one ``event<TAB>characters injected<TAB>ms`` line per hook
   call, for ``keeper status``; it restarts past 1 MiB, the old one kept as ``.1``.
 
@@ -45,7 +48,8 @@ def append(path: str, marks: bytes) -> bytes:
             import msvcrt
 
             os.lseek(fd, 0, os.SEEK_SET)
-            msvcrt.locking(fd, msvcrt.LK_LOCK, 1)
+            # a refused LK_NBLCK raises OSError (EACCES on Windows, errno 0 under Wine's CRT)
+            fsutil.shared(lambda: msvcrt.locking(fd, msvcrt.LK_NBLCK, 1), refusal=OSError)
             try:
                 end = os.lseek(fd, 0, os.SEEK_END)
                 os.write(fd, marks)
@@ -77,8 +81,8 @@ class Locked:
             if sys.platform == "win32":  # pragma: no cover - exercised by the Windows CI job
                 import msvcrt
 
-                os.lseek(self.fd, 0, os.SEEK_SET)
-                msvcrt.locking(self.fd, msvcrt.LK_LOCK, 1)  # the byte counters.append and keeper.exe lock
+                os.lseek(self.fd, 0, os.SEEK_SET)  # the byte counters.append and keeper.exe lock, polled as there
+                fsutil.shared(lambda: msvcrt.locking(self.fd, msvcrt.LK_NBLCK, 1), refusal=OSError)
             else:
                 import fcntl
 
@@ -121,9 +125,9 @@ def _read_exactly(fd: int, size: int) -> bytes:
 
 
 def read(path: str) -> bytes:
+    """The whole log; empty when missing (an appender's lock on byte 0 is waited out on Windows)."""
     try:
-        with open(path, "rb") as fh:
-            return fh.read()
+        return fsutil.read_bytes(path)
     except OSError:
         return b""
 

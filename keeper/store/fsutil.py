@@ -5,6 +5,11 @@ target, so a crash, a kill or a full disk leaves either the old file or the new 
 Read-modify-write of shared files happens inside ``project_lock``. The store is private: files are
 created 0600 and folders 0700 whatever the umask, and no write follows a link out of the store
 (``guard``): a symlinked ``sessions/`` or log file cannot make Keeper write elsewhere.
+
+Windows applies sharing rules POSIX does not have: replacing or opening a file that another
+process has open, is replacing or has locked fails for that moment (WinError 5, 32 or 33, raised
+as PermissionError). Every open and replace here goes through ``shared``, which tries again for a
+bounded time there; on POSIX a PermissionError is real and raised at once.
 """
 
 from __future__ import annotations
@@ -17,7 +22,45 @@ from keeper.store import paths
 TYPE_CHECKING = False
 if TYPE_CHECKING:
     from types import TracebackType
-    from typing import Any
+    from typing import Any, Callable, TypeVar
+
+    T = TypeVar("T")
+
+
+# How long a Windows sharing refusal is retried: a reader holds a file for milliseconds, and a
+# hook must still answer well inside Claude Code's patience.
+SHARING_WAIT_SECONDS = 2.0
+
+
+def shared(action: Callable[[], T], refusal: type[OSError] = PermissionError) -> T:
+    """``action()``, tried again every millisecond (up to ``SHARING_WAIT_SECONDS``) while Windows says
+    another process holds the file it opens or replaces; elsewhere just ``action()``.
+
+    Every millisecond, not with a growing pause: a reader in a loop holds a file ~95% of the time,
+    so the writer needs many short chances rather than a few long waits.
+    """
+    if os.name != "nt":
+        return action()
+    import time
+
+    deadline = time.monotonic() + SHARING_WAIT_SECONDS
+    while True:
+        try:
+            return action()
+        except refusal:
+            if time.monotonic() >= deadline:
+                raise
+            time.sleep(0.001)
+
+
+def read_bytes(path: str) -> bytes:
+    """The whole file's bytes (FileNotFoundError when missing), through Windows' sharing refusals."""
+
+    def read() -> bytes:
+        with open(path, "rb") as fh:
+            return fh.read()
+
+    return shared(read)
 
 
 class OutsideStore(KeeperError):
@@ -63,10 +106,10 @@ def open_append(path: str, readable: bool = False) -> int:
     mode = os.O_RDWR if readable else os.O_WRONLY
     flags = mode | os.O_APPEND | os.O_CREAT | getattr(os, "O_NOFOLLOW", 0) | getattr(os, "O_BINARY", 0)
     try:
-        return os.open(path, flags, 0o600)
+        return shared(lambda: os.open(path, flags, 0o600))
     except FileNotFoundError:
         ensure_dir(os.path.dirname(path))
-        return os.open(path, flags, 0o600)
+        return shared(lambda: os.open(path, flags, 0o600))
 
 
 # Hooks wait briefly and fail open; the CLI waits longer and then says what to do.
@@ -99,8 +142,7 @@ def read_text(path: str, exact: bool = False) -> str | None:
     for byte.
     """
     try:
-        with open(path, "rb") as fh:
-            data = fh.read()
+        data = read_bytes(path)
     except FileNotFoundError:
         return None
     return data.decode("utf-8", errors="surrogateescape" if exact else "replace")
@@ -115,14 +157,18 @@ def read_head(path: str, limit: int) -> tuple[str, int] | None:
     """
     import stat
 
-    try:
+    def head() -> tuple[os.stat_result, bytes] | None:
         with open(path, "rb") as fh:
             st = os.fstat(fh.fileno())
-            if not stat.S_ISREG(st.st_mode):
-                return None
-            data = fh.read(limit + 1)
+            return (st, fh.read(limit + 1)) if stat.S_ISREG(st.st_mode) else None
+
+    try:
+        found = shared(head)
     except (FileNotFoundError, NotADirectoryError):
         return None
+    if found is None:
+        return None
+    st, data = found
     if len(data) > limit:
         cut = data.rfind(b"\n", 0, limit)
         data = data[: cut + 1] if cut >= 0 else data[:limit]
@@ -173,7 +219,7 @@ def atomic_write(path: str, text: str | bytes) -> None:
             fh.write(data)
             fh.flush()
             os.fsync(fh.fileno())
-        os.replace(tmp, path)
+        shared(lambda: os.replace(tmp, path))
     except BaseException:
         try:
             os.unlink(tmp)
@@ -207,7 +253,7 @@ def create_new(path: str, text: str, durable: bool = True) -> bool:
         except OSError:
             if os.path.exists(path):
                 return False
-            os.replace(tmp, path)
+            shared(lambda: os.replace(tmp, path))
         return True
     finally:
         try:

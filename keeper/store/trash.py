@@ -15,7 +15,7 @@ from datetime import date, datetime, timedelta
 
 from keeper.errors import KeeperError
 from keeper.store import paths, sessions
-from keeper.store.fsutil import atomic_write, ensure_dir, is_temp, project_lock, read_json
+from keeper.store.fsutil import atomic_write, ensure_dir, is_temp, project_lock, read_json, shared
 from keeper.text import count
 
 MANIFEST = "manifest.json"
@@ -147,7 +147,8 @@ def _move(source: str, target: str) -> bool:
     if os.path.lexists(target):
         return False
     try:
-        os.rename(source, target)  # same file system: atomic, and the file is never in two places
+        # same file system: atomic, and the file is never in two places (Windows: once no one holds it)
+        shared(lambda: os.rename(source, target))
     except FileNotFoundError:
         return False
     except OSError:
