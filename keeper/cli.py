@@ -423,6 +423,9 @@ def cmd_clear(args: argparse.Namespace) -> int:
     if not files:
         _emit(args, {"moved": [], "backup": None}, lambda: ["Nothing to clear."])
         return 0
+    everywhere = _synced_everywhere(project, args.what)
+    if everywhere:
+        print(everywhere, file=sys.stderr)
     if not args.yes:
         if sys.stdin is None or not sys.stdin.isatty():
             raise KeeperError(
@@ -443,6 +446,20 @@ def cmd_clear(args: argparse.Namespace) -> int:
         ],
     )
     return 0
+
+
+def _synced_everywhere(project: Project, what: str) -> str | None:
+    """What a clear means when the project syncs: it is recorded and travels to every machine."""
+    from keeper.sync import remote
+
+    data = remote.read()
+    if not data or not os.path.exists(project.sync_record):
+        return None
+    scope = "the project" if what == "all" else "these session files"
+    return (
+        f"'{project.name}' syncs with {remote.shown(str(data['remote']))}: this clears {scope} on every machine "
+        "syncing with it (each keeps a restorable copy in its trash; keeper restore here brings it back everywhere)."
+    )
 
 
 def _add_restore(sub: Any, common: argparse.ArgumentParser) -> None:
