@@ -24,6 +24,7 @@ records a base, the next run merges from the old one, and merging twice gives th
 from __future__ import annotations
 
 import os
+import re
 import time
 
 from keeper import redact
@@ -43,6 +44,9 @@ HEAD = "refs/keeper/synced"
 RESCUE = "refs/keeper/rescue/"
 ATTEMPTS = 5
 LOCK_WAIT = 120.0
+
+
+_USUAL_NAME = re.compile(r"\d{4}-\d\d-\d\d_\d{4}(-\d+)?(@[0-9a-f]+)?(-[0-9a-f]+)*\.md")
 
 
 class Busy(KeeperError):
@@ -403,8 +407,8 @@ def _scan(outgoing: dict[str, bytes], patterns: dict[str, list[str]]) -> None:
     for path in sorted(outgoing):
         prefix = "/".join(path.split("/")[:2]) if path.startswith(paths.PROJECTS_DIR + "/") else mirror.GLOBAL
         rules = patterns.get(prefix, [])
-        shown = redact.redact(path, rules)
-        if shown != path:
+        shown = _secret_name(path, rules)
+        if shown is not None:
             raise KeeperError(
                 f"not pushing: the file name {shown} looks like it holds a secret (a token, key or password); "
                 "your local files are unchanged. Rename or remove that file, then run keeper sync again."
@@ -415,6 +419,21 @@ def _scan(outgoing: dict[str, bytes], patterns: dict[str, list[str]]) -> None:
                 f"not pushing: {path} line {line} looks like a secret (a token, key or password); "
                 "your local file is unchanged. Remove that line from the memory file, then run keeper sync again."
             )
+
+
+def _secret_name(path: str, rules: list[str]) -> str | None:
+    """``path`` with the secret in its file name redacted, or None when it holds none. Names Keeper
+    gives (``2026-11-24_0930@a1b2c3.md``) cost nothing; any other is read from each word's start,
+    since a token glued to a word (``notes_ghp_…``) is not one the text scan sees."""
+    folder, _, name = path.rpartition("/")
+    if _USUAL_NAME.fullmatch(name) or name in (paths.MEMORY_FILE, paths.REMOVALS, mirror.MARKER):
+        return None
+    for at in [0, *(i + 1 for i, c in enumerate(name) if c in "_-@. ")]:
+        rest = name[at:]
+        hidden = redact.redact(rest, rules)
+        if hidden != rest:
+            return f"{folder}/{name[:at]}{hidden}"
+    return None
 
 
 def _fetch(repo: git.Repo, url: str) -> str | None:
