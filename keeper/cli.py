@@ -539,7 +539,12 @@ def _add_sync(sub: Any, common: argparse.ArgumentParser) -> None:
         description="Every project's memory.md and session files and the global memory, merged by Keeper's "
         "rules with the remote's and pushed; nothing derived or machine-local travels, and what leaves is "
         "redacted. The first call records --remote URL for this store (a private repository you can push to); "
-        "later calls need no flag. Once a remote is set, sessions pull at start and push at end on their own.",
+        "later calls need no flag. Once a remote is set, sessions pull at start and push at end on their own. "
+        "A removal (retire, resolve, a deleted session file, keeper clear) is recorded and made on every machine "
+        "at its next sync, each keeping what it removes in its own trash (keeper restore); an absence removes "
+        "nothing. A remote rolled back, rewritten, with its branch deleted, or a new --remote is merged with "
+        "nothing removed but what was recorded, never force-pushed, and the sync says so in one line. "
+        "See docs/sync.md.",
     )
     p.add_argument("--remote", metavar="URL", help="record (or replace) the remote, then sync")
     p.add_argument("--background", action="store_true", help=SUPPRESS)  # what the hooks start

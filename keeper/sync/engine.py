@@ -36,6 +36,7 @@ from keeper.sync import git, mirror, owned, remote
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
+    from collections.abc import Callable
     from typing import Any
 
 BRANCH = "refs/heads/main"
@@ -278,44 +279,81 @@ def _trusted_base(repo: git.Repo, recorded: str | None, theirs: str | None, seen
 def _merge(
     theirs: dict[str, bytes], parts: list[_Part], machine: str, patterns: dict[str, list[str]]
 ) -> dict[str, bytes]:
-    """The repository as it should be after this sync (see the module's help)."""
+    """The repository as it should be after this sync (see the module's help): each file of each
+    copy merged by the function its kind names (``_MERGERS``), then the record of removals applied."""
     merged = dict(theirs)
     for part in parts:
         side, base = part.side, part.base or {}
         rules = patterns.get(side.copy.prefix, [])
         for path in sorted(set(side.files) | set(base)):
-            ours, was, now = side.files.get(path), base.get(path), merged.get(path)
-            if _is_memory(path):
-                if ours is None:
-                    if was is not None and now == was:
-                        merged.pop(path, None)  # deleted here, unchanged there
-                    continue
-                if now is None:
-                    if was is None or ours != was:
-                        merged[path] = ours
-                    continue
-                text = merge3(_text(was), _text(ours) or "", _text(now) or "")
-                if text != _text(now):  # what leaves is redacted, the other side's lines included
-                    text = redact.redact(text, rules)
-                merged[path] = text.encode("utf-8", "surrogateescape")
-                continue
-            if ours is None:  # a session file this copy no longer holds
-                if was is not None and now == was:
-                    merged.pop(path, None)
-                continue
-            if now is None:
-                if was is None or ours != was:  # new here, or changed here after the other side deleted it
-                    merged[path] = ours
-                continue
-            if ours in (now, was):
-                continue
-            if now == was:
-                merged[path] = ours
-                continue
-            stem = path[:-3]
-            merged[f"{stem}-{machine}.md" if "@" in stem else f"{stem}@{machine}.md"] = ours  # both changed: keep both
+            merger = _MERGERS.get(_kind(path))
+            if merger is not None:
+                merger(path, side.files.get(path), base.get(path), merged, _Rules(machine, rules))
         _apply_removals(part, theirs, merged)
     return merged
+
+
+class _Rules:
+    """What a merge function may need besides the three versions: this machine and its patterns."""
+
+    __slots__ = ("machine", "patterns")
+
+    def __init__(self, machine: str, patterns: list[str]) -> None:
+        self.machine, self.patterns = machine, patterns
+
+
+def _kind(path: str) -> str:
+    """``memory``, ``session`` or ``other`` (the record of removals, merged on its own, or a file
+    Keeper does not know: left as the remote has it)."""
+    if _is_memory(path):
+        return "memory"
+    folder = path.rsplit("/", 2)
+    return "session" if len(folder) == 3 and folder[1] == paths.SESSIONS_DIR else "other"
+
+
+def _merge_memory(path: str, ours: bytes | None, was: bytes | None, merged: dict[str, bytes], rules: _Rules) -> None:
+    """memory.md by Keeper's rules (``merge3``); deleted here and unchanged there, it goes."""
+    now = merged.get(path)
+    if ours is None:
+        if was is not None and now == was:
+            merged.pop(path, None)
+        return
+    if now is None:
+        if was is None or ours != was:
+            merged[path] = ours
+        return
+    text = merge3(_text(was), _text(ours) or "", _text(now) or "")
+    if text != _text(now):  # what leaves is redacted, the other side's lines included
+        text = redact.redact(text, rules.patterns)
+    merged[path] = text.encode("utf-8", "surrogateescape")
+
+
+def _merge_session(path: str, ours: bytes | None, was: bytes | None, merged: dict[str, bytes], rules: _Rules) -> None:
+    """A session file by name: one side's change wins; both changed, both are kept."""
+    now = merged.get(path)
+    if ours is None:  # a session file this copy no longer holds
+        if was is not None and now == was:
+            merged.pop(path, None)
+        return
+    if now is None:
+        if was is None or ours != was:  # new here, or changed here after the other side deleted it
+            merged[path] = ours
+        return
+    if ours in (now, was):
+        return
+    if now == was:
+        merged[path] = ours
+        return
+    stem = path[:-3]
+    machine = rules.machine
+    merged[f"{stem}-{machine}.md" if "@" in stem else f"{stem}@{machine}.md"] = ours
+
+
+# How each kind of durable file merges; a new kind (a per-project record) adds its function here.
+_MERGERS: dict[str, Callable[[str, bytes | None, bytes | None, dict[str, bytes], _Rules], None]] = {
+    "memory": _merge_memory,
+    "session": _merge_session,
+}
 
 
 def _record_path(prefix: str) -> str:
