@@ -49,6 +49,16 @@ SYNC_FILE = "sync.json"  # at the root: the recorded remote and this machine's i
 # In STATE_DIR (a "." no session id holds): the project's folder in the sync repository, its last sync.
 PROJECT_SYNC = "sync.remote.json"
 MAX_FILE = 8 << 20  # bytes: the largest memory or session file Keeper reads from an archive or a sync remote
+SYNC_MARKER = "keeper-sync.json"  # at the sync repository's top: what makes a repository a Keeper store
+# In SYNC_DIR (derived): Keeper's bare repository, the sync lock, what each store file last exported
+# as, the last run's outcome, and the mark a hook leaves to ask for one more run.
+SYNC_REPO, SYNC_LOCK, SYNC_EXPORTS, SYNC_STATUS, SYNC_QUEUED = (
+    "repo.git",
+    "lock",
+    "exports.json",
+    "status.json",
+    "queued",
+)
 SYNC_DIR = "sync"  # at the root: the sync repository, its lock and its status (derived: rebuilt from the remote)
 
 _NAME_CHARS = frozenset("abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789._@-")

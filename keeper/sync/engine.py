@@ -126,11 +126,11 @@ def _listed(mark: str, names: list[str]) -> list[str]:
 
 
 def repo_path() -> str:
-    return os.path.join(paths.sync_dir(), "repo.git")
+    return os.path.join(paths.sync_dir(), paths.SYNC_REPO)
 
 
 def lock_path() -> str:
-    return os.path.join(paths.sync_dir(), "lock")
+    return os.path.join(paths.sync_dir(), paths.SYNC_LOCK)
 
 
 def _open_repo() -> git.Repo:
@@ -220,7 +220,7 @@ class _Side:
 
 
 def _cache_file() -> str:
-    return os.path.join(paths.sync_dir(), "exports.json")
+    return os.path.join(paths.sync_dir(), paths.SYNC_EXPORTS)
 
 
 def _save_cache(cache: dict[str, Any]) -> None:
@@ -575,7 +575,7 @@ def sync(url_given: str | None = None, wait: float = LOCK_WAIT) -> tuple[Result,
 
 
 def queued_file() -> str:
-    return os.path.join(paths.sync_dir(), "queued")
+    return os.path.join(paths.sync_dir(), paths.SYNC_QUEUED)
 
 
 def _take_queued() -> bool:

@@ -26,7 +26,7 @@ import os
 from keeper.store import identity, paths
 from keeper.store.fsutil import read_json
 
-MARKER = "keeper-sync.json"
+MARKER = paths.SYNC_MARKER
 MARKER_TEXT = '{"keeper": "memory store", "format": 1}\n'
 GLOBAL = "global"
 
