@@ -278,7 +278,7 @@ def test_an_unreachable_remote_is_one_clear_sentence(
     assert a.sync("--remote", str(tmp_path / "no-such-repo.git")) == 1
     err = capsys.readouterr().err
     assert err.startswith("keeper: error: cannot reach the remote ") and err.count("\n") == 1
-    assert ".;" not in err and ": and" not in err
+    assert "does not appear to be a git repository" in err and "and the repository exists" not in err
 
 
 def test_fetch_and_push_to_a_local_remote_read_no_configuration_of_the_user(

@@ -511,11 +511,13 @@ def _not_keepers(url: str) -> str:
 
 
 def _said(err: bytes) -> str:
-    """What git said, in a few words, without its ``fatal:`` and trailing punctuation."""
+    """What git said, in a few words: its first ``fatal:`` or ``error:`` line (the lines after it
+    are advice, such as "Please make sure … and the repository exists."), without that prefix."""
     from keeper import process
 
-    text = process.last_words(err)
-    text = text[len("fatal: ") :] if text.startswith("fatal: ") else text
+    lines = [line.strip() for line in err.decode("utf-8", "replace").splitlines() if line.strip()]
+    first = next((line for line in lines if line.startswith(("fatal:", "error:"))), None)
+    text = first.split(":", 1)[1].strip() if first else process.last_words(err)
     return text.rstrip(" .;:") or "no answer"
 
 
