@@ -315,3 +315,32 @@ def test_the_summary_says_up_to_date_only_when_nothing_changed(
         )["removed"]
         == []
     )
+
+
+def test_an_item_saved_again_after_its_retirement_arrives_everywhere(machines: list[Machine], remote: Path) -> None:
+    a, b, _ = machines
+    a.save("--decision", "Use FTS5")
+    connect([a, b], remote)
+    a.save("--retired", "Use FTS5")
+    assert a.sync() == 0 and b.sync() == 0
+    assert "Use FTS5" not in b.memory()
+    a.save("--decision", "Use FTS5")
+    assert a.sync() == 0 and b.sync() == 0 and a.sync() == 0
+    assert "Use FTS5" in a.memory() and "Use FTS5" in b.memory()
+
+
+def test_the_record_of_removals_keeps_the_newest_entry_and_a_removal_on_a_tie() -> None:
+    from keeper.store import removals
+
+    older = {
+        "sessions": {"x.md": ["2026-01-01T00:00:00.000000Z", True]},
+        "items": {"k": ["2026-01-02T00:00:00.000000Z", True]},
+    }
+    newer = {
+        "sessions": {"x.md": ["2026-01-03T00:00:00.000000Z", False]},
+        "items": {"k": ["2026-01-02T00:00:00.000000Z", False]},
+    }
+    for merged in (removals.merge(older, newer), removals.merge(newer, older)):
+        assert removals.removed(merged, "sessions") == set() and removals.removed(merged, "items") == {"k"}
+    assert removals.loads(b"not json") == removals.empty()
+    assert removals.parse({"items": {"k": "yes", "j": ["t", 1]}}) == removals.empty()
