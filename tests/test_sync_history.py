@@ -344,3 +344,16 @@ def test_the_record_of_removals_keeps_the_newest_entry_and_a_removal_on_a_tie() 
         assert removals.removed(merged, "sessions") == set() and removals.removed(merged, "items") == {"k"}
     assert removals.loads(b"not json") == removals.empty()
     assert removals.parse({"items": {"k": "yes", "j": ["t", 1]}}) == removals.empty()
+
+
+def test_projects_does_not_list_another_machines_unshared_project_an_older_sync_brought(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    folder = Path(paths.projects_dir()) / "notes-0123456789"
+    (folder / "state").mkdir(parents=True)
+    (folder / "memory.md").write_text("# Project Memory: notes\n\n## Decisions\n\n- Elsewhere\n")
+    (folder / "state" / paths.PROJECT_SYNC).write_text(json.dumps({"key": "local.notes-0123456789", "commit": "x"}))
+    from keeper.cli import main
+
+    assert main(["projects"]) == 0
+    assert "notes-0123456789" not in capsys.readouterr().out
