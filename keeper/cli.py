@@ -121,6 +121,9 @@ def cmd_save(args: argparse.Namespace) -> int:
     from keeper.errors import KeeperError
 
     at = _resolve(args, args.session)
+    from keeper.sync import mirror
+
+    mirror.adopt(at.project)  # a clone whose memory a sync brought saves into that memory, not beside it
     flags: dict[str, str | list[str]] = {
         "summary": args.summary or "",
         "decisions": args.decision,

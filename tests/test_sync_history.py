@@ -357,3 +357,17 @@ def test_projects_does_not_list_another_machines_unshared_project_an_older_sync_
 
     assert main(["projects"]) == 0
     assert "notes-0123456789" not in capsys.readouterr().out
+
+
+def test_a_save_typed_in_a_clone_before_its_first_session_joins_the_memory_sync_brought(
+    machines: list[Machine], remote: Path
+) -> None:
+    a, b, _ = machines
+    a.save("--decision", "Use FTS5")
+    assert a.sync("--remote", str(remote)) == 0
+    assert b.sync("--remote", str(remote)) == 0  # b has never run Keeper in its clone
+    b.save("--decision", "Typed on b")
+    assert b.sync() == 0 and a.sync() == 0 and b.sync() == 0
+    assert len(b.memory_files()) == 1
+    text = b.memory_files()[0].read_text()
+    assert text.count("Use FTS5") == 1 and "Typed on b" in text
