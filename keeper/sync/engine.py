@@ -599,9 +599,7 @@ def _run(url: str, data: dict[str, Any]) -> Result:
     repo = _open_repo()
     result = Result()
     for _ in range(ATTEMPTS):
-        theirs_commit, theirs_ids, parts, patterns = _prepare(repo, url, data, machine, result)
-        theirs = repo.read_blobs(list(theirs_ids.values()))
-        theirs = {p: theirs[b] for p, b in theirs_ids.items() if b in theirs}
+        theirs_commit, theirs_ids, theirs, parts, patterns = _prepare(repo, url, data, machine, result)
         merged = _merge(theirs, parts, machine, patterns)
         merged[mirror.MARKER] = merged.get(mirror.MARKER) or mirror.MARKER_TEXT.encode()
         outgoing = {p: d for p, d in merged.items() if theirs.get(p) != d}
@@ -642,7 +640,7 @@ def _run(url: str, data: dict[str, Any]) -> Result:
 
 def _prepare(
     repo: git.Repo, url: str, data: dict[str, Any], machine: str, result: Result
-) -> tuple[str | None, dict[str, str], list[_Part], dict[str, list[str]]]:
+) -> tuple[str | None, dict[str, str], dict[str, bytes], list[_Part], dict[str, list[str]]]:
     """Fetch the remote, refuse one that is not a Keeper store, and read each copy: its files here
     (redacted), its last synced files and the base it may be merged against."""
     theirs_commit = _fetch(repo, url)
@@ -666,8 +664,9 @@ def _prepare(
         plans.append((copy, recorded, mine, base_ids))
         if recorded is not None and base != recorded:
             result.note(_joined(url, theirs_commit, data))
-    wanted = [b for _, _, mine, base_ids in plans for b in [*mine.values(), *(base_ids or {}).values()]]
-    blobs = repo.read_blobs(wanted)
+    wanted = [*theirs_ids.values()] + [b for _, _, m, ids in plans for b in [*m.values(), *(ids or {}).values()]]
+    blobs = repo.read_blobs(wanted)  # one read: the three versions share most of their blobs
+    theirs = {p: blobs[b] for p, b in theirs_ids.items() if b in blobs}
     cache = read_json(_cache_file())
     before = len(cache), dict(cache)
     patterns: dict[str, list[str]] = {}
@@ -680,7 +679,7 @@ def _prepare(
         parts.append(_Part(side, recorded, mine_files, base_files))
     if (len(cache), cache) != before:
         _save_cache(cache)
-    return theirs_commit, theirs_ids, parts, patterns
+    return theirs_commit, theirs_ids, theirs, parts, patterns
 
 
 def _joined(url: str, theirs: str | None, data: dict[str, Any]) -> str:
@@ -750,9 +749,11 @@ def _write_back(
         rules = patterns.get(copy.prefix) or list(config.load(None).redact_patterns)
         lock = os.path.join(copy.dir, paths.LOCK_FILE) if copy.key != mirror.GLOBAL else os.path.join(copy.dir, ".lock")
         mine = {p: d for p, d in merged.items() if p.startswith(copy.prefix + "/") and _acceptable(p, d)}
+        incoming = "\n\n".join(_text(d) or "" for p, d in mine.items() if side.files.get(p) != d)
+        scrub = rules if redact.redact(incoming, rules) != incoming else None  # one scan, not one a file
         with project_lock(lock):
             for path, content in sorted(mine.items()):
-                written = _write_file(part, path, content, machine, rules, cache)
+                written = _write_file(part, path, content, machine, scrub, cache)
                 if written:
                     result.received.append(os.path.relpath(written, paths.data_root()))
             part.trash = [side.local[p] for p in side.files if p not in merged and os.path.exists(side.local[p])]
@@ -773,9 +774,10 @@ def _write_back(
 
 
 def _write_file(
-    part: _Part, path: str, content: bytes, machine: str, rules: list[str], cache: dict[str, Any]
+    part: _Part, path: str, content: bytes, machine: str, rules: list[str] | None, cache: dict[str, Any]
 ) -> str | None:
-    """Write one merged file into the store (under the copy's lock); the store path, if it changed."""
+    """Write one merged file into the store (under the copy's lock), redacted with ``rules`` (None:
+    known to hold nothing to redact); the store path, if it changed."""
     side, copy = part.side, part.side.copy
     exported = side.files.get(path)
     if exported == content:
@@ -784,7 +786,8 @@ def _write_file(
     if target is None:
         return None
     current = read_text(target, exact=True)
-    new = redact.redact(content.decode("utf-8", "surrogateescape"), rules)
+    new = content.decode("utf-8", "surrogateescape")
+    new = redact.redact(new, rules) if rules is not None else new
     if current is not None and exported is not None and _is_memory(path):
         new = merge3(exported.decode("utf-8", "surrogateescape"), current, new)
     if current == new:
