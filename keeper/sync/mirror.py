@@ -274,6 +274,10 @@ def adopt(project: paths.Project) -> bool:
                     if not os.path.lexists(target):
                         os.replace(os.path.join(src, name), target)
         os.replace(os.path.join(holder, paths.STATE_DIR, paths.PROJECT_SYNC), project.sync_record)
+        if os.path.exists(os.path.join(holder, paths.STATE_DIR, paths.REMOVALS)):
+            os.replace(
+                os.path.join(holder, paths.STATE_DIR, paths.REMOVALS), os.path.join(project.state, paths.REMOVALS)
+            )
         if os.path.exists(os.path.join(holder, paths.MEMORY_FILE)):
             os.replace(os.path.join(holder, paths.MEMORY_FILE), project.memory)
     import shutil
