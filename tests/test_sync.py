@@ -157,12 +157,12 @@ def test_a_secret_another_machine_pushed_is_redacted_by_this_one(machines: list[
 
 def test_a_push_that_would_still_carry_a_secret_is_refused_naming_the_file_and_line() -> None:
     from keeper.errors import KeeperError
-    from keeper.sync import engine
+    from keeper.sync import scan
 
     outgoing = {"projects/pin.api/memory.md": b"# Project Memory: api\n\n- fine\n- key AKIAIOSFODNN7EXAMPLQ\n"}
     with pytest.raises(KeeperError, match=r"^not pushing: projects/pin.api/memory.md line 4 "):
-        engine._scan(outgoing, {})
-    engine._scan({"global/memory.md": b"- nothing secret here\n"}, {})
+        scan.check(outgoing, {})
+    scan.check({"global/memory.md": b"- nothing secret here\n"}, {})
 
 
 def _tree_memory(remote: Path) -> str:

@@ -24,7 +24,6 @@ records a base, the next run merges from the old one, and merging twice gives th
 from __future__ import annotations
 
 import os
-import re
 import time
 
 from keeper import redact
@@ -32,11 +31,10 @@ from keeper.errors import KeeperError
 from keeper.memory.merge import drop_items, item_keys, merge3
 from keeper.store import config, paths, removals
 from keeper.store.fsutil import atomic_write, create_new, ensure_dir, project_lock, read_json, read_text
-from keeper.sync import git, mirror, owned, remote
+from keeper.sync import git, kinds, mirror, owned, remote, scan
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
-    from collections.abc import Callable
     from typing import Any
 
 BRANCH = "refs/heads/main"
@@ -45,9 +43,6 @@ HEAD = "refs/keeper/synced"
 RESCUE = "refs/keeper/rescue/"
 ATTEMPTS = 5
 LOCK_WAIT = 120.0
-
-
-_USUAL_NAME = re.compile(r"\d{4}-\d\d-\d\d_\d{4}(-\d+)?(@[0-9a-f]+)?(-[0-9a-f]+)*\.md")
 
 
 class Busy(KeeperError):
@@ -243,10 +238,6 @@ def _recorded(repo: git.Repo, copy: mirror.Copy, data: dict[str, Any]) -> str | 
     return repo.rev(found) if isinstance(found, str) and found else None
 
 
-def _text(data: bytes | None) -> str | None:
-    return None if data is None else data.decode("utf-8", "surrogateescape")
-
-
 class _Part:
     """One copy's share of the plan: its files here, the files it had at its last sync (what tells
     a removal made here from an absence), the merge base (their common ancestor with the remote,
@@ -258,11 +249,6 @@ class _Part:
         self.side, self.recorded, self.mine, self.base = side, recorded, mine, base
         self.record: removals.Record = removals.empty()
         self.trash: list[str] = []  # store files to move to this machine's trash after the write-back
-
-
-def _in(files: dict[str, bytes], prefix: str) -> dict[str, bytes]:
-    start = prefix + "/"
-    return {path: data for path, data in files.items() if path.startswith(start)}
 
 
 def _trusted_base(repo: git.Repo, recorded: str | None, theirs: str | None, seen: dict[str, str | None]) -> str | None:
@@ -286,74 +272,11 @@ def _merge(
         side, base = part.side, part.base or {}
         rules = patterns.get(side.copy.prefix, [])
         for path in sorted(set(side.files) | set(base)):
-            merger = _MERGERS.get(_kind(path))
+            merger = kinds.MERGERS.get(kinds.kind(path))
             if merger is not None:
-                merger(path, side.files.get(path), base.get(path), merged, _Rules(machine, rules))
+                merger(path, side.files.get(path), base.get(path), merged, kinds.Rules(machine, rules))
         _apply_removals(part, theirs, merged)
     return merged
-
-
-class _Rules:
-    """What a merge function may need besides the three versions: this machine and its patterns."""
-
-    __slots__ = ("machine", "patterns")
-
-    def __init__(self, machine: str, patterns: list[str]) -> None:
-        self.machine, self.patterns = machine, patterns
-
-
-def _kind(path: str) -> str:
-    """``memory``, ``session`` or ``other`` (the record of removals, merged on its own, or a file
-    Keeper does not know: left as the remote has it)."""
-    if _is_memory(path):
-        return "memory"
-    folder = path.rsplit("/", 2)
-    return "session" if len(folder) == 3 and folder[1] == paths.SESSIONS_DIR else "other"
-
-
-def _merge_memory(path: str, ours: bytes | None, was: bytes | None, merged: dict[str, bytes], rules: _Rules) -> None:
-    """memory.md by Keeper's rules (``merge3``); deleted here and unchanged there, it goes."""
-    now = merged.get(path)
-    if ours is None:
-        if was is not None and now == was:
-            merged.pop(path, None)
-        return
-    if now is None:
-        if was is None or ours != was:
-            merged[path] = ours
-        return
-    text = merge3(_text(was), _text(ours) or "", _text(now) or "")
-    if text != _text(now):  # what leaves is redacted, the other side's lines included
-        text = redact.redact(text, rules.patterns)
-    merged[path] = text.encode("utf-8", "surrogateescape")
-
-
-def _merge_session(path: str, ours: bytes | None, was: bytes | None, merged: dict[str, bytes], rules: _Rules) -> None:
-    """A session file by name: one side's change wins; both changed, both are kept."""
-    now = merged.get(path)
-    if ours is None:  # a session file this copy no longer holds
-        if was is not None and now == was:
-            merged.pop(path, None)
-        return
-    if now is None:
-        if was is None or ours != was:  # new here, or changed here after the other side deleted it
-            merged[path] = ours
-        return
-    if ours in (now, was):
-        return
-    if now == was:
-        merged[path] = ours
-        return
-    stem = path[:-3]
-    machine = rules.machine
-    merged[f"{stem}-{machine}.md" if "@" in stem else f"{stem}@{machine}.md"] = ours
-
-
-# How each kind of durable file merges; a new kind (a per-project record) adds its function here.
-_MERGERS: dict[str, Callable[[str, bytes | None, bytes | None, dict[str, bytes], _Rules], None]] = {
-    "memory": _merge_memory,
-    "session": _merge_session,
-}
 
 
 def _record_path(prefix: str) -> str:
@@ -372,7 +295,7 @@ def _apply_removals(part: _Part, theirs: dict[str, bytes], merged: dict[str, byt
     stamp = removals.now()
     sessions = f"{prefix}/{paths.SESSIONS_DIR}/"
     for path, data in part.mine.items():
-        if path.startswith(sessions) and path not in part.side.files and _acceptable(path, data):
+        if path.startswith(sessions) and path not in part.side.files and kinds.acceptable(path, data):
             name = path[len(sessions) :]
             if not record["sessions"].get(name, ["", False])[1]:
                 record["sessions"][name] = [stamp, True]  # deleted or cleared here since the last sync
@@ -384,13 +307,13 @@ def _apply_removals(part: _Part, theirs: dict[str, bytes], merged: dict[str, byt
             record["items"][key] = [stamp, True]
     gone = removals.removed(record, "items")
     if gone and ours is not None and mine is not None and ours != mine:
-        for key in (gone & item_keys(_text(ours))) - item_keys(_text(mine)):
+        for key in (gone & item_keys(kinds.text_of(ours))) - item_keys(kinds.text_of(mine)):
             record["items"][key] = [stamp, False]  # added here again since the last sync
         gone = removals.removed(record, "items")
     for name in removals.removed(record, "sessions"):
         merged.pop(sessions + name, None)
     if gone and memory in merged:
-        text = _text(merged[memory]) or ""
+        text = kinds.text_of(merged[memory]) or ""
         kept = drop_items(text, gone)
         if kept != text:
             merged[memory] = kept.encode("utf-8", "surrogateescape")
@@ -404,74 +327,6 @@ def _retired_here(folder: str) -> dict[str, str]:
     from keeper.capture.saving import read_removed, removed_file
 
     return read_removed(removed_file(folder))
-
-
-def _acceptable(path: str, data: bytes | None) -> bool:
-    """Whether a file of the repository may land in the store, read as ``keeper import`` reads an
-    archive's: a memory.md or a session file with a safe name, within the size an archive allows."""
-    if data is None or len(data) > paths.MAX_FILE:
-        return False
-    if _is_memory(path):
-        return True
-    parts = path.split("/")
-    return (
-        len(parts) == 4
-        and parts[0] == paths.PROJECTS_DIR
-        and parts[2] == paths.SESSIONS_DIR
-        and paths.safe_session_name(parts[3])
-    )
-
-
-def _is_memory(path: str) -> bool:
-    parts = path.split("/")
-    return (parts == [mirror.GLOBAL, paths.MEMORY_FILE]) or (
-        len(parts) == 3 and parts[0] == paths.PROJECTS_DIR and parts[2] == paths.MEMORY_FILE
-    )
-
-
-def _secret_line(data: bytes, patterns: list[str]) -> int | None:
-    text = data.decode("utf-8", "replace")
-    if redact.redact(text, patterns) == text:
-        return None
-    for number, line in enumerate(text.splitlines(), 1):
-        if redact.redact(line, patterns) != line:
-            return number
-    return 1
-
-
-def _scan(outgoing: dict[str, bytes], patterns: dict[str, list[str]]) -> None:
-    """Refuse to push a file that still holds a secret, in its text or in its name: the message
-    names the file (its name redacted) and the line."""
-    for path in sorted(outgoing):
-        prefix = "/".join(path.split("/")[:2]) if path.startswith(paths.PROJECTS_DIR + "/") else mirror.GLOBAL
-        rules = patterns.get(prefix, [])
-        shown = _secret_name(path, rules)
-        if shown is not None:
-            raise KeeperError(
-                f"not pushing: the file name {shown} looks like it holds a secret (a token, key or password); "
-                "your local files are unchanged. Rename or remove that file, then run keeper sync again."
-            )
-        line = _secret_line(outgoing[path], rules)
-        if line is not None:
-            raise KeeperError(
-                f"not pushing: {path} line {line} looks like a secret (a token, key or password); "
-                "your local file is unchanged. Remove that line from the memory file, then run keeper sync again."
-            )
-
-
-def _secret_name(path: str, rules: list[str]) -> str | None:
-    """``path`` with the secret in its file name redacted, or None when it holds none. Names Keeper
-    gives (``2026-11-24_0930@a1b2c3.md``) cost nothing; any other is read from each word's start,
-    since a token glued to a word (``notes_ghp_…``) is not one the text scan sees."""
-    folder, _, name = path.rpartition("/")
-    if _USUAL_NAME.fullmatch(name) or name in (paths.MEMORY_FILE, paths.REMOVALS, mirror.MARKER):
-        return None
-    for at in [0, *(i + 1 for i, c in enumerate(name) if c in "_-@. ")]:
-        rest = name[at:]
-        hidden = redact.redact(rest, rules)
-        if hidden != rest:
-            return f"{folder}/{name[:at]}{hidden}"
-    return None
 
 
 def _fetch(repo: git.Repo, url: str) -> str | None:
@@ -608,7 +463,7 @@ def _run(url: str, data: dict[str, Any]) -> Result:
         if not outgoing and not removed and up_to_date and not _writes(parts, merged):
             result.commit = theirs_commit
             return result
-        _scan(outgoing, patterns)
+        scan.check(outgoing, patterns)
         commit = theirs_commit
         if outgoing or removed or theirs_commit is None:
             fresh = list(outgoing)  # the rest are the remote's blobs
@@ -702,7 +557,11 @@ def _writes(parts: list[_Part], merged: dict[str, bytes]) -> bool:
     for part in parts:
         side = part.side
         for path, data in merged.items():
-            if path.startswith(side.copy.prefix + "/") and side.files.get(path) != data and _acceptable(path, data):
+            if (
+                path.startswith(side.copy.prefix + "/")
+                and side.files.get(path) != data
+                and kinds.acceptable(path, data)
+            ):
                 return True
         if any(p not in merged for p in side.files):
             return True
@@ -748,8 +607,8 @@ def _write_back(
         side, copy = part.side, part.side.copy
         rules = patterns.get(copy.prefix) or list(config.load(None).redact_patterns)
         lock = os.path.join(copy.dir, paths.LOCK_FILE) if copy.key != mirror.GLOBAL else os.path.join(copy.dir, ".lock")
-        mine = {p: d for p, d in merged.items() if p.startswith(copy.prefix + "/") and _acceptable(p, d)}
-        incoming = "\n\n".join(_text(d) or "" for p, d in mine.items() if side.files.get(p) != d)
+        mine = {p: d for p, d in merged.items() if p.startswith(copy.prefix + "/") and kinds.acceptable(p, d)}
+        incoming = "\n\n".join(kinds.text_of(d) or "" for p, d in mine.items() if side.files.get(p) != d)
         scrub = rules if redact.redact(incoming, rules) != incoming else None  # one scan, not one a file
         with project_lock(lock):
             for path, content in sorted(mine.items()):
@@ -788,12 +647,12 @@ def _write_file(
     current = read_text(target, exact=True)
     new = content.decode("utf-8", "surrogateescape")
     new = redact.redact(new, rules) if rules is not None else new
-    if current is not None and exported is not None and _is_memory(path):
+    if current is not None and exported is not None and kinds.is_memory(path):
         new = merge3(exported.decode("utf-8", "surrogateescape"), current, new)
     if current == new:
         return None
     if current is None:
-        if not create_new(target, new, durable=_is_memory(path)):
+        if not create_new(target, new, durable=kinds.is_memory(path)):
             return None
     else:
         atomic_write(target, new)
@@ -803,7 +662,7 @@ def _write_file(
             cache[target] = [st.st_mtime_ns, st.st_size, _blob_id(content)]
         except OSError:
             pass
-    if _is_memory(path) and copy.key != mirror.GLOBAL:
+    if kinds.is_memory(path) and copy.key != mirror.GLOBAL:
         owned.take_over(os.path.join(copy.dir, paths.STATE_DIR, paths.OWNED_LINES), current, new)
     return target
 

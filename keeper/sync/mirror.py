@@ -23,7 +23,7 @@ from __future__ import annotations
 
 import os
 
-from keeper.store import identity, paths
+from keeper.store import identity, paths, removals
 from keeper.store.fsutil import read_json
 
 MARKER = paths.SYNC_MARKER
@@ -221,10 +221,7 @@ def is_session(name: str) -> bool:
     return name.endswith(".md") and not name.startswith(".") and "/" not in name and "\\" not in name
 
 
-def tree_name(name: str, machine: str) -> str:
-    """A session file's name in the repository: its maker's machine id added once."""
-    stem = name[:-3]
-    return name if "@" in stem else f"{stem}@{machine}.md"
+tree_name = removals.tree_name  # a session file's name in the repository: its maker's machine id added once
 
 
 def store_name(name: str, machine: str) -> str:
