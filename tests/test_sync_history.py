@@ -371,3 +371,18 @@ def test_a_save_typed_in_a_clone_before_its_first_session_joins_the_memory_sync_
     assert len(b.memory_files()) == 1
     text = b.memory_files()[0].read_text()
     assert text.count("Use FTS5") == 1 and "Typed on b" in text
+
+
+def test_a_new_session_file_never_takes_the_name_of_one_whose_removal_was_recorded(tmp_path: Path) -> None:
+    from datetime import datetime
+
+    from keeper.store import removals, sessions
+
+    folder = tmp_path / "store" / "projects" / "proj-1"
+    project = paths.Project(str(tmp_path / "proj"), "proj-1", str(folder))
+    record = removals.empty()
+    record["sessions"]["2026-01-01_0930@a1b2c3.md"] = [removals.now(), True]
+    (folder / "state").mkdir(parents=True)
+    removals.write(str(folder), record)
+    made = sessions.ensure_file(project, "s1", datetime(2026, 1, 1, 9, 30))
+    assert os.path.basename(made) == "2026-01-01_0930-2.md"
