@@ -52,9 +52,11 @@ class Killed(BaseException):
 
 class SyncWorld(RuleBasedStateMachine):
     base: Path  # set by the test: the folder every example makes its own under
+    examples = steps = 0  # how much was run, for the closing figures of a long run
 
     @initialize()
     def start(self) -> None:
+        SyncWorld.examples += 1
         self.root = Path(tempfile.mkdtemp(dir=self.base))
         self.remotes: list[Path] = []
         self.remote = self._new_remote()
@@ -299,6 +301,7 @@ class SyncWorld(RuleBasedStateMachine):
     @invariant()
     def holds(self) -> None:
         if hasattr(self, "root"):
+            SyncWorld.steps += 1
             self.check()
 
 
@@ -307,11 +310,12 @@ def test_sync_as_a_state_machine(tmp_path: Path) -> None:
     run_state_machine_as_test(
         SyncWorld,
         settings=settings(
-            max_examples=60 if LONG else 6,
-            stateful_step_count=30 if LONG else 14,
+            max_examples=60 if LONG else 15,
+            stateful_step_count=30,
             deadline=None,
             suppress_health_check=list(HealthCheck),
             derandomize=not LONG,
             database=None,
         ),
     )
+    print(f"sync state machine: {SyncWorld.examples} examples, {SyncWorld.steps} steps")
