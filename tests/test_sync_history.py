@@ -386,3 +386,30 @@ def test_a_new_session_file_never_takes_the_name_of_one_whose_removal_was_record
     removals.write(str(folder), record)
     made = sessions.ensure_file(project, "s1", datetime(2026, 1, 1, 9, 30))
     assert os.path.basename(made) == "2026-01-01_0930-2.md"
+
+
+def test_a_push_killed_before_its_write_back_then_a_rollback_loses_no_other_machines_file(
+    machines: list[Machine], remote: Path
+) -> None:
+    from unittest import mock
+
+    from keeper.sync import engine
+
+    a, b, c = machines
+    a.save("--decision", "Use FTS5")
+    connect([a], remote)
+    before_c = _tip(remote)
+    c.save("--summary", "made on c")
+    assert c.sync("--remote", str(remote)) == 0
+    made_on_c = [p.name for p in c.sessions()]
+
+    class Killed(BaseException):
+        pass
+
+    b.save("--decision", "First from b")
+    with mock.patch.object(engine, "_write_file", side_effect=Killed), pytest.raises(Killed):
+        b.sync("--remote", str(remote))  # pushed, then killed before b's store took the merge
+    git("--git-dir", str(remote), "update-ref", "refs/heads/main", before_c)
+    b.save("--decision", "Then from b")  # b has something to push on top of the rolled-back remote
+    assert b.sync() == 0 and c.sync() == 0
+    assert set(made_on_c) <= {p.name for p in c.sessions()} and trashed(c) == []

@@ -476,8 +476,12 @@ def _run(url: str, data: dict[str, Any]) -> Result:
                 previous
                 and previous not in parents
                 and not (theirs_commit and repo.is_ancestor(previous, theirs_commit))
+                and all(part.recorded == previous for part in parts)
             ):
-                parents.append(previous)  # this machine's last sync, if the remote no longer holds it
+                # this machine's last sync, if the remote no longer holds it, stays reachable; only
+                # when this merge holds its files (a push killed before the write-back recorded it
+                # would claim a merge that never happened, and a later sync trusting it lose files)
+                parents.append(previous)
             commit = repo.commit(tree, parents, f"keeper sync from {machine}")
             repo.run(["update-ref", HEAD, commit])
             if not _push(repo, url, commit):
