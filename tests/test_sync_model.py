@@ -310,7 +310,7 @@ def test_sync_as_a_state_machine(tmp_path: Path) -> None:
     run_state_machine_as_test(
         SyncWorld,
         settings=settings(
-            max_examples=60 if LONG else 15,
+            max_examples=200 if LONG else 15,
             stateful_step_count=30,
             deadline=None,
             suppress_health_check=list(HealthCheck),
