@@ -36,11 +36,10 @@ if TYPE_CHECKING:
 MANIFEST = "keeper-export.json"
 FORMAT = 1  # the manifest's "format": an archive from a newer layout is refused, not misread
 PROVENANCE = paths.OWNED_LINES
-MAX_MEMBER = 8 << 20  # bytes of one member, decompressed: memory files are text, far smaller
+MAX_MEMBER = paths.MAX_FILE  # bytes of one member, decompressed: memory files are text, far smaller
 MAX_TOTAL = 256 << 20  # bytes of all members read, decompressed
 MAX_MEMBERS = 20_000
 _CHUNK = 1 << 16
-_SESSION_NAME = re.compile(r"[0-9][A-Za-z0-9._-]{0,199}\.md")  # a digit first: no dot files or device names
 
 
 class _Skip(Exception):
@@ -107,7 +106,7 @@ def place(name: str) -> tuple[str, str, str]:
     if rest == [paths.STATE_DIR, PROVENANCE]:
         return "provenance", pid, PROVENANCE
     if len(rest) == 2 and rest[0] == paths.SESSIONS_DIR:
-        if not _SESSION_NAME.fullmatch(rest[1]):
+        if not paths.safe_session_name(rest[1]):
             raise _Skip("not a safe session file name")
         return "session", pid, rest[1]
     raise _Skip("not a file Keeper exports")

@@ -125,6 +125,9 @@ def cmd_save(args: argparse.Namespace) -> int:
     from keeper.errors import KeeperError
 
     at = _resolve(args, args.session)
+    from keeper.sync import mirror
+
+    mirror.adopt(at.project)  # a clone whose memory a sync brought saves into that memory, not beside it
     flags: dict[str, str | list[str]] = {
         "summary": args.summary or "",
         "decisions": args.decision,
@@ -438,6 +441,9 @@ def cmd_clear(args: argparse.Namespace) -> int:
         _emit(args, {"moved": [], "backup": None, "reason": why}, lambda: [f"Nothing to clear: {why}."])
         return 0
     moving = trash.described([os.path.relpath(f, project.dir) for f in files])
+    everywhere = _synced_everywhere(project, args.what)
+    if everywhere:
+        print(everywhere, file=sys.stderr)
     if not args.yes:
         if sys.stdin is None or not sys.stdin.isatty():
             raise KeeperError(f"clear {args.what} would move {moving}; add --yes to confirm (nothing was removed).")
@@ -456,6 +462,20 @@ def cmd_clear(args: argparse.Namespace) -> int:
         ],
     )
     return 0
+
+
+def _synced_everywhere(project: Project, what: str) -> str | None:
+    """What a clear means when the project syncs: it is recorded and travels to every machine."""
+    from keeper.sync import remote
+
+    data = remote.read()
+    if not data or not os.path.exists(project.sync_record):
+        return None
+    scope = "the project" if what == "all" else "these session files"
+    return (
+        f"'{project.name}' syncs with {remote.shown(str(data['remote']))}: this clears {scope} on every machine "
+        "syncing with it (each keeps a restorable copy in its trash; keeper restore here brings it back everywhere)."
+    )
 
 
 def _add_restore(sub: Any, common: argparse.ArgumentParser) -> None:
@@ -586,7 +606,12 @@ def _add_sync(sub: Any, common: argparse.ArgumentParser) -> None:
         description="Every project's memory.md and session files and the global memory, merged by Keeper's "
         "rules with the remote's and pushed; nothing derived or machine-local travels, and what leaves is "
         "redacted. The first call records --remote URL for this store (a private repository you can push to); "
-        "later calls need no flag. Once a remote is set, sessions pull at start and push at end on their own.",
+        "later calls need no flag. Once a remote is set, sessions pull at start and push at end on their own. "
+        "A removal (retire, resolve, a deleted session file, keeper clear) is recorded and made on every machine "
+        "at its next sync, each keeping what it removes in its own trash (keeper restore); an absence removes "
+        "nothing. A remote rolled back, rewritten, with its branch deleted, or a new --remote is merged with "
+        "nothing removed but what was recorded, never force-pushed, and the sync says so in one line. "
+        "See docs/sync.md.",
     )
     p.add_argument("--remote", metavar="URL", help="record (or replace) the remote, then sync")
     p.add_argument("--background", action="store_true", help=SUPPRESS)  # what the hooks start

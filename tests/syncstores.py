@@ -86,3 +86,32 @@ def remote_objects(remote: Path) -> bytes:
     return subprocess.run(
         ["git", "-C", str(remote), "cat-file", "--batch-all-objects", "--batch"], check=True, capture_output=True
     ).stdout
+
+
+ORIGIN = "https://user:token@GitHub.com/me/proj.git"
+ORIGINS = [ORIGIN, "git@github.com:me/proj", "ssh://git@github.com/me/proj.git"]
+
+
+@pytest.fixture(name="remote")
+def remote_fixture(tmp_path: Path) -> Path:
+    """An empty local bare repository: the remote every machine syncs with."""
+    path = tmp_path / "remote.git"
+    git("init", "-q", "--bare", str(path))
+    return path
+
+
+@pytest.fixture(name="machines")
+def machines_fixture(tmp_path: Path, monkeypatch: pytest.MonkeyPatch, remote: Path) -> list[Machine]:
+    """Three machines whose clones of the same repository sit at different paths under different names."""
+    return [Machine(tmp_path, name, monkeypatch, origin) for name, origin in zip("abc", ORIGINS)]
+
+
+def connect(machines: list[Machine], remote: Path) -> None:
+    for m in machines:
+        assert m.sync("--remote", str(remote)) == 0
+        m.start_session("connect")  # Keeper has run in each clone
+
+
+def trashed(m: Machine) -> list[Path]:
+    """Every file in a machine's trash (the manifests left out)."""
+    return sorted(p for p in (m.store / "trash").rglob("*") if p.is_file() and p.name != "manifest.json")

@@ -14,32 +14,12 @@ import pytest
 
 from keeper.store import paths
 from keeper.sync import mirror
-from tests.syncstores import Machine, git, remote_objects
+from tests.syncstores import ORIGINS, Machine, git, machines_fixture, remote_fixture, remote_objects
+from tests.syncstores import connect as _connect
 
 pytestmark = pytest.mark.needs("git")
 
-ORIGIN = "https://user:token@GitHub.com/me/proj.git"
-ORIGINS = [ORIGIN, "git@github.com:me/proj", "ssh://git@github.com/me/proj.git"]
-
-
-@pytest.fixture
-def remote(tmp_path: Path) -> Path:
-    path = tmp_path / "remote.git"
-    git("init", "-q", "--bare", str(path))
-    return path
-
-
-@pytest.fixture
-def machines(tmp_path: Path, monkeypatch: pytest.MonkeyPatch, remote: Path) -> list[Machine]:
-    """Three machines whose clones of the same repository sit at different paths under different names."""
-    found = [Machine(tmp_path, name, monkeypatch, origin) for name, origin in zip("abc", ORIGINS)]
-    return found
-
-
-def _connect(machines: list[Machine], remote: Path) -> None:
-    for m in machines:
-        assert m.sync("--remote", str(remote)) == 0
-        m.start_session("connect")  # Keeper has run in each clone
+__all__ = ["machines_fixture", "remote_fixture"]  # the fixtures this module's tests use
 
 
 def test_origin_urls_compare_without_scheme_credentials_or_dot_git() -> None:
@@ -179,12 +159,12 @@ def test_a_secret_another_machine_pushed_is_redacted_by_this_one(machines: list[
 
 def test_a_push_that_would_still_carry_a_secret_is_refused_naming_the_file_and_line() -> None:
     from keeper.errors import KeeperError
-    from keeper.sync import engine
+    from keeper.sync import scan
 
     outgoing = {"projects/pin.api/memory.md": b"# Project Memory: api\n\n- fine\n- key AKIAIOSFODNN7EXAMPLQ\n"}
     with pytest.raises(KeeperError, match=r"^not pushing: projects/pin.api/memory.md line 4 "):
-        engine._scan(outgoing, {})
-    engine._scan({"global/memory.md": b"- nothing secret here\n"}, {})
+        scan.check(outgoing, {})
+    scan.check({"global/memory.md": b"- nothing secret here\n"}, {})
 
 
 def _tree_memory(remote: Path) -> str:

@@ -452,3 +452,29 @@ def merge_file(
     if state != _strings(provenance.get("state")) or recent != _recent_owned(provenance):
         provenance = {**provenance, "state": state, "recent": recent}
     return doc.render(), provenance, report
+
+
+def item_keys(text: str | None) -> set[str]:
+    """The ``items.key`` of every item (a bullet and its continuation lines) of a memory.md."""
+    memo: dict[str, str] = {}
+    found: set[str] = set()
+    for section in Document.parse(text or "").sections:
+        found.update(u.key[2:] for u in _units(section.lines, memo) if u.key.startswith("i:"))
+    return found
+
+
+def drop_items(text: str, gone: Collection[str]) -> str:
+    """``text`` without the items whose ``items.key`` is in ``gone`` (removals recorded elsewhere);
+    the same text when none is there."""
+    if not gone:
+        return text
+    doc = Document.parse(text)
+    memo: dict[str, str] = {}
+    changed = False
+    for section in doc.sections:
+        units = _units(section.lines, memo)
+        kept = [u for u in units if not (u.key.startswith("i:") and u.key[2:] in gone)]
+        if len(kept) != len(units):
+            section.lines[:] = [line for unit in kept for line in unit.lines]
+            changed = True
+    return doc.render() if changed else text

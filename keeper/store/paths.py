@@ -45,10 +45,34 @@ OWNED_LINES = "memory.json"  # in STATE_DIR: which lines of memory.md Keeper wro
 REMOVED = "removed.json"  # in STATE_DIR: the keys of items retired or resolved, so import cannot revive them
 STORE_FORMAT = "format.json"  # at the root: the store's format and the migrations it has had (store.migrate)
 PROVENANCE_FILE = "provenance.jsonl"  # beside memory.md: where each item came from (durable: export and sync carry it)
+# In STATE_DIR and beside memory.md in the sync repository: the removals that travel (store.removals).
+REMOVALS = "removals.json"
 SYNC_FILE = "sync.json"  # at the root: the recorded remote and this machine's id (machine-local, never synced)
 # In STATE_DIR (a "." no session id holds): the project's folder in the sync repository, its last sync.
 PROJECT_SYNC = "sync.remote.json"
+MAX_FILE = 8 << 20  # bytes: the largest memory or session file Keeper reads from an archive or a sync remote
+SYNC_MARKER = "keeper-sync.json"  # at the sync repository's top: what makes a repository a Keeper store
+# In SYNC_DIR (derived): Keeper's bare repository, the sync lock, what each store file last exported
+# as, the last run's outcome, and the mark a hook leaves to ask for one more run.
+SYNC_REPO, SYNC_LOCK, SYNC_EXPORTS, SYNC_STATUS, SYNC_QUEUED = (
+    "repo.git",
+    "lock",
+    "exports.json",
+    "status.json",
+    "queued",
+)
 SYNC_DIR = "sync"  # at the root: the sync repository, its lock and its status (derived: rebuilt from the remote)
+
+_NAME_CHARS = frozenset("abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789._@-")
+
+
+def safe_session_name(name: str) -> bool:
+    """A session file name Keeper reads from an archive or a sync remote: a digit first (no dot files,
+    no device names), letters, digits and ``._@-`` (``@`` joins the machine a synced one was made on),
+    ``.md`` last, at most 200 characters before it."""
+    stem = name[:-3]
+    return name.endswith(".md") and 0 < len(stem) <= 200 and stem[0].isdigit() and _NAME_CHARS.issuperset(stem)
+
 
 DURABLE = "durable"
 LOCAL = "local"
@@ -138,17 +162,18 @@ def kind(relpath: str) -> str:
 
     Durable: ``projects/<id>/memory.md``, ``projects/<id>/sessions/*.md``, ``global/memory.md`` and
     the provenance record beside each memory.md (``provenance.jsonl``).
-    Machine-local: the configuration, the pins, the recorded sync remote, the store's format and each project's
-    ``state/memory.json``, ``state/project.json``, ``state/removed.json`` (the global memory has one
-    too) and ``state/sync.remote.json``. Everything else (the index, counters, open markers, caches,
-    logs, the trash, the hub page, the sync repository, locks, temp files) is derived.
+    Machine-local: the configuration, the pins, the recorded sync remote, the store's format and each
+    project's ``state/memory.json``, ``state/project.json``, ``state/removed.json`` and
+    ``state/removals.json`` (the global memory has these two too) and ``state/sync.remote.json``.
+    Everything else (the index, counters, open markers, caches, logs, the trash, the hub page, the
+    sync repository, locks, temp files) is derived.
     """
     parts = [p for p in relpath.replace("\\", "/").split("/") if p not in ("", ".")]
     if len(parts) == 1 and parts[0] in (CONFIG_FILE, PINS_FILE, SYNC_FILE, STORE_FORMAT):
         return LOCAL
     if parts in ([GLOBAL_DIR, MEMORY_FILE], [GLOBAL_DIR, PROVENANCE_FILE]):
         return DURABLE
-    if parts == [GLOBAL_DIR, STATE_DIR, REMOVED]:
+    if parts in ([GLOBAL_DIR, STATE_DIR, REMOVED], [GLOBAL_DIR, STATE_DIR, REMOVALS]):
         return LOCAL
     if len(parts) >= 3 and parts[0] == PROJECTS_DIR:
         rest = parts[2:]
@@ -156,7 +181,11 @@ def kind(relpath: str) -> str:
             return DURABLE
         if len(rest) == 2 and rest[0] == SESSIONS_DIR and rest[1].endswith(".md") and not rest[1].startswith("."):
             return DURABLE
-        if len(rest) == 2 and rest[0] == STATE_DIR and rest[1] in (OWNED_LINES, ROOT_RECORD, REMOVED, PROJECT_SYNC):
+        if (
+            len(rest) == 2
+            and rest[0] == STATE_DIR
+            and rest[1] in (OWNED_LINES, ROOT_RECORD, REMOVED, REMOVALS, PROJECT_SYNC)
+        ):
             return LOCAL
     return DERIVED
 

@@ -133,8 +133,21 @@ def list_all() -> list[Info]:
         names = sorted(os.listdir(projects_dir()))
     except OSError:
         return []
-    found = [info(n) for n in names if _holds_anything(os.path.join(projects_dir(), n))]
+    found = [
+        info(n)
+        for n in names
+        if _holds_anything(os.path.join(projects_dir(), n)) and not _another_machines(os.path.join(projects_dir(), n))
+    ]
     return sorted(found, key=lambda p: (-(p.last_activity or 0), p.name.lower()))
+
+
+def _another_machines(folder: str) -> bool:
+    """A folder an older sync brought from another machine's unshared project (no hosted origin, no
+    pin): it is that machine's alone, so this machine does not list it."""
+    if os.path.exists(os.path.join(folder, paths.STATE_DIR, paths.ROOT_RECORD)):
+        return False
+    key = read_json(os.path.join(folder, paths.STATE_DIR, paths.PROJECT_SYNC)).get("key")
+    return isinstance(key, str) and key.startswith("local.")
 
 
 def find(project_id: str) -> paths.Project:

@@ -80,11 +80,12 @@ def ensure_file(project: paths.Project, session: str, start: datetime) -> str:
         return found
     ensure_dir(project.sessions)
     base = start.strftime("%Y-%m-%d_%H%M")
+    gone = _removed_stems(project)
     suffix = 1
     while True:
         name = f"{base}.md" if suffix == 1 else f"{base}-{suffix}.md"
         path = os.path.join(project.sessions, name)
-        if create_new(path, _template(project, session, start)):
+        if name[:-3] not in gone and create_new(path, _template(project, session, start)):
             break
         suffix += 1
     state = read_state(project, session)
@@ -92,6 +93,18 @@ def ensure_file(project: paths.Project, session: str, start: datetime) -> str:
     write_state(project, session, state)
     _remember_newest(project, name)
     return path
+
+
+def _removed_stems(project: paths.Project) -> set[str]:
+    """Names (without ``.md`` and the machine a synced one carries) of session files whose removal
+    sync recorded: a new session never takes one, or that removal would take it away too."""
+    from keeper.store import removals
+
+    if not os.path.exists(removals.path_of(project.dir)):
+        return set()
+    return {
+        name.split("@", 1)[0].removesuffix(".md") for name in removals.removed(removals.read(project.dir), "sessions")
+    }
 
 
 def _template(project: paths.Project, session: str, start: datetime) -> str:

@@ -14,8 +14,8 @@ import time
 from datetime import date, datetime, timedelta
 
 from keeper.errors import KeeperError
-from keeper.store import paths, sessions
-from keeper.store.fsutil import atomic_write, ensure_dir, is_temp, project_lock, read_json, shared
+from keeper.store import paths, removals, sessions
+from keeper.store.fsutil import atomic_write, ensure_dir, is_temp, project_lock, read_json, read_text, shared
 from keeper.text import count
 
 MANIFEST = "manifest.json"
@@ -42,9 +42,11 @@ def old_session_files(project: paths.Project, older_than_days: int, today: date 
 
 def all_files(project: paths.Project) -> list[str]:
     """Everything Keeper keeps for the project but the lock, the search index (derived: a clear
-    deletes it, so cleared text does not linger in it, and a recall using it is not pulled apart)
-    and temp files (a write in flight elsewhere: moving it would strand it in the trash)."""
-    skip = {project.lock, *project.index_files}
+    deletes it, so cleared text does not linger in it, and a recall using it is not pulled apart),
+    temp files (a write in flight elsewhere: moving it would strand it in the trash) and the sync
+    records (the project's folder in the sync repository and its removals: what tells the other
+    machines the project was cleared)."""
+    skip = {project.lock, *project.index_files, project.sync_record, removals.path_of(project.dir)}
     found: list[str] = []
     for folder, _, names in os.walk(project.dir):
         found.extend(os.path.join(folder, n) for n in names if os.path.join(folder, n) not in skip and not is_temp(n))
@@ -115,7 +117,7 @@ def clear(project: paths.Project, files: list[str], reason: str, keep_days: int)
     The search index is rebuilt from the files, so after a clear it is dropped: what was cleared
     must not stay findable through it.
     """
-    backup = move_to_trash(project, files, reason)
+    backup = move_to_trash(project, files, reason, recorded=True)
     for path in project.index_files:
         try:
             os.remove(path)
@@ -157,9 +159,15 @@ def _move(source: str, target: str) -> bool:
     return True
 
 
-def move_to_trash(project: paths.Project, files: list[str], reason: str) -> str:
-    """Move ``files`` into a new backup folder, under the project lock, and return its path."""
+def move_to_trash(project: paths.Project, files: list[str], reason: str, recorded: bool = False) -> str:
+    """Move ``files`` into a new backup folder, under the project lock, and return its path.
+
+    ``recorded``: a removal made here (a clear), so with a sync remote it is recorded to travel to
+    the other machines (``store.removals``); a sync moving what another machine removed is not.
+    """
     with project_lock(project.lock):
+        if recorded:
+            _note(project, files, removed_now=True)
         backup = _new_backup(project)
         moved = [
             os.path.relpath(path, project.dir)
@@ -214,10 +222,29 @@ def restore(project: paths.Project, name: str | None = None) -> tuple[list[str],
                     restored.append(rel)
                 elif os.path.exists(source):
                     kept.append(rel)
+        _note(project, [os.path.join(project.dir, rel) for rel in restored], removed_now=False)
         sessions.forget_newest(project.state)  # restored session files join the newest list when it is rebuilt
         if not kept:
             _remove_empty(backup)
     return restored, kept
+
+
+def _note(project: paths.Project, files: list[str], removed_now: bool) -> None:
+    """Record for sync the session files and the memory.md items among ``files`` as removed or
+    brought back; a restore also takes its items out of the record of retirements, so the next save
+    or import keeps them."""
+    from keeper.memory.merge import item_keys
+
+    names = [os.path.basename(f) for f in files if os.path.dirname(f) == project.sessions and f.endswith(".md")]
+    items = sorted(item_keys(read_text(project.memory))) if project.memory in files else []
+    removals.note(project.dir, names, items, removed_now)
+    if items and not removed_now:
+        path = project.removed
+        record = read_json(path)
+        keys = record.get("keys")
+        if isinstance(keys, dict) and any(k in keys for k in items):
+            record["keys"] = {k: v for k, v in keys.items() if k not in items}
+            atomic_write(path, json.dumps(record, ensure_ascii=False))
 
 
 def _remove_empty(backup: str) -> None:

@@ -28,10 +28,10 @@ import time
 
 from keeper import redact
 from keeper.errors import KeeperError
-from keeper.memory.merge import merge3
-from keeper.store import config, paths, provenance
+from keeper.memory.merge import drop_items, item_keys, merge3
+from keeper.store import config, paths, provenance, removals
 from keeper.store.fsutil import atomic_write, create_new, ensure_dir, project_lock, read_json, read_text
-from keeper.sync import git, mirror, remote
+from keeper.sync import git, kinds, mirror, owned, remote, scan
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
@@ -70,7 +70,21 @@ class Result:
         self.commit: str | None = None
         self.received: list[str] = []  # store files written from the remote
         self.sent: list[str] = []  # repository files this machine changed
+        self.removed: list[str] = []  # store files moved to this machine's trash by a recorded removal
+        self.notes: list[str] = []  # what the sync found about the remote's history, one line each
         self.projects = 0
+
+    def note(self, line: str) -> None:
+        if line not in self.notes:
+            self.notes.append(line)
+
+    def absorb(self, earlier: Result) -> None:
+        """Add what an earlier run of the same sync did (a queued follow-up ran after it)."""
+        self.received = earlier.received + [p for p in self.received if p not in earlier.received]
+        self.sent = sorted({*earlier.sent, *self.sent})
+        self.removed = earlier.removed + self.removed
+        self.notes = earlier.notes + [n for n in self.notes if n not in earlier.notes]
+        self.pushed = self.pushed or earlier.pushed
 
     def as_dict(self) -> dict[str, Any]:
         return {
@@ -78,25 +92,40 @@ class Result:
             "commit": self.commit,
             "received": self.received,
             "sent": self.sent,
+            "removed": self.removed,
+            "notes": self.notes,
             "projects": self.projects,
         }
 
     def lines(self, url: str) -> list[str]:
-        if not self.received and not self.sent:
+        if not (self.received or self.sent or self.removed or self.notes):
             return [f"Up to date with {remote.shown(url)} ({self.projects} project(s))."]
-        out = [f"Synced with {remote.shown(url)}: sent {len(self.sent)} file(s), received {len(self.received)}."]
-        out += [f"  + {name}" for name in self.received[:20]]
-        if len(self.received) > 20:
-            out.append(f"  … and {len(self.received) - 20} more")
+        out = [
+            f"Synced with {remote.shown(url)}: sent {len(self.sent)} file(s), received {len(self.received)}"
+            + (f", moved {len(self.removed)} to the trash" if self.removed else "")
+            + "."
+        ]
+        out += [f"  {line}" for line in self.notes]
+        out += _listed("+", self.received)
+        if self.removed:
+            out.append("  removed on another machine (keeper restore brings them back here):")
+            out += _listed("-", self.removed)
         return out
 
 
+def _listed(mark: str, names: list[str]) -> list[str]:
+    out = [f"  {mark} {name}" for name in names[:20]]
+    if len(names) > 20:
+        out.append(f"  … and {len(names) - 20} more")
+    return out
+
+
 def repo_path() -> str:
-    return os.path.join(paths.sync_dir(), "repo.git")
+    return os.path.join(paths.sync_dir(), paths.SYNC_REPO)
 
 
 def lock_path() -> str:
-    return os.path.join(paths.sync_dir(), "lock")
+    return os.path.join(paths.sync_dir(), paths.SYNC_LOCK)
 
 
 def _open_repo() -> git.Repo:
@@ -189,7 +218,7 @@ class _Side:
 
 
 def _cache_file() -> str:
-    return os.path.join(paths.sync_dir(), "exports.json")
+    return os.path.join(paths.sync_dir(), paths.SYNC_EXPORTS)
 
 
 def _save_cache(cache: dict[str, Any]) -> None:
@@ -206,106 +235,107 @@ def _patterns(copy: mirror.Copy) -> list[str]:
     return list(config.load(root).redact_patterns)
 
 
-def _base_commit(repo: git.Repo, copy: mirror.Copy, data: dict[str, Any]) -> str | None:
+def _recorded(repo: git.Repo, copy: mirror.Copy, data: dict[str, Any]) -> str | None:
+    """The commit this copy last synced with, if the repository still holds it."""
     found = read_json(copy.record).get("commit") if copy.record else data.get("global_commit")
     return repo.rev(found) if isinstance(found, str) and found else None
 
 
-def _text(data: bytes | None) -> str | None:
-    return None if data is None else data.decode("utf-8", "surrogateescape")
+class _Part:
+    """One copy's share of the plan: its files here, the files it had at its last sync (what tells
+    a removal made here from an absence), the merge base (their common ancestor with the remote,
+    when the remote's history still holds one) and the merged record of removals."""
+
+    def __init__(
+        self, side: _Side, recorded: str | None, mine: dict[str, bytes], base: dict[str, bytes] | None
+    ) -> None:
+        self.side, self.recorded, self.mine, self.base = side, recorded, mine, base
+        self.record: removals.Record = removals.empty()
+        self.trash: list[str] = []  # store files to move to this machine's trash after the write-back
 
 
-class _Plan:
-    """The merged repository tree, and for each copy what to write back into the store."""
-
-    def __init__(self) -> None:
-        self.tree: dict[str, bytes] = {}
-        self.sides: list[tuple[_Side, dict[str, bytes | None], str | None]] = []  # side, base files, base commit
-
-
-def _in(files: dict[str, bytes], prefix: str) -> dict[str, bytes]:
-    start = prefix + "/"
-    return {path: data for path, data in files.items() if path.startswith(start)}
+def _trusted_base(repo: git.Repo, recorded: str | None, theirs: str | None, seen: dict[str, str | None]) -> str | None:
+    """The commit to merge against: the one this copy last synced when the remote descends from it;
+    after a rollback or a rewrite, the newest commit both histories share (None: they share none,
+    or the remote is empty, and the merge is a union in which only a recorded removal removes)."""
+    if recorded is None or theirs is None:
+        return None
+    if recorded not in seen:
+        seen[recorded] = recorded if repo.is_ancestor(recorded, theirs) else repo.merge_base(recorded, theirs)
+    return seen[recorded]
 
 
 def _merge(
-    theirs: dict[str, bytes],
-    sides: list[tuple[_Side, dict[str, bytes], str | None]],
-    machine: str,
-    patterns: dict[str, list[str]],
+    theirs: dict[str, bytes], parts: list[_Part], machine: str, patterns: dict[str, list[str]]
 ) -> dict[str, bytes]:
-    """The repository as it should be after this sync (see the module's help)."""
+    """The repository as it should be after this sync (see the module's help): each file of each
+    copy merged by the function its kind names (``_MERGERS``), then the record of removals applied."""
     merged = dict(theirs)
-    for side, base, _ in sides:
+    for part in parts:
+        side, base = part.side, part.base or {}
         rules = patterns.get(side.copy.prefix, [])
         for path in sorted(set(side.files) | set(base)):
-            ours, was, now = side.files.get(path), base.get(path), merged.get(path)
-            if provenance.is_record(path):
-                merged[path] = provenance.merge_bytes(ours, now, rules)
-                continue
-            if _is_memory(path):
-                if ours is None:
-                    if was is not None and now == was:
-                        merged.pop(path, None)  # deleted here, unchanged there
-                    continue
-                if now is None:
-                    if was is None or ours != was:
-                        merged[path] = ours
-                    continue
-                text = merge3(_text(was), _text(ours) or "", _text(now) or "")
-                if text != _text(now):  # what leaves is redacted, the other side's lines included
-                    text = redact.redact(text, rules)
-                merged[path] = text.encode("utf-8", "surrogateescape")
-                continue
-            if ours is None:  # a session file this copy no longer holds
-                if was is not None and now == was:
-                    merged.pop(path, None)
-                continue
-            if now is None:
-                if was is None or ours != was:  # new here, or changed here after the other side deleted it
-                    merged[path] = ours
-                continue
-            if ours in (now, was):
-                continue
-            if now == was:
-                merged[path] = ours
-                continue
-            stem = path[:-3]
-            merged[f"{stem}-{machine}.md" if "@" in stem else f"{stem}@{machine}.md"] = ours  # both changed: keep both
+            merger = kinds.MERGERS.get(kinds.kind(path))
+            if merger is not None:
+                merger(path, side.files.get(path), base.get(path), merged, kinds.Rules(machine, rules))
+        _apply_removals(part, theirs, merged)
     return merged
 
 
-def _is_memory(path: str) -> bool:
-    parts = path.split("/")
-    return (parts == [mirror.GLOBAL, paths.MEMORY_FILE]) or (
-        len(parts) == 3 and parts[0] == paths.PROJECTS_DIR and parts[2] == paths.MEMORY_FILE
+def _record_path(prefix: str) -> str:
+    return f"{prefix}/{paths.REMOVALS}"
+
+
+def _apply_removals(part: _Part, theirs: dict[str, bytes], merged: dict[str, bytes]) -> None:
+    """Merge this copy's record of removals with the remote's and the last synced one, add what was
+    removed here since (a session file gone, an item retired or resolved) and what was added back
+    here, and take out of the merged tree everything the record says is removed."""
+    prefix = part.side.copy.prefix
+    at = _record_path(prefix)
+    record = removals.merge(
+        removals.read(part.side.copy.dir), removals.loads(part.mine.get(at)), removals.loads(theirs.get(at))
     )
+    stamp = removals.now()
+    sessions = f"{prefix}/{paths.SESSIONS_DIR}/"
+    for path, data in part.mine.items():
+        if path.startswith(sessions) and path not in part.side.files and kinds.acceptable(path, data):
+            name = path[len(sessions) :]
+            if not record["sessions"].get(name, ["", False])[1]:
+                record["sessions"][name] = [stamp, True]  # deleted or cleared here since the last sync
+    memory = f"{prefix}/{paths.MEMORY_FILE}"
+    ours, mine = part.side.files.get(memory), part.mine.get(memory)
+    for key, day in _retired_here(part.side.copy.dir).items():
+        entry = record["items"].get(key)
+        if entry is None or (not entry[1] and str(entry[0])[:10] < day):
+            record["items"][key] = [stamp, True]
+    gone = removals.removed(record, "items")
+    if gone and ours is not None and mine is not None and ours != mine:
+        for key in (gone & item_keys(kinds.text_of(ours))) - item_keys(kinds.text_of(mine)):
+            record["items"][key] = [stamp, False]  # added here again since the last sync
+        gone = removals.removed(record, "items")
+    for name in removals.removed(record, "sessions"):
+        merged.pop(sessions + name, None)
+    if gone and memory in merged:
+        text = kinds.text_of(merged[memory]) or ""
+        kept = drop_items(text, gone)
+        if kept != text:
+            merged[memory] = kept.encode("utf-8", "surrogateescape")
+    part.record = record
+    if record != removals.empty() or at in merged:
+        merged[at] = removals.dumps(record)
 
 
-def _secret_line(path: str, data: bytes, patterns: list[str]) -> int | None:
-    text = data.decode("utf-8", "replace")
-    if redact.redact(text, patterns) == text:
-        return None
-    for number, line in enumerate(text.splitlines(), 1):
-        if redact.redact(line, patterns) != line:
-            return number
-    return 1
+def _retired_here(folder: str) -> dict[str, str]:
+    """The items this machine retired or resolved (``state/removed.json``): key -> the day."""
+    from keeper.capture.saving import read_removed, removed_file
 
-
-def _scan(outgoing: dict[str, bytes], patterns: dict[str, list[str]]) -> None:
-    """Refuse to push a file that still holds a secret: the message names the file and the line."""
-    for path in sorted(outgoing):
-        prefix = "/".join(path.split("/")[:2]) if path.startswith(paths.PROJECTS_DIR + "/") else mirror.GLOBAL
-        line = _secret_line(path, outgoing[path], patterns.get(prefix, []))
-        if line is not None:
-            raise KeeperError(
-                f"not pushing: {path} line {line} looks like a secret (a token, key or password); "
-                "your local file is unchanged. Remove that line from the memory file, then run keeper sync again."
-            )
+    return read_removed(removed_file(folder))
 
 
 def _fetch(repo: git.Repo, url: str) -> str | None:
-    """The remote's ``main`` after a fetch (None for an empty remote); one line if it cannot be reached."""
+    """The remote's ``main`` after a fetch (None for a remote with no commits, or whose branch was
+    deleted); one line if it cannot be reached, or if it holds commits on other branches only (a
+    repository of something else)."""
     extra, env = git.transport(url)
     upload = [a for a in extra if a.startswith("--upload-pack")]
     code, _, err = repo.attempt(
@@ -313,20 +343,40 @@ def _fetch(repo: git.Repo, url: str) -> str | None:
         timeout=git.NETWORK_TIMEOUT,
         extra_env=env,
     )
+    if code == 0:
+        return repo.rev(FETCHED)
+    said = err.decode("utf-8", "replace")
+    if "couldn't find remote ref" not in said and "could not find remote ref" not in said.lower():
+        raise KeeperError(f"cannot reach the remote {remote.shown(url)} ({_said(err)}); memory stays here, try later")
+    code, out, err = repo.attempt(["ls-remote", *upload, url], timeout=git.NETWORK_TIMEOUT, extra_env=env)
     if code != 0:
-        said = err.decode("utf-8", "replace")
-        if "couldn't find remote ref" in said or "could not find remote ref" in said.lower():
-            repo.attempt(["update-ref", "-d", FETCHED])
-            return None
-        raise KeeperError(f"cannot reach the remote {remote.shown(url)}: {_said(err)}; memory stays here, try later")
-    return repo.rev(FETCHED)
+        raise KeeperError(f"cannot reach the remote {remote.shown(url)} ({_said(err)}); memory stays here, try later")
+    if out.strip():
+        raise NotKeepers(_not_keepers(url))
+    repo.attempt(["update-ref", "-d", FETCHED])
+    return None
+
+
+class NotKeepers(KeeperError):
+    """The remote holds a repository that is not a Keeper store; it is left as it is."""
+
+
+def _not_keepers(url: str) -> str:
+    return (
+        f"the remote {remote.shown(url)} already holds a repository that is not a Keeper store (left unchanged); "
+        "give keeper sync an empty private repository of its own (keeper sync --remote URL)"
+    )
 
 
 def _said(err: bytes) -> str:
+    """What git said, in a few words: its first ``fatal:`` or ``error:`` line (the lines after it
+    are advice, such as "Please make sure … and the repository exists."), without that prefix."""
     from keeper import process
 
-    text = process.last_words(err)
-    return text[len("fatal: ") :] if text.startswith("fatal: ") else text
+    lines = [line.strip() for line in err.decode("utf-8", "replace").splitlines() if line.strip()]
+    first = next((line for line in lines if line.startswith(("fatal:", "error:"))), None)
+    text = first.split(":", 1)[1].strip() if first else process.last_words(err)
+    return text.rstrip(" .;:") or "no answer"
 
 
 def _push(repo: git.Repo, url: str, commit: str) -> bool:
@@ -343,7 +393,7 @@ def _push(repo: git.Repo, url: str, commit: str) -> bool:
     said = err.decode("utf-8", "replace")
     if "[rejected]" in said or "non-fast-forward" in said or "fetch first" in said or "cannot lock ref" in said:
         return False
-    raise KeeperError(f"cannot push to {remote.shown(url)}: {_said(err)}; memory stays here, try later")
+    raise KeeperError(f"cannot push to {remote.shown(url)} ({_said(err)}); memory stays here, try later")
 
 
 def sync(url_given: str | None = None, wait: float = LOCK_WAIT) -> tuple[Result, str]:
@@ -370,18 +420,22 @@ def sync(url_given: str | None = None, wait: float = LOCK_WAIT) -> tuple[Result,
         try:
             result = _run(url, data)
             if _take_queued():  # a hook asked for a sync while this one ran: one more, for what it saw
-                result = _run(url, remote.read() or data)
+                again = _run(url, remote.read() or data)
+                again.absorb(result)
+                result = again
         except KeeperError as exc:
             remote.write_status(last_error=str(exc), last_error_at=_now())
             raise
-        remote.write_status(last_sync=_now(), last_sync_epoch=time.time(), last_error=None, last_commit=result.commit)
+        remote.write_status(
+            last_sync=_now(), last_sync_epoch=time.time(), last_error=None, last_commit=result.commit, synced_with=url
+        )
         return result, url
     finally:
         lock.release()
 
 
 def queued_file() -> str:
-    return os.path.join(paths.sync_dir(), "queued")
+    return os.path.join(paths.sync_dir(), paths.SYNC_QUEUED)
 
 
 def _take_queued() -> bool:
@@ -397,54 +451,26 @@ def _now() -> str:
 
 
 def _run(url: str, data: dict[str, Any]) -> Result:
+    """One sync, as a plan: prepare (fetch, and each copy's files and bases), merge, commit and
+    push (again from the fetch when another machine pushed first), write back."""
     machine = str(data.get("machine") or "local")
     repo = _open_repo()
     result = Result()
     for _ in range(ATTEMPTS):
-        theirs_commit = _fetch(repo, url)
-        theirs_ids = repo.ls_tree(theirs_commit)
-        if theirs_commit and mirror.MARKER not in theirs_ids:
-            raise KeeperError(
-                f"the remote {remote.shown(url)} already holds a repository that is not a Keeper store; "
-                "give keeper sync an empty private repository of its own (keeper sync --remote URL)"
-            )
-        copies = mirror.local_copies()
-        result.projects = len(copies) - 1
-        patterns: dict[str, list[str]] = {}
-        bases: list[tuple[dict[str, str], str | None]] = []
-        trees: dict[str | None, dict[str, str]] = {theirs_commit: theirs_ids}
-        for copy in copies:
-            base_commit = _base_commit(repo, copy, data)
-            if base_commit not in trees:
-                trees[base_commit] = repo.ls_tree(base_commit)
-            ids = {p: b for p, b in trees[base_commit].items() if p.startswith(copy.prefix + "/")}
-            bases.append((ids, base_commit))
-        wanted = list(theirs_ids.values()) + [b for ids, _ in bases for b in ids.values()]
-        blobs = repo.read_blobs(wanted)
-        theirs = {p: blobs[b] for p, b in theirs_ids.items() if b in blobs}
-        cache = read_json(_cache_file())
-        before = len(cache), dict(cache)
-        sides: list[tuple[_Side, dict[str, bytes], str | None]] = []
-        for copy, (ids, base_commit) in zip(copies, bases):
-            found = patterns.setdefault(copy.prefix, _patterns(copy))
-            side = _Side(copy, machine, found, ids, blobs, cache)
-            sides.append((side, {p: blobs[b] for p, b in ids.items() if b in blobs}, base_commit))
-        if (len(cache), cache) != before:
-            _save_cache(cache)
-        merged = _merge(theirs, sides, machine, patterns)
+        theirs_commit, theirs_ids, theirs, parts, patterns = _prepare(repo, url, data, machine, result)
+        merged = _merge(theirs, parts, machine, patterns)
         merged[mirror.MARKER] = merged.get(mirror.MARKER) or mirror.MARKER_TEXT.encode()
         outgoing = {p: d for p, d in merged.items() if theirs.get(p) != d}
         removed = [p for p in theirs if p not in merged]
-        up_to_date = all(commit == theirs_commit for _, _, commit in sides) and theirs_commit is not None
-        writes = _writes(sides, merged, machine)
-        if not outgoing and not removed and up_to_date and not writes:
+        up_to_date = theirs_commit is not None and all(part.recorded == theirs_commit for part in parts)
+        if not outgoing and not removed and up_to_date and not _writes(parts, merged):
             result.commit = theirs_commit
             return result
-        _scan(outgoing, patterns)
+        scan.check(outgoing, patterns)
         commit = theirs_commit
         if outgoing or removed or theirs_commit is None:
-            fresh = [p for p, d in merged.items() if theirs.get(p) != d]  # the rest are the remote's blobs
-            entries = {p: theirs_ids[p] for p in merged if p not in fresh}
+            fresh = list(outgoing)  # the rest are the remote's blobs
+            entries = {p: theirs_ids[p] for p in merged if p not in outgoing}
             entries.update(zip(fresh, repo.write_blobs([merged[p] for p in fresh])))
             tree = repo.write_tree(entries)
             parents = [theirs_commit] if theirs_commit else []
@@ -453,8 +479,12 @@ def _run(url: str, data: dict[str, Any]) -> Result:
                 previous
                 and previous not in parents
                 and not (theirs_commit and repo.is_ancestor(previous, theirs_commit))
+                and all(part.recorded == previous for part in parts)
             ):
-                parents.append(previous)  # this machine's last sync, if the remote no longer holds it
+                # this machine's last sync, if the remote no longer holds it, stays reachable; only
+                # when this merge holds its files (a push killed before the write-back recorded it
+                # would claim a merge that never happened, and a later sync trusting it lose files)
+                parents.append(previous)
             commit = repo.commit(tree, parents, f"keeper sync from {machine}")
             repo.run(["update-ref", HEAD, commit])
             if not _push(repo, url, commit):
@@ -463,132 +493,186 @@ def _run(url: str, data: dict[str, Any]) -> Result:
         assert commit is not None
         result.commit = commit
         result.sent = sorted(outgoing) + sorted(removed)
-        result.received = _write_back(sides, merged, machine, commit, cache)
-        _save_cache(cache)
+        _write_back(parts, merged, machine, commit, patterns, result)
         return result
     raise KeeperError(
         f"the remote changed under every one of {ATTEMPTS} attempts (other machines syncing); run keeper sync again"
     )
 
 
-def _writes(sides: list[tuple[_Side, dict[str, bytes], str | None]], merged: dict[str, bytes], machine: str) -> bool:
+def _prepare(
+    repo: git.Repo, url: str, data: dict[str, Any], machine: str, result: Result
+) -> tuple[str | None, dict[str, str], dict[str, bytes], list[_Part], dict[str, list[str]]]:
+    """Fetch the remote, refuse one that is not a Keeper store, and read each copy: its files here
+    (redacted), its last synced files and the base it may be merged against."""
+    theirs_commit = _fetch(repo, url)
+    theirs_ids = repo.ls_tree(theirs_commit)
+    if theirs_commit and mirror.MARKER not in theirs_ids:
+        raise NotKeepers(_not_keepers(url))
+    copies = mirror.local_copies(machine)
+    result.projects = len(copies) - 1
+    seen: dict[str, str | None] = {}
+    plans: list[tuple[mirror.Copy, str | None, dict[str, str], dict[str, str] | None]] = []
+    trees: dict[str | None, dict[str, str]] = {theirs_commit: theirs_ids, None: {}}
+    for copy in copies:
+        recorded = _recorded(repo, copy, data)
+        base = _trusted_base(repo, recorded, theirs_commit, seen)
+        for commit in (recorded, base):
+            if commit not in trees:
+                trees[commit] = repo.ls_tree(commit)
+        start = copy.prefix + "/"
+        mine = {p: b for p, b in trees[recorded].items() if p.startswith(start)}
+        base_ids = {p: b for p, b in trees[base].items() if p.startswith(start)} if base else None
+        plans.append((copy, recorded, mine, base_ids))
+        if recorded is not None and base != recorded:
+            result.note(_joined(url, theirs_commit, data))
+    wanted = [*theirs_ids.values()] + [b for _, _, m, ids in plans for b in [*m.values(), *(ids or {}).values()]]
+    blobs = repo.read_blobs(wanted)  # one read: the three versions share most of their blobs
+    theirs = {p: blobs[b] for p, b in theirs_ids.items() if b in blobs}
+    cache = read_json(_cache_file())
+    before = len(cache), dict(cache)
+    patterns: dict[str, list[str]] = {}
+    parts = []
+    for copy, recorded, mine, base_ids in plans:
+        found = patterns.setdefault(copy.prefix, _patterns(copy))
+        side = _Side(copy, machine, found, mine, blobs, cache)
+        mine_files = {p: blobs[b] for p, b in mine.items() if b in blobs}
+        base_files = None if base_ids is None else {p: blobs[b] for p, b in base_ids.items() if b in blobs}
+        parts.append(_Part(side, recorded, mine_files, base_files))
+    if (len(cache), cache) != before:
+        _save_cache(cache)
+    return theirs_commit, theirs_ids, theirs, parts, patterns
+
+
+def _joined(url: str, theirs: str | None, data: dict[str, Any]) -> str:
+    """The one line a sync says when the remote's history no longer holds its last sync."""
+    last = remote.read_status().get("synced_with")
+    if isinstance(last, str) and last != url:
+        return "a new remote: this machine's memory and the remote's were merged, nothing removed"
+    if theirs is None:
+        return (
+            "the remote's branch is gone (deleted or a new repository): this machine's memory was sent, nothing removed"
+        )
+    return "the remote's history was rewritten since the last sync: merged, nothing removed"
+
+
+def _writes(parts: list[_Part], merged: dict[str, bytes]) -> bool:
     """Whether any store file would change."""
-    claimed = {side.copy.prefix for side, _, _ in sides}
-    if any(p.startswith(paths.PROJECTS_DIR + "/") and "/".join(p.split("/")[:2]) not in claimed for p in merged):
+    claimed = {part.side.copy.prefix for part in parts}
+    if any(_new_key(p, claimed) for p in merged):
         return True
-    for side, _, _ in sides:
+    for part in parts:
+        side = part.side
         for path, data in merged.items():
-            if path.startswith(side.copy.prefix + "/") and side.files.get(path) != data:
+            if (
+                path.startswith(side.copy.prefix + "/")
+                and side.files.get(path) != data
+                and kinds.acceptable(path, data)
+            ):
                 return True
         if any(p not in merged for p in side.files):
+            return True
+        if part.record != removals.read(side.copy.dir):
             return True
     return False
 
 
+def _new_key(path: str, claimed: set[str]) -> str | None:
+    """The key of a project of the repository no copy here claims and this machine may hold: a
+    project with no hosted origin and no pin (``local.``) is its machine's alone."""
+    parts = path.split("/")
+    if len(parts) < 3 or parts[0] != paths.PROJECTS_DIR or f"{parts[0]}/{parts[1]}" in claimed:
+        return None
+    key = parts[1]
+    return key if mirror.is_key(key) and not key.startswith("local.") else None
+
+
 def _write_back(
-    sides: list[tuple[_Side, dict[str, bytes], str | None]],
+    parts: list[_Part],
     merged: dict[str, bytes],
     machine: str,
     commit: str,
-    cache: dict[str, Any],
-) -> list[str]:
-    """Bring each store folder to the merged state, merging with what each file holds now; record
-    the commit as its base. Returns the store files written."""
+    patterns: dict[str, list[str]],
+    result: Result,
+) -> None:
+    """Bring each store folder to the merged state, merging with what each file holds now (what
+    arrives read as an archive is: safe names, bounded, redacted); move what the merge removed to
+    this machine's trash; record the commit as each copy's base."""
     from keeper import jsonio
 
-    written: list[str] = []
-    claimed = {side.copy.prefix for side, _, _ in sides}
-    new_copies = [
-        mirror.Copy(prefix.split("/", 1)[1], mirror.local_dir_for(prefix.split("/", 1)[1]), "", None)
-        for prefix in sorted({"/".join(p.split("/")[:2]) for p in merged if p.startswith(paths.PROJECTS_DIR + "/")})
-        if prefix not in claimed and mirror.is_key(prefix.split("/", 1)[1])
-    ]
-    for copy in new_copies:
+    claimed = {part.side.copy.prefix for part in parts}
+    for key in sorted({k for k in (_new_key(p, claimed) for p in merged) if k}):
+        copy = mirror.Copy(key, mirror.local_dir_for(key), "", None)
         copy.record = os.path.join(copy.dir, paths.STATE_DIR, paths.PROJECT_SYNC)
         empty = _Side.__new__(_Side)
         empty.copy, empty.files, empty.local = copy, {}, {}
-        sides.append((empty, {}, None))
-    for side, _, _ in sides:
-        copy = side.copy
+        parts.append(_Part(empty, None, {}, None))
+        part = parts[-1]
+        part.record = removals.loads(merged.get(_record_path(copy.prefix)))
+    cache = read_json(_cache_file())
+    for part in parts:
+        side, copy = part.side, part.side.copy
+        rules = patterns.get(copy.prefix) or list(config.load(None).redact_patterns)
         lock = os.path.join(copy.dir, paths.LOCK_FILE) if copy.key != mirror.GLOBAL else os.path.join(copy.dir, ".lock")
-        mine = {p: d for p, d in merged.items() if p.startswith(copy.prefix + "/")}
+        mine = {p: d for p, d in merged.items() if p.startswith(copy.prefix + "/") and kinds.acceptable(p, d)}
+        incoming = "\n\n".join(kinds.text_of(d) or "" for p, d in mine.items() if side.files.get(p) != d)
+        scrub = rules if redact.redact(incoming, rules) != incoming else None  # one scan, not one a file
         with project_lock(lock):
             for path, content in sorted(mine.items()):
-                exported = side.files.get(path)
-                if exported == content:
-                    continue
-                target = side.local.get(path) or _store_path(copy, path, machine)
-                if target is None:
-                    continue
-                current = read_text(target, exact=True)
-                new = content.decode("utf-8", "surrogateescape")
-                if current is not None and exported is not None and _is_memory(path):
-                    new = merge3(exported.decode("utf-8", "surrogateescape"), current, new)
-                new = provenance.merge(current, new) if provenance.is_record(path) else new
-                if current == new:
-                    continue
-                if current is None:
-                    if not create_new(target, new, durable=_is_memory(path)):
-                        continue
-                else:
-                    atomic_write(target, new)
-                if new.encode("utf-8", "surrogateescape") == content:
-                    try:
-                        st = os.stat(target)
-                        cache[target] = [st.st_mtime_ns, st.st_size, _blob_id(content)]
-                    except OSError:
-                        pass
-                if _is_memory(path) and copy.key != mirror.GLOBAL:
-                    _own_what_came(copy, current, new)
-                written.append(os.path.relpath(target, paths.data_root()))
-            for path in side.files:
-                if path not in mine and not _is_memory(path):
-                    _to_trash(copy, side.local[path])
+                written = _write_file(part, path, content, machine, scrub, cache)
+                if written:
+                    result.received.append(os.path.relpath(written, paths.data_root()))
+            part.trash = [side.local[p] for p in side.files if p not in merged and os.path.exists(side.local[p])]
+            if part.record != removals.read(copy.dir):
+                removals.write(copy.dir, part.record)
             if copy.record:
                 record = read_json(copy.record)
                 record.update({"key": copy.key, "commit": commit})
                 atomic_write(copy.record, jsonio.dumps(record))
+        if part.trash:
+            _to_trash(copy, part.trash)
+            result.removed += [os.path.relpath(p, paths.data_root()) for p in part.trash]
     data = read_json(paths.sync_file())
     if data.get("remote"):
         data["global_commit"] = commit
         atomic_write(paths.sync_file(), jsonio.dumps(data))
-    return written
+    _save_cache(cache)
 
 
-def _own_what_came(copy: mirror.Copy, before: str | None, after: str) -> None:
-    """Keeper's lines that came from another machine stay Keeper's here (``state/memory.json``), so
-    the next save here replaces that Current State and rolls those Recent Context lines out, as it
-    would have done with its own."""
-    from keeper import jsonio
-    from keeper.markdown import Document, bare
-    from keeper.memory.document import LAST_UPDATED, SECTIONS
-
-    path = os.path.join(copy.dir, paths.STATE_DIR, paths.OWNED_LINES)
-    owned = read_json(path)
-    changed = False
-    state = Document.parse(after).find(SECTIONS["state"][1])
-    old_state = Document.parse(before or "").find(SECTIONS["state"][1])
-    lines = [bare(line) for line in state.lines] if state is not None else []
-    old_lines = [bare(line) for line in old_state.lines] if old_state is not None else []
-    start = next((i for i, line in enumerate(lines) if line.startswith(f"- {LAST_UPDATED}")), None)
-    if start is not None and lines[start] not in old_lines:  # another machine's newer Current State
-        end = start + 1
-        while end < len(lines) and lines[end].strip() and lines[end][:2] in ("- ", "  "):
-            end += 1
-        owned["state"], changed = lines[start:end], True
-    recent = Document.parse(after).find(SECTIONS["recent"][1])
-    old_recent = Document.parse(before or "").find(SECTIONS["recent"][1])
-    had = {bare(line) for line in old_recent.lines} if old_recent is not None else set()
-    mine = owned.get("recent") if isinstance(owned.get("recent"), list) else []
-    assert isinstance(mine, list)
-    for line in [bare(x) for x in recent.lines] if recent is not None else []:
-        if line not in had and len(line) > 13 and line[2:6].isdigit() and line[12:14] == ": ":
-            mine.append({"session": "sync", "line": line})
-            changed = True
-    if changed:
-        mine.sort(key=lambda r: str(r.get("line", ""))[2:12] if isinstance(r, dict) else "", reverse=True)
-        owned["recent"] = mine
-        atomic_write(path, jsonio.dumps(owned))
+def _write_file(
+    part: _Part, path: str, content: bytes, machine: str, rules: list[str] | None, cache: dict[str, Any]
+) -> str | None:
+    """Write one merged file into the store (under the copy's lock), redacted with ``rules`` (None:
+    known to hold nothing to redact); the store path, if it changed."""
+    side, copy = part.side, part.side.copy
+    exported = side.files.get(path)
+    if exported == content:
+        return None
+    target = side.local.get(path) or _store_path(copy, path, machine)
+    if target is None:
+        return None
+    current = read_text(target, exact=True)
+    new = content.decode("utf-8", "surrogateescape")
+    new = redact.redact(new, rules) if rules is not None else new
+    if current is not None and exported is not None and kinds.is_memory(path):
+        new = merge3(exported.decode("utf-8", "surrogateescape"), current, new)
+    new = provenance.merge(current, new) if provenance.is_record(path) else new
+    if current == new:
+        return None
+    if current is None:
+        if not create_new(target, new, durable=kinds.is_memory(path)):
+            return None
+    else:
+        atomic_write(target, new)
+    if new.encode("utf-8", "surrogateescape") == content:
+        try:
+            st = os.stat(target)
+            cache[target] = [st.st_mtime_ns, st.st_size, _blob_id(content)]
+        except OSError:
+            pass
+    if kinds.is_memory(path) and copy.key != mirror.GLOBAL:
+        owned.take_over(os.path.join(copy.dir, paths.STATE_DIR, paths.OWNED_LINES), current, new)
+    return target
 
 
 def _store_path(copy: mirror.Copy, tree_path: str, machine: str) -> str | None:
@@ -601,12 +685,13 @@ def _store_path(copy: mirror.Copy, tree_path: str, machine: str) -> str | None:
     return None
 
 
-def _to_trash(copy: mirror.Copy, path: str) -> None:
-    """A session file another machine deleted: moved to the trash, restorable, never destroyed."""
-    project_id = os.path.basename(copy.dir)
-    folder = os.path.join(paths.trash_dir(project_id), "synced-away")
+def _to_trash(copy: mirror.Copy, files: list[str]) -> None:
+    """What a recorded removal took away here (another machine retired, deleted or cleared it):
+    moved to this machine's trash, restorable with ``keeper restore``, never destroyed."""
+    from keeper.store import trash
+
+    project = copy.project or paths.Project(copy.dir, os.path.basename(copy.dir), copy.dir)
     try:
-        ensure_dir(folder)
-        os.replace(path, os.path.join(folder, os.path.basename(path)))
+        trash.move_to_trash(project, files, "removed on another machine (keeper sync)")
     except OSError:
-        pass
+        pass  # the files stay where they are; the next sync moves them

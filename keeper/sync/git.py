@@ -17,6 +17,7 @@ from keeper.errors import KeeperError
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
+    import subprocess
     from collections.abc import Sequence
 
 MIN_VERSION = (2, 20)
@@ -143,16 +144,7 @@ class Repo:
         check: bool = True,
         extra_env: dict[str, str] | None = None,
     ) -> bytes:
-        argv = [self._git]
-        for setting in _OVERRIDES:
-            argv += ["-c", setting]
-        argv += list(args)
-        try:
-            done = process.run(
-                argv, cwd=process.neutral_dir(), timeout=timeout, env=self.env(extra_env), input=input, check=False
-            )
-        except process.ProcessFailed as exc:
-            raise GitError(str(exc)) from None
+        done = self._call(args, input, timeout, extra_env)
         if check and done.returncode != 0:
             raise GitError(f"git {args[0]} failed: {process.last_words(done.stderr or done.stdout)}")
         return done.stdout
@@ -161,14 +153,23 @@ class Repo:
         self, args: Sequence[str], *, timeout: float = LOCAL_TIMEOUT, extra_env: dict[str, str] | None = None
     ) -> tuple[int, bytes, bytes]:
         """Run without raising on a non-zero exit: ``(code, stdout, stderr)`` (a timeout still raises)."""
+        done = self._call(args, None, timeout, extra_env)
+        return done.returncode, done.stdout, done.stderr
+
+    def _call(
+        self, args: Sequence[str], input: bytes | None, timeout: float, extra_env: dict[str, str] | None
+    ) -> subprocess.CompletedProcess[bytes]:
+        """The one way Keeper runs git: the overrides, the environment, a neutral folder, a time limit."""
         argv = [self._git]
         for setting in _OVERRIDES:
             argv += ["-c", setting]
+        argv += list(args)
         try:
-            done = process.run([*argv, *args], cwd=process.neutral_dir(), timeout=timeout, env=self.env(), check=False)
+            return process.run(
+                argv, cwd=process.neutral_dir(), timeout=timeout, env=self.env(extra_env), input=input, check=False
+            )
         except process.ProcessFailed as exc:
             raise GitError(str(exc)) from None
-        return done.returncode, done.stdout, done.stderr
 
     def init(self) -> None:
         os.makedirs(os.path.dirname(self.path), exist_ok=True)
@@ -184,7 +185,8 @@ class Repo:
         return out.decode().strip() if code == 0 and out.strip() else None
 
     def ls_tree(self, commit: str | None) -> dict[str, str]:
-        """``path: blob id`` for every file of a commit (empty for None)."""
+        """``path: blob id`` for every regular file of a commit (empty for None): a symbolic link,
+        a submodule or any other kind of entry is not a file Keeper reads."""
         if not commit:
             return {}
         out = self.run(["ls-tree", "-r", "-z", "--full-tree", commit])
@@ -194,7 +196,7 @@ class Repo:
                 continue
             meta, _, path = record.partition(b"\t")
             parts = meta.split()
-            if len(parts) == 3 and parts[1] == b"blob":
+            if len(parts) == 3 and parts[0] in (b"100644", b"100755") and parts[1] == b"blob":
                 found[path.decode("utf-8", "surrogateescape")] = parts[2].decode()
         return found
 
@@ -256,3 +258,8 @@ class Repo:
     def is_ancestor(self, older: str, newer: str) -> bool:
         code, _, _ = self.attempt(["merge-base", "--is-ancestor", older, newer])
         return code == 0
+
+    def merge_base(self, one: str, other: str) -> str | None:
+        """The best common ancestor of two commits, or None when their histories share none."""
+        code, out, _ = self.attempt(["merge-base", one, other])
+        return out.decode().strip() or None if code == 0 else None

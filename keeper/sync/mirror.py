@@ -9,7 +9,9 @@ on every machine for the same repository, whatever its path:
   credentials, no ``.git``, the host in lower case) and, for a sub-project, its folder in the
   repository; read from git's own config file as text, never by running git in the user's
   repository;
-- ``local.<id>``: anything else, by its local id (backed up, and shared with no other folder).
+- ``local.<machine>.<id>``: anything else (no hosted origin, no pin), by this machine's id and the
+  folder's local id: backed up under this machine, never listed or materialised on another one, and
+  never merged with a folder at the same path elsewhere.
 
 The key is kept in the project's ``state/sync.remote.json`` with the commit it last matched, so a
 project keeps its key after its folder is moved or deleted. Session files carry the machine they
@@ -21,10 +23,10 @@ from __future__ import annotations
 
 import os
 
-from keeper.store import identity, paths, provenance
+from keeper.store import identity, paths, provenance, removals
 from keeper.store.fsutil import read_json
 
-MARKER = "keeper-sync.json"
+MARKER = paths.SYNC_MARKER
 MARKER_TEXT = '{"keeper": "memory store", "format": 1}\n'
 GLOBAL = "global"
 
@@ -131,7 +133,7 @@ def read_origin(root: str) -> tuple[str, str] | None:
     return None
 
 
-def key_for(project: paths.Project, allowed_pins: set[str]) -> str:
+def key_for(project: paths.Project, allowed_pins: set[str], machine: str) -> str:
     """The project's folder name in the repository (see the module's help)."""
     if project.id in allowed_pins:
         return "pin." + project.id
@@ -141,7 +143,7 @@ def key_for(project: paths.Project, allowed_pins: set[str]) -> str:
         name = sub.rsplit("/", 1)[-1] if sub else norm.rsplit("/", 1)[-1]
         digest = identity.sha256_hex(f"{norm}\n{sub}".encode("utf-8", "surrogatepass"))[:12]
         return f"origin.{identity.slugify(name)}-{digest}"
-    return "local." + project.id
+    return f"local.{machine}.{project.id}"
 
 
 def allowed_pins() -> set[str]:
@@ -180,8 +182,9 @@ def _holds_memory(folder: str) -> bool:
         return False
 
 
-def local_copies() -> list[Copy]:
-    """The global memory and every project of this store that holds memory, each with its key."""
+def local_copies(machine: str) -> list[Copy]:
+    """The global memory and every project of this store that holds memory, each with its key (a
+    key recorded before keys of unshared projects named their machine is made anew)."""
     copies = [Copy(GLOBAL, paths.global_dir(), "", None)]
     pinned = allowed_pins()
     try:
@@ -196,22 +199,29 @@ def local_copies() -> list[Copy]:
         key = record.get("key")
         root = read_json(os.path.join(folder, paths.STATE_DIR, paths.ROOT_RECORD)).get("root")
         project = paths.Project(root if isinstance(root, str) and root else folder, name, folder)
-        if not (isinstance(key, str) and is_key(key)):
+        if not (isinstance(key, str) and is_key(key)) or (key.startswith("local.") and not _mine(key, machine)):
             if not _holds_memory(folder) and not isinstance(root, str):
                 continue  # neither memory nor a project of this machine (a cleared or empty folder)
-            key = key_for(project, pinned)
+            key = key_for(project, pinned, machine)
         copies.append(Copy(key, folder, os.path.join(folder, paths.STATE_DIR, paths.PROJECT_SYNC), project))
     return copies
+
+
+def _mine(key: str, machine: str) -> bool:
+    return key.startswith(f"local.{machine}.")
+
+
+def machine() -> str:
+    """This machine's id in sync (``sync.json``); empty before the first ``--remote``."""
+    found = read_json(paths.sync_file()).get("machine")
+    return found if isinstance(found, str) else ""
 
 
 def is_session(name: str) -> bool:
     return name.endswith(".md") and not name.startswith(".") and "/" not in name and "\\" not in name
 
 
-def tree_name(name: str, machine: str) -> str:
-    """A session file's name in the repository: its maker's machine id added once."""
-    stem = name[:-3]
-    return name if "@" in stem else f"{stem}@{machine}.md"
+tree_name = removals.tree_name  # a session file's name in the repository: its maker's machine id added once
 
 
 def store_name(name: str, machine: str) -> str:
@@ -232,7 +242,7 @@ def adopt(project: paths.Project) -> bool:
         return False
     if os.path.exists(project.sync_record):
         return False
-    key = key_for(project, allowed_pins())
+    key = key_for(project, allowed_pins(), machine())
     if key.startswith("local."):
         return False
     from keeper import jsonio
@@ -261,6 +271,10 @@ def adopt(project: paths.Project) -> bool:
                     if not os.path.lexists(target):
                         os.replace(os.path.join(src, name), target)
         os.replace(os.path.join(holder, paths.STATE_DIR, paths.PROJECT_SYNC), project.sync_record)
+        if os.path.exists(os.path.join(holder, paths.STATE_DIR, paths.REMOVALS)):
+            os.replace(
+                os.path.join(holder, paths.STATE_DIR, paths.REMOVALS), os.path.join(project.state, paths.REMOVALS)
+            )
         if os.path.exists(os.path.join(holder, paths.MEMORY_FILE)):
             os.replace(os.path.join(holder, paths.MEMORY_FILE), project.memory)
         provenance.take(holder, project.dir)

@@ -79,7 +79,7 @@ def shown(url: str) -> str:
 
 
 def status_file() -> str:
-    return os.path.join(paths.sync_dir(), "status.json")
+    return os.path.join(paths.sync_dir(), paths.SYNC_STATUS)
 
 
 def read_status() -> dict[str, Any]:

@@ -1,0 +1,141 @@
+"""The record of removals that travels with sync: what was removed (or brought back) and when.
+
+A removal is a recorded fact, never an absence: ``keeper sync`` merges this record between
+machines and removes, on every machine, what it says is removed (each machine moving its own copy
+to its trash). Each project folder (and the global one) keeps its view in
+``state/removals.json`` (``paths.REMOVALS``), and the sync repository carries the same record
+beside the project's memory.md. It holds two maps, ``sessions`` (a session file's name in the
+repository) and ``items`` (an item's ``items.key``), each entry ``[stamp, removed]``: the newest
+stamp wins, so a ``keeper restore`` (``removed`` false) made after a clear undoes it everywhere,
+and a later removal undoes the restore.
+
+The stamp is an ISO time in UTC to the microsecond; entries older than ``KEEP_DAYS`` are dropped
+when the record is written (by then every machine syncing has seen them, or will join with the
+remote's files, which no longer hold what they name).
+"""
+
+from __future__ import annotations
+
+import json
+import os
+from datetime import datetime, timedelta, timezone
+
+from keeper.store import paths
+from keeper.store.fsutil import atomic_write, read_json
+
+KINDS = ("sessions", "items")
+KEEP_DAYS = 400
+MAX_ENTRIES = 50_000
+
+Record = dict[str, dict[str, list[object]]]
+
+
+def now() -> str:
+    return datetime.now(timezone.utc).strftime("%Y-%m-%dT%H:%M:%S.%fZ")
+
+
+def empty() -> Record:
+    return {kind: {} for kind in KINDS}
+
+
+def parse(data: object) -> Record:
+    """A record from JSON data, any malformed entry left out (what arrives is not trusted)."""
+    record = empty()
+    if not isinstance(data, dict):
+        return record
+    for kind in KINDS:
+        found = data.get(kind)
+        if not isinstance(found, dict):
+            continue
+        for name, entry in found.items():
+            if (
+                isinstance(name, str)
+                and isinstance(entry, list)
+                and len(entry) == 2
+                and isinstance(entry[0], str)
+                and isinstance(entry[1], bool)
+            ):
+                record[kind][name] = [entry[0], entry[1]]
+    return record
+
+
+def loads(data: bytes | None) -> Record:
+    if not data:
+        return empty()
+    try:
+        return parse(json.loads(data.decode("utf-8")))
+    except (ValueError, UnicodeDecodeError):
+        return empty()
+
+
+def dumps(record: Record) -> bytes:
+    """Sorted and bounded, so the same record is always the same bytes (the same blob)."""
+    cutoff = (datetime.now(timezone.utc) - timedelta(days=KEEP_DAYS)).strftime("%Y-%m-%dT%H:%M:%S")
+    out: dict[str, dict[str, list[object]]] = {}
+    for kind in KINDS:
+        entries = sorted(
+            ((n, e) for n, e in record.get(kind, {}).items() if str(e[0]) >= cutoff),
+            key=lambda pair: (str(pair[1][0]), pair[0]),
+        )[-MAX_ENTRIES:]
+        out[kind] = dict(sorted(entries))
+    return (json.dumps(out, ensure_ascii=False, separators=(",", ":"), sort_keys=True) + "\n").encode("utf-8")
+
+
+def merge(*records: Record) -> Record:
+    """Every entry, the newest stamp winning (a removal on a tie: nothing comes back by a draw)."""
+    out = empty()
+    for record in records:
+        for kind in KINDS:
+            mine = out[kind]
+            for name, entry in record.get(kind, {}).items():
+                have = mine.get(name)
+                if have is None or (str(entry[0]), bool(entry[1])) > (str(have[0]), bool(have[1])):
+                    mine[name] = list(entry)
+    return out
+
+
+def removed(record: Record, kind: str) -> set[str]:
+    return {name for name, entry in record.get(kind, {}).items() if entry[1]}
+
+
+def path_of(folder: str) -> str:
+    return os.path.join(folder, paths.STATE_DIR, paths.REMOVALS)
+
+
+def read(folder: str) -> Record:
+    return parse(read_json(path_of(folder)))
+
+
+def write(folder: str, record: Record) -> None:
+    atomic_write(path_of(folder), dumps(record).decode("utf-8"))
+
+
+def machine() -> str | None:
+    """This machine's id in sync (the suffix its session files carry in the repository), or None
+    when no remote is recorded: then there is nobody to tell and nothing is recorded."""
+    try:
+        found = read_json(paths.sync_file()).get("machine")
+    except OSError:
+        return None
+    return found if isinstance(found, str) and found else None
+
+
+def tree_name(name: str, machine_id: str) -> str:
+    """A session file's name in the repository: its maker's machine id added once."""
+    stem = name[:-3]
+    return name if "@" in stem else f"{stem}@{machine_id}.md"
+
+
+def note(folder: str, sessions: list[str], items: list[str], removed_now: bool) -> None:
+    """Record, for a store with a sync remote, that these session files (by their file names
+    here) and items (by key) were removed (or brought back) now. Call under the project lock."""
+    machine_id = machine()
+    if machine_id is None or not (sessions or items):
+        return
+    stamp = now()
+    record = read(folder)
+    for name in sessions:
+        record["sessions"][tree_name(name, machine_id)] = [stamp, removed_now]
+    for item in items:
+        record["items"][item] = [stamp, removed_now]
+    write(folder, record)

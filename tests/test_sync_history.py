@@ -1,0 +1,417 @@
+"""keeper sync at its seams: which history it trusts, what a removal is, whose a project is, what it accepts."""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from keeper.store import paths
+from keeper.sync import mirror
+from tests.syncstores import Machine, connect, git, machines_fixture, remote_fixture, remote_objects, trashed
+
+pytestmark = pytest.mark.needs("git")
+
+__all__ = ["machines_fixture", "remote_fixture"]  # the fixtures this module's tests use
+
+NOTE = "the remote's history was rewritten since the last sync: merged, nothing removed"
+
+
+def _tip(remote: Path) -> str:
+    return git("--git-dir", str(remote), "rev-parse", "main").strip()
+
+
+def _sync_out(m: Machine, capsys: pytest.CaptureFixture[str], *extra: str) -> str:
+    capsys.readouterr()
+    assert m.sync(*extra) == 0
+    return capsys.readouterr().out
+
+
+def test_a_remote_rolled_back_loses_no_decision_and_brings_no_retired_one_back(
+    machines: list[Machine], remote: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    a, b, _ = machines
+    a.save("--decision", "Old decision to retire", "--decision", "Use FTS5")
+    connect([a, b], remote)
+    old = _tip(remote)
+    a.save("--retired", "Old decision to retire", "--decision", "Made after the old tip")
+    assert a.sync() == 0 and b.sync() == 0
+    newer = _tip(remote)
+    git("--git-dir", str(remote), "update-ref", "refs/heads/main", old)  # someone rolls the remote back
+    assert NOTE in _sync_out(a, capsys)
+    assert b.sync() == 0 and a.sync() == 0
+    for m in (a, b):
+        text = m.memory()
+        assert "Made after the old tip" in text and "Use FTS5" in text, text
+        assert "Old decision to retire" not in text, text
+        assert trashed(m) == []
+    assert git("--git-dir", str(remote), "merge-base", "--is-ancestor", newer, "main") == ""  # still reachable
+
+
+def test_a_new_remote_gets_every_file_and_trashes_none(
+    machines: list[Machine], remote: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    a, b, c = machines
+    a.save("--decision", "Use FTS5", "--summary", "first session")
+    connect([a, b], remote)
+    sessions = sorted(p.name for p in a.sessions())
+    assert sessions
+    fresh = tmp_path / "new-remote.git"
+    git("init", "-q", "--bare", str(fresh))
+    out = _sync_out(a, capsys, "--remote", str(fresh))
+    assert "a new remote" in out
+    assert trashed(a) == [] and sorted(p.name for p in a.sessions()) == sessions
+    assert c.sync("--remote", str(fresh)) == 0
+    c.start_session("join")
+    assert c.sync() == 0
+    assert "Use FTS5" in c.memory()
+    assert len(c.sessions()) == len(sessions)
+
+
+def test_a_deleted_branch_is_pushed_again_and_trashes_nothing(
+    machines: list[Machine], remote: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    a, b, _ = machines
+    a.save("--decision", "Use FTS5", "--summary", "first session")
+    connect([a, b], remote)
+    before = sorted(p.name for p in a.sessions())
+    git("--git-dir", str(remote), "update-ref", "-d", "refs/heads/main")
+    assert "the remote's branch is gone" in _sync_out(a, capsys)
+    assert trashed(a) == [] and sorted(p.name for p in a.sessions()) == before
+    assert b.sync() == 0
+    assert trashed(b) == [] and "Use FTS5" in b.memory()
+
+
+def test_an_absence_alone_removes_nothing(machines: list[Machine], remote: Path, tmp_path: Path) -> None:
+    a, b, _ = machines
+    a.save("--decision", "Use FTS5", "--summary", "first session")
+    connect([a, b], remote)
+    # the remote's history replaced by one that holds only the marker and the global memory
+    fresh = tmp_path / "fresh"
+    git("init", "-q", "-b", "main", str(fresh))
+    (fresh / mirror.MARKER).write_text(mirror.MARKER_TEXT)
+    git("add", ".", cwd=fresh)
+    git("-c", "user.name=x", "-c", "user.email=x@x", "commit", "-qm", "replaced", cwd=fresh)
+    git("push", "-q", "--force", str(remote), "HEAD:main", cwd=fresh)
+    for m in (b, a, b):
+        assert m.sync() == 0
+    for m in (a, b):
+        assert "Use FTS5" in m.memory() and m.sessions() and trashed(m) == []
+
+
+def test_a_deleted_session_file_and_clear_old_travel_to_every_machine_into_its_trash(
+    machines: list[Machine], remote: Path
+) -> None:
+    a, b, _ = machines
+    a.save("--decision", "Use FTS5", "--summary", "first session")
+    [gone] = a.sessions()
+    (gone.parent / "2020-01-01_0000.md").write_text("# An old session\n")
+    connect([a, b], remote)
+    assert len(b.sessions()) == 2
+    gone.unlink()
+    assert a.run("clear", "old", "--older-than", "30", "--yes", "--project-dir", str(a.project)) == 0
+    assert a.sync() == 0 and b.sync() == 0
+    assert b.sessions() == []
+    assert sorted(p.name.split("@")[0] for p in trashed(b)) == ["2020-01-01_0000", gone.stem]
+    project_id = trashed(b)[0].parent.parent.parent.name
+    assert b.run("restore", "--project", project_id) == 0  # b's copies are restorable on b
+    assert len(b.sessions()) == 2
+
+
+def test_clear_all_on_a_synced_project_clears_it_everywhere_and_restore_brings_it_back(
+    machines: list[Machine], remote: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    a, b, _ = machines
+    a.save("--decision", "Use FTS5", "--summary", "first session")
+    connect([a, b], remote)
+    capsys.readouterr()
+    assert a.run("clear", "all", "--yes", "--project-dir", str(a.project)) == 0
+    assert "on every machine" in capsys.readouterr().err
+    assert a.sync() == 0 and b.sync() == 0 and a.sync() == 0
+    for m in (a, b):
+        assert "Use FTS5" not in m.memory() and m.sessions() == [], m.name
+    assert any(p.name == "memory.md" for p in trashed(b))
+    assert a.run("restore", "--project-dir", str(a.project)) == 0
+    assert a.sync() == 0 and b.sync() == 0
+    for m in (a, b):
+        assert "Use FTS5" in m.memory() and m.sessions(), m.name
+
+
+def test_a_project_without_a_hosted_origin_is_backed_up_but_never_listed_elsewhere(
+    machines: list[Machine], remote: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    a, b, _ = machines
+    notes = tmp_path / "notes-a"
+    notes.mkdir()
+    assert a.run("save", "--project-dir", str(notes), "--decision", "Only on a") == 0
+    for m in (a, b, a, b):
+        assert m.sync("--remote", str(remote)) == 0
+    assert b"Only on a" in remote_objects(remote)  # backed up on the remote, under a's machine
+    names = git("--git-dir", str(remote), "ls-tree", "-r", "--name-only", "main").split()
+    keys = {n.split("/")[1] for n in names if n.startswith("projects/")}
+    machine_a = json.loads((a.store / "sync.json").read_text())["machine"]
+    assert any(k.startswith(f"local.{machine_a}.") for k in keys)
+    assert not any("Only on a" in p.read_text() for p in b.memory_files())
+    capsys.readouterr()
+    assert b.run("projects") == 0
+    assert "notes-a" not in capsys.readouterr().out
+
+
+def test_two_machines_with_a_folder_at_the_same_path_keep_two_memories(
+    machines: list[Machine], remote: Path, tmp_path: Path
+) -> None:
+    a, b, _ = machines
+    notes = tmp_path / "notes"
+    notes.mkdir()
+    assert a.run("save", "--project-dir", str(notes), "--decision", "Written on a") == 0
+    assert b.run("save", "--project-dir", str(notes), "--decision", "Written on b") == 0
+    for m in (a, b, a, b):
+        assert m.sync("--remote", str(remote)) == 0
+    texts = {m.name: "".join(p.read_text() for p in m.memory_files()) for m in (a, b)}
+    assert "Written on b" not in texts["a"] and "Written on a" not in texts["b"]
+
+
+@pytest.mark.parametrize("branch", ["master", "trunk", "main"])
+def test_a_code_repository_is_refused_whatever_its_branch_and_left_unchanged(
+    machines: list[Machine], remote: Path, tmp_path: Path, branch: str, capsys: pytest.CaptureFixture[str]
+) -> None:
+    work = tmp_path / "code"
+    git("init", "-q", "-b", branch, str(work))
+    (work / "app.py").write_text("print('hi')\n")
+    git("add", ".", cwd=work)
+    git("-c", "user.name=x", "-c", "user.email=x@x", "commit", "-qm", "app", cwd=work)
+    git("push", "-q", str(remote), branch, cwd=work)
+    refs = git("--git-dir", str(remote), "for-each-ref")
+    a = machines[0]
+    a.save("--decision", "Use FTS5")
+    capsys.readouterr()
+    assert a.sync("--remote", str(remote)) == 1
+    err = capsys.readouterr().err
+    assert err.startswith("keeper: error: ") and "not a Keeper store" in err and err.count("\n") == 1
+    assert git("--git-dir", str(remote), "for-each-ref") == refs
+
+
+def _push_tree(remote: Path, tmp_path: Path, files: dict[str, bytes], links: dict[str, str]) -> None:
+    """Another 'machine' pushes these files (and symbolic links) on top of the remote's main."""
+    work = tmp_path / "hostile"
+    git("clone", "-q", "-b", "main", str(remote), str(work))
+    for name, data in files.items():
+        (work / name).parent.mkdir(parents=True, exist_ok=True)
+        (work / name).write_bytes(data)
+    for name, target in links.items():
+        (work / name).parent.mkdir(parents=True, exist_ok=True)
+        (work / name).unlink(missing_ok=True)
+        os.symlink(target, work / name)
+    git("add", "-A", cwd=work)
+    git("-c", "user.name=x", "-c", "user.email=x@x", "commit", "-qm", "hostile", cwd=work)
+    git("push", "-q", "origin", "HEAD:main", cwd=work)
+
+
+def test_what_arrives_is_read_like_an_archive(machines: list[Machine], remote: Path, tmp_path: Path) -> None:
+    a, b, _ = machines
+    a.save("--decision", "Use FTS5")
+    connect([a, b], remote)
+    [folder] = {
+        n.split("/")[1]
+        for n in git("--git-dir", str(remote), "ls-tree", "-r", "--name-only", "main").split()
+        if n.startswith("projects/origin.")
+    }
+    token = "ghp_" + "A1b2C3d4E5f6G7h8I9j0K1l2M3n4O5p6Q7r8"
+    _push_tree(
+        remote,
+        tmp_path,
+        {
+            f"projects/{folder}/sessions/2026-01-01_0000@evil01.md": f"- key {token}\n".encode(),
+            f"projects/{folder}/sessions/2026-01-02_0000@evil01.md": b"x" * (paths.MAX_FILE + 1),
+            f"projects/{folder}/sessions/.hidden.md": b"dot file\n",
+        },
+        {"global/memory.md": "/etc/passwd", f"projects/{folder}/sessions/2026-01-03_0000@evil01.md": "/etc/hostname"},
+    )
+    assert b.sync() == 0
+    landed = {p.name: p for p in b.sessions()}
+    assert "2026-01-01_0000@evil01.md" in landed and token not in landed["2026-01-01_0000@evil01.md"].read_text()
+    assert not {"2026-01-02_0000@evil01.md", ".hidden.md", "2026-01-03_0000@evil01.md"} & set(landed)
+    assert not any(p.is_symlink() for p in b.store.rglob("*"))
+    assert "Use FTS5" in b.memory()
+
+
+def test_a_secret_in_a_session_files_name_is_not_pushed(
+    machines: list[Machine], remote: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    a = machines[0]
+    a.save("--decision", "Use FTS5")
+    connect([a], remote)
+    [session] = a.sessions()
+    token = "ghp_" + "A1b2C3d4E5f6G7h8I9j0K1l2M3n4O5p6Q7r8"
+    session.rename(session.with_name(f"2026-01-01_{token}.md"))
+    capsys.readouterr()
+    assert a.sync() == 1
+    err = capsys.readouterr().err
+    assert "file name" in err and token not in err
+    assert token.encode() not in remote_objects(remote)
+
+
+def test_export_of_a_synced_store_holds_every_session_file_and_import_restores_them(
+    machines: list[Machine], remote: Path, tmp_path: Path
+) -> None:
+    a, b, _ = machines
+    a.save("--decision", "Use FTS5", "--summary", "made on a")
+    connect([a, b], remote)
+    names = sorted(p.name for p in b.sessions())
+    assert any("@" in n for n in names)
+    out = tmp_path / "b.zip"
+    assert b.run("export", "--project-dir", str(b.project), "--out", str(out)) == 0
+    for p in b.sessions():
+        p.unlink()
+    assert b.run("import", str(out), "--project-dir", str(b.project)) == 0
+    assert sorted(p.name for p in b.sessions()) == names
+
+
+def test_an_unreachable_remote_is_one_clear_sentence(
+    machines: list[Machine], tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    a = machines[0]
+    a.save("--decision", "Use FTS5")
+    capsys.readouterr()
+    assert a.sync("--remote", str(tmp_path / "no-such-repo.git")) == 1
+    err = capsys.readouterr().err
+    assert err.startswith("keeper: error: cannot reach the remote ") and err.count("\n") == 1
+    assert "does not appear to be a git repository" in err and "and the repository exists" not in err
+
+
+def test_fetch_and_push_to_a_local_remote_read_no_configuration_of_the_user(
+    machines: list[Machine], remote: Path, tmp_path: Path
+) -> None:
+    decoy = tmp_path / "decoy.git"
+    git("init", "-q", "--bare", str(decoy))
+    # the user's configuration would send every fetch and push for the remote to another repository
+    (Path(os.environ["HOME"]) / ".gitconfig").write_text(f'[url "{decoy}"]\n\tinsteadOf = {remote}\n')
+    a = machines[0]
+    a.save("--decision", "Use FTS5")
+    assert a.sync("--remote", str(remote)) == 0
+    assert b"Use FTS5" in remote_objects(remote)
+    assert git("--git-dir", str(decoy), "for-each-ref") == ""
+
+
+def test_the_summary_says_up_to_date_only_when_nothing_changed(
+    machines: list[Machine], remote: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    a, b, _ = machines
+    a.save("--decision", "Use FTS5", "--summary", "first session")
+    connect([a, b], remote)
+    assert "Up to date" in _sync_out(b, capsys)
+    for p in a.sessions():
+        p.unlink()
+    assert a.sync() == 0
+    out = _sync_out(b, capsys)
+    assert "Up to date" not in out and "moved 1 to the trash" in out and "removed on another machine" in out
+    assert (
+        json.loads(
+            subprocess.run(
+                [sys.executable, "-m", "keeper", "sync", "--json"], env=b.env(), capture_output=True, text=True
+            ).stdout
+        )["removed"]
+        == []
+    )
+
+
+def test_an_item_saved_again_after_its_retirement_arrives_everywhere(machines: list[Machine], remote: Path) -> None:
+    a, b, _ = machines
+    a.save("--decision", "Use FTS5")
+    connect([a, b], remote)
+    a.save("--retired", "Use FTS5")
+    assert a.sync() == 0 and b.sync() == 0
+    assert "Use FTS5" not in b.memory()
+    a.save("--decision", "Use FTS5")
+    assert a.sync() == 0 and b.sync() == 0 and a.sync() == 0
+    assert "Use FTS5" in a.memory() and "Use FTS5" in b.memory()
+
+
+def test_the_record_of_removals_keeps_the_newest_entry_and_a_removal_on_a_tie() -> None:
+    from keeper.store import removals
+
+    older = {
+        "sessions": {"x.md": ["2026-01-01T00:00:00.000000Z", True]},
+        "items": {"k": ["2026-01-02T00:00:00.000000Z", True]},
+    }
+    newer = {
+        "sessions": {"x.md": ["2026-01-03T00:00:00.000000Z", False]},
+        "items": {"k": ["2026-01-02T00:00:00.000000Z", False]},
+    }
+    for merged in (removals.merge(older, newer), removals.merge(newer, older)):
+        assert removals.removed(merged, "sessions") == set() and removals.removed(merged, "items") == {"k"}
+    assert removals.loads(b"not json") == removals.empty()
+    assert removals.parse({"items": {"k": "yes", "j": ["t", 1]}}) == removals.empty()
+
+
+def test_projects_does_not_list_another_machines_unshared_project_an_older_sync_brought(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    folder = Path(paths.projects_dir()) / "notes-0123456789"
+    (folder / "state").mkdir(parents=True)
+    (folder / "memory.md").write_text("# Project Memory: notes\n\n## Decisions\n\n- Elsewhere\n")
+    (folder / "state" / paths.PROJECT_SYNC).write_text(json.dumps({"key": "local.notes-0123456789", "commit": "x"}))
+    from keeper.cli import main
+
+    assert main(["projects"]) == 0
+    assert "notes-0123456789" not in capsys.readouterr().out
+
+
+def test_a_save_typed_in_a_clone_before_its_first_session_joins_the_memory_sync_brought(
+    machines: list[Machine], remote: Path
+) -> None:
+    a, b, _ = machines
+    a.save("--decision", "Use FTS5")
+    assert a.sync("--remote", str(remote)) == 0
+    assert b.sync("--remote", str(remote)) == 0  # b has never run Keeper in its clone
+    b.save("--decision", "Typed on b")
+    assert b.sync() == 0 and a.sync() == 0 and b.sync() == 0
+    assert len(b.memory_files()) == 1
+    text = b.memory_files()[0].read_text()
+    assert text.count("Use FTS5") == 1 and "Typed on b" in text
+
+
+def test_a_new_session_file_never_takes_the_name_of_one_whose_removal_was_recorded(tmp_path: Path) -> None:
+    from datetime import datetime
+
+    from keeper.store import removals, sessions
+
+    folder = tmp_path / "store" / "projects" / "proj-1"
+    project = paths.Project(str(tmp_path / "proj"), "proj-1", str(folder))
+    record = removals.empty()
+    record["sessions"]["2026-01-01_0930@a1b2c3.md"] = [removals.now(), True]
+    (folder / "state").mkdir(parents=True)
+    removals.write(str(folder), record)
+    made = sessions.ensure_file(project, "s1", datetime(2026, 1, 1, 9, 30))
+    assert os.path.basename(made) == "2026-01-01_0930-2.md"
+
+
+def test_a_push_killed_before_its_write_back_then_a_rollback_loses_no_other_machines_file(
+    machines: list[Machine], remote: Path
+) -> None:
+    from unittest import mock
+
+    from keeper.sync import engine
+
+    a, b, c = machines
+    a.save("--decision", "Use FTS5")
+    connect([a], remote)
+    before_c = _tip(remote)
+    c.save("--summary", "made on c")
+    assert c.sync("--remote", str(remote)) == 0
+    made_on_c = [p.name for p in c.sessions()]
+
+    class Killed(BaseException):
+        pass
+
+    b.save("--decision", "First from b")
+    with mock.patch.object(engine, "_write_file", side_effect=Killed), pytest.raises(Killed):
+        b.sync("--remote", str(remote))  # pushed, then killed before b's store took the merge
+    git("--git-dir", str(remote), "update-ref", "refs/heads/main", before_c)
+    b.save("--decision", "Then from b")  # b has something to push on top of the rolled-back remote
+    assert b.sync() == 0 and c.sync() == 0
+    assert set(made_on_c) <= {p.name for p in c.sessions()} and trashed(c) == []

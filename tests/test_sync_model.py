@@ -1,0 +1,324 @@
+"""keeper sync as a state machine: three machines, real git, local bare remotes, and a reference model.
+
+Hypothesis plays saves, retirements, resolutions, hand edits, clears, deleted session files,
+syncs (some killed at a random point), a switched remote, a remote rolled back, replaced or with
+its branch deleted, and export and import, in any order. The model is what a person would expect:
+what was saved is held by every machine once they have all synced, unless it was removed (an item
+retired, resolved or cleared; a session file deleted or cleared), and nothing else is ever removed.
+After every step: nothing lands in a trash that the model did not remove, no remote holds a
+secret in any object, no file holds a conflict marker. After the machines converge (each syncs
+twice, in turn): every machine holds exactly what the model holds, each thing once.
+
+CI runs a few examples; ``KEEPER_LONG_TESTS=1`` runs many more.
+"""
+
+from __future__ import annotations
+
+import os
+import re
+import shutil
+import subprocess
+import tempfile
+from pathlib import Path
+from unittest import mock
+
+import pytest
+from hypothesis import HealthCheck, settings
+from hypothesis import strategies as st
+from hypothesis.stateful import (
+    RuleBasedStateMachine,
+    initialize,
+    invariant,
+    rule,
+    run_state_machine_as_test,
+)
+
+from keeper.cli import main
+from keeper.store import removals
+from keeper.sync import engine
+from tests.syncstores import git
+
+pytestmark = pytest.mark.needs("git")
+
+LONG = os.environ.get("KEEPER_LONG_TESTS") == "1"
+ORIGIN = "https://github.com/me/proj.git"
+SECRET = "ghp_" + "Z9y8X7w6V5u4T3s2R1q0P9o8N7m6L5k4J3i2"
+ITEM = re.compile(r"(?:Decision|Issue|Hand note) \d+")
+SESSION = re.compile(r"(?:summary|old)-\d+")
+MARKERS = re.compile(r"^(<<<<<<<|>>>>>>>|=======$)", re.M)
+NAMES = "abc"
+
+
+class Killed(BaseException):
+    """A sync stopped dead at a chosen point (as by SIGKILL: nothing after it runs)."""
+
+
+class SyncWorld(RuleBasedStateMachine):
+    base: Path  # set by the test: the folder every example makes its own under
+    examples = steps = 0  # how much was run, for the closing figures of a long run
+
+    @initialize()
+    def start(self) -> None:
+        SyncWorld.examples += 1
+        self.root = Path(tempfile.mkdtemp(dir=self.base))
+        self.remotes: list[Path] = []
+        self.remote = self._new_remote()
+        self.projects: dict[str, Path] = {}
+        for name in NAMES:
+            project = self.root / f"{name}-home" / "code" / f"proj-{name}"
+            project.mkdir(parents=True)
+            git("init", "-q", str(project))
+            git("remote", "add", "origin", ORIGIN, cwd=project)
+            self.projects[name] = project
+        self.on: dict[str, Path | None] = dict.fromkeys(NAMES)  # the remote each machine last set
+        self.counter = 0
+        self.saved_items: set[str] = set()
+        self.removed_items: set[str] = set()
+        self.saved_sessions: set[str] = set()
+        self.removed_sessions: set[str] = set()
+        self.cleared = False  # a clear all moves a memory.md to a trash, on its machine and the others
+
+    def teardown(self) -> None:
+        if hasattr(self, "root"):
+            try:
+                self.converge()
+            finally:
+                shutil.rmtree(self.root, ignore_errors=True)
+
+    # -- the machines ----------------------------------------------------------------------------
+
+    def _new_remote(self) -> Path:
+        path = self.root / f"remote-{len(self.remotes)}.git"
+        git("init", "-q", "--bare", str(path))
+        self.remotes.append(path)
+        return path
+
+    def _store(self, name: str) -> Path:
+        return self.root / f"store-{name}"
+
+    def _keeper(self, name: str, *argv: str) -> int:
+        os.environ["KEEPER_HOME"] = str(self._store(name))
+        return main(list(argv))
+
+    def _next(self) -> int:
+        self.counter += 1
+        return self.counter
+
+    def _memory(self, name: str) -> str:
+        found = sorted((self._store(name) / "projects").glob("proj-*/memory.md"))
+        return "".join(p.read_text(encoding="utf-8") for p in found)
+
+    def _sessions(self, name: str) -> list[Path]:
+        return sorted((self._store(name) / "projects").glob("proj-*/sessions/*.md"))
+
+    def _project_dir(self, name: str) -> Path | None:
+        found = sorted((self._store(name) / "projects").glob("proj-*/state/project.json"))
+        return found[0].parent.parent if found else None
+
+    def _save(self, name: str, *flags: str) -> None:
+        n = self._next()
+        summary = f"summary-{n}"
+        assert self._keeper(name, "save", "--project-dir", str(self.projects[name]), "--session", f"s{n}",
+                            "--summary", summary, *flags) == 0  # fmt: skip
+        self.saved_sessions.add(summary)
+
+    # -- rules -----------------------------------------------------------------------------------
+
+    @rule(machine=st.sampled_from(NAMES), issue=st.booleans())
+    def save(self, machine: str, issue: bool) -> None:
+        item = f"{'Issue' if issue else 'Decision'} {self._next()}"
+        self._save(machine, "--issue" if issue else "--decision", item)
+        self.saved_items.add(item)
+
+    @rule(machine=st.sampled_from(NAMES), pick=st.integers(0, 50))
+    def retire_or_resolve(self, machine: str, pick: int) -> None:
+        held = sorted(set(ITEM.findall(self._memory(machine))) - {i for i in self.saved_items if "Hand" in i})
+        if not held:
+            return
+        item = held[pick % len(held)]
+        self._save(machine, "--resolved" if item.startswith("Issue") else "--retired", item)
+        self.removed_items.add(item)
+
+    @rule(machine=st.sampled_from(NAMES), secret=st.booleans())
+    def hand_edit(self, machine: str, secret: bool) -> None:
+        folder = self._project_dir(machine)
+        if folder is None or not (folder / "memory.md").exists():
+            return
+        item = f"Hand note {self._next()}"
+        path = folder / "memory.md"
+        text = path.read_text(encoding="utf-8")
+        line = f"- {item}" + (f" with the key {SECRET}" if secret else "")
+        path.write_text(text.replace("## Decisions\n", f"## Decisions\n\n{line}\n", 1), encoding="utf-8")
+        if "## Decisions\n" in text:
+            self.saved_items.add(item)
+
+    @rule(machine=st.sampled_from(NAMES))
+    def old_session_file(self, machine: str) -> None:
+        folder = self._project_dir(machine)
+        if folder is None:
+            return
+        n = self._next()
+        (folder / "sessions").mkdir(exist_ok=True)
+        (folder / "sessions" / f"2020-01-01_{n:04d}.md").write_text(f"# Session\n\n- old-{n}\n", encoding="utf-8")
+        self.saved_sessions.add(f"old-{n}")
+
+    @rule(machine=st.sampled_from(NAMES))
+    def clear_old(self, machine: str) -> None:
+        for path in self._sessions(machine):
+            if path.name.startswith("2020-"):
+                self.removed_sessions.update(SESSION.findall(path.read_text(encoding="utf-8")))
+        assert self._keeper(machine, "clear", "old", "--older-than", "30", "--yes",
+                            "--project-dir", str(self.projects[machine])) == 0  # fmt: skip
+
+    @rule(machine=st.sampled_from(NAMES))
+    def clear_all(self, machine: str) -> None:
+        if self._project_dir(machine) is None:
+            return
+        self.removed_items.update(ITEM.findall(self._memory(machine)))
+        for path in self._sessions(machine):
+            self.removed_sessions.update(SESSION.findall(path.read_text(encoding="utf-8")))
+        self.cleared = True
+        assert self._keeper(machine, "clear", "all", "--yes", "--project-dir", str(self.projects[machine])) == 0
+
+    @rule(machine=st.sampled_from(NAMES), pick=st.integers(0, 50))
+    def delete_session_file(self, machine: str, pick: int) -> None:
+        found = self._sessions(machine)
+        if found:
+            path = found[pick % len(found)]
+            self.removed_sessions.update(SESSION.findall(path.read_text(encoding="utf-8")))
+            path.unlink()
+
+    @rule(machine=st.sampled_from(NAMES))
+    def sync(self, machine: str) -> None:
+        self._sync(machine)
+
+    @rule(machine=st.sampled_from(NAMES), at=st.integers(0, 8))
+    def killed_sync(self, machine: str, at: int) -> None:
+        calls = [0]
+
+        def stop(real: object) -> object:
+            def wrapper(*args: object, **kwargs: object) -> object:
+                calls[0] += 1
+                if calls[0] > at:
+                    raise Killed
+                return real(*args, **kwargs)  # type: ignore[operator]
+
+            return wrapper
+
+        with (
+            mock.patch.object(engine, "_push", stop(engine._push)),
+            mock.patch.object(engine, "_write_file", stop(engine._write_file)),
+            mock.patch.object(removals, "write", stop(removals.write)),
+        ):
+            try:
+                self._sync(machine)
+            except Killed:
+                pass
+
+    @rule(machine=st.sampled_from(NAMES))
+    def switch_remote(self, machine: str) -> None:
+        self.remote = self._new_remote()
+        self._sync(machine)
+
+    @rule(depth=st.integers(1, 6))
+    def roll_the_remote_back(self, depth: int) -> None:
+        history = self._history()
+        if len(history) > 1:
+            git("--git-dir", str(self.remote), "update-ref", "refs/heads/main", history[min(depth, len(history) - 1)])
+
+    @rule(depth=st.integers(0, 6))
+    def replace_the_remotes_history(self, depth: int) -> None:
+        history = self._history()
+        if history:
+            tree = git("--git-dir", str(self.remote), "rev-parse", history[min(depth, len(history) - 1)] + "^{tree}")
+            root = git("--git-dir", str(self.remote), "-c", "user.name=x", "-c", "user.email=x@x",
+                       "commit-tree", tree.strip(), "-m", "replaced").strip()  # fmt: skip
+            git("--git-dir", str(self.remote), "update-ref", "refs/heads/main", root)
+
+    @rule()
+    def delete_the_remotes_branch(self) -> None:
+        if self._history():
+            git("--git-dir", str(self.remote), "update-ref", "-d", "refs/heads/main")
+
+    @rule(machine=st.sampled_from(NAMES))
+    def export_and_import(self, machine: str) -> None:
+        folder = self._project_dir(machine)
+        if folder is None or not ((folder / "memory.md").exists() or self._sessions(machine)):
+            return  # nothing to export
+        archive = self.root / f"export-{self._next()}.zip"
+        project = str(self.projects[machine])
+        assert self._keeper(machine, "export", "--project-dir", project, "--out", str(archive)) == 0
+        import zipfile
+
+        with zipfile.ZipFile(archive) as zf:
+            held = {name.rsplit("/", 1)[-1] for name in zf.namelist() if "/sessions/" in name}
+        assert held == {p.name for p in self._sessions(machine)}
+        assert self._keeper(machine, "import", str(archive), "--project-dir", project) == 0
+
+    def _history(self) -> list[str]:
+        found = subprocess.run(
+            ["git", "--git-dir", str(self.remote), "rev-list", "--first-parent", "main"], capture_output=True, text=True
+        )
+        return found.stdout.split() if found.returncode == 0 else []
+
+    def _sync(self, machine: str) -> None:
+        given = [] if self.on[machine] == self.remote else ["--remote", str(self.remote)]
+        self.on[machine] = self.remote
+        assert self._keeper(machine, "sync", *given) == 0
+
+    def converge(self) -> None:
+        """Every machine syncs with the current remote, twice in turn; then each holds the model."""
+        for machine in NAMES * 2:
+            self._sync(machine)
+        items = self.saved_items - self.removed_items
+        sessions = self.saved_sessions - self.removed_sessions
+        for machine in NAMES:
+            memory = self._memory(machine)
+            held = ITEM.findall(memory)
+            assert sorted(set(held)) == sorted(items), (machine, memory)
+            assert len(held) == len(set(held)), (machine, memory)
+            found = [t for p in self._sessions(machine) for t in set(SESSION.findall(p.read_text(encoding="utf-8")))]
+            assert sorted(found) == sorted(sessions), machine
+
+    # -- invariants, checked after every step ----------------------------------------------------
+
+    def check(self) -> None:
+        for machine in NAMES:
+            store = self._store(machine)
+            for path in sorted((store / "trash").rglob("*.md")):
+                text = path.read_text(encoding="utf-8", errors="replace")
+                if path.name == "memory.md":
+                    assert self.cleared, f"{path} moved to a trash with no clear"
+                else:
+                    assert set(SESSION.findall(text)) <= self.removed_sessions, f"{path} trashed: {text}"
+            for path in store.rglob("*.md"):
+                assert not MARKERS.search(path.read_text(encoding="utf-8", errors="replace")), path
+        for remote in self.remotes:
+            objects = subprocess.run(
+                ["git", "--git-dir", str(remote), "cat-file", "--batch-all-objects", "--batch"],
+                capture_output=True,
+                check=True,
+            ).stdout
+            assert SECRET.encode() not in objects, remote
+
+    @invariant()
+    def holds(self) -> None:
+        if hasattr(self, "root"):
+            SyncWorld.steps += 1
+            self.check()
+
+
+def test_sync_as_a_state_machine(tmp_path: Path) -> None:
+    SyncWorld.base = tmp_path
+    run_state_machine_as_test(
+        SyncWorld,
+        settings=settings(
+            max_examples=200 if LONG else 15,
+            stateful_step_count=30,
+            deadline=None,
+            suppress_health_check=list(HealthCheck),
+            derandomize=not LONG,
+            database=None,
+        ),
+    )
+    print(f"sync state machine: {SyncWorld.examples} examples, {SyncWorld.steps} steps")
