@@ -185,6 +185,9 @@ def test_codex_shell_tool_finds_the_plugin_environment_beside_the_plugin(tmp_pat
 # -- the save request and the save ---------------------------------------------------------------
 
 
+@pytest.mark.skipif(
+    sys.platform == "win32", reason="Codex's shell on Windows was never observed: the request there is PowerShell's"
+)
 def test_under_codex_the_save_request_names_the_launcher_by_its_path(monkeypatch: pytest.MonkeyPatch) -> None:
     root = "/home/ann/.codex/plugins/cache/keeper/keeper/0.2.0"
     monkeypatch.setenv("CLAUDE_PLUGIN_ROOT", root)
@@ -303,7 +306,8 @@ def test_doctor_says_when_codex_sandbox_keeps_saves_out_of_the_store(
     config: str, blocked: bool, codex_home: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
     store = str(paths.data_root())
-    text = config.replace("STORE", store) + '\n[plugins."keeper@keeper"]\nenabled = true\n'  # top-level keys first
+    # a TOML basic string escapes as JSON does (a Windows path's backslashes); top-level keys first
+    text = config.replace('"STORE"', json.dumps(store)) + '\n[plugins."keeper@keeper"]\nenabled = true\n'
     (codex_home / "config.toml").write_text(text, encoding="utf-8")
     out = doctor(capsys)
     assert ("writable_roots = " + json.dumps([store]) in out) is blocked

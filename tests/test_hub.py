@@ -411,6 +411,7 @@ def measured(page: Path, tmp_path: Path) -> Path:
     return copy
 
 
+@pytest.mark.needs("chromium")
 @pytest.mark.parametrize("width", [1000, 1280])
 def test_the_team_notes_label_stays_on_one_line_beside_a_long_path(
     tmp_path: Path, capsys: pytest.CaptureFixture[str], width: int

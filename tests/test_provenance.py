@@ -103,6 +103,7 @@ def day_of(when: float) -> str:
 # -- stale marks at session start ----------------------------------------------------------------
 
 
+@pytest.mark.needs("git")
 def test_a_file_the_saving_session_edited_changed_later_marks_the_item_with_its_date(
     repo: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
 ) -> None:
@@ -114,6 +115,7 @@ def test_a_file_the_saving_session_edited_changed_later_marks_the_item_with_its_
     assert "1 may be stale" in reply["systemMessage"]
 
 
+@pytest.mark.needs("git")
 def test_nothing_is_marked_when_nothing_changed(
     repo: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
 ) -> None:
@@ -129,6 +131,7 @@ def test_nothing_is_marked_when_nothing_changed(
 
 
 @pytest.mark.parametrize("how", ["deleted", "renamed"])
+@pytest.mark.needs("git")
 def test_a_file_the_session_edited_that_is_gone_marks_the_item(
     how: str, repo: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
 ) -> None:
@@ -144,6 +147,7 @@ def test_a_file_the_session_edited_that_is_gone_marks_the_item(
     assert line.endswith(expected)
 
 
+@pytest.mark.needs("git")
 def test_a_path_named_in_the_item_marks_it_when_it_changed_or_is_gone(
     repo: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
 ) -> None:
@@ -172,6 +176,7 @@ def test_a_path_named_in_the_item_marks_it_when_it_changed_or_is_gone(
     assert "may be stale" not in lines["Nothing here names a path"]
 
 
+@pytest.mark.needs("git")
 def test_what_the_saving_session_changed_itself_after_the_save_is_no_news(
     repo: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
 ) -> None:
@@ -188,6 +193,7 @@ def test_what_the_saving_session_changed_itself_after_the_save_is_no_news(
     assert "may be stale: src/cache.py changed" in context_of(start(repo, NEXT, monkeypatch, capsys))
 
 
+@pytest.mark.needs("git")
 def test_the_staleness_check_stats_a_bounded_number_of_files(repo: Path) -> None:
     check = provenance.Checker(str(repo), limit=3)
     history = [{"at": "2020-01-01T00:00:00", "event": "added", "item": "x", "session": "s"}]
@@ -199,6 +205,7 @@ def test_the_staleness_check_stats_a_bounded_number_of_files(repo: Path) -> None
 # -- keeper why ------------------------------------------------------------------------------------
 
 
+@pytest.mark.needs("git")
 def test_keeper_why_names_the_session_machine_branch_commit_files_and_transcript(
     repo: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
 ) -> None:
@@ -226,6 +233,7 @@ def test_keeper_why_names_the_session_machine_branch_commit_files_and_transcript
     assert "Not stale" in out
 
 
+@pytest.mark.needs("git")
 def test_keeper_why_lists_candidates_when_words_name_several(repo: Path, capsys: pytest.CaptureFixture[str]) -> None:
     assert main(["save", "--decision", "Cache prices", "--decision", "Cache routes"]) == 0
     capsys.readouterr()
@@ -235,6 +243,7 @@ def test_keeper_why_lists_candidates_when_words_name_several(repo: Path, capsys:
     assert main(["why", "nothing like it"]) == 1
 
 
+@pytest.mark.needs("git")
 def test_a_retired_decision_shows_why_and_when_and_restore_item_brings_it_back(
     repo: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
@@ -255,6 +264,7 @@ def test_a_retired_decision_shows_why_and_when_and_restore_item_brings_it_back(
     assert again["status"] == "current" and [e["event"] for e in again["history"]] == ["added", "retired", "restored"]
 
 
+@pytest.mark.needs("git")
 def test_a_resolved_issue_is_kept_in_its_history(repo: Path, capsys: pytest.CaptureFixture[str]) -> None:
     assert main(["save", "--issue", "Checkout times out under load"]) == 0
     assert main(["save", "--resolved", "Checkout times out under load"]) == 0
@@ -267,6 +277,7 @@ def test_a_resolved_issue_is_kept_in_its_history(repo: Path, capsys: pytest.Capt
 # -- echoes ----------------------------------------------------------------------------------------
 
 
+@pytest.mark.needs("git")
 def test_restating_what_keeper_showed_is_an_echo_not_new_evidence(
     repo: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
 ) -> None:
@@ -288,6 +299,7 @@ def test_restating_what_keeper_showed_is_an_echo_not_new_evidence(
 # -- the record survives -------------------------------------------------------------------------
 
 
+@pytest.mark.needs("git")
 def test_a_hand_edit_that_reorders_memory_md_keeps_every_items_provenance(
     repo: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
 ) -> None:
@@ -311,6 +323,7 @@ def test_a_hand_edit_that_reorders_memory_md_keeps_every_items_provenance(
     assert json.loads(capsys.readouterr().out)["origin"]["session"] == WORK
 
 
+@pytest.mark.needs("git")
 def test_provenance_survives_export_and_import_into_another_store(
     repo: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
 ) -> None:
@@ -336,6 +349,7 @@ def test_provenance_survives_export_and_import_into_another_store(
 ORIGIN = "https://github.com/me/provenance-proj.git"
 
 
+@pytest.mark.needs("git")
 def test_provenance_survives_keeper_sync_between_two_stores(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
 ) -> None:
@@ -429,6 +443,7 @@ def test_provenance_never_changes_what_memory_md_holds(
 # -- where it shows --------------------------------------------------------------------------------
 
 
+@pytest.mark.needs("git")
 def test_keeper_status_counts_the_items_that_may_be_stale(
     repo: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
 ) -> None:
@@ -444,6 +459,7 @@ def test_keeper_status_counts_the_items_that_may_be_stale(
     assert "may be stale  2 items" in capsys.readouterr().out
 
 
+@pytest.mark.needs("git")
 def test_the_hub_shows_each_items_origin_and_lists_the_stale_ones(
     repo: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
 ) -> None:
@@ -470,6 +486,7 @@ def test_the_hub_shows_each_items_origin_and_lists_the_stale_ones(
     assert "May be stale" in dom.texts("h2")
 
 
+@pytest.mark.needs("git")
 def test_recall_results_carry_the_provenance_of_their_items(
     repo: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
 ) -> None:
@@ -486,6 +503,7 @@ def test_recall_results_carry_the_provenance_of_their_items(
     assert session_file["provenance"] == []
 
 
+@pytest.mark.needs("git")
 def test_an_item_edited_by_hand_keeps_its_origin_and_says_it_was_edited(
     repo: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
 ) -> None:
@@ -510,6 +528,7 @@ def test_an_item_edited_by_hand_keeps_its_origin_and_says_it_was_edited(
     assert found["origin"]["session"] == WORK and found["history"][-1]["from"] == "prices are cached for 30 seconds"
 
 
+@pytest.mark.needs("git")
 def test_marks_stay_within_the_context_budget_however_many_items_are_stale(
     repo: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
 ) -> None:

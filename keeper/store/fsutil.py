@@ -256,8 +256,8 @@ def create_new(path: str, text: str, durable: bool = True) -> bool:
             shared(lambda: os.replace(tmp, path))
         return True
     finally:
-        try:
-            os.unlink(tmp)
+        try:  # the temp name is a second link to the file: on Windows a reader of it holds both
+            shared(lambda: os.unlink(tmp))
         except OSError:
             pass
 
