@@ -361,6 +361,62 @@ def test_projects_does_not_list_another_machines_unshared_project_an_older_sync_
     assert "notes-0123456789" not in capsys.readouterr().out
 
 
+def _listed(capsys: pytest.CaptureFixture[str]) -> list[str]:
+    from keeper.cli import main
+
+    capsys.readouterr()
+    assert main(["projects", "--json"]) == 0
+    return [p["id"] for p in json.loads(capsys.readouterr().out)]
+
+
+def test_an_imported_project_with_no_recorded_root_is_still_listed_and_in_the_hub_after_a_sync(
+    machines: list[Machine], remote: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    a, b, _ = machines
+    a.save("--decision", "Imported decision")
+    archive = tmp_path / "export.zip"
+    assert a.run("export", "--out", str(archive)) == 0  # the archive leaves state/project.json out
+    assert b.run("import", str(archive)) == 0
+    [project_id] = _listed(capsys)
+    assert b.sync("--remote", str(remote)) == 0
+    record = json.loads((b.store / "projects" / project_id / "state" / paths.PROJECT_SYNC).read_text())
+    assert record["key"].startswith("local.")  # no root recorded: backed up as this machine's own
+    assert _listed(capsys) == [project_id]
+    hub = tmp_path / "hub.html"
+    assert b.run("hub", "--out", str(hub)) == 0
+    assert project_id in hub.read_text(encoding="utf-8") and "Imported decision" in hub.read_text(encoding="utf-8")
+
+
+def test_a_project_of_a_0_1_0_store_is_still_listed_after_the_first_sync(
+    remote: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    import shutil
+
+    from keeper.cli import main
+    from tests.conftest import REPO
+
+    store = tmp_path / "old-store"
+    shutil.copytree(REPO / "tests" / "fixtures" / "stores" / "0.1.0", store)  # 0.1.0 recorded no roots
+    monkeypatch.setenv("KEEPER_HOME", str(store))
+    assert _listed(capsys) == ["invoices-019c8680a8"]
+    assert main(["sync", "--remote", str(remote)]) == 0
+    assert _listed(capsys) == ["invoices-019c8680a8"]
+
+
+def test_projects_does_not_list_another_machines_unshared_project_of_the_current_key_form(
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    Path(paths.sync_file()).parent.mkdir(parents=True, exist_ok=True)
+    Path(paths.sync_file()).write_text(json.dumps({"remote": "/nowhere.git", "machine": "aaaaaa"}))
+    for name, machine in (("mine-0123456789", "aaaaaa"), ("theirs-0123456789", "bbbbbb")):
+        folder = Path(paths.projects_dir()) / name
+        (folder / "state").mkdir(parents=True)
+        (folder / "memory.md").write_text(f"# Project Memory: {name}\n\n## Decisions\n\n- Here\n")
+        record = {"key": f"local.{machine}.{name}", "commit": "x"}
+        (folder / "state" / paths.PROJECT_SYNC).write_text(json.dumps(record))
+    assert _listed(capsys) == ["mine-0123456789"]
+
+
 def test_a_save_typed_in_a_clone_before_its_first_session_joins_the_memory_sync_brought(
     machines: list[Machine], remote: Path
 ) -> None:

@@ -13,7 +13,7 @@ import time
 
 from keeper.errors import KeeperError
 from keeper.memory import document
-from keeper.store import paths
+from keeper.store import paths, removals
 from keeper.store.fsutil import read_json, read_text
 from keeper.text import count
 
@@ -133,21 +133,27 @@ def list_all() -> list[Info]:
         names = sorted(os.listdir(projects_dir()))
     except OSError:
         return []
+    machine = removals.machine()
     found = [
         info(n)
         for n in names
-        if _holds_anything(os.path.join(projects_dir(), n)) and not _another_machines(os.path.join(projects_dir(), n))
+        if _holds_anything(os.path.join(projects_dir(), n))
+        and not _another_machines(os.path.join(projects_dir(), n), machine)
     ]
     return sorted(found, key=lambda p: (-(p.last_activity or 0), p.name.lower()))
 
 
-def _another_machines(folder: str) -> bool:
+def _another_machines(folder: str, machine: str | None) -> bool:
     """A folder an older sync brought from another machine's unshared project (no hosted origin, no
-    pin): it is that machine's alone, so this machine does not list it."""
+    pin): it is that machine's alone, so this machine does not list it. This machine's own unshared
+    projects (``local.<machine>.<id>``, ``machine`` being this store's id in sync) are listed, root
+    recorded or not (an imported project, or one of a store older than the root record)."""
     if os.path.exists(os.path.join(folder, paths.STATE_DIR, paths.ROOT_RECORD)):
         return False
     key = read_json(os.path.join(folder, paths.STATE_DIR, paths.PROJECT_SYNC)).get("key")
-    return isinstance(key, str) and key.startswith("local.")
+    if not (isinstance(key, str) and key.startswith("local.")):
+        return False
+    return not (machine and key.startswith(f"local.{machine}."))
 
 
 def find(project_id: str) -> paths.Project:
