@@ -428,7 +428,7 @@ def test_provenance_never_changes_what_memory_md_holds(
         with monkeypatch.context() as patch:
             patch.setenv("KEEPER_HOME", str(store))
             if not kept:
-                patch.setattr(provenance, "append", lambda folder, events: None)
+                patch.setattr(provenance, "append", lambda folder, events, patterns=(): None)
             project = identity.make_project(str(tmp_path / "work" / "api"))
             now = datetime(2026, 11, 20, 10, 0)
             for step, (kind, texts) in enumerate(saves):
@@ -545,3 +545,83 @@ def test_marks_stay_within_the_context_budget_however_many_items_are_stale(
     assert 1 <= marked <= 12 and "300 may be stale" in reply["systemMessage"]
     shown = Path(project.state, f"{NEXT}.shown").read_text(encoding="utf-8").split()
     assert len(shown) == text.count("\n- Module ")
+
+
+# -- seams: redaction of the record, a live session's own edits ------------------------------------
+
+SECRET = "AKIAIOSFODNN7EXAMPLE"
+
+
+@pytest.mark.needs("git")
+def test_a_secret_in_the_branch_never_reaches_the_record_why_or_an_export(
+    repo: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    git("symbolic-ref", "HEAD", f"refs/heads/feat-{SECRET}", cwd=repo)
+    assert main(["save", "--decision", "Epsilon thing"]) == 0
+    record = Path(project_of(repo).provenance).read_text(encoding="utf-8")
+    assert "Epsilon thing" in record and '"branch": "feat-' in record and SECRET not in record
+    capsys.readouterr()
+    assert main(["why", "epsilon", "--json"]) == 0
+    assert SECRET not in capsys.readouterr().out
+    archive = tmp_path / "b.zip"
+    assert main(["export", "--out", str(archive)]) == 0
+    import zipfile
+
+    with zipfile.ZipFile(archive) as zf:
+        assert all(SECRET.encode() not in zf.read(name) for name in zf.namelist())
+
+
+@pytest.mark.needs("git")
+def test_importing_an_archive_redacts_its_record(
+    repo: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    import zipfile
+
+    assert main(["save", "--decision", "Epsilon thing"]) == 0
+    clean, dirty = tmp_path / "clean.zip", tmp_path / "dirty.zip"
+    assert main(["export", "--out", str(clean)]) == 0
+    with zipfile.ZipFile(clean) as src, zipfile.ZipFile(dirty, "w") as out:
+        for name in src.namelist():
+            data = src.read(name)
+            if name.endswith(paths.PROVENANCE_FILE):
+                data = data.replace(b'"branch": "main"', f'"branch": "feat-{SECRET}"'.encode())
+                assert SECRET.encode() in data
+            out.writestr(name, data)
+    monkeypatch.setenv("KEEPER_HOME", str(tmp_path / "other-store"))
+    assert main(["import", str(dirty)]) == 0
+    record = Path(project_of(repo).provenance).read_text(encoding="utf-8")
+    assert "Epsilon thing" in record and SECRET not in record
+
+
+def session_start_of(
+    root: Path, session: str, source: str, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> str:
+    payload = {"session_id": session, "transcript_path": "", "cwd": str(root), "source": source}
+    return context_of(run_hook("session-start", payload, monkeypatch, capsys))
+
+
+@pytest.mark.parametrize("source", ["compact", "resume", "clear"])
+@pytest.mark.needs("git")
+def test_a_live_sessions_own_edits_after_its_save_do_not_mark_its_items(
+    source: str, repo: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    data = SaveInput(decisions=["Greeting says hello in src/cache.py"])
+    work_session(repo, ["src/cache.py"], data, datetime.now() - timedelta(seconds=5), monkeypatch, capsys)
+    (repo / "src" / "cache.py").write_text("TTL = 31\n", encoding="utf-8")  # the same session edits again
+    text = session_start_of(repo, WORK, source, monkeypatch, capsys)
+    assert "Greeting says hello" in text and "may be stale" not in text
+    assert "may be stale: src/cache.py changed" in session_start_of(repo, NEXT, "startup", monkeypatch, capsys)
+
+
+def test_the_gap_says_seconds_minutes_hours_or_days() -> None:
+    gaps = [provenance._gap(s) for s in (2, 1, 60, 150, 3600, 7300, DAY, 3.5 * DAY)]
+    assert gaps == [
+        "2 seconds after this",
+        "1 second after this",
+        "1 minute after this",
+        "2 minutes after this",
+        "1 hour after this",
+        "2 hours after this",
+        "1 day after this",
+        "3 days after this",
+    ]

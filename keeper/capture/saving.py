@@ -196,10 +196,11 @@ def save(
         facts = evidence.session_facts(project, session)
         seen = evidence.shown(project, session)
         ours, theirs = evidence.events(report, text, facts, seen, now, added) if data.scope != "team" else ([], [])
-        origins.append(project.dir, evidence.edits(text, origins.read(project.dir), facts, now) + ours)
+        patterns = cfg.redact_patterns  # the record is redacted like the session file
+        origins.append(project.dir, evidence.edits(text, origins.read(project.dir), facts, now) + ours, patterns)
         if theirs:
             with project_lock(os.path.join(paths.global_dir(), ".lock")):
-                origins.append(paths.global_dir(), theirs)
+                origins.append(paths.global_dir(), theirs, patterns)
         sessions.append_save(session_file, sessions.render_save(now, data, report))
         state = sessions.read_state(project, session)
         state["last_save"] = now.isoformat(timespec="seconds")

@@ -134,15 +134,30 @@ def take(source: str, target: str) -> None:
         os.unlink(there)
 
 
-def append(folder: str, events: list[Event]) -> None:
-    """Add events to a folder's record (call under the folder's lock)."""
+def redacted(value: Any, patterns: Iterable[str] = ()) -> Any:
+    """An event (or any of its values) with every text in it redacted (``keeper.redact``)."""
+    from keeper import redact
+
+    if isinstance(value, str):
+        return redact.redact(value, patterns)
+    if isinstance(value, list):
+        return [redacted(v, patterns) for v in value]
+    if isinstance(value, dict):
+        return {k: redacted(v, patterns) for k, v in value.items()}
+    return value
+
+
+def append(folder: str, events: list[Event], patterns: Iterable[str] = ()) -> None:
+    """Add events to a folder's record (call under the folder's lock), redacted with ``patterns``
+    (and the built-in rules): every text Keeper writes passes through ``redact`` first."""
     if not events:
         return
     from keeper.store.fsutil import atomic_write, ensure_dir, read_text
 
     ensure_dir(folder)
     current = read_text(record_file(folder), exact=True)
-    atomic_write(record_file(folder), merge(current, "".join(_line(e) + "\n" for e in events)))
+    lines = "".join(_line(redacted(e, patterns)) + "\n" for e in events)
+    atomic_write(record_file(folder), merge(current, lines))
 
 
 def by_item(events: Iterable[Event]) -> dict[str, list[Event]]:
@@ -282,19 +297,21 @@ def day_stamp(day: str | None) -> float | None:
 
 
 def _gap(seconds: float) -> str:
-    if seconds >= _DAY:
-        days = int(seconds // _DAY)
-        return f"{days} day{'s' if days != 1 else ''} after this"
-    if seconds >= 3600:
-        return f"{int(seconds // 3600)} h after this"
-    return "minutes after this"
+    """``3 days after this``, ``2 hours after this``, ``5 minutes after this``, ``4 seconds after this``."""
+    for unit, size in (("day", _DAY), ("hour", 3600.0), ("minute", 60.0)):
+        if seconds >= size:
+            count = int(seconds // size)
+            return f"{count} {unit}{'s' if count != 1 else ''} after this"
+    count = max(int(seconds), 0)
+    return f"{count} second{'s' if count != 1 else ''} after this"
 
 
 class Checker:
     """Stats files for staleness checks, each path once, at most ``MAX_STATS`` in all."""
 
-    def __init__(self, root: str, state_dir: str = "", limit: int = MAX_STATS) -> None:
+    def __init__(self, root: str, state_dir: str = "", limit: int = MAX_STATS, live: Iterable[str] = ()) -> None:
         self.root, self.state_dir, self.limit = root, state_dir, limit
+        self.live = set(live)  # sessions still running (the one a compact or resume starts again)
         self._seen: dict[str, float | None] = {}
         self._ends: dict[str, float] = {}
         self._top: set[str] | None = None
@@ -343,9 +360,17 @@ class Checker:
         return rel.split("/", 1)[0] in self._top
 
     def session_end(self, session: str) -> float:
-        """When a session of this machine ended (its end marker): what it changed itself is no news."""
-        if not self.state_dir or not session or session in self._ends:
+        """When a session of this machine ended (its end marker): what it changed itself is no news.
+        A session still live (``live``: the one a compact, resume or clear starts again) has not
+        ended: every change so far may be its own work (infinity). An open marker alone is not
+        enough: a session killed without a Stop keeps one forever."""
+        if not session or session in self._ends:
             return self._ends.get(session, 0.0)
+        if session in self.live:
+            self._ends[session] = float("inf")
+            return self._ends[session]
+        if not self.state_dir:
+            return 0.0
         try:
             self._ends[session] = os.stat(os.path.join(self.state_dir, session + ".end")).st_mtime
         except (OSError, ValueError):
@@ -409,14 +434,16 @@ class Stale:
         return {"id": item_id(self.key), "text": self.text, "section": self.section, "reason": self.reason}
 
 
-def stale_items(project: paths.Project, text: str | None, firsts: dict[str, str] | None = None) -> list[Stale]:
+def stale_items(
+    project: paths.Project, text: str | None, firsts: dict[str, str] | None = None, live: Iterable[str] = ()
+) -> list[Stale]:
     """The items of ``text`` (the project's memory.md) that may be stale, newest change first
-    (``firsts``: see ``listed``)."""
+    (``firsts``: see ``listed``; ``live``: sessions still running, whose own edits are no news)."""
     if not text:
         return []
     events = read(project.dir)
     history, sessions = by_item(events), session_facts(events)
-    check = Checker(project.checkout, project.state)
+    check = Checker(project.checkout, project.state, live=live)
     found: list[Stale] = []
     for section, item_key, item, day in listed(text, firsts):
         mine = history.get(item_key, [])
