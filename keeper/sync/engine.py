@@ -523,7 +523,7 @@ def _prepare(
     if theirs_commit and mirror.MARKER not in theirs_ids:
         raise NotKeepers(_not_keepers(url))
     if new:
-        remote.record(data)
+        remote.accept(data)
     copies = mirror.local_copies(machine)
     result.projects = len(copies) - 1
     seen: dict[str, str | None] = {}

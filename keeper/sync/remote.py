@@ -69,12 +69,20 @@ def proposed(url: str) -> dict[str, Any]:
     return data
 
 
-def record(data: dict[str, Any]) -> None:
+def accept(data: dict[str, Any]) -> None:
     """Record the remote and machine id of ``data`` (from ``proposed``), once the remote was
     accepted: reachable, and Keeper's or empty. The rest of ``sync.json`` is kept as it is now."""
     current = read_json(paths.sync_file())
     current.update(remote=data["remote"], machine=data["machine"])
     atomic_write(paths.sync_file(), jsonio.dumps(current))
+
+
+def record(url: str) -> dict[str, Any]:
+    """Record ``url`` as this store's remote now, unchecked (replacing any other); keep the machine
+    id. ``keeper sync --remote`` does not: it records a remote only once accepted."""
+    data = proposed(url)
+    accept(data)
+    return data
 
 
 def shown(url: str) -> str:
