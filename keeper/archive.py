@@ -23,7 +23,7 @@ import stat
 from keeper import __version__
 from keeper.errors import KeeperError
 from keeper.memory import merge
-from keeper.store import identity, paths, repo
+from keeper.store import identity, paths, removals, repo
 from keeper.store import provenance as origins
 from keeper.store.fsutil import atomic_write, create_new, project_lock, read_json, read_text
 from keeper.text import count
@@ -493,7 +493,8 @@ def plan(files: ProjectFiles, project: paths.Project) -> Result:
     """What importing ``files`` into ``project`` writes, read from the store as it is now.
 
     The archive is redacted first, with the project's own ``redact_patterns``; items the project
-    retired or resolved (its record of removals, ``state/removed.json``) are not brought back.
+    retired or resolved (``state/removed.json``) or whose removal arrived by sync
+    (``state/removals.json``) are not brought back.
     """
     from keeper.capture import saving
 
@@ -510,7 +511,9 @@ def plan(files: ProjectFiles, project: paths.Project) -> Result:
         else:
             theirs = json.loads(files.provenance) if files.provenance is not None else {}
             mine = read_json(provenance_file)
-            removed = saving.read_removed(saving.removed_file(project.dir))
+            # retired or resolved here (removed.json) or on another machine (removals.json, by sync)
+            retired = saving.read_removed(saving.removed_file(project.dir))
+            removed = removals.items_gone(removals.read(project.dir), retired)
             merged, provenance, result.merge = merge.merge_file(current, mine, files.memory, theirs, removed)
             result.memory = "unchanged" if merged == current else "merged"
             if merged != current:

@@ -14,6 +14,7 @@ from keeper.store.config import Config
 from keeper.store.fsutil import read_json, read_text
 from keeper.store.projects import size
 from keeper.sync import report
+from keeper.sync.scan import shown_name
 from keeper.text import count
 
 TYPE_CHECKING = False
@@ -62,7 +63,7 @@ def collect(project: paths.Project, cfg: Config) -> dict[str, Any]:
         "sessions": {
             "count": len(files),
             "bytes": sum(os.path.getsize(f) for f in files),
-            "newest": os.path.basename(files[-1]) if files else None,
+            "newest": shown_name(os.path.basename(files[-1])) if files else None,  # a secret in it redacted
         },
         "counter": {
             "session": os.path.basename(tally_file)[: -len(".tally")] if tally_file else None,

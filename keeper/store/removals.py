@@ -98,6 +98,19 @@ def removed(record: Record, kind: str) -> set[str]:
     return {name for name, entry in record.get(kind, {}).items() if entry[1]}
 
 
+def items_gone(record: Record, retired: dict[str, str]) -> set[str]:
+    """The items removed by either record: this record's (what arrived by sync or was noted here)
+    and ``retired`` (``state/removed.json``, key -> the day this machine retired or resolved it),
+    the newer of the two winning as sync merges them: a retirement here counts unless the record
+    brought the item back on that day or later."""
+    gone = removed(record, "items")
+    for key, day in retired.items():
+        entry = record.get("items", {}).get(key)
+        if entry is None or entry[1] or str(entry[0])[:10] < day:
+            gone.add(key)
+    return gone
+
+
 def path_of(folder: str) -> str:
     return os.path.join(folder, paths.STATE_DIR, paths.REMOVALS)
 

@@ -400,7 +400,8 @@ def sync(url_given: str | None = None, wait: float = LOCK_WAIT) -> tuple[Result,
     """Bring this machine's memory and the remote's together, and push; ``(result, remote URL)``."""
     from filelock import FileLock, Timeout
 
-    data = remote.record(url_given) if url_given else remote.read()
+    before = remote.read()
+    data = remote.proposed(url_given) if url_given else before
     url = data.get("remote")
     if not isinstance(url, str) or not url:
         raise KeeperError(
@@ -418,13 +419,15 @@ def sync(url_given: str | None = None, wait: float = LOCK_WAIT) -> tuple[Result,
     try:
         remote.write_status(last_attempt=_now())
         try:
-            result = _run(url, data)
+            result = _run(url, data, new=data != before)
             if _take_queued():  # a hook asked for a sync while this one ran: one more, for what it saw
                 again = _run(url, remote.read() or data)
                 again.absorb(result)
                 result = again
         except KeeperError as exc:
             remote.write_status(last_error=str(exc), last_error_at=_now())
+            if data != before and remote.read().get("remote") != url:
+                raise KeeperError(f"{exc}; {_still(before)}") from None
             raise
         remote.write_status(
             last_sync=_now(), last_sync_epoch=time.time(), last_error=None, last_commit=result.commit, synced_with=url
@@ -432,6 +435,13 @@ def sync(url_given: str | None = None, wait: float = LOCK_WAIT) -> tuple[Result,
         return result, url
     finally:
         lock.release()
+
+
+def _still(before: dict[str, Any]) -> str:
+    """What a refused or unreachable new ``--remote`` leaves in use: the one recorded before."""
+    if not before:
+        return "no remote was recorded"
+    return f"this machine still syncs with {remote.shown(str(before['remote']))}"
 
 
 def queued_file() -> str:
@@ -450,14 +460,16 @@ def _now() -> str:
     return time.strftime("%Y-%m-%dT%H:%M:%S")
 
 
-def _run(url: str, data: dict[str, Any]) -> Result:
+def _run(url: str, data: dict[str, Any], new: bool = False) -> Result:
     """One sync, as a plan: prepare (fetch, and each copy's files and bases), merge, commit and
-    push (again from the fetch when another machine pushed first), write back."""
+    push (again from the fetch when another machine pushed first), write back. A ``new`` remote
+    (``--remote``) is recorded once the fetch accepted it, not before: a refused or unreachable
+    one leaves the remote recorded before in use."""
     machine = str(data.get("machine") or "local")
     repo = _open_repo()
     result = Result()
     for _ in range(ATTEMPTS):
-        theirs_commit, theirs_ids, theirs, parts, patterns = _prepare(repo, url, data, machine, result)
+        theirs_commit, theirs_ids, theirs, parts, patterns = _prepare(repo, url, data, machine, result, new)
         merged = _merge(theirs, parts, machine, patterns)
         merged[mirror.MARKER] = merged.get(mirror.MARKER) or mirror.MARKER_TEXT.encode()
         outgoing = {p: d for p, d in merged.items() if theirs.get(p) != d}
@@ -501,14 +513,17 @@ def _run(url: str, data: dict[str, Any]) -> Result:
 
 
 def _prepare(
-    repo: git.Repo, url: str, data: dict[str, Any], machine: str, result: Result
+    repo: git.Repo, url: str, data: dict[str, Any], machine: str, result: Result, new: bool = False
 ) -> tuple[str | None, dict[str, str], dict[str, bytes], list[_Part], dict[str, list[str]]]:
-    """Fetch the remote, refuse one that is not a Keeper store, and read each copy: its files here
-    (redacted), its last synced files and the base it may be merged against."""
+    """Fetch the remote, refuse one that is not a Keeper store (recording a ``new`` one only once it
+    is accepted), and read each copy: its files here (redacted), its last synced files and the base
+    it may be merged against."""
     theirs_commit = _fetch(repo, url)
     theirs_ids = repo.ls_tree(theirs_commit)
     if theirs_commit and mirror.MARKER not in theirs_ids:
         raise NotKeepers(_not_keepers(url))
+    if new:
+        remote.accept(data)
     copies = mirror.local_copies(machine)
     result.projects = len(copies) - 1
     seen: dict[str, str | None] = {}

@@ -59,13 +59,29 @@ def _scp_like(url: str) -> bool:
     return bool(sep) and len(head) > 1 and "/" not in head and "\\" not in head
 
 
-def record(url: str) -> dict[str, Any]:
-    """Record ``url`` as this store's remote (replacing any other); keep the machine id."""
+def proposed(url: str) -> dict[str, Any]:
+    """What ``sync.json`` becomes once ``url`` is accepted as the remote (nothing is written yet):
+    ``url`` replacing any other, the machine id kept (or made)."""
     data = read_json(paths.sync_file())
     data["remote"] = check_url(url)
     if not isinstance(data.get("machine"), str) or not data["machine"]:
         data["machine"] = os.urandom(3).hex()
-    atomic_write(paths.sync_file(), jsonio.dumps(data))
+    return data
+
+
+def accept(data: dict[str, Any]) -> None:
+    """Record the remote and machine id of ``data`` (from ``proposed``), once the remote was
+    accepted: reachable, and Keeper's or empty. The rest of ``sync.json`` is kept as it is now."""
+    current = read_json(paths.sync_file())
+    current.update(remote=data["remote"], machine=data["machine"])
+    atomic_write(paths.sync_file(), jsonio.dumps(current))
+
+
+def record(url: str) -> dict[str, Any]:
+    """Record ``url`` as this store's remote now, unchecked (replacing any other); keep the machine
+    id. ``keeper sync --remote`` does not: it records a remote only once accepted."""
+    data = proposed(url)
+    accept(data)
     return data
 
 

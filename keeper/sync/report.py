@@ -7,7 +7,7 @@ import os
 import time
 
 from keeper.store import paths
-from keeper.sync import remote
+from keeper.sync import remote, scan
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
@@ -41,7 +41,9 @@ def summary() -> dict[str, Any]:
     else:
         since = time.mktime(time.strptime(last, "%Y-%m-%dT%H:%M:%S")) + 1 if last else 0.0
     root = paths.data_root()
-    waiting = sorted(os.path.relpath(p, root).replace(os.sep, "/") for p in _durable_files() if _mtime(p) > since)
+    waiting = sorted(  # a file name may hold a secret (a token pasted into it): shown redacted
+        scan.shown_name(os.path.relpath(p, root).replace(os.sep, "/")) for p in _durable_files() if _mtime(p) > since
+    )
     error = status.get("last_error") if status.get("last_error") else None
     return {
         "remote": remote.shown(str(data["remote"])),

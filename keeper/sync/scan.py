@@ -42,6 +42,15 @@ def check(outgoing: dict[str, bytes], patterns: dict[str, list[str]]) -> None:
             )
 
 
+def shown_name(path: str) -> str:
+    """``path`` (a file name, or a path with ``/``) as Keeper may print it: a secret in its file
+    name redacted."""
+    found = _secret_name(path if "/" in path else f"./{path}", [])
+    if found is None:
+        return path
+    return found if "/" in path else found[2:]
+
+
 def _secret_name(path: str, rules: list[str]) -> str | None:
     """``path`` with the secret in its file name redacted, or None when it holds none. Names Keeper
     gives (``2026-11-24_0930@a1b2c3.md``) cost nothing; any other is read from each word's start,
