@@ -473,20 +473,8 @@ def _redacted(files: ProjectFiles, patterns: list[str]) -> ProjectFiles:
     clean.origins = redact.redact(files.origins, patterns) if files.origins is not None else None
     if files.provenance is not None:
         value = json.loads(files.provenance)
-        clean.provenance = json.dumps(_redact_strings(value, patterns), ensure_ascii=False, sort_keys=True)
+        clean.provenance = json.dumps(redact.redact_values(value, patterns), ensure_ascii=False, sort_keys=True)
     return clean
-
-
-def _redact_strings(value: Any, patterns: list[str]) -> Any:
-    from keeper import redact
-
-    if isinstance(value, str):
-        return redact.redact(value, patterns)
-    if isinstance(value, list):
-        return [_redact_strings(v, patterns) for v in value]
-    if isinstance(value, dict):
-        return {k: _redact_strings(v, patterns) for k, v in value.items()}
-    return value
 
 
 def plan(files: ProjectFiles, project: paths.Project) -> Result:

@@ -101,6 +101,17 @@ class _Markers:
         return self.starts[i] < a or self.ends[j] > b or (a, b) == (self.starts[i], self.ends[i])
 
 
+def redact_values(value: object, extra_patterns: Iterable[str] = ()) -> object:
+    """A JSON value with every string in it (at any depth) redacted, for records Keeper writes as JSON."""
+    if isinstance(value, str):
+        return redact(value, extra_patterns)
+    if isinstance(value, list):
+        return [redact_values(v, extra_patterns) for v in value]
+    if isinstance(value, dict):
+        return {k: redact_values(v, extra_patterns) for k, v in value.items()}
+    return value
+
+
 def redact(text: str, extra_patterns: Iterable[str] = ()) -> str:
     """Replace every secret in ``text`` with ``[REDACTED:<kind>]``."""
     low = text.lower()

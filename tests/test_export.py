@@ -575,11 +575,14 @@ def test_import_redacts_as_a_save_does_with_the_projects_own_patterns(
     with zipfile.ZipFile(zpath, "w") as zf:
         zf.writestr(f"projects/{project.id}/memory.md", leaked)
         zf.writestr(f"projects/{project.id}/sessions/2026-03-01_0930.md", f"# Session\n\nkey {secret}\n")
+        zf.writestr(f"projects/{project.id}/state/memory.json", json.dumps({"lines": [f"- token {secret}"]}))
     (api / ".claude" / "keeper.yaml").write_text('redact_patterns:\n  - "ACME-[0-9]{4}-[A-Z]{3}"\n', encoding="utf-8")
     Path(project.memory).unlink()
     import_(capsys, zpath)
     stored = "".join(p.read_text(encoding="utf-8") for p in Path(project.dir).rglob("*.md"))
     assert secret not in stored and "ACME-7731-XYZ" not in stored and "- token " in stored
+    records = [p.read_text(encoding="utf-8") for p in Path(project.state).glob("*.json")]  # memory.json too
+    assert records and not any(secret in text for text in records)
 
 
 def test_an_older_export_does_not_bring_back_a_global_item_retired_since(

@@ -134,29 +134,18 @@ def take(source: str, target: str) -> None:
         os.unlink(there)
 
 
-def redacted(value: Any, patterns: Iterable[str] = ()) -> Any:
-    """An event (or any of its values) with every text in it redacted (``keeper.redact``)."""
-    from keeper import redact
-
-    if isinstance(value, str):
-        return redact.redact(value, patterns)
-    if isinstance(value, list):
-        return [redacted(v, patterns) for v in value]
-    if isinstance(value, dict):
-        return {k: redacted(v, patterns) for k, v in value.items()}
-    return value
-
-
 def append(folder: str, events: list[Event], patterns: Iterable[str] = ()) -> None:
     """Add events to a folder's record (call under the folder's lock), redacted with ``patterns``
     (and the built-in rules): every text Keeper writes passes through ``redact`` first."""
     if not events:
         return
+    from keeper import redact
     from keeper.store.fsutil import atomic_write, ensure_dir, read_text
 
     ensure_dir(folder)
     current = read_text(record_file(folder), exact=True)
-    lines = "".join(_line(redacted(e, patterns)) + "\n" for e in events)
+    clean = [redact.redact_values(e, patterns) for e in events]
+    lines = "".join(_line(e) + "\n" for e in clean if isinstance(e, dict))  # a dict stays a dict
     atomic_write(record_file(folder), merge(current, lines))
 
 
