@@ -209,7 +209,7 @@ def cmd_recall(args: argparse.Namespace) -> int:
 
     found = [{**r.as_dict(), "snippet": redact(r.snippet, at.cfg.redact_patterns)} for r in results]
     if getattr(args, "json", False):  # where each memory.md item of a result came from (keeper why)
-        from keeper import why
+        from keeper.commands import why
 
         for item, r in zip(found, results):
             item["provenance"] = why.carried(at.project, r.chunk.path, r.chunk.text or r.snippet)
@@ -356,7 +356,7 @@ def _add_status(sub: Any, common: argparse.ArgumentParser) -> None:
 
 
 def cmd_status(args: argparse.Namespace) -> int:
-    from keeper import status
+    from keeper.commands import status
 
     at = _resolve(args)
     data = status.collect(at.project, at.cfg)
@@ -374,7 +374,7 @@ def _add_doctor(sub: Any, common: argparse.ArgumentParser) -> None:
 
 def cmd_doctor(args: argparse.Namespace) -> int:
     """Exit 1 when a problem was found, so scripts can tell."""
-    from keeper import doctor
+    from keeper.commands import doctor
 
     at = _resolve(args, store=False)
     checks = doctor.run_checks(at.project, at.cfg.warnings)
@@ -489,8 +489,8 @@ def _add_restore(sub: Any, common: argparse.ArgumentParser) -> None:
 
 def _restore_item(args: argparse.Namespace) -> int:
     """``keeper restore --item``: one retired or resolved item back where it was, recorded as restored."""
-    from keeper import why
     from keeper.capture import saving
+    from keeper.commands import why
     from keeper.memory.document import SaveInput
     from keeper.store import paths
 
@@ -547,7 +547,7 @@ def _add_why(sub: Any, common: argparse.ArgumentParser) -> None:
 
 
 def cmd_why(args: argparse.Namespace) -> int:
-    from keeper import why
+    from keeper.commands import why
 
     at = _resolve(args)
     data = why.explain(at.project, " ".join(args.item))
@@ -659,7 +659,7 @@ def _add_export(sub: Any, common: argparse.ArgumentParser) -> None:
 
 
 def cmd_export(args: argparse.Namespace) -> int:
-    from keeper import archive
+    from keeper.commands import archive
 
     project = _resolve(args).project if args.project_dir else None
     data = archive.export(project, args.out)
@@ -687,7 +687,7 @@ def _add_import(sub: Any, common: argparse.ArgumentParser) -> None:
 
 def cmd_import(args: argparse.Namespace) -> int:
     """Exit 1 when the archive held files Keeper refused (the rest was imported), so scripts can tell."""
-    from keeper import archive
+    from keeper.commands import archive
 
     into = _resolve(args).project if args.project_dir else None
     data = archive.import_archive(args.archive, args.project, into, args.dry_run)
@@ -763,7 +763,7 @@ def _add_demo(sub: Any, common: argparse.ArgumentParser) -> None:
 
 
 def cmd_demo(args: argparse.Namespace) -> int:
-    from keeper import demo
+    from keeper.commands import demo
 
     return demo.run()
 

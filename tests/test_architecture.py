@@ -11,10 +11,10 @@ from tests.conftest import REPO
 
 PACKAGE = REPO / "keeper"
 
-# The top-level modules split in two: standard-library leaves anything may use, and the commands
-# that sit on top of everything.
+# The top-level modules split in two: standard-library leaves anything may use, and the parser
+# and entry, which sit on top of everything with the ``keeper/commands/`` package.
 LEAVES = {"errors", "jsonio", "markdown", "redact", "secret_rules", "user_patterns", "process", "text", "console"}
-COMMANDS = {"cli", "status", "doctor", "demo", "archive", "why", "__main__"}
+COMMANDS = {"cli", "__main__"}
 
 # Lowest rank first. A module may import its own package (without a circle) and any package of a
 # strictly lower rank; packages of the same rank never import each other.

@@ -256,7 +256,7 @@ def test_a_bug_is_not_swallowed_as_a_user_error(
     monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
 ) -> None:
     """Only KeeperError becomes a clean ``keeper: error:`` line; an unrelated bug keeps its traceback."""
-    from keeper import status
+    from keeper.commands import status
 
     def broken(*args: object) -> dict:
         raise KeyError("not a user error")

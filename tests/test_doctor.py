@@ -10,8 +10,9 @@ from pathlib import Path
 
 import pytest
 
-from keeper import __version__, doctor
+from keeper import __version__
 from keeper.cli import main
+from keeper.commands import doctor
 
 
 def test_the_install_hint_is_two_commands_that_work_from_this_checkout() -> None:

@@ -14,9 +14,9 @@ from pathlib import Path
 
 import pytest
 
-from keeper import archive
 from keeper.capture import saving
 from keeper.cli import main
+from keeper.commands import archive
 from keeper.memory import document, merge
 from keeper.store import paths
 from keeper.store.resolve import resolve

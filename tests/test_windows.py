@@ -6,7 +6,7 @@ from __future__ import annotations
 
 import pytest
 
-from keeper import doctor
+from keeper.commands import doctor
 from keeper.plugin import windows
 
 PROGRAM_FILES_BASH = "C:\\Program Files\\Git\\bin\\bash.exe"

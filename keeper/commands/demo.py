@@ -151,7 +151,7 @@ def run() -> int:
         print(_indent(demo.keeper(["recall", "refund", "roundig", "--limit", "2"])))
 
         _rule("Done")
-        checkout = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+        checkout = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
         source = checkout if os.path.isdir(os.path.join(checkout, ".claude-plugin")) else "OWNER/keeper"
         print("   Install the plugin in Claude Code to get this in every project:")
         print(f"     claude plugin marketplace add {source}")
