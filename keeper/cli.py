@@ -1,10 +1,9 @@
-"""The ``keeper`` command line. Each command is a pair: ``_add_x`` declares it, ``cmd_x`` runs it.
+"""The ``keeper`` command line: the parser and the entry. Each command is a pair: ``_add_x`` here
+declares it, a module of ``keeper.commands`` runs it, imported only when that command runs.
 
 ``keeper hook EVENT`` is dispatched before argparse is even imported: it runs on every tool use.
-Commands map their arguments onto library functions and hand the result to ``_emit``, the one
-place that chooses JSON or text. A ``KeeperError`` becomes one ``keeper: error: …`` line and
-exit 1; anything else is a bug and propagates with its traceback. Exit codes: 0 ok, 1 error,
-2 usage.
+A ``KeeperError`` becomes one ``keeper: error: …`` line and exit 1; anything else is a bug and
+propagates with its traceback. Exit codes: 0 ok, 1 error, 2 usage.
 """
 
 from __future__ import annotations
@@ -12,62 +11,13 @@ from __future__ import annotations
 import os
 import sys
 
-from keeper.text import count
-
 TYPE_CHECKING = False
 if TYPE_CHECKING:
     import argparse
     from collections.abc import Callable
     from typing import Any
 
-    from keeper.store.config import Config
-    from keeper.store.paths import Project
-    from keeper.store.resolve import Resolved
-
     Adder = Callable[[Any, argparse.ArgumentParser], None]
-
-
-def _resolve(args: argparse.Namespace, session: str | None = None, store: bool = True) -> Resolved:
-    """The project, config and session for ``--project-dir`` (default: $CLAUDE_PROJECT_DIR, else cwd).
-
-    Config warnings go to stderr; the session is ``session``, else $CLAUDE_CODE_SESSION_ID (Claude
-    Code's Bash tool) or $CODEX_SESSION_ID (Codex's shell tool), else one per day (``manual-YYYYMMDD``).
-    """
-    import time
-
-    from keeper.store.resolve import resolve, start_folder
-
-    if store:  # doctor reports it among its checks instead
-        _require_store()
-    start = start_folder([args.project_dir or "", os.environ.get("CLAUDE_PROJECT_DIR", "")], strict=True)
-    from keeper.plugin import agents
-
-    raw = session or agents.session_from_env() or f"manual-{time.strftime('%Y%m%d')}"
-    at = resolve(start, raw, strict=True)
-    for warning in at.warnings:
-        print(f"keeper: warning: {warning}", file=sys.stderr)
-    return at
-
-
-def _require_store() -> None:
-    """Say so when the store cannot be used, rather than answer "nothing here" from an empty one."""
-    from keeper.errors import KeeperError
-    from keeper.store.fsutil import store_problem
-
-    unusable = store_problem()
-    if unusable:
-        raise KeeperError(unusable + ".")
-
-
-def _emit(args: argparse.Namespace, data: Any, text: Callable[[], list[str]]) -> None:
-    """The one place that chooses JSON (``--json``) or text output for a command's result."""
-    if getattr(args, "json", False):
-        import json
-
-        print(json.dumps(data, indent=2, ensure_ascii=False))
-        return
-    for line in text():
-        print(line)
 
 
 def _json_flag(p: argparse.ArgumentParser, what: str) -> None:
@@ -117,61 +67,7 @@ def _add_save(sub: Any, common: argparse.ArgumentParser) -> None:
         "--session", help="session id (default: $CLAUDE_CODE_SESSION_ID or $CODEX_SESSION_ID, else one per day)"
     )
     _json_flag(p, "the result")
-    p.set_defaults(func=cmd_save)
-
-
-def cmd_save(args: argparse.Namespace) -> int:
-    from keeper.capture import saving
-    from keeper.errors import KeeperError
-
-    at = _resolve(args, args.session)
-    from keeper.sync import mirror
-
-    mirror.adopt(at.project)  # a clone whose memory a sync brought saves into that memory, not beside it
-    flags: dict[str, str | list[str]] = {
-        "summary": args.summary or "",
-        "decisions": args.decision,
-        "state": args.state,
-        "issues": args.issue,
-        "resolved": args.resolved,
-        "retired": args.retired,
-        "feedback": args.feedback,
-        "user": args.user,
-        "tool": args.tool,
-        "reference": args.reference,
-    }
-    problems: list[str] = []
-    if any(flags.values()):
-        flags["scope"] = args.scope
-        save = saving.to_save_input(flags, at.cfg.redact_patterns)
-    else:
-        if sys.stdin is None or sys.stdin.isatty():
-            raise KeeperError(
-                "keeper save needs input: pipe key: lines on stdin (keeper save <<'END' … END) or use flags "
-                "such as --summary TEXT --decision TEXT."
-            )
-        from keeper import console
-
-        raw = console.decode_input(sys.stdin.buffer.read(), "keeper save's input")
-        save, problems = saving.read_input(raw, at.cfg.redact_patterns)
-        if args.scope in ("global", "team"):
-            save.scope = args.scope
-    report, session_file = saving.save(at.project, at.cfg, save, at.session)
-
-    def text() -> list[str]:
-        lines = [
-            f"Saved to {at.project.team} (commit it to share it)"
-            if save.scope == "team"
-            else f"Saved to {at.project.memory}"
-        ]
-        if problems:
-            lines.append("Keeper could not read all of this save as written; nothing was lost:")
-            lines += [f"  ! {problem}" for problem in problems]
-        lines += ["  " + line for line in saving.report_lines(report)]
-        return [*lines, f"Session file: {session_file}"]
-
-    _emit(args, {"memory": at.project.memory, "session_file": session_file, "problems": problems, **vars(report)}, text)
-    return 0
+    p.set_defaults(func="save")
 
 
 # -- recall ----------------------------------------------------------------------------------
@@ -194,27 +90,7 @@ def _add_recall(sub: Any, common: argparse.ArgumentParser) -> None:
         help="this project's memory (with Claude Code's auto memory of it), the global memory, or both",
     )
     _json_flag(p, "a list of results")
-    p.set_defaults(func=cmd_recall)
-
-
-def cmd_recall(args: argparse.Namespace) -> int:
-    from keeper.hooks import context
-    from keeper.recall import search
-
-    at = _resolve(args)
-    query = " ".join(args.query)
-    limit = args.limit if args.limit and args.limit > 0 else at.cfg.recall_limit
-    results = search.search(at.project, query, limit=limit, scope=args.scope, team=at.cfg.team)
-    from keeper.redact import redact
-
-    found = [{**r.as_dict(), "snippet": redact(r.snippet, at.cfg.redact_patterns)} for r in results]
-    if getattr(args, "json", False):  # where each memory.md item of a result came from (keeper why)
-        from keeper.commands import why
-
-        for item, r in zip(found, results):
-            item["provenance"] = why.carried(at.project, r.chunk.path, r.chunk.text or r.snippet)
-    _emit(args, found, lambda: [context.recall_block(query, results, limit_chars=1 << 30)])
-    return 0
+    p.set_defaults(func="recall:run_recall")
 
 
 class Arguments:
@@ -266,7 +142,7 @@ def quick_recall_args(argv: list[str]) -> Arguments | None:
             values["project_dir"] = value
     if not query:
         return None
-    return Arguments(command="recall", query=query, func=cmd_recall, **values)
+    return Arguments(command="recall", query=query, func="recall:run_recall", **values)
 
 
 def _add_expand(sub: Any, common: argparse.ArgumentParser) -> None:
@@ -274,24 +150,7 @@ def _add_expand(sub: Any, common: argparse.ArgumentParser) -> None:
         "expand", parents=[common], help="print the whole section behind a recall result, with its session anchor"
     )
     p.add_argument("id", help="a result id from keeper recall, e.g. sessions/2026-11-21_1430.md:12")
-    p.set_defaults(func=cmd_expand)
-
-
-def cmd_expand(args: argparse.Namespace) -> int:
-    from keeper.recall import search
-    from keeper.redact import redact
-    from keeper.store import sessions
-    from keeper.store.fsutil import read_text
-
-    at = _resolve(args)
-    path, heading, text = search.section_for(at.project, args.id, at.cfg.team)
-    print(redact(f"{heading}\n{path}\n\n{text}", at.cfg.redact_patterns))
-    if os.path.dirname(path) == at.project.sessions:
-        facts = sessions.read_facts(read_text(path) or "")
-        if facts.get("Transcript"):
-            session = facts.get("Session id", "?")
-            print(f"\nSession {session}; the whole conversation: keeper transcript {facts['Transcript']}")
-    return 0
+    p.set_defaults(func="recall:run_expand")
 
 
 def _add_transcript(sub: Any, common: argparse.ArgumentParser) -> None:
@@ -306,44 +165,7 @@ def _add_transcript(sub: Any, common: argparse.ArgumentParser) -> None:
     )
     p.add_argument("--context", type=int, default=1, metavar="N", help="turns before and after --turn (default 1)")
     _json_flag(p, "the turns")
-    p.set_defaults(func=cmd_transcript)
-
-
-def cmd_transcript(args: argparse.Namespace) -> int:
-    """The transcript is the agent's, not Keeper's: nothing in it was redacted, so the output is."""
-    from keeper.capture import transcript
-    from keeper.errors import KeeperError
-    from keeper.redact import redact
-
-    if not transcript.readable(args.path):
-        raise KeeperError(
-            f"{args.path} is not a readable .jsonl transcript; session files name theirs on a Transcript line."
-        )
-    found = transcript.turns(args.path)
-    numbered = list(enumerate(found, 1))
-    if args.turn:
-        at = next((i for i, t in numbered if args.turn in t.uuids), None)
-        if at is None:
-            raise KeeperError(
-                f"no turn holds an entry {args.turn!r}; run without --turn to see the turns and their uuids."
-            )
-        numbered = [(i, t) for i, t in numbered if abs(i - at) <= max(args.context, 0)]
-
-    def text() -> list[str]:
-        lines = []
-        for number, turn in numbered:
-            lines.append(f"-- turn {number} of {len(found)} · {turn.timestamp[:19].replace('T', ' ')} · {turn.uuid}")
-            lines.append(f"User: {turn.prompt}")
-            lines.extend(turn.items)
-            lines.append("")
-        return lines or ["No prompts in this transcript."]
-
-    data = [
-        {"turn": i, **t.as_dict(), "prompt": redact(t.prompt), "items": [redact(item) for item in t.items]}
-        for i, t in numbered
-    ]
-    _emit(args, data, lambda: [redact(line) for line in text()])
-    return 0
+    p.set_defaults(func="transcript")
 
 
 # -- status / doctor ---------------------------------------------------------------------------
@@ -352,16 +174,7 @@ def cmd_transcript(args: argparse.Namespace) -> int:
 def _add_status(sub: Any, common: argparse.ArgumentParser) -> None:
     p = sub.add_parser("status", parents=[common], help="counter, files, last save and where everything is")
     _json_flag(p, "the status")
-    p.set_defaults(func=cmd_status)
-
-
-def cmd_status(args: argparse.Namespace) -> int:
-    from keeper.commands import status
-
-    at = _resolve(args)
-    data = status.collect(at.project, at.cfg)
-    _emit(args, data, lambda: status.lines(data))
-    return 0
+    p.set_defaults(func="status")
 
 
 def _add_doctor(sub: Any, common: argparse.ArgumentParser) -> None:
@@ -369,17 +182,7 @@ def _add_doctor(sub: Any, common: argparse.ArgumentParser) -> None:
         "doctor", parents=[common], help="check the install, PATH, store, config and plugin; say how to fix problems"
     )
     _json_flag(p, "the findings")
-    p.set_defaults(func=cmd_doctor)
-
-
-def cmd_doctor(args: argparse.Namespace) -> int:
-    """Exit 1 when a problem was found, so scripts can tell."""
-    from keeper.commands import doctor
-
-    at = _resolve(args, store=False)
-    checks = doctor.run_checks(at.project, at.cfg.warnings)
-    _emit(args, [c.as_dict() for c in checks], lambda: doctor.lines(checks))
-    return 1 if any(c.ok is False for c in checks) else 0
+    p.set_defaults(func="doctor")
 
 
 # -- clear / restore ---------------------------------------------------------------------------
@@ -398,7 +201,7 @@ def _add_clear(sub: Any, common: argparse.ArgumentParser) -> None:
     p.add_argument("--yes", action="store_true", help="do not ask for confirmation")
     _project_flag(p)
     _json_flag(p, "the result")
-    p.set_defaults(func=cmd_clear)
+    p.set_defaults(func="clear:run_clear")
 
 
 def _project_flag(p: argparse.ArgumentParser) -> None:
@@ -409,124 +212,13 @@ def _project_flag(p: argparse.ArgumentParser) -> None:
     )
 
 
-def _stored_project(args: argparse.Namespace) -> tuple[Project, Config]:
-    """The project to clear or restore: ``--project ID`` straight from the store, else ``--project-dir``.
-
-    A project whose folder was deleted or moved cannot be named by a folder any more; by id it can,
-    with the global configuration (its own ``.claude/keeper.yaml`` went with the folder).
-    """
-    if args.project is None:
-        at = _resolve(args)
-        return at.project, at.cfg
-    from keeper.errors import KeeperError
-    from keeper.store import config, projects
-
-    if args.project_dir:
-        raise KeeperError("give either --project ID or --project-dir DIR, not both.")
-    cfg = config.load(None)
-    for warning in cfg.warnings:
-        print(f"keeper: warning: {warning}", file=sys.stderr)
-    return projects.find(args.project), cfg
-
-
-def cmd_clear(args: argparse.Namespace) -> int:
-    from keeper.errors import KeeperError
-    from keeper.store import trash
-
-    project, cfg = _stored_project(args)
-    days = args.older_than if args.older_than is not None else cfg.clear_older_than
-    files = trash.files_to_clear(project, args.what, days)
-    if not files:
-        why = trash.nothing_to_clear(project, args.what, days)
-        _emit(args, {"moved": [], "backup": None, "reason": why}, lambda: [f"Nothing to clear: {why}."])
-        return 0
-    moving = trash.described([os.path.relpath(f, project.dir) for f in files])
-    everywhere = _synced_everywhere(project, args.what)
-    if everywhere:
-        print(everywhere, file=sys.stderr)
-    if not args.yes:
-        if sys.stdin is None or not sys.stdin.isatty():
-            raise KeeperError(f"clear {args.what} would move {moving}; add --yes to confirm (nothing was removed).")
-        answer = input(f"Move {moving} of '{project.name}' to a restorable backup? [y/N] ")
-        if answer.strip().lower() not in ("y", "yes"):
-            print("Nothing was removed.")
-            return 0
-    backup = trash.clear(project, files, f"keeper clear {args.what}", cfg.trash_days)
-    named = f" --project {project.id}" if args.project else ""
-    _emit(
-        args,
-        {"moved": files, "backup": backup},
-        lambda: [
-            f"Moved {moving} to {backup}",
-            f"Undo with: keeper restore {os.path.basename(backup)}{named}   (kept for {cfg.trash_days} days)",
-        ],
-    )
-    return 0
-
-
-def _synced_everywhere(project: Project, what: str) -> str | None:
-    """What a clear means when the project syncs: it is recorded and travels to every machine."""
-    from keeper.sync import remote
-
-    data = remote.read()
-    if not data or not os.path.exists(project.sync_record):
-        return None
-    scope = "the project" if what == "all" else "these session files"
-    return (
-        f"'{project.name}' syncs with {remote.shown(str(data['remote']))}: this clears {scope} on every machine "
-        "syncing with it (each keeps a restorable copy in its trash; keeper restore here brings it back everywhere)."
-    )
-
-
 def _add_restore(sub: Any, common: argparse.ArgumentParser) -> None:
     p = sub.add_parser("restore", parents=[common], help="bring back what `keeper clear` moved away")
     p.add_argument("backup", nargs="?", help="backup name (default: the newest); see --list")
     p.add_argument("--list", action="store_true", help="list the backups instead")
     p.add_argument("--item", nargs="+", metavar="WORDS|ID", help="bring back one retired or resolved item instead")
     _project_flag(p)
-    p.set_defaults(func=cmd_restore)
-
-
-def _restore_item(args: argparse.Namespace) -> int:
-    """``keeper restore --item``: one retired or resolved item back where it was, recorded as restored."""
-    from keeper.capture import saving
-    from keeper.commands import why
-    from keeper.memory.document import SaveInput
-    from keeper.store import paths
-
-    at = _resolve(args)
-    item = why.find(at.project, " ".join(args.item), removed_only=True)
-    if item.section == "decisions":
-        data = SaveInput(decisions=[item.text])
-    elif item.section == "issues":
-        data = SaveInput(issues=[item.text])
-    else:
-        data = SaveInput(typed={item.section or "reference": [item.text]}, scope=item.scope)
-    saving.save(at.project, at.cfg, data, at.session, added="restored")
-    where = at.project.memory if item.scope == "project" else paths.global_memory_file()
-    print(f"Restored {item.text!r} ({item.status} before) to {where}")
-    return 0
-
-
-def cmd_restore(args: argparse.Namespace) -> int:
-    from keeper.store import trash
-
-    if args.item:
-        return _restore_item(args)
-
-    project, _ = _stored_project(args)
-    if args.list:
-        found = trash.backups(project)
-        for backup in found:
-            print(trash.listing(backup))
-        if not found:
-            print("No backups.")
-        return 0
-    restored, kept = trash.restore(project, args.backup)
-    print(f"Restored {count(len(restored), 'file')} into {project.dir}")
-    for rel in kept:
-        print(f"  kept the current {rel}; the backup copy stays in the trash")
-    return 0
+    p.set_defaults(func="clear:run_restore")
 
 
 # -- why -----------------------------------------------------------------------------------------
@@ -543,16 +235,7 @@ def _add_why(sub: Any, common: argparse.ArgumentParser) -> None:
     )
     p.add_argument("item", nargs="+", help="the item's id (from --json or the hub) or words of its text")
     _json_flag(p, "the item's provenance")
-    p.set_defaults(func=cmd_why)
-
-
-def cmd_why(args: argparse.Namespace) -> int:
-    from keeper.commands import why
-
-    at = _resolve(args)
-    data = why.explain(at.project, " ".join(args.item))
-    _emit(args, data, lambda: why.lines(data))
-    return 0
+    p.set_defaults(func="why")
 
 
 # -- pin -----------------------------------------------------------------------------------------
@@ -567,30 +250,7 @@ def _add_pin(sub: Any, common: argparse.ArgumentParser) -> None:
         "effect only once you allow it here. --revoke takes the allowance back.",
     )
     p.add_argument("--revoke", action="store_true", help="withdraw the allowance; the folder keeps its own memory")
-    p.set_defaults(func=cmd_pin)
-
-
-def cmd_pin(args: argparse.Namespace) -> int:
-    from keeper.errors import KeeperError
-    from keeper.store import config, identity, paths, pins
-    from keeper.store.resolve import start_folder
-
-    start = start_folder([args.project_dir or "", os.environ.get("CLAUDE_PROJECT_DIR", "")], strict=True)
-    root, here, _ = identity.locate(start)
-    source = os.path.join(here, paths.PROJECT_CONFIG)
-    if args.revoke:
-        done = pins.revoke(here)
-        print(f"{here} keeps its own memory again." if done else f"{here} had no allowed pin.")
-        return 0
-    name = config.load(here).project
-    if not name:
-        raise KeeperError(f"{source} has no project: line; add one (project: NAME) to share memory between clones.")
-    name = identity.check_pinned_name(name, source)
-    pins.allow(name, here)
-    shared = identity.make_project(root, name)
-    print(f"{here} now shares the memory '{name}' ({shared.dir}).")
-    print(f"Undo with: keeper pin --revoke --project-dir {here}")
-    return 0
+    p.set_defaults(func="pin")
 
 
 # -- sync ------------------------------------------------------------------------------------------
@@ -616,24 +276,7 @@ def _add_sync(sub: Any, common: argparse.ArgumentParser) -> None:
     p.add_argument("--remote", metavar="URL", help="record (or replace) the remote, then sync")
     p.add_argument("--background", action="store_true", help=SUPPRESS)  # what the hooks start
     _json_flag(p, "what the sync did")
-    p.set_defaults(func=cmd_sync)
-
-
-def cmd_sync(args: argparse.Namespace) -> int:
-    from keeper.sync import background, engine
-
-    _require_store()
-    if args.background:
-        return background.run()
-    result, url = engine.sync(args.remote)
-    from keeper.store.resolve import resolve, start_folder
-    from keeper.sync import mirror
-
-    # typed in a clone: its memory is here now, not at its next session (leniently: the sync is done)
-    start = start_folder([args.project_dir or "", os.environ.get("CLAUDE_PROJECT_DIR", "")], strict=False)
-    mirror.adopt(resolve(start, strict=False).project)
-    _emit(args, {"remote": url, **result.as_dict()}, lambda: result.lines(url))
-    return 0
+    p.set_defaults(func="sync")
 
 
 # -- export / import --------------------------------------------------------------------------
@@ -655,16 +298,7 @@ def _add_export(sub: Any, common: argparse.ArgumentParser) -> None:
         "here is inside a git repository; a folder: in it)",
     )
     _json_flag(p, "the result")
-    p.set_defaults(func=cmd_export)
-
-
-def cmd_export(args: argparse.Namespace) -> int:
-    from keeper.commands import archive
-
-    project = _resolve(args).project if args.project_dir else None
-    data = archive.export(project, args.out)
-    _emit(args, data, lambda: archive.export_lines(data))
-    return 0
+    p.set_defaults(func="archive:run_export")
 
 
 def _add_import(sub: Any, common: argparse.ArgumentParser) -> None:
@@ -682,17 +316,7 @@ def _add_import(sub: Any, common: argparse.ArgumentParser) -> None:
     p.add_argument("--project", metavar="ID", help="import only this project of the archive")
     p.add_argument("--dry-run", action="store_true", help="say what would change, write nothing")
     _json_flag(p, "the result")
-    p.set_defaults(func=cmd_import)
-
-
-def cmd_import(args: argparse.Namespace) -> int:
-    """Exit 1 when the archive held files Keeper refused (the rest was imported), so scripts can tell."""
-    from keeper.commands import archive
-
-    into = _resolve(args).project if args.project_dir else None
-    data = archive.import_archive(args.archive, args.project, into, args.dry_run)
-    _emit(args, data, lambda: archive.import_lines(data))
-    return 1 if data["refused"] else 0
+    p.set_defaults(func="archive:run_import")
 
 
 # -- projects / hub ----------------------------------------------------------------------------
@@ -705,16 +329,7 @@ def _add_projects(sub: Any, common: argparse.ArgumentParser) -> None:
         help="every project in the store: root folder, sessions, size, last activity, open issues",
     )
     _json_flag(p, "the list")
-    p.set_defaults(func=cmd_projects)
-
-
-def cmd_projects(args: argparse.Namespace) -> int:
-    from keeper.store import projects
-
-    _require_store()
-    found = projects.list_all()
-    _emit(args, [p.as_dict() for p in found], lambda: projects.lines(found))
-    return 0
+    p.set_defaults(func="projects")
 
 
 def _add_hub(sub: Any, common: argparse.ArgumentParser) -> None:
@@ -726,20 +341,7 @@ def _add_hub(sub: Any, common: argparse.ArgumentParser) -> None:
     )
     p.add_argument("--out", metavar="FILE", help="where to write it (default: <store>/hub.html)")
     p.add_argument("--open", action="store_true", help="open it in the default web browser")
-    p.set_defaults(func=cmd_hub)
-
-
-def cmd_hub(args: argparse.Namespace) -> int:
-    from keeper.hub import build
-
-    path = build.write(args.out)
-    print(path)
-    if args.open:
-        import webbrowser
-        from pathlib import Path
-
-        webbrowser.open(Path(path).as_uri())
-    return 0
+    p.set_defaults(func="hub")
 
 
 # -- hook / demo -------------------------------------------------------------------------------
@@ -759,13 +361,7 @@ def _add_hook(sub: Any, common: argparse.ArgumentParser) -> None:
 
 def _add_demo(sub: Any, common: argparse.ArgumentParser) -> None:
     p = sub.add_parser("demo", parents=[common], help="replay a scripted session through the real hooks, offline")
-    p.set_defaults(func=cmd_demo)
-
-
-def cmd_demo(args: argparse.Namespace) -> int:
-    from keeper.commands import demo
-
-    return demo.run()
+    p.set_defaults(func="demo")
 
 
 COMMANDS: dict[str, Adder] = {
@@ -806,6 +402,16 @@ def build_parser(only: str | None = None) -> argparse.ArgumentParser:
         if only is None or name == only:
             add(sub, common)
     return parser
+
+
+def _command(target: str) -> Callable[[Any], int]:
+    """The function a command runs, ``MODULE[:FUNCTION]`` of ``keeper.commands`` (``run`` by default),
+    imported now: importing every command to build the parser would cost each one's start-up."""
+    import importlib
+
+    module, _, function = target.partition(":")
+    run: Callable[[Any], int] = getattr(importlib.import_module(f"keeper.commands.{module}"), function or "run")
+    return run
 
 
 def os_problem(exc: OSError) -> str:
@@ -856,7 +462,7 @@ def main(argv: list[str] | None = None) -> int:
     # a store an earlier release wrote is brought up to date first (doctor reports it; demo has its own)
     new_store = getattr(args, "command", None) not in ("doctor", "demo") and migrate.upgrade_quietly()
     try:
-        return int(args.func(args))
+        return int(_command(args.func)(args))
     except KeeperError as exc:
         print(f"keeper: error: {exc}", file=sys.stderr)
         return 1

@@ -84,6 +84,12 @@ def test_every_package_has_a_rank_and_every_top_module_a_role() -> None:
     assert top <= LEAVES | COMMANDS, top - LEAVES - COMMANDS
 
 
+def test_only_the_entry_imports_the_parser() -> None:
+    """Commands sit beside the parser, not under it: ``keeper.cli`` loads them by name when they run."""
+    importers = {m for m, deps in GRAPH.items() if "keeper.cli" in deps}
+    assert importers == {"keeper.__main__"}, importers
+
+
 def test_imports_name_real_modules() -> None:
     unknown = {(m, dep) for m, deps in GRAPH.items() for dep in deps if dep not in KNOWN}
     assert not unknown, unknown

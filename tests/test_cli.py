@@ -209,6 +209,24 @@ def test_every_command_has_help(capsys: pytest.CaptureFixture[str]) -> None:
     assert all(help_text.values())
 
 
+def test_every_command_names_a_function_of_its_own_module_in_keeper_commands() -> None:
+    """The parser names each command's function as text, so that building it imports none of them;
+    a misspelt name would surface only when that command runs, so each is looked up here."""
+    import importlib
+    import inspect
+
+    from keeper.cli import build_parser
+
+    sub = next(a for a in build_parser()._actions if a.dest == "command")
+    targets = {name: action.get_default("func") for name, action in sub.choices.items()}  # type: ignore[union-attr]
+    assert targets.pop("hook") is None  # dispatched before argparse, to the hook entry
+    for name, target in targets.items():
+        module, _, function = target.partition(":")
+        run = getattr(importlib.import_module(f"keeper.commands.{module}"), function or "run")
+        assert list(inspect.signature(run).parameters) == ["args"], name
+        assert function in ("", f"run_{name}"), name  # a module of two names each one's function for it
+
+
 def test_python_dash_m_and_version(project_dir: Path) -> None:
     done = subprocess.run([sys.executable, "-m", "keeper", "--version"], capture_output=True, text=True, check=False)
     assert done.returncode == 0 and done.stdout.strip() == f"keeper {__version__}"

@@ -21,6 +21,7 @@ import re
 import stat
 
 from keeper import __version__
+from keeper.commands import common
 from keeper.errors import KeeperError
 from keeper.memory import merge
 from keeper.store import identity, paths, removals, repo
@@ -30,6 +31,7 @@ from keeper.text import count
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
+    import argparse
     import zipfile
     from typing import Any
 
@@ -586,3 +588,18 @@ def import_lines(data: dict[str, Any]) -> list[str]:
         lines.append("  nothing Keeper can import")
     lines += [f"  ! refused {item['name']}: {item['reason']}" for item in data["refused"]]
     return lines
+
+
+def run_export(args: argparse.Namespace) -> int:
+    project = common.resolve_args(args).project if args.project_dir else None
+    data = export(project, args.out)
+    common.emit(args, data, lambda: export_lines(data))
+    return 0
+
+
+def run_import(args: argparse.Namespace) -> int:
+    """Exit 1 when the archive held files Keeper refused (the rest was imported), so scripts can tell."""
+    into = common.resolve_args(args).project if args.project_dir else None
+    data = import_archive(args.archive, args.project, into, args.dry_run)
+    common.emit(args, data, lambda: import_lines(data))
+    return 1 if data["refused"] else 0

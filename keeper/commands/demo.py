@@ -15,6 +15,10 @@ import sys
 import tempfile
 import textwrap
 
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    import argparse
+
 SESSION_1 = "demo-session-1"
 SESSION_2 = "demo-session-2"
 TOOLS = [
@@ -85,7 +89,7 @@ def _context(reply: dict[str, object]) -> str:
     return str(specific.get("additionalContext", "")) if isinstance(specific, dict) else ""
 
 
-def run() -> int:
+def run(args: argparse.Namespace) -> int:
     base = tempfile.mkdtemp(prefix="keeper-demo-")
     try:
         demo = Demo(base)

@@ -14,10 +14,15 @@ import shutil
 import sys
 
 from keeper import __version__, process
+from keeper.commands import common
 from keeper.plugin import install
 from keeper.store import counters, paths
 from keeper.store.fsutil import ensure_dir
 from keeper.text import count
+
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    import argparse
 
 
 class Check:
@@ -251,3 +256,11 @@ def lines(checks: list[Check]) -> list[str]:
     problems = sum(1 for c in checks if c.ok is False)
     out.append(f"{count(problems, 'problem')} found." if problems else "No problems found.")
     return out
+
+
+def run(args: argparse.Namespace) -> int:
+    """Exit 1 when a problem was found, so scripts can tell."""
+    at = common.resolve_args(args, store=False)
+    checks = run_checks(at.project, at.cfg.warnings)
+    common.emit(args, [c.as_dict() for c in checks], lambda: lines(checks))
+    return 1 if any(c.ok is False for c in checks) else 0

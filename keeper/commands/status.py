@@ -7,6 +7,7 @@ import os
 import sys
 
 from keeper import __version__
+from keeper.commands import common
 from keeper.memory import document
 from keeper.plugin import agents, codex, install
 from keeper.store import counters, identity, log, paths, provenance, repo, sessions
@@ -19,6 +20,7 @@ from keeper.text import count
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
+    import argparse
     from typing import Any
 
 
@@ -217,3 +219,10 @@ def lines(data: dict[str, Any]) -> list[str]:
     if not data["platform_data_dir_agrees"]:
         out.append("  note          platformdirs suggests another data folder; set KEEPER_HOME to choose one.")
     return out
+
+
+def run(args: argparse.Namespace) -> int:
+    at = common.resolve_args(args)
+    data = collect(at.project, at.cfg)
+    common.emit(args, data, lambda: lines(data))
+    return 0

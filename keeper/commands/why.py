@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import os
 
+from keeper.commands import common
 from keeper.errors import KeeperError
 from keeper.memory import document
 from keeper.store import paths, provenance
@@ -17,6 +18,7 @@ from keeper.store.fsutil import read_text
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
+    import argparse
     from typing import Any
 
 WORDS = {
@@ -238,3 +240,10 @@ def carried(project: paths.Project, path: str, text: str) -> list[dict[str, Any]
                 }
             )
     return found
+
+
+def run(args: argparse.Namespace) -> int:
+    at = common.resolve_args(args)
+    data = explain(at.project, " ".join(args.item))
+    common.emit(args, data, lambda: lines(data))
+    return 0

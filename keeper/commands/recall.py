@@ -1,0 +1,48 @@
+"""``keeper recall`` and ``keeper expand``: search this project's memory, then open a result's section."""
+
+from __future__ import annotations
+
+import os
+
+from keeper.commands import common
+
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    import argparse
+
+
+def run_recall(args: argparse.Namespace) -> int:
+    from keeper.hooks import context
+    from keeper.recall import search
+
+    at = common.resolve_args(args)
+    query = " ".join(args.query)
+    limit = args.limit if args.limit and args.limit > 0 else at.cfg.recall_limit
+    results = search.search(at.project, query, limit=limit, scope=args.scope, team=at.cfg.team)
+    from keeper.redact import redact
+
+    found = [{**r.as_dict(), "snippet": redact(r.snippet, at.cfg.redact_patterns)} for r in results]
+    if getattr(args, "json", False):  # where each memory.md item of a result came from (keeper why)
+        from keeper.commands import why
+
+        for item, r in zip(found, results):
+            item["provenance"] = why.carried(at.project, r.chunk.path, r.chunk.text or r.snippet)
+    common.emit(args, found, lambda: [context.recall_block(query, results, limit_chars=1 << 30)])
+    return 0
+
+
+def run_expand(args: argparse.Namespace) -> int:
+    from keeper.recall import search
+    from keeper.redact import redact
+    from keeper.store import sessions
+    from keeper.store.fsutil import read_text
+
+    at = common.resolve_args(args)
+    path, heading, text = search.section_for(at.project, args.id, at.cfg.team)
+    print(redact(f"{heading}\n{path}\n\n{text}", at.cfg.redact_patterns))
+    if os.path.dirname(path) == at.project.sessions:
+        facts = sessions.read_facts(read_text(path) or "")
+        if facts.get("Transcript"):
+            session = facts.get("Session id", "?")
+            print(f"\nSession {session}; the whole conversation: keeper transcript {facts['Transcript']}")
+    return 0

@@ -1,0 +1,67 @@
+"""``keeper save``: a save from stdin (Keeper's save format or JSON) or flags, merged into memory."""
+
+from __future__ import annotations
+
+import sys
+
+from keeper.commands import common
+
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    import argparse
+
+
+def run(args: argparse.Namespace) -> int:
+    from keeper.capture import saving
+    from keeper.errors import KeeperError
+
+    at = common.resolve_args(args, args.session)
+    from keeper.sync import mirror
+
+    mirror.adopt(at.project)  # a clone whose memory a sync brought saves into that memory, not beside it
+    flags: dict[str, str | list[str]] = {
+        "summary": args.summary or "",
+        "decisions": args.decision,
+        "state": args.state,
+        "issues": args.issue,
+        "resolved": args.resolved,
+        "retired": args.retired,
+        "feedback": args.feedback,
+        "user": args.user,
+        "tool": args.tool,
+        "reference": args.reference,
+    }
+    problems: list[str] = []
+    if any(flags.values()):
+        flags["scope"] = args.scope
+        save = saving.to_save_input(flags, at.cfg.redact_patterns)
+    else:
+        if sys.stdin is None or sys.stdin.isatty():
+            raise KeeperError(
+                "keeper save needs input: pipe key: lines on stdin (keeper save <<'END' … END) or use flags "
+                "such as --summary TEXT --decision TEXT."
+            )
+        from keeper import console
+
+        raw = console.decode_input(sys.stdin.buffer.read(), "keeper save's input")
+        save, problems = saving.read_input(raw, at.cfg.redact_patterns)
+        if args.scope in ("global", "team"):
+            save.scope = args.scope
+    report, session_file = saving.save(at.project, at.cfg, save, at.session)
+
+    def text() -> list[str]:
+        lines = [
+            f"Saved to {at.project.team} (commit it to share it)"
+            if save.scope == "team"
+            else f"Saved to {at.project.memory}"
+        ]
+        if problems:
+            lines.append("Keeper could not read all of this save as written; nothing was lost:")
+            lines += [f"  ! {problem}" for problem in problems]
+        lines += ["  " + line for line in saving.report_lines(report)]
+        return [*lines, f"Session file: {session_file}"]
+
+    common.emit(
+        args, {"memory": at.project.memory, "session_file": session_file, "problems": problems, **vars(report)}, text
+    )
+    return 0
