@@ -52,6 +52,30 @@ def test_a_remote_rolled_back_loses_no_decision_and_brings_no_retired_one_back(
     assert git("--git-dir", str(remote), "merge-base", "--is-ancestor", newer, "main") == ""  # still reachable
 
 
+def test_an_item_deleted_by_hand_stays_deleted_everywhere_even_after_the_history_is_replaced(
+    machines: list[Machine], remote: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    a, b, _ = machines
+    a.save("--decision", "Deleted by hand later", "--decision", "Use FTS5", "--state", "Building the index")
+    connect([a, b], remote)
+    tree = git("--git-dir", str(remote), "rev-parse", "main^{tree}").strip()  # holds the item
+    [memory] = a.memory_files()
+    text = memory.read_text(encoding="utf-8")
+    kept = [line for line in text.splitlines(keepends=True) if "Deleted by hand later" not in line]
+    memory.write_text("".join(kept), encoding="utf-8")
+    assert a.sync() == 0 and b.sync() == 0
+    assert "Deleted by hand later" not in b.memory()
+    # someone pushes a history of its own that holds the item, sharing no commit with this one
+    root = git("--git-dir", str(remote), "-c", "user.name=x", "-c", "user.email=x@x", "commit-tree", tree, "-m", "new")
+    git("--git-dir", str(remote), "update-ref", "refs/heads/main", root.strip())
+    assert NOTE in _sync_out(b, capsys)
+    assert a.sync() == 0 and b.sync() == 0
+    for m in (a, b):
+        text = m.memory()
+        assert "Deleted by hand later" not in text and "Use FTS5" in text and "Building the index" in text, text
+        assert trashed(m) == []
+
+
 def test_a_new_remote_gets_every_file_and_trashes_none(
     machines: list[Machine], remote: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
