@@ -185,6 +185,29 @@ def test_a_project_without_a_hosted_origin_is_backed_up_but_never_listed_elsewhe
     assert "notes-a" not in capsys.readouterr().out
 
 
+def test_a_project_that_gains_its_origin_joins_the_shared_memory_with_everything_it_backed_up(
+    machines: list[Machine], remote: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    a, b, _ = machines
+    b.save("--decision", "Saved on b first")
+    assert b.sync("--remote", str(remote)) == 0
+    code = tmp_path / "a-home" / "started-without-origin"
+    code.mkdir(parents=True)
+    git("init", "-q", cwd=code)
+    assert a.run("save", "--project-dir", str(code), "--decision", "Saved before the origin", "--summary", "s1") == 0
+    assert a.sync("--remote", str(remote)) == 0  # backed up under a's machine only
+    git("remote", "add", "origin", git("remote", "get-url", "origin", cwd=b.project).strip(), cwd=code)
+    assert a.run("save", "--project-dir", str(code), "--decision", "Saved after the origin") == 0
+    for m in (a, b, a):
+        assert m.sync() == 0
+    text = b.memory()
+    for item in ("Saved on b first", "Saved before the origin", "Saved after the origin"):
+        assert text.count(item) == 1, text
+    assert len(b.sessions()) == 2  # b's own and a's (both saves of the day went to one session file)
+    assert any("s1" in p.read_text(encoding="utf-8") for p in b.sessions())
+    assert trashed(a) == [] and trashed(b) == []
+
+
 def test_two_machines_with_a_folder_at_the_same_path_keep_two_memories(
     machines: list[Machine], remote: Path, tmp_path: Path
 ) -> None:

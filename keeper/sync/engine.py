@@ -237,7 +237,9 @@ def _patterns(copy: mirror.Copy) -> list[str]:
 
 def _recorded(repo: git.Repo, copy: mirror.Copy, data: dict[str, Any]) -> str | None:
     """The commit this copy last synced with, if the repository still holds it."""
-    found = read_json(copy.record).get("commit") if copy.record else data.get("global_commit")
+    record = read_json(copy.record) if copy.record else {"key": copy.key, "commit": data.get("global_commit")}
+    # a commit recorded under another key (a project that since found its origin) is no base for this one
+    found = record.get("commit") if record.get("key", copy.key) == copy.key else None
     return repo.rev(found) if isinstance(found, str) and found else None
 
 
