@@ -165,6 +165,48 @@ def test_clear_all_on_a_synced_project_clears_it_everywhere_and_restore_brings_i
         assert "Use FTS5" in m.memory() and m.sessions(), m.name
 
 
+@pytest.mark.parametrize("new_remote", [False, True])
+def test_an_item_retired_then_cleared_before_a_sync_stays_retired_everywhere(
+    machines: list[Machine], remote: Path, tmp_path: Path, new_remote: bool
+) -> None:
+    a, b, _ = machines
+    a.save("--decision", "Retired before the clear", "--decision", "Use FTS5")
+    connect([a, b], remote)
+    a.save("--retired", "Retired before the clear")
+    assert a.run("clear", "all", "--yes", "--project-dir", str(a.project)) == 0
+    flags: list[str] = []
+    if new_remote:  # b moves to a new remote first, taking its copy of the item along
+        fresh = tmp_path / "fresh.git"
+        git("init", "-q", "--bare", str(fresh))
+        flags = ["--remote", str(fresh)]
+        assert b.sync(*flags) == 0
+    assert a.sync(*flags) == 0 and b.sync() == 0 and a.sync() == 0
+    for m in (a, b):
+        assert "Retired before the clear" not in m.memory(), m.name
+
+
+def test_a_new_session_never_takes_the_name_of_a_synced_session_file_deleted_by_hand(
+    machines: list[Machine], remote: Path, tmp_path: Path
+) -> None:
+    a, b, _ = machines
+    assert a.run("save", "--project-dir", str(a.project), "--session", "first", "--summary", "the first") == 0
+    connect([a, b], remote)
+    [first] = a.sessions()
+    first.unlink()  # deleted by hand, before any sync could record it
+    assert a.run("save", "--project-dir", str(a.project), "--session", "second", "--summary", "the second") == 0
+    [second] = a.sessions()
+    assert second.name != first.name
+    # the remote's history replaced: no base tells the deleted file from a changed one
+    tree = git("--git-dir", str(remote), "rev-parse", "main^{tree}").strip()
+    root = git("--git-dir", str(remote), "-c", "user.name=x", "-c", "user.email=x@x", "commit-tree", tree, "-m", "new")
+    git("--git-dir", str(remote), "update-ref", "refs/heads/main", root.strip())
+    for m in (a, b, a, b):
+        assert m.sync() == 0
+    for m in (a, b):
+        texts = [p.read_text(encoding="utf-8") for p in m.sessions()]
+        assert [t for t in texts if "the second" in t] and not [t for t in texts if "the first" in t], (m.name, texts)
+
+
 def test_a_project_without_a_hosted_origin_is_backed_up_but_never_listed_elsewhere(
     machines: list[Machine], remote: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
