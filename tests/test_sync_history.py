@@ -52,6 +52,30 @@ def test_a_remote_rolled_back_loses_no_decision_and_brings_no_retired_one_back(
     assert git("--git-dir", str(remote), "merge-base", "--is-ancestor", newer, "main") == ""  # still reachable
 
 
+def test_an_item_deleted_by_hand_stays_deleted_everywhere_even_after_the_history_is_replaced(
+    machines: list[Machine], remote: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    a, b, _ = machines
+    a.save("--decision", "Deleted by hand later", "--decision", "Use FTS5", "--state", "Building the index")
+    connect([a, b], remote)
+    tree = git("--git-dir", str(remote), "rev-parse", "main^{tree}").strip()  # holds the item
+    [memory] = a.memory_files()
+    text = memory.read_text(encoding="utf-8")
+    kept = [line for line in text.splitlines(keepends=True) if "Deleted by hand later" not in line]
+    memory.write_text("".join(kept), encoding="utf-8")
+    assert a.sync() == 0 and b.sync() == 0
+    assert "Deleted by hand later" not in b.memory()
+    # someone pushes a history of its own that holds the item, sharing no commit with this one
+    root = git("--git-dir", str(remote), "-c", "user.name=x", "-c", "user.email=x@x", "commit-tree", tree, "-m", "new")
+    git("--git-dir", str(remote), "update-ref", "refs/heads/main", root.strip())
+    assert NOTE in _sync_out(b, capsys)
+    assert a.sync() == 0 and b.sync() == 0
+    for m in (a, b):
+        text = m.memory()
+        assert "Deleted by hand later" not in text and "Use FTS5" in text and "Building the index" in text, text
+        assert trashed(m) == []
+
+
 def test_a_new_remote_gets_every_file_and_trashes_none(
     machines: list[Machine], remote: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
@@ -141,6 +165,48 @@ def test_clear_all_on_a_synced_project_clears_it_everywhere_and_restore_brings_i
         assert "Use FTS5" in m.memory() and m.sessions(), m.name
 
 
+@pytest.mark.parametrize("new_remote", [False, True])
+def test_an_item_retired_then_cleared_before_a_sync_stays_retired_everywhere(
+    machines: list[Machine], remote: Path, tmp_path: Path, new_remote: bool
+) -> None:
+    a, b, _ = machines
+    a.save("--decision", "Retired before the clear", "--decision", "Use FTS5")
+    connect([a, b], remote)
+    a.save("--retired", "Retired before the clear")
+    assert a.run("clear", "all", "--yes", "--project-dir", str(a.project)) == 0
+    flags: list[str] = []
+    if new_remote:  # b moves to a new remote first, taking its copy of the item along
+        fresh = tmp_path / "fresh.git"
+        git("init", "-q", "--bare", str(fresh))
+        flags = ["--remote", str(fresh)]
+        assert b.sync(*flags) == 0
+    assert a.sync(*flags) == 0 and b.sync() == 0 and a.sync() == 0
+    for m in (a, b):
+        assert "Retired before the clear" not in m.memory(), m.name
+
+
+def test_a_new_session_never_takes_the_name_of_a_synced_session_file_deleted_by_hand(
+    machines: list[Machine], remote: Path, tmp_path: Path
+) -> None:
+    a, b, _ = machines
+    assert a.run("save", "--project-dir", str(a.project), "--session", "first", "--summary", "the first") == 0
+    connect([a, b], remote)
+    [first] = a.sessions()
+    first.unlink()  # deleted by hand, before any sync could record it
+    assert a.run("save", "--project-dir", str(a.project), "--session", "second", "--summary", "the second") == 0
+    [second] = a.sessions()
+    assert second.name != first.name
+    # the remote's history replaced: no base tells the deleted file from a changed one
+    tree = git("--git-dir", str(remote), "rev-parse", "main^{tree}").strip()
+    root = git("--git-dir", str(remote), "-c", "user.name=x", "-c", "user.email=x@x", "commit-tree", tree, "-m", "new")
+    git("--git-dir", str(remote), "update-ref", "refs/heads/main", root.strip())
+    for m in (a, b, a, b):
+        assert m.sync() == 0
+    for m in (a, b):
+        texts = [p.read_text(encoding="utf-8") for p in m.sessions()]
+        assert [t for t in texts if "the second" in t] and not [t for t in texts if "the first" in t], (m.name, texts)
+
+
 def test_a_project_without_a_hosted_origin_is_backed_up_but_never_listed_elsewhere(
     machines: list[Machine], remote: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
@@ -159,6 +225,29 @@ def test_a_project_without_a_hosted_origin_is_backed_up_but_never_listed_elsewhe
     capsys.readouterr()
     assert b.run("projects") == 0
     assert "notes-a" not in capsys.readouterr().out
+
+
+def test_a_project_that_gains_its_origin_joins_the_shared_memory_with_everything_it_backed_up(
+    machines: list[Machine], remote: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    a, b, _ = machines
+    b.save("--decision", "Saved on b first")
+    assert b.sync("--remote", str(remote)) == 0
+    code = tmp_path / "a-home" / "started-without-origin"
+    code.mkdir(parents=True)
+    git("init", "-q", cwd=code)
+    assert a.run("save", "--project-dir", str(code), "--decision", "Saved before the origin", "--summary", "s1") == 0
+    assert a.sync("--remote", str(remote)) == 0  # backed up under a's machine only
+    git("remote", "add", "origin", git("remote", "get-url", "origin", cwd=b.project).strip(), cwd=code)
+    assert a.run("save", "--project-dir", str(code), "--decision", "Saved after the origin") == 0
+    for m in (a, b, a):
+        assert m.sync() == 0
+    text = b.memory()
+    for item in ("Saved on b first", "Saved before the origin", "Saved after the origin"):
+        assert text.count(item) == 1, text
+    assert len(b.sessions()) == 2  # b's own and a's (both saves of the day went to one session file)
+    assert any("s1" in p.read_text(encoding="utf-8") for p in b.sessions())
+    assert trashed(a) == [] and trashed(b) == []
 
 
 def test_two_machines_with_a_folder_at_the_same_path_keep_two_memories(

@@ -1,10 +1,10 @@
 """keeper sync as a state machine: three machines, real git, local bare remotes, and a reference model.
 
-Hypothesis plays saves, retirements, resolutions, hand edits, clears, deleted session files,
+Hypothesis plays saves, retirements, resolutions, hand edits and deletions, clears, deleted session files,
 syncs (some killed at a random point), a switched remote, a remote rolled back, replaced or with
 its branch deleted, and export and import, in any order. The model is what a person would expect:
 what was saved is held by every machine once they have all synced, unless it was removed (an item
-retired, resolved or cleared; a session file deleted or cleared), and nothing else is ever removed.
+retired, resolved, cleared or deleted by hand; a session file deleted or cleared), and nothing else is ever removed.
 After every step: nothing lands in a trash that the model did not remove, no remote holds a
 secret in any object, no file holds a conflict marker. After the machines converge (each syncs
 twice, in turn): every machine holds exactly what the model holds, each thing once.
@@ -77,6 +77,9 @@ class SyncWorld(RuleBasedStateMachine):
         self.saved_sessions: set[str] = set()
         self.removed_sessions: set[str] = set()
         self.cleared = False  # a clear all moves a memory.md to a trash, on its machine and the others
+        # A machine whose last sync was killed may hold what arrived without its base recording it:
+        # an item deleted by hand there is an absence until a sync completes (see hand_delete).
+        self.settled: dict[str, bool] = dict.fromkeys(NAMES, True)
 
     def teardown(self) -> None:
         if hasattr(self, "root"):
@@ -152,6 +155,21 @@ class SyncWorld(RuleBasedStateMachine):
         if "## Decisions\n" in text:
             self.saved_items.add(item)
 
+    @rule(machine=st.sampled_from(NAMES), pick=st.integers(0, 50))
+    def hand_delete(self, machine: str, pick: int) -> None:
+        """A person deletes an item's line from memory.md: a removal, carried to every machine."""
+        folder = self._project_dir(machine)
+        if folder is None or not self.settled[machine] or not (folder / "memory.md").exists():
+            return
+        path = folder / "memory.md"
+        lines = path.read_text(encoding="utf-8").splitlines(keepends=True)
+        held = [i for i, line in enumerate(lines) if line.startswith("- ") and ITEM.search(line)]
+        if not held:
+            return
+        index = held[pick % len(held)]
+        self.removed_items.update(ITEM.findall(lines[index]))
+        path.write_text("".join(lines[:index] + lines[index + 1 :]), encoding="utf-8")
+
     @rule(machine=st.sampled_from(NAMES))
     def old_session_file(self, machine: str) -> None:
         folder = self._project_dir(machine)
@@ -213,7 +231,7 @@ class SyncWorld(RuleBasedStateMachine):
             try:
                 self._sync(machine)
             except Killed:
-                pass
+                self.settled[machine] = False
 
     @rule(machine=st.sampled_from(NAMES))
     def switch_remote(self, machine: str) -> None:
@@ -265,6 +283,7 @@ class SyncWorld(RuleBasedStateMachine):
         given = [] if self.on[machine] == self.remote else ["--remote", str(self.remote)]
         self.on[machine] = self.remote
         assert self._keeper(machine, "sync", *given) == 0
+        self.settled[machine] = True
 
     def converge(self) -> None:
         """Every machine syncs with the current remote, twice in turn; then each holds the model."""

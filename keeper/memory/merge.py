@@ -454,11 +454,19 @@ def merge_file(
     return doc.render(), provenance, report
 
 
-def item_keys(text: str | None) -> set[str]:
-    """The ``items.key`` of every item (a bullet and its continuation lines) of a memory.md."""
+# Sections whose lines Keeper replaces or rolls on its own: an item leaving them is no removal.
+_ROLLING = frozenset(SECTIONS["state"][1] + SECTIONS["recent"][1])
+
+
+def item_keys(text: str | None, lasting: bool = False) -> set[str]:
+    """The ``items.key`` of every item (a bullet and its continuation lines) of a memory.md; with
+    ``lasting``, only those outside Current State and Recent Context, the items whose going is a
+    removal someone meant (a save replaces the state, and old sessions roll out of the context)."""
     memo: dict[str, str] = {}
     found: set[str] = set()
     for section in Document.parse(text or "").sections:
+        if lasting and section.level == 2 and section.key() in _ROLLING:
+            continue
         found.update(u.key[2:] for u in _units(section.lines, memo) if u.key.startswith("i:"))
     return found
 

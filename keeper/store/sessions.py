@@ -80,7 +80,7 @@ def ensure_file(project: paths.Project, session: str, start: datetime) -> str:
         return found
     ensure_dir(project.sessions)
     base = start.strftime("%Y-%m-%d_%H%M")
-    gone = _removed_stems(project)
+    gone = _taken_stems(project)
     suffix = 1
     while True:
         name = f"{base}.md" if suffix == 1 else f"{base}-{suffix}.md"
@@ -95,16 +95,21 @@ def ensure_file(project: paths.Project, session: str, start: datetime) -> str:
     return path
 
 
-def _removed_stems(project: paths.Project) -> set[str]:
-    """Names (without ``.md`` and the machine a synced one carries) of session files whose removal
-    sync recorded: a new session never takes one, or that removal would take it away too."""
+def _taken_stems(project: paths.Project) -> set[str]:
+    """Names (without ``.md`` and the machine a synced one carries) a new session file must not take:
+    those whose removal sync recorded (that removal would take it away too) and, in a store that
+    syncs, those a sync sent or brought here (one deleted by hand since is a removal the next sync
+    records by its name; a new session under that name would be read as the old file changed)."""
     from keeper.store import removals
 
-    if not os.path.exists(removals.path_of(project.dir)):
-        return set()
-    return {
-        name.split("@", 1)[0].removesuffix(".md") for name in removals.removed(removals.read(project.dir), "sessions")
-    }
+    taken: set[str] = set()
+    if os.path.exists(removals.path_of(project.dir)):
+        taken.update(removals.removed(removals.read(project.dir), "sessions"))
+    if os.path.exists(paths.sync_file()):
+        folder = project.sessions + os.sep
+        exported = read_json(os.path.join(paths.sync_dir(), paths.SYNC_EXPORTS))  # store path -> what it synced as
+        taken.update(path[len(folder) :] for path in exported if path.startswith(folder))
+    return {name.split("@", 1)[0].removesuffix(".md") for name in taken}
 
 
 def _template(project: paths.Project, session: str, start: datetime) -> str:

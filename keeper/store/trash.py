@@ -43,10 +43,11 @@ def old_session_files(project: paths.Project, older_than_days: int, today: date 
 def all_files(project: paths.Project) -> list[str]:
     """Everything Keeper keeps for the project but the lock, the search index (derived: a clear
     deletes it, so cleared text does not linger in it, and a recall using it is not pulled apart),
-    temp files (a write in flight elsewhere: moving it would strand it in the trash) and the sync
-    records (the project's folder in the sync repository and its removals: what tells the other
-    machines the project was cleared)."""
-    skip = {project.lock, *project.index_files, project.sync_record, removals.path_of(project.dir)}
+    temp files (a write in flight elsewhere: moving it would strand it in the trash) and the records
+    of removals (the project's folder in the sync repository, its removals, what tell the other
+    machines the project was cleared, and the items retired or resolved here, which a sync has yet
+    to tell them: cleared with the rest, a retirement made since the last sync would be undone)."""
+    skip = {project.lock, *project.index_files, project.sync_record, removals.path_of(project.dir), project.removed}
     found: list[str] = []
     for folder, _, names in os.walk(project.dir):
         found.extend(os.path.join(folder, n) for n in names if os.path.join(folder, n) not in skip and not is_temp(n))

@@ -237,7 +237,9 @@ def _patterns(copy: mirror.Copy) -> list[str]:
 
 def _recorded(repo: git.Repo, copy: mirror.Copy, data: dict[str, Any]) -> str | None:
     """The commit this copy last synced with, if the repository still holds it."""
-    found = read_json(copy.record).get("commit") if copy.record else data.get("global_commit")
+    record = read_json(copy.record) if copy.record else {"key": copy.key, "commit": data.get("global_commit")}
+    # a commit recorded under another key (a project that since found its origin) is no base for this one
+    found = record.get("commit") if record.get("key", copy.key) == copy.key else None
     return repo.rev(found) if isinstance(found, str) and found else None
 
 
@@ -288,8 +290,9 @@ def _record_path(prefix: str) -> str:
 
 def _apply_removals(part: _Part, theirs: dict[str, bytes], merged: dict[str, bytes]) -> None:
     """Merge this copy's record of removals with the remote's and the last synced one, add what was
-    removed here since (a session file gone, an item retired or resolved) and what was added back
-    here, and take out of the merged tree everything the record says is removed."""
+    removed here since (a session file gone, an item retired, resolved or deleted by hand from a
+    section Keeper does not roll on its own) and what was added back here, and take out of the
+    merged tree everything the record says is removed."""
     prefix = part.side.copy.prefix
     at = _record_path(prefix)
     record = removals.merge(
@@ -308,6 +311,10 @@ def _apply_removals(part: _Part, theirs: dict[str, bytes], merged: dict[str, byt
         entry = record["items"].get(key)
         if entry is None or (not entry[1] and str(entry[0])[:10] < day):
             record["items"][key] = [stamp, True]
+    if ours is not None and mine is not None and ours != mine:
+        for key in item_keys(kinds.text_of(mine), lasting=True) - item_keys(kinds.text_of(ours)):
+            if not record["items"].get(key, ["", False])[1]:
+                record["items"][key] = [stamp, True]  # taken out of memory.md by hand here since the last sync
     gone = removals.removed(record, "items")
     if gone and ours is not None and mine is not None and ours != mine:
         for key in (gone & item_keys(kinds.text_of(ours))) - item_keys(kinds.text_of(mine)):

@@ -184,7 +184,8 @@ def _holds_memory(folder: str) -> bool:
 
 def local_copies(machine: str) -> list[Copy]:
     """The global memory and every project of this store that holds memory, each with its key (a
-    key recorded before keys of unshared projects named their machine is made anew)."""
+    key recorded before keys of unshared projects named their machine is made anew, and so is this
+    machine's own ``local.`` key once its folder has a hosted origin or an allowed pin)."""
     copies = [Copy(GLOBAL, paths.global_dir(), "", None)]
     pinned = allowed_pins()
     try:
@@ -203,6 +204,8 @@ def local_copies(machine: str) -> list[Copy]:
             if not _holds_memory(folder) and not isinstance(root, str):
                 continue  # neither memory nor a project of this machine (a cleared or empty folder)
             key = key_for(project, pinned, machine)
+        elif key.startswith("local.") and isinstance(root, str) and root:
+            key = key_for(project, pinned, machine)  # its folder may have an origin or a pin now: shared from here on
         copies.append(Copy(key, folder, os.path.join(folder, paths.STATE_DIR, paths.PROJECT_SYNC), project))
     return copies
 
