@@ -264,6 +264,14 @@ def test_a_retired_decision_shows_why_and_when_and_restore_item_brings_it_back(
     assert again["status"] == "current" and [e["event"] for e in again["history"]] == ["added", "retired", "restored"]
 
 
+def test_a_retired_global_item_is_shown_in_its_section(project_dir: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    assert main(["save", "--global", "--feedback", "Never force-push"]) == 0
+    assert main(["save", "--global", "--retired", "Never force-push"]) == 0
+    capsys.readouterr()
+    assert main(["why", "force-push"]) == 0
+    assert capsys.readouterr().out.splitlines()[1].endswith(", Feedback (global memory, retired)")
+
+
 @pytest.mark.needs("git")
 def test_a_resolved_issue_is_kept_in_its_history(repo: Path, capsys: pytest.CaptureFixture[str]) -> None:
     assert main(["save", "--issue", "Checkout times out under load"]) == 0

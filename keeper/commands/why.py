@@ -71,9 +71,8 @@ def items(project: paths.Project) -> list[Item]:
         for key, events in history.items():
             if key not in present and provenance.is_removed(events):
                 last = [e for e in events if e["event"] in provenance.REMOVALS][-1]
-                item = Item(
-                    scope, folder, key, str(last.get("text") or key), str(last.get("section") or ""), last["event"]
-                )
+                section = next((str(e["section"]) for e in reversed(events) if e.get("section")), "")
+                item = Item(scope, folder, key, str(last.get("text") or key), section, last["event"])
                 item.history, item.sessions = events, sessions
                 found.append(item)
     return found
@@ -163,7 +162,8 @@ def _event_line(event: dict[str, Any]) -> str:
 def lines(data: dict[str, Any]) -> list[str]:
     """``keeper why`` for a person."""
     state = "" if data["status"] == "current" else f", {data['status']}"
-    out = [f"{data['text']}", f"  id {data['id']}, {data['section']} ({data['scope']} memory{state})"]
+    section = f"{data['section']} " if data["section"] else ""
+    out = [f"{data['text']}", f"  id {data['id']}, {section}({data['scope']} memory{state})"]
     start = data["origin"]
     if start is None:
         out.append("Origin: not recorded (written by hand, or saved before Keeper kept provenance).")
