@@ -348,20 +348,15 @@ def trailing_space(doc: Document, draw: st.DrawFn) -> None:
         section.lines = [line.rstrip("\n") + "  \n" if line.strip() else line for line in section.lines]
 
 
-def unchanged(doc: Document, draw: st.DrawFn) -> None:
-    """crlf and bom apply to the rendered text, in ``edited``."""
-
-
-MUTATIONS = {
+EDITS = {
     "reorder": reorder,
     "rename": rename,
     "extra": extra,
-    "crlf": unchanged,
-    "bom": unchanged,
     "tabs": tabs,
     "no-title": no_title,
     "trailing-space": trailing_space,
 }
+MUTATIONS = (*EDITS, "crlf", "bom")  # and the rendered text's line endings, a byte order mark before it
 
 
 @st.composite
@@ -369,12 +364,14 @@ def edited(draw: st.DrawFn) -> tuple[str, dict]:
     """A memory.md Keeper wrote, then edited the ways people do; and its provenance record."""
     base, prov = saved_twice()
     doc = Document.parse(base)
-    for mutation in draw(st.lists(st.sampled_from(tuple(MUTATIONS)), unique=True)):
-        MUTATIONS[mutation](doc, draw)
+    mutations = draw(st.lists(st.sampled_from(MUTATIONS), unique=True))
+    for mutation in mutations:
+        if mutation in EDITS:
+            EDITS[mutation](doc, draw)
     text = doc.render()
-    if "crlf" in text or draw(st.booleans()):
+    if "crlf" in mutations:
         text = text.replace("\n", "\r\n")
-    if draw(st.booleans()):
+    if "bom" in mutations:
         text = "\ufeff" + text
     return text, prov
 
