@@ -281,7 +281,6 @@ _ADDED = (
     ("added_issues", "issue", "+ {n}: {items}"),
     ("known_issues", "issue", "= {n} already known"),
 )
-_TYPED = (("added_typed", "+ {n}: {items}"), ("known_typed", "= {n} already known"))  # one line per type
 _REMOVED = (
     ("reconfirmed", "decision", "~ {n} re-confirmed today: {items}"),
     ("retired", "decision", "- {n} retired: {items}"),
@@ -295,9 +294,8 @@ _TIDIED = (("tidied", "item", "~ {n} a git merge left twice or retired tidied aw
 def report_lines(report: document.MergeReport) -> list[str]:
     """What a save changed, one line per kind of change, for the person or model that saved."""
     lines = _report_rows(report, _ADDED)
-    for field, form in _TYPED:
-        typed: dict[str, list[str]] = getattr(report, field)
-        lines += [_report_line(items, f"{kind} item", form) for kind, items in typed.items() if items]
+    for typed, form in ((report.added_typed, "+ {n}: {items}"), (report.known_typed, "= {n} already known")):
+        lines += [_report_line(items, f"{kind} item", form) for kind, items in typed.items() if items]  # a line a type
     lines += _report_rows(report, _REMOVED) + _match_hints(report) + _report_rows(report, _TIDIED)
     return lines or ["= nothing new for memory.md"]
 
@@ -308,7 +306,7 @@ def _report_rows(report: document.MergeReport, rows: tuple[tuple[str, str, str],
 
 
 def _report_line(value: list[str] | int, noun: str, form: str) -> str:
-    """``form`` filled in: ``{n}`` is how many ``value`` is or holds, with ``noun``; ``{items}`` its items."""
+    """``form`` filled in: ``{n}`` with the number ``value`` is or holds and ``noun``, ``{items}`` with its items."""
     if isinstance(value, list):
         return form.format(n=count(len(value), noun), items="; ".join(value))
     return form.format(n=count(value, noun))
