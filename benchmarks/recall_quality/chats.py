@@ -181,9 +181,8 @@ class _Chat:
     b: str
     days: list[date]
     talk: dict[int, list[tuple[str, str]]] = field(default_factory=lambda: defaultdict(list))  # session -> lines
-    asked: list[tuple[str, str, list[int], date | None]] = field(
-        default_factory=list
-    )  # kind, question, sessions, today
+    # what is asked: (kind, question, the sessions that are its evidence, the day it is asked on)
+    asked: list[tuple[str, str, list[int], date | None]] = field(default_factory=list)
 
     def ask(self, kind: str, question: str, sessions: list[int], today: date | None = None) -> None:
         self.asked.append((kind, question, sessions, today))
