@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import ast
+import re
 from pathlib import Path
 
 import pytest
@@ -154,17 +155,12 @@ def test_pre_commit_runs_what_the_ci_lint_step_runs_with_local_hooks() -> None:
     assert all(hook["language"] == "system" and hook["pass_filenames"] is False for hook in hooks)
 
 
-def test_the_complexity_limit_holds_and_its_exceptions_only_shrink() -> None:
-    """ruff's C901 at 15 (``ruff check`` enforces it); the files excused are listed in pyproject.toml,
-    five when the limit came in: a file may leave the list, none may join it."""
-    lines = (REPO / "pyproject.toml").read_text(encoding="utf-8").splitlines()
-    assert any(line.startswith("select = [") and '"C901"' in line for line in lines)
-    assert any(line.startswith("max-complexity = 15") for line in lines)
-    excused = {line.split('"')[1] for line in lines if line.startswith('"') and '"C901"' in line}
-    assert excused <= {
-        "keeper/capture/saving.py",
-        "keeper/memory/merge.py",
-        "keeper/sync/engine.py",
-        "benchmarks/recall_quality/chats.py",
-        "tests/test_resilience.py",
-    }
+def test_the_complexity_limit_holds_for_every_function() -> None:
+    """ruff's C901 at 15 (``ruff check`` enforces it) with no exception: the five functions excused
+    when the limit came in are split, and no file or function may be excused again."""
+    text = (REPO / "pyproject.toml").read_text(encoding="utf-8")
+    assert any(line.startswith("select = [") and '"C901"' in line for line in text.splitlines())
+    assert any(line.startswith("max-complexity = 15") for line in text.splitlines())
+    assert text.count("C901") == 1  # selected, never ignored per file
+    sources = [*PACKAGE.rglob("*.py"), *(REPO / "tests").rglob("*.py"), *(REPO / "benchmarks").rglob("*.py")]
+    assert not [p for p in sources if re.search(r"#\s*noqa:[^\n]*\bC901\b", p.read_text(encoding="utf-8"))]

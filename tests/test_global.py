@@ -71,6 +71,20 @@ def test_recall_in_another_project_finds_the_global_item_and_labels_it(
     assert "Ana prefers atomic commits" in capsys.readouterr().out
 
 
+@pytest.mark.parametrize(
+    ("scope", "found_in"), [("global", {"global"}), ("project", {"project"}), ("all", {"global", "project"})]
+)
+def test_recall_by_scope_finds_the_global_memory_the_project_or_both(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str], scope: str, found_in: set[str]
+) -> None:
+    here = project(tmp_path, "alpha")
+    main(["save", "--project-dir", str(here), "--global", "--user", "Ana prefers atomic commits, reviews on Fridays"])
+    main(["save", "--project-dir", str(here), "--decision", "Atomic commits in this repo, squash on merge"])
+    capsys.readouterr()
+    assert main(["recall", "atomic commits", "--project-dir", str(here), "--scope", scope, "--json"]) == 0
+    assert {r["scope"] for r in json.loads(capsys.readouterr().out)} == found_in
+
+
 def test_typed_items_merge_like_decisions_dedup_dates_retirement_and_hand_lines() -> None:
     now = datetime(2026, 11, 22, 9, 0)
     text = "# Global Memory\n\n## Feedback\n\n- A line I wrote by hand\n"

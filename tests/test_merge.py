@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
@@ -99,6 +100,13 @@ def test_code_blocks_from_both_sides_stay_whole() -> None:
     theirs = BASE + "\n```sh\nmake test\n```\n"
     merged = merge3(BASE, ours, theirs)
     assert "```sh\nmake ship\n```\n" in merged and "```sh\nmake test\n```\n" in merged
+
+
+@pytest.mark.parametrize("tail", ["## Notes", "## Notes\n- mine"])
+def test_a_section_theirs_added_after_our_unended_last_line_starts_a_line_of_its_own(tail: str) -> None:
+    base = "# Project Memory: api\n\n## Core Decisions\n\n- Use Postgres\n"
+    merged = merge3(base, base + "\n" + tail, base + "\n## Known Issues\n\n- Flaky login\n")
+    assert merged == base + "\n" + tail + "\n\n## Known Issues\n\n- Flaky login\n"
 
 
 LINES = st.sampled_from(

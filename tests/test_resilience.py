@@ -284,11 +284,13 @@ def test_a_full_or_read_only_store_never_breaks_a_hook(
 
 # -- memory.md as people really edit it ---------------------------------------------------------
 
-MUTATIONS = ("reorder", "rename", "extra", "crlf", "bom", "tabs", "no-title", "trailing-space")
 
+def saved_twice() -> tuple[str, dict]:
+    """The memory.md of two days' saves, and its provenance record."""
+    from datetime import datetime
 
-@st.composite
-def edited(draw: st.DrawFn) -> tuple[str, dict]:
+    from keeper.memory import document
+
     base = None
     prov: dict = {}
     for i, data in enumerate(
@@ -297,10 +299,6 @@ def edited(draw: st.DrawFn) -> tuple[str, dict]:
             {"issues": ["Flaky login test"], "summary": "day two", "state": ["tests next"]},
         ]
     ):
-        from datetime import datetime
-
-        from keeper.memory import document
-
         base, prov, _ = document.merge(
             base,
             prov,
@@ -311,34 +309,69 @@ def edited(draw: st.DrawFn) -> tuple[str, dict]:
             recent_sessions=3,
         )
     assert base is not None
+    return base, prov
+
+
+def reorder(doc: Document, draw: st.DrawFn) -> None:
+    doc.sections[2:] = draw(st.permutations(doc.sections[2:]))
+
+
+def rename(doc: Document, draw: st.DrawFn) -> None:
+    for section in doc.sections:
+        if section.title == "Core Decisions":
+            section.heading, section.title = "## Decisions\n", "Decisions"
+
+
+def extra(doc: Document, draw: st.DrawFn) -> None:
+    """A section written by hand, anywhere after the top, set off by a blank line."""
+    extra = Document.parse("## Team notes\nWritten by hand, keep me.\n- hand bullet\n").sections[1]
+    doc.sections.insert(draw(st.integers(1, len(doc.sections))), extra)
+    if not doc.sections[-2].lines or doc.sections[-2].lines[-1].strip():
+        doc.sections[-2].lines.append("\n")
+
+
+def tabs(doc: Document, draw: st.DrawFn) -> None:
+    """Bullets written ``-<tab>`` (Keeper's own ``Last updated`` line left as it is)."""
+    for section in doc.sections:
+        section.lines = [
+            line.replace("- ", "-\t", 1) if line.startswith("- ") and "Last updated" not in line else line
+            for line in section.lines
+        ]
+
+
+def no_title(doc: Document, draw: st.DrawFn) -> None:
+    doc.sections = [s for s in doc.sections if s.level != 1]
+
+
+def trailing_space(doc: Document, draw: st.DrawFn) -> None:
+    for section in doc.sections:
+        section.lines = [line.rstrip("\n") + "  \n" if line.strip() else line for line in section.lines]
+
+
+EDITS = {
+    "reorder": reorder,
+    "rename": rename,
+    "extra": extra,
+    "tabs": tabs,
+    "no-title": no_title,
+    "trailing-space": trailing_space,
+}
+MUTATIONS = (*EDITS, "crlf", "bom")  # and the rendered text's line endings, a byte order mark before it
+
+
+@st.composite
+def edited(draw: st.DrawFn) -> tuple[str, dict]:
+    """A memory.md Keeper wrote, then edited the ways people do; and its provenance record."""
+    base, prov = saved_twice()
     doc = Document.parse(base)
-    for mutation in draw(st.lists(st.sampled_from(MUTATIONS), unique=True)):
-        if mutation == "reorder":
-            doc.sections[2:] = draw(st.permutations(doc.sections[2:]))
-        elif mutation == "rename":
-            for section in doc.sections:
-                if section.title == "Core Decisions":
-                    section.heading, section.title = "## Decisions\n", "Decisions"
-        elif mutation == "extra":
-            extra = Document.parse("## Team notes\nWritten by hand, keep me.\n- hand bullet\n").sections[1]
-            doc.sections.insert(draw(st.integers(1, len(doc.sections))), extra)
-            if not doc.sections[-2].lines or doc.sections[-2].lines[-1].strip():
-                doc.sections[-2].lines.append("\n")
-        elif mutation == "tabs":
-            for section in doc.sections:
-                section.lines = [
-                    line.replace("- ", "-\t", 1) if line.startswith("- ") and "Last updated" not in line else line
-                    for line in section.lines
-                ]
-        elif mutation == "no-title":
-            doc.sections = [s for s in doc.sections if s.level != 1]
-        elif mutation == "trailing-space":
-            for section in doc.sections:
-                section.lines = [line.rstrip("\n") + "  \n" if line.strip() else line for line in section.lines]
+    mutations = draw(st.lists(st.sampled_from(MUTATIONS), unique=True))
+    for mutation in mutations:
+        if mutation in EDITS:
+            EDITS[mutation](doc, draw)
     text = doc.render()
-    if "crlf" in text or draw(st.booleans()):
+    if "crlf" in mutations:
         text = text.replace("\n", "\r\n")
-    if draw(st.booleans()):
+    if "bom" in mutations:
         text = "\ufeff" + text
     return text, prov
 

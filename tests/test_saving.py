@@ -11,6 +11,7 @@ import pytest
 from keeper.capture import saving
 from keeper.errors import KeeperError
 from keeper.markdown import Document
+from keeper.memory import document
 from keeper.memory.document import SaveInput
 from keeper.store import config, identity
 
@@ -88,6 +89,64 @@ def test_typed_lists_and_their_scope_are_read() -> None:
     assert save.typed == {"feedback": ["Never bypass hooks"], "tool": ["psql lives in /opt/pg16/bin"]}
     save, problems = read("scope: everywhere\nuser:\n  - Ana reviews on Fridays\n")
     assert save.scope == "project" and any("not 'project', 'global' or 'team'" in p for p in problems)
+
+
+def full_report(n: int) -> document.MergeReport:
+    """A report of every kind of change, ``n`` of each (a name ``n`` times repeated per list)."""
+    report = document.MergeReport()
+    for field in ("added_decisions", "known_decisions", "added_issues", "known_issues", "reconfirmed", "retired"):
+        setattr(report, field, [f"{field} {i}" for i in range(n)])
+    report.unmatched_retired, report.resolved, report.unmatched = ["Use Redis"], ["Flaky login"] * n, ["Old bug"]
+    report.state_lines, report.recent, report.tidied = n, True, n
+    report.added_typed = {"feedback": ["Be brief"] * n, "reference (global)": [], "project": ["Ship 1.0"]}
+    report.known_typed = {"feedback": ["Be kind"] * n, "user": []}
+    report.candidates = [("Use Redis", ["Use Redis for caching", "Use Redis for sessions"])]
+    report.similar = [("Cache for 60s", "Cache for 30s")]
+    return report
+
+
+def test_a_save_reports_each_kind_of_change_in_one_line_in_a_fixed_order() -> None:
+    assert saving.report_lines(full_report(2)) == [
+        "+ 2 decisions: added_decisions 0; added_decisions 1",
+        "= 2 decisions already known: known_decisions 0; known_decisions 1",
+        "~ current state replaced (2 lines)",
+        "~ recent context updated for this session",
+        "+ 2 issues: added_issues 0; added_issues 1",
+        "= 2 issues already known",
+        "+ 2 feedback items: Be brief; Be brief",
+        "+ 1 project item: Ship 1.0",
+        "= 2 feedback items already known",
+        "~ 2 decisions re-confirmed today: reconfirmed 0; reconfirmed 1",
+        "- 2 decisions retired: retired 0; retired 1",
+        "? nothing retired for (no single match): Use Redis",
+        "- 2 issues resolved: Flaky login; Flaky login",
+        "? nothing resolved for (no single match): Old bug",
+        "  'Use Redis' could be: 'Use Redis for caching'; 'Use Redis for sessions'",
+        "  name one exactly (its text as memory.md shows it, without the date) to remove it",
+        "  'Cache for 60s' is similar to existing: 'Cache for 30s' (both kept; retire one if they say the same)",
+        "~ 2 items a git merge left twice or retired tidied away",
+    ]
+    one = saving.report_lines(full_report(1))
+    assert one[:3] == [
+        "+ 1 decision: added_decisions 0",
+        "= 1 decision already known: known_decisions 0",
+        "~ current state replaced (1 line)",
+    ]
+    assert one[-1] == "~ 1 item a git merge left twice or retired tidied away"
+
+
+@pytest.mark.parametrize("field", ["unmatched_retired", "unmatched"])
+def test_a_name_that_matched_nothing_asks_for_an_exact_one(field: str) -> None:
+    report = document.MergeReport()
+    setattr(report, field, ["Use Redis"])
+    lines = saving.report_lines(report)
+    assert len(lines) == 2 and lines[1].startswith("  name one exactly")
+
+
+def test_a_save_that_changed_nothing_says_so() -> None:
+    report = document.MergeReport()
+    report.added_typed, report.known_typed = {"feedback": []}, {"user": []}
+    assert saving.report_lines(report) == ["= nothing new for memory.md"]
 
 
 def test_an_empty_save_is_refused() -> None:

@@ -28,6 +28,8 @@ the same corpus every time; run.py reports the development seed and a held-out o
 from __future__ import annotations
 
 import random
+from collections import defaultdict
+from dataclasses import dataclass, field
 from datetime import date, timedelta
 from pathlib import Path
 
@@ -86,20 +88,20 @@ PLANS = [
 # things done again and again with one friend: "how many times…"
 HABITS = ["bouldering", "karaoke", "parkrun", "board games night", "pottery class", "open mic", "salsa", "fishing"]
 HABIT_LINES = ["went {h} w {f} again", "{h} w {f} tonight, so fun", "{f} dragged me to {h} lol", "{h} with {f}!!"]
-# stories told over sessions in order: "what happened after…"
+# stories told over sessions in order, "what happened after…": (its steps, the question, the first
+# step that is evidence: the question names the step before it)
 STORIES = [
-    ["applied at {x}", "interview at {x} went ok i think", "got the offer from {x}!!!"],
-    ["viewed a flat in {x}, kinda tiny", "put an offer in on the {x} flat", "got the keys to the {x} flat omg"],
-    ["signed up for the {x} half marathon", "did 18k for the {x} half training, dead", "finished the {x} half!! 1:52"],
-]
+    (["applied at {x}", "interview at {x} went ok i think", "got the offer from {x}!!!"],
+     "What happened after {p}'s interview at {x}?", 1),
+    (["viewed a flat in {x}, kinda tiny", "put an offer in on the {x} flat", "got the keys to the {x} flat omg"],
+     "Did {p} get the {x} flat in the end, after the offer?", 1),
+    (["signed up for the {x} half marathon", "did 18k for the {x} half training, dead", "finished the {x} half!! 1:52"],
+     "How did {p}'s {x} half marathon go, from signing up to the race?", 0),
+]  # fmt: skip
 STORY_SLOTS = ["Camden", "Leith", "Brixton", "Didsbury", "Clifton", "Headingley", "Jesmond", "Roath"]
-STORY_QUESTIONS = [
-    "What happened after {p}'s interview at {x}?",
-    "Did {p} get the {x} flat in the end, after the offer?",
-    "How did {p}'s {x} half marathon go, from signing up to the race?",
-]
 CAFES = ["Blue Door", "Kiln", "Sable", "Pavilion", "Fig and Olive", "Moth", "Tamarind", "Grindhouse"]
 OPINIONS = ["10/10 would go again", "meh, overpriced", "best brunch ever", "kinda mid tbh"]
+DAYS_BACK = {1: "yesterday", 3: "3 days ago", 14: "two weeks ago"}  # a relative question's words for them
 SESSIONS_PER_PAIR = 40
 
 
@@ -156,93 +158,147 @@ def build(folder: Path, seed: int = 24) -> list[dict]:
     questions: list[dict] = []
     friends = FRIENDS[:]
     for index, (a, b) in enumerate(PAIRS):
-        days = sorted(all_days[index * SESSIONS_PER_PAIR : (index + 1) * SESSIONS_PER_PAIR])
+        chat = _Chat(a, b, sorted(all_days[index * SESSIONS_PER_PAIR : (index + 1) * SESSIONS_PER_PAIR]))
         rng.shuffle(friends)
         mine = {a: friends[:4], b: friends[4:8]}  # each speaker's friends: their names' spellings
-        talk: dict[int, list[tuple[str, str]]] = {n: [] for n in range(len(days))}
-        asked: list[tuple[str, str, list[int], date | None]] = []  # kind, question, sessions, today
-        slots_used: set[tuple[str, int, str]] = set()
         for speaker in (a, b):
-            friend_of = mine[speaker]
-            # one-off events, each told in one session
-            for number in rng.sample(range(len(days)), 6):
-                which = rng.randrange(len(EVENTS))
-                line, question, options = EVENTS[which]
-                chosen = {k: rng.choice(v) for k, v in options.items()}
-                key = (speaker, which, next(iter(chosen.values())))
-                if key in slots_used:
-                    continue
-                slots_used.add(key)
-                spellings = rng.choice(friend_of)
-                written = rng.choice(spellings)
-                talk[number].append((speaker, line.format(f=written, **chosen)))
-                other = [s for s in spellings if s != written]
-                if rng.random() < 0.5:
-                    asked.append(("fact", question.format(f=written, p=speaker, **chosen), [number], None))
-                else:
-                    asked.append(("name", question.format(f=rng.choice(other), p=speaker, **chosen), [number], None))
-            # plans for days still to come, written one way, asked another
-            for number, (plan, plan_question) in zip(rng.sample(range(len(days) - 1), 3), rng.sample(PLANS, 3)):
-                when_day = days[number] + timedelta(days=3 + rng.randrange(20))
-                said = rng.choice([numeric_form(when_day, rng, year=False), spoken_form(when_day, rng, year=False)])
-                if rng.random() < 0.3:
-                    said = f"the {_ordinal(when_day.day)}"
-                talk[number].append((speaker, plan.format(f=rng.choice(rng.choice(friend_of)), when=said)))
-                form = rng.choice([numeric_form(when_day, rng), spoken_form(when_day, rng)])
-                asked.append(("mentioned", plan_question.format(p=speaker, when=form), [number], None))
-            # habits with one friend, three or four times each
-            for habit in rng.sample(HABITS, 2):
-                pal = rng.choice(friend_of)
-                times = sorted(rng.sample(range(len(days)), 3 + rng.randrange(2)))
-                for number in times:
-                    talk[number].append((speaker, rng.choice(HABIT_LINES).format(h=habit, f=rng.choice(pal))))
-                question = f"How many times did {speaker} go to {habit} with {rng.choice(pal)}?"
-                asked.append(("count", question, times, None))
-            # a story in three steps, and a comparison of two cafes
-            story, place = rng.randrange(len(STORIES)), rng.choice(STORY_SLOTS)
-            steps = sorted(rng.sample(range(len(days)), 3))
-            for step, number in zip(STORIES[story], steps):
-                talk[number].append((speaker, step.format(x=place)))
-            evidence = steps[1:] if story < 2 else steps
-            asked.append(("sequence", STORY_QUESTIONS[story].format(p=speaker, x=place), evidence, None))
-            cafes = rng.sample(CAFES, 2)
-            visits = sorted(rng.sample(range(len(days)), 2))
-            for cafe, number in zip(cafes, visits):
-                talk[number].append((speaker, f"tried {cafe} today, {rng.choice(OPINIONS)}"))
-            asked.append(("sequence", f"Which did {speaker} like more, {cafes[0]} or {cafes[1]}?", visits, None))
-        for number, day in enumerate(days):
-            if number % 3 == 0:
-                asked.append(("date", f"what did {a} and {b} chat about on {numeric_form(day, rng)}?", [number], None))
-            elif number % 3 == 1:
-                asked.append(
-                    ("month-name", f"what did {a} and {b} chat about on {spoken_form(day, rng)}?", [number], None)
-                )
-            elif number % 6 == 2:
-                back = rng.choice([1, 3, 14, 0])
-                if back == 0:
-                    back = 1 + rng.randrange(6)
-                    when = f"last {WEEKDAYS[day.weekday()]}"
-                else:
-                    when = {1: "yesterday", 3: "3 days ago", 14: "two weeks ago"}[back]
-                asked.append(("relative", f"what did {a} tell {b} {when}?", [number], day + timedelta(days=back)))
-        for number, day in enumerate(days):
-            lines = [(rng.choice((a, b)), rng.choice(CHATTER)) for _ in range(3 + rng.randrange(4))]
-            for said in talk[number]:
-                lines.insert(rng.randrange(len(lines) + 1), said)
-            lines += [(rng.choice((a, b)), rng.choice(CHATTER)) for _ in range(1 + rng.randrange(3))]
-            hhmm = f"{8 + rng.randrange(14):02d}{rng.randrange(60):02d}"
-            name = f"{day.isoformat()}_{hhmm}.md"
-            (out / name).write_text(
-                f"# Session {day.isoformat()} {hhmm[:2]}:{hhmm[2:]} · {a} and {b}\n\n## Chat\n\n"
-                + "".join(f"- {who}: {text}\n" for who, text in lines),
-                encoding="utf-8",
-            )
-            talk[number] = [("", name)]  # now the session's file name
-        for kind, question, numbers, today in asked:
-            answers = [f"sessions/{talk[n][0][1]}" for n in numbers]
-            item = {"kind": kind, "question": question, "answers": answers, "answer": answers[0]}
-            if today is not None:
-                item["today"] = today.isoformat()
-            questions.append(item)
-            questions.append({**item, "kind": "typo", "of": kind, "question": _typos(question, rng)})
+            _tell_events(chat, speaker, mine[speaker], rng)
+            _tell_plans(chat, speaker, mine[speaker], rng)
+            _tell_habits(chat, speaker, mine[speaker], rng)
+            _tell_story(chat, speaker, rng)
+            _compare_cafes(chat, speaker, rng)
+        _ask_by_date(chat, rng)
+        files = _write_sessions(out, chat, rng)
+        questions += _questions(chat, files, rng)
+    return questions
+
+
+@dataclass
+class _Chat:
+    """One pair's sessions while they are made: what each session tells, and what is asked of them."""
+
+    a: str
+    b: str
+    days: list[date]
+    talk: dict[int, list[tuple[str, str]]] = field(default_factory=lambda: defaultdict(list))  # session -> lines
+    # what is asked: (kind, question, the sessions that are its evidence, the day it is asked on)
+    asked: list[tuple[str, str, list[int], date | None]] = field(default_factory=list)
+
+    def ask(self, kind: str, question: str, sessions: list[int], today: date | None = None) -> None:
+        self.asked.append((kind, question, sessions, today))
+
+
+def _tell_events(chat: _Chat, speaker: str, friend_of: list[list[str]], rng: random.Random) -> None:
+    """One-off events, each told in one session (an event told twice with the same detail is dropped),
+    asked about naming the friend as written or in another spelling."""
+    slots_used: set[tuple[int, str]] = set()
+    for number in rng.sample(range(len(chat.days)), 6):
+        which = rng.randrange(len(EVENTS))
+        line, question, options = EVENTS[which]
+        chosen = {k: rng.choice(v) for k, v in options.items()}
+        key = (which, next(iter(chosen.values())))
+        if key in slots_used:
+            continue
+        slots_used.add(key)
+        spellings = rng.choice(friend_of)
+        written = rng.choice(spellings)
+        chat.talk[number].append((speaker, line.format(f=written, **chosen)))
+        other = [s for s in spellings if s != written]
+        kind, named = ("fact", written) if rng.random() < 0.5 else ("name", rng.choice(other))
+        chat.ask(kind, question.format(f=named, p=speaker, **chosen), [number])
+
+
+def _tell_plans(chat: _Chat, speaker: str, friend_of: list[list[str]], rng: random.Random) -> None:
+    """Plans for days still to come, the day written one way and asked another."""
+    for number, (plan, plan_question) in zip(rng.sample(range(len(chat.days) - 1), 3), rng.sample(PLANS, 3)):
+        when_day = chat.days[number] + timedelta(days=3 + rng.randrange(20))
+        said = rng.choice([numeric_form(when_day, rng, year=False), spoken_form(when_day, rng, year=False)])
+        if rng.random() < 0.3:
+            said = f"the {_ordinal(when_day.day)}"
+        chat.talk[number].append((speaker, plan.format(f=rng.choice(rng.choice(friend_of)), when=said)))
+        form = rng.choice([numeric_form(when_day, rng), spoken_form(when_day, rng)])
+        chat.ask("mentioned", plan_question.format(p=speaker, when=form), [number])
+
+
+def _tell_habits(chat: _Chat, speaker: str, friend_of: list[list[str]], rng: random.Random) -> None:
+    """Two habits with one friend, three or four times each: "how many times…"."""
+    for habit in rng.sample(HABITS, 2):
+        pal = rng.choice(friend_of)
+        times = sorted(rng.sample(range(len(chat.days)), 3 + rng.randrange(2)))
+        for number in times:
+            chat.talk[number].append((speaker, rng.choice(HABIT_LINES).format(h=habit, f=rng.choice(pal))))
+        chat.ask("count", f"How many times did {speaker} go to {habit} with {rng.choice(pal)}?", times)
+
+
+def _tell_story(chat: _Chat, speaker: str, rng: random.Random) -> None:
+    """A story in three steps, in three sessions in order."""
+    story, place = rng.randrange(len(STORIES)), rng.choice(STORY_SLOTS)
+    told, question, first = STORIES[story]
+    steps = sorted(rng.sample(range(len(chat.days)), 3))
+    for step, number in zip(told, steps):
+        chat.talk[number].append((speaker, step.format(x=place)))
+    chat.ask("sequence", question.format(p=speaker, x=place), steps[first:])
+
+
+def _compare_cafes(chat: _Chat, speaker: str, rng: random.Random) -> None:
+    """Two cafes tried in two sessions: "which … more"."""
+    cafes = rng.sample(CAFES, 2)
+    visits = sorted(rng.sample(range(len(chat.days)), 2))
+    for cafe, number in zip(cafes, visits):
+        chat.talk[number].append((speaker, f"tried {cafe} today, {rng.choice(OPINIONS)}"))
+    chat.ask("sequence", f"Which did {speaker} like more, {cafes[0]} or {cafes[1]}?", visits)
+
+
+def _ask_by_date(chat: _Chat, rng: random.Random) -> None:
+    """A question about most days by their date: a third as numbers, a third with the month's name,
+    one in six relative to a later day of asking."""
+    for number, day in enumerate(chat.days):
+        about = f"what did {chat.a} and {chat.b} chat about on"
+        if number % 3 == 0:
+            chat.ask("date", f"{about} {numeric_form(day, rng)}?", [number])
+        elif number % 3 == 1:
+            chat.ask("month-name", f"{about} {spoken_form(day, rng)}?", [number])
+        elif number % 6 == 2:
+            back, when = _days_back(day, rng)
+            chat.ask("relative", f"what did {chat.a} tell {chat.b} {when}?", [number], day + timedelta(days=back))
+
+
+def _days_back(day: date, rng: random.Random) -> tuple[int, str]:
+    """How many days before the day of asking ``day`` was, and how a question says it."""
+    back = rng.choice([1, 3, 14, 0])
+    if back == 0:
+        return 1 + rng.randrange(6), f"last {WEEKDAYS[day.weekday()]}"
+    return back, DAYS_BACK[back]
+
+
+def _write_sessions(out: Path, chat: _Chat, rng: random.Random) -> list[str]:
+    """Write each day's session, what it tells among chatter; the session files' names, by day."""
+    a, b = chat.a, chat.b
+    files = []
+    for number, day in enumerate(chat.days):
+        lines = [(rng.choice((a, b)), rng.choice(CHATTER)) for _ in range(3 + rng.randrange(4))]
+        for said in chat.talk[number]:
+            lines.insert(rng.randrange(len(lines) + 1), said)
+        lines += [(rng.choice((a, b)), rng.choice(CHATTER)) for _ in range(1 + rng.randrange(3))]
+        hhmm = f"{8 + rng.randrange(14):02d}{rng.randrange(60):02d}"
+        name = f"{day.isoformat()}_{hhmm}.md"
+        (out / name).write_text(
+            f"# Session {day.isoformat()} {hhmm[:2]}:{hhmm[2:]} · {a} and {b}\n\n## Chat\n\n"
+            + "".join(f"- {who}: {text}\n" for who, text in lines),
+            encoding="utf-8",
+        )
+        files.append(name)
+    return files
+
+
+def _questions(chat: _Chat, files: list[str], rng: random.Random) -> list[dict]:
+    """Each question asked, its evidence as session files, then its typo twin."""
+    questions = []
+    for kind, question, numbers, today in chat.asked:
+        answers = [f"sessions/{files[n]}" for n in numbers]
+        item = {"kind": kind, "question": question, "answers": answers, "answer": answers[0]}
+        if today is not None:
+            item["today"] = today.isoformat()
+        questions.append(item)
+        questions.append({**item, "kind": "typo", "of": kind, "question": _typos(question, rng)})
     return questions

@@ -271,47 +271,57 @@ def _save_global(data: document.SaveInput, report: document.MergeReport, now: da
             _record_removals(removed_file(os.path.dirname(path)), data, report.removed_keys[done:], now)
 
 
+# The lines of a save's report, in the order shown: (the report's field, the noun it counts, the
+# line, where ``{n}`` is the count with its noun and ``{items}`` the items, "; "-separated).
+_ADDED = (
+    ("added_decisions", "decision", "+ {n}: {items}"),
+    ("known_decisions", "decision", "= {n} already known: {items}"),
+    ("state_lines", "line", "~ current state replaced ({n})"),
+    ("recent", "", "~ recent context updated for this session"),
+    ("added_issues", "issue", "+ {n}: {items}"),
+    ("known_issues", "issue", "= {n} already known"),
+)
+_REMOVED = (
+    ("reconfirmed", "decision", "~ {n} re-confirmed today: {items}"),
+    ("retired", "decision", "- {n} retired: {items}"),
+    ("unmatched_retired", "", "? nothing retired for (no single match): {items}"),
+    ("resolved", "issue", "- {n} resolved: {items}"),
+    ("unmatched", "", "? nothing resolved for (no single match): {items}"),
+)
+_TIDIED = (("tidied", "item", "~ {n} a git merge left twice or retired tidied away"),)
+
+
 def report_lines(report: document.MergeReport) -> list[str]:
     """What a save changed, one line per kind of change, for the person or model that saved."""
-    lines = []
-    if report.added_decisions:
-        lines.append(f"+ {count(len(report.added_decisions), 'decision')}: " + "; ".join(report.added_decisions))
-    if report.known_decisions:
-        lines.append(
-            f"= {count(len(report.known_decisions), 'decision')} already known: " + "; ".join(report.known_decisions)
-        )
-    if report.state_lines:
-        lines.append(f"~ current state replaced ({count(report.state_lines, 'line')})")
-    if report.recent:
-        lines.append("~ recent context updated for this session")
-    if report.added_issues:
-        lines.append(f"+ {count(len(report.added_issues), 'issue')}: " + "; ".join(report.added_issues))
-    if report.known_issues:
-        lines.append(f"= {count(len(report.known_issues), 'issue')} already known")
-    for kind, items in report.added_typed.items():
-        if items:
-            lines.append(f"+ {len(items)} {kind} {'item' if len(items) == 1 else 'items'}: " + "; ".join(items))
-    for kind, items in report.known_typed.items():
-        if items:
-            lines.append(f"= {len(items)} {kind} {'item' if len(items) == 1 else 'items'} already known")
-    if report.reconfirmed:
-        lines.append(
-            f"~ {count(len(report.reconfirmed), 'decision')} re-confirmed today: " + "; ".join(report.reconfirmed)
-        )
-    if report.retired:
-        lines.append(f"- {count(len(report.retired), 'decision')} retired: " + "; ".join(report.retired))
-    if report.unmatched_retired:
-        lines.append("? nothing retired for (no single match): " + "; ".join(report.unmatched_retired))
-    if report.resolved:
-        lines.append(f"- {count(len(report.resolved), 'issue')} resolved: " + "; ".join(report.resolved))
-    if report.unmatched:
-        lines.append("? nothing resolved for (no single match): " + "; ".join(report.unmatched))
-    for name, candidates in report.candidates:
-        lines.append(f"  {name!r} could be: " + "; ".join(repr(c) for c in candidates))
+    lines = _report_rows(report, _ADDED)
+    for typed, form in ((report.added_typed, "+ {n}: {items}"), (report.known_typed, "= {n} already known")):
+        lines += [_report_line(items, f"{kind} item", form) for kind, items in typed.items() if items]  # a line a type
+    lines += _report_rows(report, _REMOVED) + _match_hints(report) + _report_rows(report, _TIDIED)
+    return lines or ["= nothing new for memory.md"]
+
+
+def _report_rows(report: document.MergeReport, rows: tuple[tuple[str, str, str], ...]) -> list[str]:
+    """The line of each row whose field in ``report`` is not empty (nor 0, nor False)."""
+    return [_report_line(getattr(report, field), noun, form) for field, noun, form in rows if getattr(report, field)]
+
+
+def _report_line(value: list[str] | int, noun: str, form: str) -> str:
+    """``form`` filled in: ``{n}`` with the number ``value`` is or holds and ``noun``, ``{items}`` with its items."""
+    if isinstance(value, list):
+        return form.format(n=count(len(value), noun), items="; ".join(value))
+    return form.format(n=count(value, noun))
+
+
+def _match_hints(report: document.MergeReport) -> list[str]:
+    """For a name that matched no single item, the items it could mean and how to name one; then
+    each added item that resembles one already kept."""
+    lines = [
+        f"  {name!r} could be: " + "; ".join(repr(c) for c in candidates) for name, candidates in report.candidates
+    ]
     if report.unmatched_retired or report.unmatched:
         lines.append("  name one exactly (its text as memory.md shows it, without the date) to remove it")
-    for item, like in report.similar:
-        lines.append(f"  {item!r} is similar to existing: {like!r} (both kept; retire one if they say the same)")
-    if report.tidied:
-        lines.append(f"~ {count(report.tidied, 'item')} a git merge left twice or retired tidied away")
-    return lines or ["= nothing new for memory.md"]
+    lines += [
+        f"  {item!r} is similar to existing: {like!r} (both kept; retire one if they say the same)"
+        for item, like in report.similar
+    ]
+    return lines

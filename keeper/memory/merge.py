@@ -36,7 +36,7 @@ from keeper.memory.items import key, strip_date
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
-    from collections.abc import Collection
+    from collections.abc import Collection, Iterator
     from typing import Any
 
 _BLANK = ""  # the key of a blank line: layout, never merged
@@ -219,71 +219,88 @@ def merge3(base: str | None, ours: str, theirs: str, *, recent_sessions: int | N
 
 
 def _merge3(base: str, ours: str, theirs: str, bound: int | None) -> str:
+    """Ours' sections in ours' order, then those only theirs has; each section's lines merged.
+
+    A section one side deleted goes unless the other added lines to it. Every line comes out
+    ended with ours' line ending (the level-0 text before the first heading always comes first:
+    ``Document.parse`` gives every document one, and it is never dropped)."""
     b_doc, o_doc, t_doc = Document.parse(base), Document.parse(ours), Document.parse(theirs)
     nl = o_doc.newline
-
-    def by_id(doc: Document) -> dict[tuple[int, str], list[str]]:
-        found: dict[tuple[int, str], list[str]] = {}
-        for section in doc.sections:
-            found.setdefault(_section_id(section), []).extend(section.lines)
-        return found
-
-    b_secs, o_secs, t_secs = by_id(b_doc), by_id(o_doc), by_id(t_doc)
-    t_heads = {_section_id(s): s for s in t_doc.sections}
-    o_state = o_doc.find(SECTIONS["state"][1])
-    t_state = t_doc.find(SECTIONS["state"][1])
-    theirs_newer = t_state is not None and (o_state is None or _last_updated(t_state) > _last_updated(o_state))
-    out: list[Section] = []
+    sides = _Sides(b_doc, o_doc, t_doc, bound)
     done: set[tuple[int, str]] = set()
-    memo: dict[str, str] = {}
-
-    def merged(sid: tuple[int, str], mine: list[str]) -> list[_Unit]:
-        b_units, o_units = _units(b_secs.get(sid, []), memo), _units(mine, memo)
-        t_units = _units(t_secs.get(sid, []), memo)
-        if sid == (2, "state"):
-            return _merge_state3(b_units, o_units, t_units, theirs_newer)
-        units = _merge_units(b_units, o_units, t_units)
-        return _order_recent(units, bound) if sid == (2, "recent") else units
-
-    for section in o_doc.sections:
-        sid = _section_id(section)
-        if sid in done:  # a second section of the same name: its lines were merged into the first
-            continue
-        done.add(sid)
-        units = merged(sid, o_secs[sid])
-        if sid in b_secs and sid not in t_secs and not any(u.key != _BLANK for u in units):
+    out: list[Section] = []
+    for sid, section in _firsts(o_doc, done):
+        units = sides.merged(sid, sides.ours[sid])
+        if sid in sides.base and sid not in sides.theirs and _blank(units):
             continue  # theirs deleted the section and ours added nothing to it
         out.append(Section(section.heading, section.level, section.title, _lines(units, nl)))
-    for section in t_doc.sections:
-        sid = _section_id(section)
-        if sid in done:
-            continue
-        done.add(sid)
-        units = merged(sid, [])
-        if sid in b_secs and not any(u.key != _BLANK for u in units):
+    last_of = {_section_id(s): s for s in t_doc.sections}  # a repeated section's heading: its last
+    for sid, _ in _firsts(t_doc, done):
+        units = sides.merged(sid, [])
+        if sid in sides.base and _blank(units):
             continue  # ours deleted it, and theirs added nothing to it
-        head = t_heads[sid]
-        heading = bare(head.heading) + nl if head.heading is not None else None
-        body = _lines(units, nl)
-        if not body or body[0].strip():
-            body.insert(0, nl)
-        previous = out[-1] if out else None
-        if previous is not None:
-            if previous.heading is not None and not previous.heading.endswith("\n"):
-                previous.heading += nl
-            if previous.lines and not previous.lines[-1].endswith("\n"):
-                previous.lines[-1] += nl
-            if (previous.lines and previous.lines[-1].strip()) or (not previous.lines and previous.heading):
-                previous.lines.append(nl)
-        out.append(Section(heading, head.level, head.title, body))
-    if not out or out[0].level != 0:
-        out.insert(0, Section(None, 0, "", []))
-    for section in out[:-1]:  # every section but the last ends its last line
-        if section.lines and not section.lines[-1].endswith("\n"):
-            section.lines[-1] += nl
-        if not section.lines and section.heading is not None and not section.heading.endswith("\n"):
-            section.heading += nl
+        _set_off(out[-1], nl)
+        out.append(_new_section(last_of[sid], units, nl))
     return Document(out, nl, o_doc.bom).render()
+
+
+class _Sides:
+    """The three versions' lines by section id, and how one section of them merges."""
+
+    def __init__(self, base: Document, ours: Document, theirs: Document, bound: int | None) -> None:
+        self.base, self.ours, self.theirs = _by_id(base), _by_id(ours), _by_id(theirs)
+        o_state, t_state = ours.find(SECTIONS["state"][1]), theirs.find(SECTIONS["state"][1])
+        self.theirs_newer = t_state is not None and (o_state is None or _last_updated(t_state) > _last_updated(o_state))
+        self.bound = bound
+        self.memo: dict[str, str] = {}  # ``items.key`` by line, shared by the three versions
+
+    def merged(self, sid: tuple[int, str], mine: list[str]) -> list[_Unit]:
+        """Section ``sid`` merged, with ``mine`` as ours' lines; Current State and Recent Context by their rules."""
+        b_units, o_units = _units(self.base.get(sid, []), self.memo), _units(mine, self.memo)
+        t_units = _units(self.theirs.get(sid, []), self.memo)
+        if sid == (2, "state"):
+            return _merge_state3(b_units, o_units, t_units, self.theirs_newer)
+        units = _merge_units(b_units, o_units, t_units)
+        return _order_recent(units, self.bound) if sid == (2, "recent") else units
+
+
+def _by_id(doc: Document) -> dict[tuple[int, str], list[str]]:
+    """Each section's lines by its id, a repeated section's lines after the first's."""
+    found: dict[tuple[int, str], list[str]] = {}
+    for section in doc.sections:
+        found.setdefault(_section_id(section), []).extend(section.lines)
+    return found
+
+
+def _firsts(doc: Document, done: set[tuple[int, str]]) -> Iterator[tuple[tuple[int, str], Section]]:
+    """The document's sections whose id is not in ``done`` yet, with their id, each id once
+    (a repeated section's lines are merged into the first); each id goes into ``done``."""
+    for section in doc.sections:
+        sid = _section_id(section)
+        if sid not in done:
+            done.add(sid)
+            yield sid, section
+
+
+def _blank(units: list[_Unit]) -> bool:
+    return all(u.key == _BLANK for u in units)
+
+
+def _set_off(previous: Section, nl: str) -> None:
+    """End the section another will follow: its heading ended, and a blank line after what it holds."""
+    if previous.heading is not None and not previous.heading.endswith("\n"):
+        previous.heading += nl
+    if (previous.lines and previous.lines[-1].strip()) or (not previous.lines and previous.heading):
+        previous.lines.append(nl)
+
+
+def _new_section(head: Section, units: list[_Unit], nl: str) -> Section:
+    """A section only theirs has, with ``head``'s heading, a blank line after it."""
+    heading = bare(head.heading) + nl if head.heading is not None else None
+    body = _lines(units, nl)
+    if not body or body[0].strip():
+        body.insert(0, nl)
+    return Section(heading, head.level, head.title, body)
 
 
 class FileMergeReport:

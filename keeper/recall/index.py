@@ -37,6 +37,7 @@ TYPE_CHECKING = False
 if TYPE_CHECKING:
     from collections.abc import Iterable
     from sqlite3 import Connection
+    from typing import Any
 
 __all__ = ["DatabaseError", "Error", "OperationalError"]
 
@@ -435,38 +436,9 @@ def candidates(
     any two of them, any one, newest first. The ``depth`` best by the idf of the terms they were
     found by come back with their terms, for ranking.
     """
-    count = _number(_meta(con), "sections")
-    cap = max(depth, count // 100)
-    rare = [t for t in ranked if df[t] <= cap][:8]
-    common = [t for t in ranked if df[t] > cap][:6]
-    found: dict[int, float] = {}
-    for term in rare:
-        for (rowid,) in con.execute("SELECT rowid FROM fts WHERE fts MATCH ?", (_quoted(term),)):
-            found[rowid] = found.get(rowid, 0.0) + weight[term]
-    levels: list[tuple[str, float]] = []
-    quoted = [_quoted(t) for t in common]
-    if len(common) >= 2:
-        levels.append((" AND ".join(quoted), sum(weight[t] for t in common)))
-    if len(common) >= 3:
-        pairs = [f"({a} AND {b})" for i, a in enumerate(quoted) for b in quoted[i + 1 :]]
-        levels.append((" OR ".join(pairs), weight[common[-1]] + weight[common[-2]]))
-    if common:
-        levels.append((" OR ".join(quoted), weight[common[-1]]))
-    for match, score in levels:
-        if len(found) >= depth:
-            break
-        for (rowid,) in con.execute(
-            "SELECT rowid FROM fts WHERE fts MATCH ? ORDER BY rowid DESC LIMIT ?", (match, depth)
-        ):
-            found[rowid] = found.get(rowid, 0.0) + score
+    found = _retrieved(con, ranked, df, weight, depth)
     if scope != "all":
-        in_global = {
-            r
-            for (r,) in con.execute(
-                "SELECT s.id FROM sections s JOIN files f ON f.id = s.file WHERE f.name = ?", (sources.GLOBAL_NAME,)
-            )
-        }
-        found = {r: s for r, s in found.items() if (r in in_global) == (scope == "global")}
+        found = _in_scope(con, found, scope)
     chosen = sorted(found, key=lambda r: (-found[r], -r))[:depth]
     if not chosen:
         return []
@@ -475,6 +447,58 @@ def candidates(
         f"WHERE s.id IN ({','.join('?' * len(chosen))})",
         chosen,
     ).fetchall()
+    return _chunks(project, rows, ranked)
+
+
+def _retrieved(
+    con: Connection, ranked: list[str], df: dict[str, int], weight: dict[str, float], depth: int
+) -> dict[int, float]:
+    """Each section the cheap retrieval finds (``candidates``), with the idf of the terms it was found by."""
+    cap = max(depth, _number(_meta(con), "sections") // 100)
+    rare = [t for t in ranked if df[t] <= cap][:8]
+    common = [t for t in ranked if df[t] > cap][:6]
+    found: dict[int, float] = {}
+    for term in rare:
+        for (rowid,) in con.execute("SELECT rowid FROM fts WHERE fts MATCH ?", (_quoted(term),)):
+            found[rowid] = found.get(rowid, 0.0) + weight[term]
+    for match, score in _levels(common, weight):
+        if len(found) >= depth:
+            break
+        for (rowid,) in con.execute(
+            "SELECT rowid FROM fts WHERE fts MATCH ? ORDER BY rowid DESC LIMIT ?", (match, depth)
+        ):
+            found[rowid] = found.get(rowid, 0.0) + score
+    return found
+
+
+def _levels(common: list[str], weight: dict[str, float]) -> list[tuple[str, float]]:
+    """The full-text queries for the common terms, strictest first (all of them, any two, any one),
+    each with what a section it finds scores: the idf of the rarest terms it must hold."""
+    quoted = [_quoted(t) for t in common]
+    levels: list[tuple[str, float]] = []
+    if len(common) >= 2:
+        levels.append((" AND ".join(quoted), sum(weight[t] for t in common)))
+    if len(common) >= 3:
+        pairs = [f"({a} AND {b})" for i, a in enumerate(quoted) for b in quoted[i + 1 :]]
+        levels.append((" OR ".join(pairs), weight[common[-1]] + weight[common[-2]]))
+    if common:
+        levels.append((" OR ".join(quoted), weight[common[-1]]))
+    return levels
+
+
+def _in_scope(con: Connection, found: dict[int, float], scope: str) -> dict[int, float]:
+    """The sections found in the global memory (``scope`` "global") or outside it (any other)."""
+    in_global = {
+        r
+        for (r,) in con.execute(
+            "SELECT s.id FROM sections s JOIN files f ON f.id = s.file WHERE f.name = ?", (sources.GLOBAL_NAME,)
+        )
+    }
+    return {r: s for r, s in found.items() if (r in in_global) == (scope == "global")}
+
+
+def _chunks(project: paths.Project, rows: list[Any], ranked: list[str]) -> list[Chunk]:
+    """The sections' rows as chunks, with how often each of the ``ranked`` terms stands in each."""
     needles = [(w, f" {w} ", f" {w}:") for w in ranked]
     out = []
     for name, heading, line, length, terms, counts in rows:
