@@ -103,12 +103,15 @@ def test_a_global_retirement_reaches_the_global_memory_when_the_project_has_no_m
 ) -> None:
     a = project(tmp_path, "alpha")
     main(["save", "--project-dir", str(a), "--global", "--tool", "Deploys go through make ship"])
+    assert capsys.readouterr().out.startswith(f"Saved to {paths.global_memory_file()}\n")
     main(["save", "--project-dir", str(a), "--decision", "Keep money in integer cents"])
     assert main(["save", "--project-dir", str(a), "--retired", "deploys go through make ship"]) == 0
     assert "nothing retired" in capsys.readouterr().out
     assert "make ship" in Path(paths.global_memory_file()).read_text(encoding="utf-8")  # a project save
     assert main(["save", "--project-dir", str(a), "--global", "--retired", "deploys go through make ship"]) == 0
-    assert "1 decision retired" in capsys.readouterr().out
+    said = capsys.readouterr().out.splitlines()
+    assert said[0] == f"Saved to {paths.global_memory_file()}"  # the project's memory.md was left as it was
+    assert "  - 1 global item retired: Deploys go through make ship" in said[1]
     assert "make ship" not in Path(paths.global_memory_file()).read_text(encoding="utf-8")
     assert "integer cents" in Path(identity.make_project(str(a.resolve())).memory).read_text(encoding="utf-8")
 

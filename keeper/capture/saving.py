@@ -184,6 +184,7 @@ def save(
             atomic_write(project.memory, merged)
             atomic_write(_provenance_file(project), json.dumps(provenance, ensure_ascii=False, sort_keys=True))
             _record_removals(project.removed, mine, report.removed_keys, now)
+            report.written.append(project.memory)
         if data.scope == "team":
             shared, tidied = team.save(project, data, now)
             shared.state_lines, shared.recent, shared.tidied = report.state_lines, report.recent, tidied
@@ -269,6 +270,7 @@ def _save_global(data: document.SaveInput, report: document.MergeReport, now: da
         if merged != text:
             atomic_write(path, merged)
             _record_removals(removed_file(os.path.dirname(path)), data, report.removed_keys[done:], now)
+            report.written.append(path)
 
 
 # The lines of a save's report, in the order shown: (the report's field, the noun it counts, the
@@ -283,7 +285,8 @@ _ADDED = (
 )
 _REMOVED = (
     ("reconfirmed", "decision", "~ {n} re-confirmed today: {items}"),
-    ("retired", "decision", "- {n} retired: {items}"),
+    ("retired_here", "decision", "- {n} retired: {items}"),
+    ("retired_global", "global item", "- {n} retired: {items}"),
     ("unmatched_retired", "", "? nothing retired for (no single match): {items}"),
     ("resolved", "issue", "- {n} resolved: {items}"),
     ("unmatched", "", "? nothing resolved for (no single match): {items}"),

@@ -50,11 +50,8 @@ def run(args: argparse.Namespace) -> int:
     report, session_file = saving.save(at.project, at.cfg, save, at.session)
 
     def text() -> list[str]:
-        lines = [
-            f"Saved to {at.project.team} (commit it to share it)"
-            if save.scope == "team"
-            else f"Saved to {at.project.memory}"
-        ]
+        where = " and ".join(report.written or [at.project.memory])  # a global-only save leaves memory.md be
+        lines = [f"Saved to {at.project.team} (commit it to share it)" if save.scope == "team" else f"Saved to {where}"]
         if problems:
             lines.append("Keeper could not read all of this save as written; nothing was lost:")
             lines += [f"  ! {problem}" for problem in problems]

@@ -117,6 +117,13 @@ class MergeReport:
         self.similar: list[tuple[str, str]] = []  # (added item, the known item it resembles)
         self.candidates: list[tuple[str, list[str]]] = []  # (unmatched name, its closest items)
         self.removed_keys: list[str] = []  # ``items.key`` of each item retired or resolved
+        self.retired_global: list[str] = []  # the part of ``retired`` taken from the global memory
+        self.written: list[str] = []  # the memory files the save changed
+
+    @property
+    def retired_here(self) -> list[str]:
+        """What the save retired from the project's memory (``retired`` less the global part)."""
+        return [item for item in self.retired if item not in self.retired_global]
 
 
 def template(project_name: str, newline: str = "\n") -> str:
@@ -393,6 +400,7 @@ def merge_global(text: str | None, data: SaveInput, retire: list[str], now: date
     if retire:
         removed, unmatched = _remove_matching(doc, _retirable(doc, TYPED), retire, report)
         report.retired += removed
+        report.retired_global += removed
         report.unmatched_retired = unmatched
         report.candidates = [(name, found) for name, found in report.candidates if name in unmatched]
     _merge_typed(doc, data.typed, now.strftime("%Y-%m-%d"), report, " (global)")
