@@ -55,11 +55,10 @@ def shown_file(project: paths.Project, session: str) -> str:
 
 
 def shown_id(item_key: str) -> str:
-    """A cheap id of an item for the list of items shown at a session's start (``zlib.crc32``: the
-    start-up hook computes one for every item it shows, and SHA-256 costs more than the rest)."""
-    import zlib
-
-    return format(zlib.crc32(item_key.encode("utf-8", "surrogatepass")), "08x")
+    """An item's id in the list of items shown at a session's start: its ``item_id`` (SHA-256 from
+    the builtin module, which the start has loaded already: ~1 µs an item, where ``zlib`` took
+    0.2 ms to import)."""
+    return item_id(item_key)
 
 
 def item_id(item_key: str) -> str:
