@@ -11,7 +11,7 @@ from typing import Any
 
 import pytest
 
-from keeper.capture import saving
+from keeper.capture import record, saving
 from keeper.hooks import marks
 from keeper.memory.document import SaveInput
 from keeper.store import config, identity, paths, provenance, verdicts
@@ -131,7 +131,9 @@ class Reads:
         monkeypatch.setattr(provenance, "read", counted)
 
 
-def kept_then(repo: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]) -> tuple[Reads, dict]:
+def kept_then(
+    repo: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> tuple[Reads, dict[str, str]]:
     """A start that keeps its verdicts, and the marks it showed; ``Reads`` counts the full checks after it."""
     project = saved(repo, monkeypatch, capsys)
     first = marks_of(start(repo, NEXT, monkeypatch, capsys))
@@ -275,18 +277,18 @@ def test_a_record_rewritten_within_one_clock_tick_is_never_trusted(
     (a coarse file system's tick): verdicts resting on it are not kept."""
     age(repo / "src" / "cache.py", time.time() - 2 * DAY)
     project = saved(repo, monkeypatch, capsys)
-    record = Path(project.provenance)
-    record.touch()  # written just now
+    events_file = Path(project.provenance)
+    events_file.touch()  # written just now
     first = marks_of(start(repo, NEXT, monkeypatch, capsys))
     assert first[ITEMS[0]].startswith("src/cache.py changed")
     assert not os.path.exists(verdicts.cache_file(project))
-    stamp = os.stat(record)
-    later = (datetime.now() - timedelta(days=1)).strftime("%Y-%m-%dT%H:%M:%S")  # the save: after the change
-    text = record.read_text(encoding="utf-8")
+    stamp = os.stat(events_file)
+    later = (datetime.now() - timedelta(days=1)).strftime("%Y-%m-%dT")  # the save: after the change
+    text = events_file.read_text(encoding="utf-8")
     earlier = (datetime.now() - timedelta(days=5)).strftime("%Y-%m-%dT")
     assert earlier in text
-    record.write_text(text.replace(earlier, later[:11]), encoding="utf-8")  # same size
-    os.utime(record, ns=(stamp.st_atime_ns, stamp.st_mtime_ns))  # same tick
+    events_file.write_text(text.replace(earlier, later), encoding="utf-8")  # same size
+    os.utime(events_file, ns=(stamp.st_atime_ns, stamp.st_mtime_ns))  # same tick
     assert marks_of(start(repo, "a-third-session", monkeypatch, capsys))[ITEMS[0]] == ""
 
 
@@ -324,8 +326,8 @@ def test_a_session_that_ended_since_is_seen(
     age(repo / "src" / "cache.py", edited)
     reads, first = Reads(monkeypatch), marks_of(start(repo, NEXT, monkeypatch, capsys))
     assert first[ITEMS[0]].startswith("src/cache.py changed") and reads.count == 1
-    end = Path(project.state) / f"{WORK}.end"
-    end.touch()
+    record.mark_ended(project, WORK)
+    end = next(Path(project.state).rglob(f"{WORK}.end"))  # its end marker, wherever the state keeps it
     age(end, edited + 600)  # it ended ten minutes after that edit
     assert marks_of(start(repo, "a-third-session", monkeypatch, capsys))[ITEMS[0]] == ""
     assert reads.count == 2
