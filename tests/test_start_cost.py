@@ -353,3 +353,24 @@ def test_another_time_zone_is_seen(
     finally:
         monkeypatch.delenv("TZ")
         time.tzset()
+
+
+@pytest.mark.needs("git")
+def test_another_worktree_of_the_repository_is_checked_against_its_own_files(
+    repo: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """Worktrees share one memory, not their files: verdicts kept for one are no answer for another."""
+    project = saved(repo, monkeypatch, capsys)
+    linked = repo.parent / "api-feature"
+    git("worktree", "add", "-q", "-b", "feature", str(linked), cwd=repo)
+    for name in ("src/cache.py", "src/api.py", "README.md"):
+        age(linked / name, time.time() - 9 * DAY)
+    age(linked / "src" / "cache.py", time.time() - DAY)  # changed in the linked worktree only
+    age(linked, time.time() - 600)
+    assert project_of(linked).dir == project.dir  # one memory
+    assert marks_of(start(repo, NEXT, monkeypatch, capsys))[ITEMS[0]] == ""
+    assert os.path.exists(verdicts.cache_file(project))
+    payload = {"session_id": "in-the-worktree", "transcript_path": "", "cwd": str(linked), "source": "startup"}
+    monkeypatch.chdir(linked)
+    after = marks_of(run_hook("session-start", payload, monkeypatch, capsys))
+    assert after[ITEMS[0]].startswith("src/cache.py changed")

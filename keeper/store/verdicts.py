@@ -4,15 +4,16 @@ Every SessionStart asks which items of memory.md may be stale (``provenance.stal
 the provenance record and memory.md, then stats the files the items rest on. The record and
 memory.md change at a save, the files far less often than sessions start; so the verdicts are kept
 in a derived file of the project's state folder (``paths.STALE_CACHE``: deleting it costs one full
-check) beside what they were worked out from: memory.md's text (its digest), the record's
-``(mtime_ns, size)``, the time zone (the reasons carry local dates), the live sessions the check
-asked about, and every path it stat'ed with the ``mtime_ns`` it had or that it was gone (the
-repository's top folder too: which first folders exist). A start stats those paths again, which is
-the check's own cost without the parsing, and takes the verdicts only when every answer is the same;
-any difference, or a damaged file, is a miss and the check runs in full.
+check) beside what they were worked out from: the work tree checked (worktrees share one memory,
+not their files), memory.md's text (its digest), the record's ``(mtime_ns, size)``, the time zone
+(the reasons carry local dates), the live sessions the check asked about, and every path it
+stat'ed with the ``mtime_ns`` it had or that it was gone (the repository's top folder too: which
+first folders exist). A start stats those paths again, which is the check's own cost without the
+parsing, and takes the verdicts only when every answer is the same; any difference, or a damaged
+file, is a miss and the check runs in full.
 
 A file can change again within one tick of its clock with the same size: nothing is kept while an
-input the check read is younger than ``GRANULARITY`` (2 s: FAT's tick; others are finer).
+input the check read is younger than ``GRANULARITY_NS`` (2 s: FAT's tick; others are finer).
 """
 
 from __future__ import annotations
@@ -59,6 +60,7 @@ def key(project: paths.Project, text: str) -> dict[str, Any]:
     return {
         "format": FORMAT,
         "version": __version__,
+        "checkout": project.checkout,  # worktrees share one memory, not their files
         "text": sha256_hex(text.encode("utf-8", "surrogatepass")),
         "record": record,
         "zone": [os.environ.get("TZ", ""), time.timezone, time.altzone, time.daylight, *time.tzname],
