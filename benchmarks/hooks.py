@@ -36,7 +36,7 @@ TARGETS = {
     "session-start (10,000 session files)": (2.0, 4.0),
     "session-start (sync on)": (2.0, 4.0),
     "session-start (300 items, provenance)": (2.0, 4.0),
-    "session-start (300 items, a file just changed)": (2.0, 4.0),
+    "session-start (300 items, one changed)": (2.0, 4.0),
     "stop (nothing new)": (2.0, None),
     "user-prompt-submit": (None, 4.0),
 }
@@ -278,7 +278,7 @@ def main() -> int:
             payload("session-start", source="startup", cwd=items),
             {"CLAUDE_PROJECT_DIR": items},
         ),
-        "session-start (300 items, a file just changed)": (  # the kept verdicts cannot be used: a full check
+        "session-start (300 items, one changed)": (  # the kept verdicts cannot be used: a full check
             cmd("session-start"),
             lambda: touched(
                 os.path.join(edited, "src", "mod_100.py"), payload("session-start", source="startup", cwd=edited)
