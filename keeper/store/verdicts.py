@@ -5,7 +5,7 @@ the provenance record and memory.md, then stats the files the items rest on. The
 memory.md change at a save, the files far less often than sessions start; so the verdicts are kept
 in a derived file of the project's state folder (``paths.STALE_CACHE``: deleting it costs one full
 check) beside what they were worked out from: the work tree checked (worktrees share one memory,
-not their files), memory.md's text (its digest), the record's ``(mtime_ns, size)``, the time zone
+not their files), memory.md's text (its digest), the record's ``(mtime_ns, size, inode)``, the time zone
 (the reasons carry local dates), the live sessions the check asked about, and every path it
 stat'ed with the ``mtime_ns`` it had or that it was gone (the repository's top folder too: which
 first folders exist). A start stats those paths again, which is the check's own cost without the
@@ -54,9 +54,9 @@ def key(project: paths.Project, text: str) -> dict[str, Any]:
 
     try:
         found = os.stat(project.provenance)
-        record = [found.st_mtime_ns, found.st_size]
+        record = [found.st_mtime_ns, found.st_size, found.st_ino]  # Keeper replaces it: a new inode
     except (OSError, ValueError):
-        record = [0, -1]
+        record = [0, -1, 0]
     return {
         "format": FORMAT,
         "version": __version__,
@@ -115,6 +115,8 @@ def save(
     if newest > time.time_ns() - GRANULARITY_NS:
         return
     ids = sorted(set(asked))
+    # newest first: what changed lately is likeliest to change again, so a miss stops after few stats
+    stats = dict(sorted(stats.items(), key=lambda kv: -(1 << 63) if kv[1] is None else -kv[1]))
     data: dict[str, object] = {"key": want, "asked": ids, "live": sorted(set(ids) & set(live)), "stats": stats}
     data.update(firsts=firsts, verdicts=[list(v) for v in verdicts])
     path = cache_file(project)
