@@ -59,16 +59,16 @@ ITEMS = [
 ]
 
 
+FILES = ("src/cache.py", "src/api.py", "README.md")
+
+
 @pytest.fixture
 def repo(project_dir: Path) -> Path:
-    """A real git repository whose files are old: a session's work, then a quiet week."""
-    git("init", "-q", "-b", "main", cwd=project_dir)
+    """The project's files, old: a session's work, then a quiet week (the check reads file times,
+    never git, so no git binary is needed here)."""
     (project_dir / "src").mkdir()
-    for name in ("src/cache.py", "src/api.py", "README.md"):
+    for name in FILES:
         (project_dir / name).write_text("X = 1\n", encoding="utf-8")
-    git("add", ".", cwd=project_dir)
-    git("-c", "user.email=t@example.com", "-c", "user.name=t", "commit", "-qm", "start", cwd=project_dir)
-    for name in ("src/cache.py", "src/api.py", "README.md"):
         age(project_dir / name, time.time() - 9 * DAY)
     return project_dir
 
@@ -141,7 +141,6 @@ def kept_then(
     return Reads(monkeypatch), first
 
 
-@pytest.mark.needs("git")
 def test_the_kept_verdicts_are_a_derived_file_of_the_projects_state(
     repo: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
 ) -> None:
@@ -152,7 +151,6 @@ def test_the_kept_verdicts_are_a_derived_file_of_the_projects_state(
     assert os.path.dirname(verdicts.cache_file(project)) == project.state
 
 
-@pytest.mark.needs("git")
 def test_a_start_with_nothing_changed_takes_the_kept_verdicts_and_shows_the_same(
     repo: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
 ) -> None:
@@ -164,7 +162,6 @@ def test_a_start_with_nothing_changed_takes_the_kept_verdicts_and_shows_the_same
     assert reads.count == 0
 
 
-@pytest.mark.needs("git")
 def test_deleting_the_kept_verdicts_costs_one_full_check_and_changes_nothing(
     repo: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
 ) -> None:
@@ -175,7 +172,6 @@ def test_deleting_the_kept_verdicts_costs_one_full_check_and_changes_nothing(
     assert reads.count == 1
 
 
-@pytest.mark.needs("git")
 @pytest.mark.parametrize("damage", ["", "{", "[]", '{"key": 1}', "\x00garbage"])
 def test_damaged_kept_verdicts_are_a_miss_never_an_error(
     damage: str, repo: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
@@ -187,7 +183,6 @@ def test_damaged_kept_verdicts_are_a_miss_never_an_error(
     assert reads.count == 1
 
 
-@pytest.mark.needs("git")
 def test_a_repository_file_changed_since_is_seen(
     repo: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
 ) -> None:
@@ -200,7 +195,6 @@ def test_a_repository_file_changed_since_is_seen(
     assert reads.count == 1
 
 
-@pytest.mark.needs("git")
 def test_a_named_file_that_is_gone_is_seen(
     repo: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
 ) -> None:
@@ -211,7 +205,6 @@ def test_a_named_file_that_is_gone_is_seen(
     assert after[ITEMS[1]].startswith("src/api.py is gone (renamed or deleted)")
 
 
-@pytest.mark.needs("git")
 def test_a_new_top_folder_that_a_path_names_is_seen(
     repo: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
 ) -> None:
@@ -223,7 +216,6 @@ def test_a_new_top_folder_that_a_path_names_is_seen(
     assert after[ITEMS[2]].startswith("docs/guide.md is gone (renamed or deleted)")
 
 
-@pytest.mark.needs("git")
 def test_a_hand_edit_of_memory_md_is_seen(
     repo: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
 ) -> None:
@@ -240,7 +232,6 @@ def test_a_hand_edit_of_memory_md_is_seen(
     assert reads.count == 1
 
 
-@pytest.mark.needs("git")
 def test_a_new_save_is_seen(repo: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]) -> None:
     age(repo / "src" / "cache.py", time.time() - 2 * DAY)
     reads, first = kept_then(repo, monkeypatch, capsys)
@@ -253,7 +244,6 @@ def test_a_new_save_is_seen(repo: Path, monkeypatch: pytest.MonkeyPatch, capsys:
     assert reads.count == 1
 
 
-@pytest.mark.needs("git")
 def test_a_record_that_changed_without_memory_md_is_seen(
     repo: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
 ) -> None:
@@ -269,7 +259,6 @@ def test_a_record_that_changed_without_memory_md_is_seen(
     assert reads.count == 1
 
 
-@pytest.mark.needs("git")
 def test_a_record_rewritten_within_one_clock_tick_is_never_trusted(
     repo: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
 ) -> None:
@@ -292,7 +281,6 @@ def test_a_record_rewritten_within_one_clock_tick_is_never_trusted(
     assert marks_of(start(repo, "a-third-session", monkeypatch, capsys))[ITEMS[0]] == ""
 
 
-@pytest.mark.needs("git")
 def test_a_start_within_one_clock_tick_of_a_files_change_keeps_nothing(
     repo: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
 ) -> None:
@@ -302,7 +290,6 @@ def test_a_start_within_one_clock_tick_of_a_files_change_keeps_nothing(
     assert not os.path.exists(verdicts.cache_file(project))
 
 
-@pytest.mark.needs("git")
 def test_the_live_sessions_own_edits_are_judged_for_each_session(
     repo: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
 ) -> None:
@@ -316,7 +303,6 @@ def test_the_live_sessions_own_edits_are_judged_for_each_session(
     assert marks_of(start(repo, NEXT, monkeypatch, capsys))[ITEMS[0]].startswith("src/cache.py changed")
 
 
-@pytest.mark.needs("git")
 def test_a_session_that_ended_since_is_seen(
     repo: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
 ) -> None:
@@ -333,7 +319,6 @@ def test_a_session_that_ended_since_is_seen(
     assert reads.count == 2
 
 
-@pytest.mark.needs("git")
 @pytest.mark.skipif(not hasattr(time, "tzset"), reason="time.tzset is POSIX only")
 def test_another_time_zone_is_seen(
     repo: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
@@ -360,10 +345,13 @@ def test_another_worktree_of_the_repository_is_checked_against_its_own_files(
     repo: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
 ) -> None:
     """Worktrees share one memory, not their files: verdicts kept for one are no answer for another."""
+    git("init", "-q", "-b", "main", cwd=repo)
+    git("add", ".", cwd=repo)
+    git("-c", "user.email=t@example.com", "-c", "user.name=t", "commit", "-qm", "start", cwd=repo)
     project = saved(repo, monkeypatch, capsys)
     linked = repo.parent / "api-feature"
     git("worktree", "add", "-q", "-b", "feature", str(linked), cwd=repo)
-    for name in ("src/cache.py", "src/api.py", "README.md"):
+    for name in FILES:
         age(linked / name, time.time() - 9 * DAY)
     age(linked / "src" / "cache.py", time.time() - DAY)  # changed in the linked worktree only
     age(linked, time.time() - 600)
