@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import os
 import time
+from collections.abc import Callable
 from datetime import datetime, timedelta, timezone
 from pathlib import Path
 from typing import Any
@@ -141,6 +142,16 @@ def kept_then(
     return Reads(monkeypatch), first
 
 
+def marked_then(
+    repo: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> tuple[Reads, dict[str, str]]:
+    """``kept_then`` with src/cache.py changed two days ago, after the save: its items marked."""
+    age(repo / "src" / "cache.py", time.time() - 2 * DAY)
+    reads, first = kept_then(repo, monkeypatch, capsys)
+    assert first[ITEMS[0]].startswith("src/cache.py changed")
+    return reads, first
+
+
 def test_the_kept_verdicts_are_a_derived_file_of_the_projects_state(
     repo: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
 ) -> None:
@@ -154,9 +165,7 @@ def test_the_kept_verdicts_are_a_derived_file_of_the_projects_state(
 def test_a_start_with_nothing_changed_takes_the_kept_verdicts_and_shows_the_same(
     repo: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
 ) -> None:
-    age(repo / "src" / "cache.py", time.time() - 2 * DAY)  # changed after the save: one mark
-    reads, first = kept_then(repo, monkeypatch, capsys)
-    assert first[ITEMS[0]].startswith("src/cache.py changed")
+    reads, first = marked_then(repo, monkeypatch, capsys)
     again = start(repo, "a-third-session", monkeypatch, capsys)
     assert marks_of(again) == first and "3 may be stale" in again["systemMessage"]
     assert reads.count == 0
@@ -165,8 +174,7 @@ def test_a_start_with_nothing_changed_takes_the_kept_verdicts_and_shows_the_same
 def test_deleting_the_kept_verdicts_costs_one_full_check_and_changes_nothing(
     repo: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
 ) -> None:
-    age(repo / "src" / "cache.py", time.time() - 2 * DAY)
-    reads, first = kept_then(repo, monkeypatch, capsys)
+    reads, first = marked_then(repo, monkeypatch, capsys)
     os.unlink(verdicts.cache_file(project_of(repo)))
     assert marks_of(start(repo, "a-third-session", monkeypatch, capsys)) == first
     assert reads.count == 1
@@ -176,8 +184,7 @@ def test_deleting_the_kept_verdicts_costs_one_full_check_and_changes_nothing(
 def test_damaged_kept_verdicts_are_a_miss_never_an_error(
     damage: str, repo: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
 ) -> None:
-    age(repo / "src" / "cache.py", time.time() - 2 * DAY)
-    reads, first = kept_then(repo, monkeypatch, capsys)
+    reads, first = marked_then(repo, monkeypatch, capsys)
     Path(verdicts.cache_file(project_of(repo))).write_text(damage, encoding="utf-8")
     assert marks_of(start(repo, "a-third-session", monkeypatch, capsys)) == first
     assert reads.count == 1
@@ -195,25 +202,27 @@ def test_a_repository_file_changed_since_is_seen(
     assert reads.count == 1
 
 
-def test_a_named_file_that_is_gone_is_seen(
-    repo: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+@pytest.mark.parametrize(
+    ("change", "item", "mark"),
+    [
+        (lambda repo: (repo / "src" / "api.py").unlink(), ITEMS[1], "src/api.py is gone (renamed or deleted)"),
+        # docs/ was no folder of the repository, so docs/guide.md was not checked; now it is, and missing
+        (lambda repo: (repo / "docs").mkdir(), ITEMS[2], "docs/guide.md is gone (renamed or deleted)"),
+    ],
+    ids=["a named file gone", "a new top folder"],
+)
+def test_a_named_path_gone_or_a_new_top_folder_is_seen(
+    change: Callable[[Path], None],
+    item: str,
+    mark: str,
+    repo: Path,
+    monkeypatch: pytest.MonkeyPatch,
+    capsys: pytest.CaptureFixture[str],
 ) -> None:
     _, first = kept_then(repo, monkeypatch, capsys)
-    assert first[ITEMS[1]] == ""
-    (repo / "src" / "api.py").unlink()
-    after = marks_of(start(repo, "a-third-session", monkeypatch, capsys))
-    assert after[ITEMS[1]].startswith("src/api.py is gone (renamed or deleted)")
-
-
-def test_a_new_top_folder_that_a_path_names_is_seen(
-    repo: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
-) -> None:
-    """docs/ did not exist, so docs/guide.md was no path of the repository; now it is, and missing."""
-    _, first = kept_then(repo, monkeypatch, capsys)
-    assert first[ITEMS[2]] == ""
-    (repo / "docs").mkdir()
-    after = marks_of(start(repo, "a-third-session", monkeypatch, capsys))
-    assert after[ITEMS[2]].startswith("docs/guide.md is gone (renamed or deleted)")
+    assert first[item] == ""
+    change(repo)
+    assert marks_of(start(repo, "a-third-session", monkeypatch, capsys))[item].startswith(mark)
 
 
 def test_a_hand_edit_of_memory_md_is_seen(
@@ -233,9 +242,7 @@ def test_a_hand_edit_of_memory_md_is_seen(
 
 
 def test_a_new_save_is_seen(repo: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]) -> None:
-    age(repo / "src" / "cache.py", time.time() - 2 * DAY)
-    reads, first = kept_then(repo, monkeypatch, capsys)
-    assert first[ITEMS[0]].startswith("src/cache.py changed")
+    reads, _ = marked_then(repo, monkeypatch, capsys)
     project = project_of(repo)
     saving.save(project, config.load(project.root), SaveInput(decisions=[ITEMS[0]]), "one-that-was-not-shown-it")
     reads.count = 0
@@ -248,9 +255,7 @@ def test_a_record_that_changed_without_memory_md_is_seen(
     repo: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
 ) -> None:
     """A sync or an import can bring another machine's confirmation of an item into the record alone."""
-    age(repo / "src" / "cache.py", time.time() - 2 * DAY)
-    reads, first = kept_then(repo, monkeypatch, capsys)
-    assert first[ITEMS[0]].startswith("src/cache.py changed")
+    reads, _ = marked_then(repo, monkeypatch, capsys)
     project = project_of(repo)
     confirmed = {"at": datetime.now().strftime("%Y-%m-%dT%H:%M:%S"), "event": "confirmed", "session": "elsewhere"}
     provenance.append(project.dir, [{**confirmed, "item": "prices are cached for 30 seconds", "text": ITEMS[0]}])
