@@ -3,6 +3,7 @@ changes what the start shows (speed itself is measured in benchmarks/hooks.py)."
 
 from __future__ import annotations
 
+import json
 import os
 import time
 from collections.abc import Callable
@@ -180,12 +181,34 @@ def test_deleting_the_kept_verdicts_costs_one_full_check_and_changes_nothing(
     assert reads.count == 1
 
 
-@pytest.mark.parametrize("damage", ["", "{", "[]", '{"key": 1}', "\x00garbage"])
+WHOLE = ["", "{", "[]", '{"key": 1}', "\x00garbage"]  # the file
+FIELDS = [  # one field of a file whose key still matches
+    ("asked", [[1]]),
+    ("asked", "s"),
+    ("live", None),
+    ("stats", {"/nowhere": "x"}),
+    ("stats", []),
+    ("firsts", {"- a line": 1}),
+    ("verdicts", [["k", "t", "s", "r"]]),
+    ("verdicts", [["k", "t", "s", "r", "soon"]]),
+    ("verdicts", {}),
+]
+
+
+@pytest.mark.parametrize("damage", [*WHOLE, *FIELDS])
 def test_damaged_kept_verdicts_are_a_miss_never_an_error(
-    damage: str, repo: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+    damage: str | tuple[str, object],
+    repo: Path,
+    monkeypatch: pytest.MonkeyPatch,
+    capsys: pytest.CaptureFixture[str],
 ) -> None:
     reads, first = marked_then(repo, monkeypatch, capsys)
-    Path(verdicts.cache_file(project_of(repo))).write_text(damage, encoding="utf-8")
+    kept = Path(verdicts.cache_file(project_of(repo)))
+    if isinstance(damage, tuple):
+        data = json.loads(kept.read_text(encoding="utf-8"))
+        data[damage[0]] = damage[1]
+        damage = json.dumps(data)
+    kept.write_text(damage, encoding="utf-8")
     assert marks_of(start(repo, "a-third-session", monkeypatch, capsys)) == first
     assert reads.count == 1
 

@@ -89,12 +89,14 @@ def load(
     asked, stats, firsts, rows = (kept.get(k) for k in ("asked", "stats", "firsts", "verdicts"))
     if not (isinstance(asked, list) and isinstance(stats, dict) and isinstance(firsts, dict)):
         return None
+    if not all(isinstance(v, str) for v in [*asked, *firsts.values()]):
+        return None
     if kept.get("live") != sorted(set(asked) & set(live)):
         return None
     if any(mtime_ns(path) != stamp for path, stamp in stats.items()):
         return None
     verdicts = [_verdict(row) for row in rows] if isinstance(rows, list) else [None]
-    if any(v is None for v in verdicts) or not all(isinstance(v, str) for v in firsts.values()):
+    if any(v is None for v in verdicts):
         return None
     return [v for v in verdicts if v is not None], firsts
 
