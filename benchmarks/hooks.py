@@ -36,6 +36,7 @@ TARGETS = {
     "session-start (10,000 session files)": (2.0, 4.0),
     "session-start (sync on)": (2.0, 4.0),
     "session-start (300 items, provenance)": (2.0, 4.0),
+    "session-start (300 items, one changed)": (2.0, 4.0),
     "stop (nothing new)": (2.0, None),
     "user-prompt-submit": (None, 4.0),
 }
@@ -169,6 +170,13 @@ def large_store(project: str, env: dict[str, str], count: int) -> None:
             fh.write(json.dumps({"file": name}))
 
 
+def touched(path: str, data: bytes) -> bytes:
+    """``data``, once ``path`` was just written to (before each run of a variant that needs it)."""
+    with open(path, "a", encoding="utf-8") as fh:
+        fh.write("# edited\n")
+    return data
+
+
 def idle_transcript(path: str) -> str:
     """A short transcript that does not grow: what a Stop with nothing new reads."""
     with open(path, "w", encoding="utf-8") as fh:
@@ -212,6 +220,9 @@ def main() -> int:
     items = os.path.join(base, "items-project")
     os.makedirs(os.path.join(items, ".git"))
     provenance_memory(items, env)
+    edited = os.path.join(base, "edited-project")  # the same, with a file written before each start
+    os.makedirs(os.path.join(edited, ".git"))
+    provenance_memory(edited, env)
     idle = idle_transcript(os.path.join(base, "idle.jsonl"))
     synced = os.path.join(base, "store-synced")  # a store with a remote: the hooks start background syncs
     sync_env = {**env, "KEEPER_HOME": synced}
@@ -266,6 +277,13 @@ def main() -> int:
             cmd("session-start"),
             payload("session-start", source="startup", cwd=items),
             {"CLAUDE_PROJECT_DIR": items},
+        ),
+        "session-start (300 items, one changed)": (  # the kept verdicts cannot be used: a full check
+            cmd("session-start"),
+            lambda: touched(
+                os.path.join(edited, "src", "mod_100.py"), payload("session-start", source="startup", cwd=edited)
+            ),
+            {"CLAUDE_PROJECT_DIR": edited},
         ),
         "user-prompt-submit": (
             cmd("user-prompt-submit"),

@@ -151,3 +151,14 @@ def test_session_start_on_a_store_in_this_format_imports_neither_json_nor_shutil
     loaded, reply = loaded_by(["hook", "session-start"], payload, project_dir)
     assert "Use Redis" in json.dumps(reply)
     assert not loaded & {"json", "shutil"}
+
+
+def test_session_start_loads_nothing_this_project_does_not_use(project_dir: Path) -> None:
+    """No remote recorded: nothing of sync; no team.md: nothing of recall; the shown items' ids come
+    from the SHA-256 the start loads anyway, not from zlib."""
+    save_in(project_dir, "--decision", "Prices live in src/cache.py")
+    payload = {"session_id": "s1", "cwd": str(project_dir), "source": "startup"}
+    loaded, reply = loaded_by(["hook", "session-start"], payload, project_dir)
+    assert "Prices live in src/cache.py" in json.dumps(reply)
+    assert "keeper.store.provenance" in loaded  # the stale check ran
+    assert not loaded & {"zlib", "keeper.sync", "keeper.sync.background", "keeper.recall", "keeper.recall.sources"}

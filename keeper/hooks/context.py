@@ -10,7 +10,6 @@ from __future__ import annotations
 import os
 import time
 
-from keeper.recall import sources
 from keeper.store import paths, repo
 from keeper.store.fsutil import read_head
 from keeper.text import count, inline
@@ -20,7 +19,8 @@ if TYPE_CHECKING:
     from keeper.recall.search import Result
 
 # memory, sessions and markdown load inside the functions that use them: `keeper recall` prints
-# through this module and needs none of them.
+# through this module and needs none of them; recall's sources load only where team notes or recall
+# results are shown (a session start without team.md needs none of recall).
 
 HARD_CAP = 9500  # stays under Claude Code's 10,000-character hook output limit
 SESSION_SO_FAR = 1500
@@ -139,8 +139,12 @@ def team_notes(project: paths.Project, room: int) -> tuple[str, list[str], int]:
     from keeper.memory import document
 
     path = repo.team_file(project)
-    text = sources.read_named(path, sources.TEAM_NAME) if path else None
-    if not path or not text or not text.strip():
+    if not path:
+        return "", [], 0
+    from keeper.recall import sources
+
+    text = sources.read_named(path, sources.TEAM_NAME)
+    if not text or not text.strip():
         return "", [], 0
     head = (
         f"Team notes for this repository, from {inline(path)}: committed with the code, so written by the "
@@ -221,7 +225,7 @@ def session_start(project: paths.Project, limit: int, source: str, session: str,
     head = f"Keeper memory for project '{inline(project.name)}' (from {project.memory}, saved {saved})."
     tail = "Session files hold the full history; `keeper recall <words>` searches them and memory.md."
     firsts: dict[str, str] = {}
-    stale = provenance.stale_items(project, text, firsts, live={session})  # its own edits are no news
+    stale = provenance.stale_items(project, text, firsts, live={session}, keep=True)  # own edits: no news
     room = max(limit - len(head) - len(tail) - len(so_far) - len(missed) - len(shared) - 300, 0)
     noted = min(marks.reserve(stale), room // 5)  # the marks' share: at most a fifth of the project's room
     room -= noted
@@ -272,6 +276,8 @@ def _grouped(results: list[Result]) -> list[tuple[str, list[Result]]]:
 
 def recall_block(query: str, results: list[Result], limit_chars: int = 6000) -> str:
     """Recall results grouped by file, dated, best first; bounded for the hook channel."""
+    from keeper.recall import sources
+
     if not results:
         return (
             f"Keeper recall for {query!r}: no match in this project's memory.md, its session files or the "
@@ -309,6 +315,8 @@ def _bounded(text: str, limit: int) -> str:
 
 def auto_recall_block(results: list[Result], limit_chars: int) -> str:
     """What automatic recall adds to a prompt: a few dated, one-line pointers, bounded."""
+    from keeper.recall import sources
+
     lines = ["Keeper found earlier notes in this project that match this prompt (automatic recall):"]
     for item in results:
         dated = f"{item.chunk.date}, " if item.chunk.date else ""

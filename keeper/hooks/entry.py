@@ -206,13 +206,13 @@ def session_end(event: Event, at: Resolved) -> Reply:
 
 
 def _sync_in_background(at: Resolved) -> None:
-    """Start a detached sync when a remote is recorded (one stat) and ``sync`` is on; never wait for it."""
-    if not at.cfg.sync:
+    """Start a detached sync when a remote is recorded (one stat, before importing anything) and
+    ``sync`` is on; never wait for it."""
+    if not at.cfg.sync or not os.path.exists(paths.sync_file()):
         return
     from keeper.sync import background
 
-    if background.wanted():
-        background.start()
+    background.start()
 
 
 def user_prompt_submit(event: Event, at: Resolved) -> Reply:

@@ -45,6 +45,7 @@ OWNED_LINES = "memory.json"  # in STATE_DIR: which lines of memory.md Keeper wro
 REMOVED = "removed.json"  # in STATE_DIR: the keys of items retired or resolved, so import cannot revive them
 STORE_FORMAT = "format.json"  # at the root: the store's format and the migrations it has had (store.migrate)
 PROVENANCE_FILE = "provenance.jsonl"  # beside memory.md: where each item came from (durable: export and sync carry it)
+STALE_CACHE = "stale-marks.cache"  # in STATE_DIR: the stale check's last verdicts (derived: store.verdicts)
 # In STATE_DIR and beside memory.md in the sync repository: the removals that travel (store.removals).
 REMOVALS = "removals.json"
 SYNC_FILE = "sync.json"  # at the root: the recorded remote and this machine's id (machine-local, never synced)

@@ -14,22 +14,11 @@ from __future__ import annotations
 import os
 import sys
 
-from keeper.store import paths
-
 _CHILD = (
     "import sys; del sys.path[0]; import os, tempfile; os.chdir(tempfile.gettempdir()); "
     "from keeper.cli import main; sys.exit(main(['sync', '--background']))"
 )
 ROUNDS = 3
-
-
-def wanted() -> bool:
-    """Whether a remote is recorded (one stat)."""
-    try:
-        os.stat(paths.sync_file())
-    except (OSError, ValueError):
-        return False
-    return True
 
 
 def start() -> int | None:

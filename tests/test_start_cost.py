@@ -1,0 +1,392 @@
+"""What a session start keeps so that the next one does not redo or rewrite it, and why that never
+changes what the start shows (speed itself is measured in benchmarks/hooks.py)."""
+
+from __future__ import annotations
+
+import json
+import os
+import time
+from collections.abc import Callable
+from datetime import datetime, timedelta, timezone
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from keeper.capture import record, saving
+from keeper.hooks import marks
+from keeper.memory.document import SaveInput
+from keeper.store import config, identity, paths, provenance, verdicts
+from tests.helpers import run_hook
+from tests.syncstores import git
+from tests.transcripts import Transcript
+
+
+def project_of(root: Path) -> paths.Project:
+    return identity.make_project(identity.find_project_root(str(root)))
+
+
+def test_a_start_that_shows_the_same_items_again_leaves_the_shown_list_alone(project_dir: Path) -> None:
+    project = project_of(project_dir)
+    path = provenance.shown_file(project, "s1")
+    os.makedirs(os.path.dirname(path))
+    marks.remember_shown(project, "s1", {"0000abcd", "1234beef"})
+    os.utime(path, (1_000_000_000, 1_000_000_000))
+    marks.remember_shown(project, "s1", {"1234beef", "0000abcd"})  # a resume that shows the same items
+    assert os.stat(path).st_mtime == 1_000_000_000
+    assert Path(path).read_text(encoding="utf-8") == "0000abcd 1234beef"
+
+
+def test_other_items_shown_replace_the_list_with_a_new_file_not_a_rewrite_in_place(project_dir: Path) -> None:
+    project = project_of(project_dir)
+    path = provenance.shown_file(project, "s1")
+    os.makedirs(os.path.dirname(path))
+    marks.remember_shown(project, "s1", {"0000abcd"})
+    earlier = os.path.join(os.path.dirname(path), "earlier")
+    os.link(path, earlier)  # sees the old file's data, whatever happens to its name
+    marks.remember_shown(project, "s1", {"1234beef", "5678cafe"})
+    assert Path(path).read_text(encoding="utf-8") == "1234beef 5678cafe"
+    assert Path(earlier).read_text(encoding="utf-8") == "0000abcd"  # not truncated and rewritten in place
+
+
+# -- the stale check's kept verdicts ----------------------------------------------------------------
+
+WORK = "9a0c3e51-1d2b-4c7a-8f00-5b1e2d3c4f56"
+NEXT = "1f2e3d4c-5b6a-4978-8a6b-5c4d3e2f1a0b"
+DAY = 86400.0
+ITEMS = [
+    "Prices are cached for 30 seconds",  # rests on src/cache.py, which its session edited
+    "Routes are declared in `src/api.py`, one per line",  # names a path
+    "Docs go to docs/guide.md when written",  # docs/ is no folder of the repository (yet)
+]
+
+
+FILES = ("src/cache.py", "src/api.py", "README.md")
+
+
+@pytest.fixture
+def repo(project_dir: Path) -> Path:
+    """The project's files, old: a session's work, then a quiet week (the check reads file times,
+    never git, so no git binary is needed here)."""
+    (project_dir / "src").mkdir()
+    for name in FILES:
+        (project_dir / name).write_text("X = 1\n", encoding="utf-8")
+        age(project_dir / name, time.time() - 9 * DAY)
+    return project_dir
+
+
+def age(path: Path | str, when: float) -> None:
+    os.utime(path, (when, when))
+
+
+def day_of(when: float) -> str:
+    return time.strftime("%Y-%m-%d", time.localtime(when))
+
+
+def saved(repo: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]) -> paths.Project:
+    """A session edited src/cache.py and saved ITEMS five days ago; then everything settled (every
+    input of the check older than the clock's granularity, as a minute later)."""
+    transcript = Transcript(repo.parent / f"{WORK}.jsonl", cwd=str(repo)).prompt("Cache the prices")
+    transcript.tool("Edit", {"file_path": str(repo / "src" / "cache.py"), "old_string": "1", "new_string": "2"})
+    start(repo, WORK, monkeypatch, capsys, str(transcript.path))
+    project = project_of(repo)
+    then = datetime.now() - timedelta(days=5)
+    saving.save(project, config.load(project.root), SaveInput(decisions=ITEMS), WORK, now=then)
+    settle(repo, project)
+    return project
+
+
+def settle(repo: Path, project: paths.Project) -> None:
+    age(project.provenance, time.time() - 600)
+    age(repo, time.time() - 600)
+
+
+def start(
+    repo: Path, session: str, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str], transcript: str = ""
+) -> dict[str, Any]:
+    payload = {"session_id": session, "transcript_path": transcript, "cwd": str(repo), "source": "startup"}
+    return run_hook("session-start", payload, monkeypatch, capsys)
+
+
+def marks_of(reply: dict[str, Any]) -> dict[str, str]:
+    """Each item shown -> its stale mark ('' when none)."""
+    text = str(reply.get("hookSpecificOutput", {}).get("additionalContext", ""))
+    found = {}
+    for line in text.splitlines():
+        item = next((i for i in ITEMS if line.startswith(f"- {i}")), None)
+        if item:
+            found[item] = line.split("[may be stale: ", 1)[1].rstrip("]") if "[may be stale: " in line else ""
+    return found
+
+
+class Reads:
+    """Counts the stale check's full runs (each reads the provenance record once)."""
+
+    def __init__(self, monkeypatch: pytest.MonkeyPatch) -> None:
+        self.count = 0
+        real = provenance.read
+
+        def counted(folder: str) -> list[dict[str, Any]]:
+            self.count += 1
+            return real(folder)
+
+        monkeypatch.setattr(provenance, "read", counted)
+
+
+def kept_then(
+    repo: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> tuple[Reads, dict[str, str]]:
+    """A start that keeps its verdicts, and the marks it showed; ``Reads`` counts the full checks after it."""
+    project = saved(repo, monkeypatch, capsys)
+    first = marks_of(start(repo, NEXT, monkeypatch, capsys))
+    assert os.path.exists(verdicts.cache_file(project))
+    return Reads(monkeypatch), first
+
+
+def marked_then(
+    repo: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> tuple[Reads, dict[str, str]]:
+    """``kept_then`` with src/cache.py changed two days ago, after the save: its items marked."""
+    age(repo / "src" / "cache.py", time.time() - 2 * DAY)
+    reads, first = kept_then(repo, monkeypatch, capsys)
+    assert first[ITEMS[0]].startswith("src/cache.py changed")
+    return reads, first
+
+
+def test_the_kept_verdicts_are_a_derived_file_of_the_projects_state(
+    repo: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    kept_then(repo, monkeypatch, capsys)
+    project = project_of(repo)
+    relative = os.path.relpath(verdicts.cache_file(project), paths.data_root())
+    assert paths.kind(relative) == paths.DERIVED
+    assert os.path.dirname(verdicts.cache_file(project)) == project.state
+
+
+def test_a_start_with_nothing_changed_takes_the_kept_verdicts_and_shows_the_same(
+    repo: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    reads, first = marked_then(repo, monkeypatch, capsys)
+    again = start(repo, "a-third-session", monkeypatch, capsys)
+    assert marks_of(again) == first and "3 may be stale" in again["systemMessage"]
+    assert reads.count == 0
+
+
+def test_deleting_the_kept_verdicts_costs_one_full_check_and_changes_nothing(
+    repo: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    reads, first = marked_then(repo, monkeypatch, capsys)
+    os.unlink(verdicts.cache_file(project_of(repo)))
+    assert marks_of(start(repo, "a-third-session", monkeypatch, capsys)) == first
+    assert reads.count == 1
+
+
+WHOLE = ["", "{", "[]", '{"key": 1}', "\x00garbage"]  # the file
+FIELDS = [  # one field of a file whose key still matches
+    ("asked", [[1]]),
+    ("asked", "s"),
+    ("live", None),
+    ("stats", {"/nowhere": "x"}),
+    ("stats", []),
+    ("firsts", {"- a line": 1}),
+    ("verdicts", [["k", "t", "s", "r"]]),
+    ("verdicts", [["k", "t", "s", "r", "soon"]]),
+    ("verdicts", {}),
+]
+
+
+@pytest.mark.parametrize("damage", [*WHOLE, *FIELDS])
+def test_damaged_kept_verdicts_are_a_miss_never_an_error(
+    damage: str | tuple[str, object],
+    repo: Path,
+    monkeypatch: pytest.MonkeyPatch,
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    reads, first = marked_then(repo, monkeypatch, capsys)
+    kept = Path(verdicts.cache_file(project_of(repo)))
+    if isinstance(damage, tuple):
+        data = json.loads(kept.read_text(encoding="utf-8"))
+        data[damage[0]] = damage[1]
+        damage = json.dumps(data)
+    kept.write_text(damage, encoding="utf-8")
+    assert marks_of(start(repo, "a-third-session", monkeypatch, capsys)) == first
+    assert reads.count == 1
+
+
+def test_a_repository_file_changed_since_is_seen(
+    repo: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    reads, first = kept_then(repo, monkeypatch, capsys)
+    assert first[ITEMS[0]] == ""
+    changed = time.time() - DAY
+    age(repo / "src" / "cache.py", changed)  # an mtime in the past: no clock tick can hide it
+    after = marks_of(start(repo, "a-third-session", monkeypatch, capsys))
+    assert after[ITEMS[0]] == f"src/cache.py changed {day_of(changed)}, 4 days after this"
+    assert reads.count == 1
+
+
+@pytest.mark.parametrize(
+    ("change", "item", "mark"),
+    [
+        (lambda repo: (repo / "src" / "api.py").unlink(), ITEMS[1], "src/api.py is gone (renamed or deleted)"),
+        # docs/ was no folder of the repository, so docs/guide.md was not checked; now it is, and missing
+        (lambda repo: (repo / "docs").mkdir(), ITEMS[2], "docs/guide.md is gone (renamed or deleted)"),
+    ],
+    ids=["a named file gone", "a new top folder"],
+)
+def test_a_named_path_gone_or_a_new_top_folder_is_seen(
+    change: Callable[[Path], None],
+    item: str,
+    mark: str,
+    repo: Path,
+    monkeypatch: pytest.MonkeyPatch,
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    _, first = kept_then(repo, monkeypatch, capsys)
+    assert first[item] == ""
+    change(repo)
+    assert marks_of(start(repo, "a-third-session", monkeypatch, capsys))[item].startswith(mark)
+
+
+def test_a_hand_edit_of_memory_md_is_seen(
+    repo: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    reads, _ = kept_then(repo, monkeypatch, capsys)
+    project = project_of(repo)
+    memory = Path(project.memory)
+    text = memory.read_text(encoding="utf-8")
+    stamp = os.stat(memory)
+    memory.write_text(text.replace("src/api.py", "src/ap2.py"), encoding="utf-8")  # same size
+    os.utime(memory, ns=(stamp.st_atime_ns, stamp.st_mtime_ns))  # and the same mtime: the text decides
+    after = start(repo, "a-third-session", monkeypatch, capsys)
+    text_after = str(after["hookSpecificOutput"]["additionalContext"])
+    assert "src/ap2.py is gone (renamed or deleted)" in text_after
+    assert reads.count == 1
+
+
+def test_a_new_save_is_seen(repo: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]) -> None:
+    reads, _ = marked_then(repo, monkeypatch, capsys)
+    project = project_of(repo)
+    saving.save(project, config.load(project.root), SaveInput(decisions=[ITEMS[0]]), "one-that-was-not-shown-it")
+    reads.count = 0
+    after = marks_of(start(repo, "a-third-session", monkeypatch, capsys))
+    assert after[ITEMS[0]] == ""  # confirmed after the change: fresh again
+    assert reads.count == 1
+
+
+def test_a_record_that_changed_without_memory_md_is_seen(
+    repo: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """A sync or an import can bring another machine's confirmation of an item into the record alone."""
+    reads, _ = marked_then(repo, monkeypatch, capsys)
+    project = project_of(repo)
+    confirmed = {"at": datetime.now().strftime("%Y-%m-%dT%H:%M:%S"), "event": "confirmed", "session": "elsewhere"}
+    provenance.append(project.dir, [{**confirmed, "item": "prices are cached for 30 seconds", "text": ITEMS[0]}])
+    age(project.provenance, time.time() - 300)  # only the record changed
+    assert marks_of(start(repo, "a-third-session", monkeypatch, capsys))[ITEMS[0]] == ""
+    assert reads.count == 1
+
+
+def test_a_record_rewritten_within_one_clock_tick_is_never_trusted(
+    repo: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """A record younger than the clock's granularity could change again with the same size and mtime
+    (a coarse file system's tick): verdicts resting on it are not kept."""
+    age(repo / "src" / "cache.py", time.time() - 2 * DAY)
+    project = saved(repo, monkeypatch, capsys)
+    events_file = Path(project.provenance)
+    events_file.touch()  # written just now
+    first = marks_of(start(repo, NEXT, monkeypatch, capsys))
+    assert first[ITEMS[0]].startswith("src/cache.py changed")
+    assert not os.path.exists(verdicts.cache_file(project))
+    stamp = os.stat(events_file)
+    later = (datetime.now() - timedelta(days=1)).strftime("%Y-%m-%dT")  # the save: after the change
+    text = events_file.read_text(encoding="utf-8")
+    earlier = (datetime.now() - timedelta(days=5)).strftime("%Y-%m-%dT")
+    assert earlier in text
+    events_file.write_text(text.replace(earlier, later), encoding="utf-8")  # same size
+    os.utime(events_file, ns=(stamp.st_atime_ns, stamp.st_mtime_ns))  # same tick
+    assert marks_of(start(repo, "a-third-session", monkeypatch, capsys))[ITEMS[0]] == ""
+
+
+def test_a_start_within_one_clock_tick_of_a_files_change_keeps_nothing(
+    repo: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    project = saved(repo, monkeypatch, capsys)
+    (repo / "src" / "cache.py").write_text("X = 3\n", encoding="utf-8")  # just now
+    assert marks_of(start(repo, NEXT, monkeypatch, capsys))[ITEMS[0]].startswith("src/cache.py changed")
+    assert not os.path.exists(verdicts.cache_file(project))
+
+
+def test_the_live_sessions_own_edits_are_judged_for_each_session(
+    repo: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """A compaction of the saving session keeps verdicts under which its own edits are no news; a
+    new session must not take them."""
+    project = saved(repo, monkeypatch, capsys)
+    age(repo / "src" / "cache.py", time.time() - DAY)  # the saving session went on editing
+    payload = {"session_id": WORK, "transcript_path": "", "cwd": str(repo), "source": "compact"}
+    assert marks_of(run_hook("session-start", payload, monkeypatch, capsys))[ITEMS[0]] == ""
+    assert os.path.exists(verdicts.cache_file(project))
+    assert marks_of(start(repo, NEXT, monkeypatch, capsys))[ITEMS[0]].startswith("src/cache.py changed")
+
+
+def test_a_session_that_ended_since_is_seen(
+    repo: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """Edits the saving session made before it ended are no news: its end marker is an input too."""
+    project = saved(repo, monkeypatch, capsys)
+    edited = time.time() - 2 * DAY
+    age(repo / "src" / "cache.py", edited)
+    reads, first = Reads(monkeypatch), marks_of(start(repo, NEXT, monkeypatch, capsys))
+    assert first[ITEMS[0]].startswith("src/cache.py changed") and reads.count == 1
+    record.mark_ended(project, WORK)
+    end = next(Path(project.state).rglob(f"{WORK}.end"))  # its end marker, wherever the state keeps it
+    age(end, edited + 600)  # it ended ten minutes after that edit
+    assert marks_of(start(repo, "a-third-session", monkeypatch, capsys))[ITEMS[0]] == ""
+    assert reads.count == 2
+
+
+@pytest.mark.skipif(not hasattr(time, "tzset"), reason="time.tzset is POSIX only")
+def test_another_time_zone_is_seen(
+    repo: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """The reasons carry local dates."""
+    changed = (datetime.now(timezone.utc) - timedelta(days=2)).replace(hour=12, minute=30).timestamp()
+    age(repo / "src" / "cache.py", changed)
+    monkeypatch.setenv("TZ", "UTC")
+    time.tzset()
+    try:
+        reads, first = kept_then(repo, monkeypatch, capsys)
+        monkeypatch.setenv("TZ", "Pacific/Kiritimati")  # UTC+14: another day
+        time.tzset()
+        after = marks_of(start(repo, "a-third-session", monkeypatch, capsys))
+        assert after[ITEMS[0]] == f"src/cache.py changed {day_of(changed)}, {first[ITEMS[0]].split(', ')[1]}"
+        assert after[ITEMS[0]] != first[ITEMS[0]] and reads.count == 1
+    finally:
+        monkeypatch.delenv("TZ")
+        time.tzset()
+
+
+@pytest.mark.needs("git")
+def test_another_worktree_of_the_repository_is_checked_against_its_own_files(
+    repo: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """Worktrees share one memory, not their files: verdicts kept for one are no answer for another."""
+    git("init", "-q", "-b", "main", cwd=repo)
+    git("add", ".", cwd=repo)
+    git("-c", "user.email=t@example.com", "-c", "user.name=t", "commit", "-qm", "start", cwd=repo)
+    project = saved(repo, monkeypatch, capsys)
+    linked = repo.parent / "api-feature"
+    git("worktree", "add", "-q", "-b", "feature", str(linked), cwd=repo)
+    for name in FILES:
+        age(linked / name, time.time() - 9 * DAY)
+    age(linked / "src" / "cache.py", time.time() - DAY)  # changed in the linked worktree only
+    age(linked, time.time() - 600)
+    assert project_of(linked).dir == project.dir  # one memory
+    assert marks_of(start(repo, NEXT, monkeypatch, capsys))[ITEMS[0]] == ""
+    assert os.path.exists(verdicts.cache_file(project))
+    payload = {"session_id": "in-the-worktree", "transcript_path": "", "cwd": str(linked), "source": "startup"}
+    monkeypatch.chdir(linked)
+    after = marks_of(run_hook("session-start", payload, monkeypatch, capsys))
+    assert after[ITEMS[0]].startswith("src/cache.py changed")
