@@ -29,12 +29,12 @@ def collect(project: paths.Project, cfg: Config) -> dict[str, Any]:
     files = sessions.list_files(project)
     session = agents.session_from_env()
     if session:  # inside Claude Code or Codex: this session's counter; else the most recent one
-        tally_file: str | None = counters.tally_path(project.state, identity.safe_session_id(session))
+        tally_file: str | None = counters.tally_path(project, identity.safe_session_id(session))
     else:
-        tallies = glob.glob(os.path.join(project.state, "*.tally"))
+        tallies = glob.glob(os.path.join(project.session_state, "*.tally"))
         tally_file = max(tallies, key=os.path.getmtime) if tallies else None
     seen = counters.read(tally_file) if tally_file else b""
-    saves = [read_json(f).get("last_save") for f in glob.glob(os.path.join(project.state, "*.json"))]
+    saves = [read_json(f).get("last_save") for f in glob.glob(os.path.join(project.session_state, "*.json"))]
     last_save = max((s for s in saves if isinstance(s, str)), default=None)
     data_root = paths.data_root()
     try:

@@ -105,7 +105,7 @@ def test_eight_sessions_hooking_and_saving_at_once_lose_nothing(project_dir: Pat
     assert len(expected) >= 8
     assert all(decisions[d] == 1 for d in expected), [d for d in expected if decisions[d] != 1][:5]
     for session, uses, saved in (r for r in results if r[0] != "reader"):
-        log = counters.read(counters.tally_path(project.state, session))
+        log = counters.read(counters.tally_path(project, session))
         assert counters.total_uses(log) == uses  # counters exact
         assert counters.saves(log) == len(saved)
     assert len(list(Path(project.sessions).glob("*.md"))) == 8

@@ -1,7 +1,7 @@
 """The session record: each session's file kept up to date without a model call.
 
 Stop, PreCompact and SessionEnd bring the record up to date from the transcript and a few facts
-(tool uses, the last reply, when it ended). Start and end markers in ``state/`` say which
+(tool uses, the last reply, when it ended). Start and end markers in ``state/sessions/`` say which
 sessions began and which ended, so a session killed before SessionEnd is finished by the next
 SessionStart once its transcript has gone quiet. The transcript reader loads only when a record
 is updated: SessionStart usually needs just the markers.
@@ -32,7 +32,7 @@ MISSED_ENDINGS_PER_START = 5
 
 
 def _marker(project: paths.Project, session: str, kind: str) -> str:
-    return os.path.join(project.state, f"{session}.{kind}")
+    return project.session_file(session, kind)
 
 
 def _open_marker(project: paths.Project, session: str) -> str:
@@ -56,7 +56,7 @@ def mark_start(project: paths.Project, session: str, transcript_path: str = "") 
     except FileExistsError:
         return
     except FileNotFoundError:
-        ensure_dir(project.state)
+        ensure_dir(project.session_state)
         return mark_start(project, session, transcript_path)
     with os.fdopen(fd, "w", encoding="utf-8") as fh:
         fh.write(time.strftime("%Y-%m-%dT%H:%M:%S") + "\n" + transcript_path.replace("\n", " "))
@@ -112,7 +112,7 @@ def unended(project: paths.Project) -> list[str]:
     except OSError:
         return []
     try:
-        names = os.listdir(project.state)
+        names = os.listdir(project.session_state)
     except OSError:
         return []
     started = {n[: -len(".start")] for n in names if n.endswith(".start")}
@@ -243,7 +243,7 @@ def update_from_hook(event: str, at: Resolved, new_facts: Facts, transcript_path
 
 def stamp(event: str, at: Resolved, label: str, detail: str, last_reply: str, transcript_path: str) -> None:
     """Record a moment (``Compacted``, ``Ended``) with the facts and everything the transcript shows."""
-    tally = counters.read(counters.tally_path(at.project.state, at.session))
+    tally = counters.read(counters.tally_path(at.project, at.session))
     found = facts(tally, last_reply, at.cfg.redact_patterns)
     found[label] = time.strftime("%Y-%m-%d %H:%M") + (f" ({detail})" if detail else "")
     update_from_hook(event, at, found, transcript_path)

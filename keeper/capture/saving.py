@@ -168,7 +168,7 @@ def save(
         team.check(project)  # before anything is written: a save lands whole or not at all
     _freshen(project, cfg, session)
     with project_lock(project.lock):
-        for folder in (project.dir, project.sessions, project.state):
+        for folder in (project.dir, project.sessions, project.state, project.session_state):
             sweep_temp_files(folder)  # what writers killed mid-write left behind
         text = read_text(project.memory, exact=True)  # a hand edit in another encoding keeps its bytes
         merged, provenance, report = document.merge(
@@ -206,7 +206,7 @@ def save(
         state["last_save"] = now.isoformat(timespec="seconds")
         sessions.write_state(project, session, state)
     resolve.remember_root(project, check=True)
-    counters.append(counters.tally_path(project.state, session), counters.SAVE)
+    counters.append(counters.tally_path(project, session), counters.SAVE)
     return report, session_file
 
 

@@ -41,20 +41,37 @@ class Backup:
     def __init__(self, root: str, name: str) -> None:
         self.root = root
         self.folder = os.path.join(root, BACKUPS_DIR, f"{name}-{time.strftime('%Y%m%d-%H%M%S')}")
-        self.manifest: dict[str, object] = {"migration": name, "changed": [], "created": []}
+        self.manifest: dict[str, object] = {"migration": name, "changed": [], "created": [], "moved": {}}
 
     def keep(self, path: str) -> None:
         """Copy ``path`` (inside the store) into the backup, or note that the migration creates it."""
-        import json  # json and shutil only where a migration runs: a session start that finds
-        import shutil  # nothing to migrate costs no import (they take ~8 ms)
+        import shutil  # only where a migration runs: a session start that finds nothing to migrate
+        # costs no import (json and shutil take ~8 ms)
 
         rel = os.path.relpath(path, self.root)
         listed = self.manifest["changed" if os.path.isfile(path) else "created"]
         assert isinstance(listed, list)
-        listed.append(rel.replace(os.sep, "/"))
+        listed.append(self._rel(path))
         if os.path.isfile(path):
             ensure_dir(os.path.dirname(os.path.join(self.folder, rel)))
             shutil.copy2(path, os.path.join(self.folder, rel))
+        self._write()
+
+    def moved(self, pairs: list[tuple[str, str]]) -> None:
+        """Note files the migration renamed, ``(from, to)``: a rename changes no bytes, so nothing
+        is copied, and the manifest says where each went."""
+        listed = self.manifest["moved"]
+        assert isinstance(listed, dict)
+        for source, target in pairs:
+            listed[self._rel(source)] = self._rel(target)
+        self._write()
+
+    def _rel(self, path: str) -> str:
+        return os.path.relpath(path, self.root).replace(os.sep, "/")
+
+    def _write(self) -> None:
+        import json
+
         ensure_dir(self.folder)
         atomic_write(os.path.join(self.folder, "manifest.json"), json.dumps(self.manifest, indent=2))
 
@@ -187,6 +204,52 @@ def removal_records(root: str, backup: Backup) -> str:
             atomic_write(path, json.dumps({"keys": merged}, ensure_ascii=False))
             recorded += len(merged) - len(existing)
     return f"{count(recorded, 'removed item')} recorded from the session files" if recorded else ""
+
+
+@migration
+def session_state_folder(root: str, backup: Backup) -> str:
+    """Up to 0.3.0 each session's own files (``<session id>.<kind>``: its state, tally, items shown,
+    start and end markers) lay in ``state/`` beside Keeper's records, so a session named ``memory``
+    overwrote ``state/memory.json``. Each moves into ``state/sessions/`` by a rename, under the
+    project's lock (a hook of the old release appending to a tally meanwhile appends to the file
+    moved), never over a file already there; Keeper's records stay."""
+    moved = left = 0
+    projects = os.path.join(root, paths.PROJECTS_DIR)
+    for name in sorted(os.listdir(projects)) if os.path.isdir(projects) else []:
+        folder = os.path.join(projects, name)
+        state = os.path.join(folder, paths.STATE_DIR)
+        if not any(_session_file(entry) for entry in _listing(state)):
+            continue
+        target = os.path.join(state, paths.SESSION_STATE)
+        pairs: list[tuple[str, str]] = []
+        with project_lock(os.path.join(folder, LOCK)):
+            ensure_dir(target)
+            for entry in sorted(n for n in _listing(state) if _session_file(n)):
+                source, dest = os.path.join(state, entry), os.path.join(target, entry)
+                if os.path.lexists(dest):
+                    left += 1
+                elif os.path.isfile(source) and not os.path.islink(source):
+                    os.rename(source, dest)
+                    pairs.append((source, dest))
+        if pairs:
+            backup.moved(pairs)
+            moved += len(pairs)
+    said = [f"{count(moved, 'session state file')} moved into state/{paths.SESSION_STATE}/"] if moved else []
+    said += [f"{left} left in state/, a newer one being in state/{paths.SESSION_STATE}/"] if left else []
+    return "; ".join(said)
+
+
+def _listing(folder: str) -> list[str]:
+    try:
+        return os.listdir(folder)
+    except OSError:
+        return []
+
+
+def _session_file(name: str) -> bool:
+    """Whether a name in ``state/`` is one of a session's files: ``<file-safe id>.<kind>``, not a record."""
+    stem, _, kind = name.rpartition(".")
+    return kind in paths.SESSION_KINDS and identity.safe_session_id(stem) == stem and name not in paths.RECORDS
 
 
 def adopt(project: paths.Project, heir_of: str) -> None:

@@ -4,7 +4,7 @@ The file is named from the session's start in local time (a clash gets ``-2``, `
 header holds facts Keeper keeps current (``- Tool uses: …``), written and read here, updated in
 place so that the same Stop twice leaves the same bytes; each save is appended under ``## Saves``
 and ``## Activity`` is Keeper's own. Lines a person adds stay. Which file belongs to which
-session id is recorded in ``state/<session>.json``.
+session id is recorded in ``state/sessions/<session>.json``.
 """
 
 from __future__ import annotations
@@ -40,7 +40,7 @@ BOOKKEEPING = frozenset(f"- {label}" for label in HEADER_ORDER if label != "Last
 
 
 def _state_file(project: paths.Project, session: str) -> str:
-    return os.path.join(project.state, session + ".json")
+    return project.session_file(session, "json")
 
 
 def read_state(project: paths.Project, session: str) -> dict[str, object]:
