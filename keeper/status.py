@@ -11,7 +11,7 @@ from keeper.memory import document
 from keeper.plugin import agents, codex, install
 from keeper.store import counters, identity, log, paths, provenance, repo, sessions
 from keeper.store.config import Config
-from keeper.store.fsutil import read_json, read_text
+from keeper.store.fsutil import read_text
 from keeper.store.projects import size
 from keeper.sync import report
 from keeper.sync.scan import shown_name
@@ -34,8 +34,8 @@ def collect(project: paths.Project, cfg: Config) -> dict[str, Any]:
         tallies = glob.glob(os.path.join(project.session_state, "*.tally"))
         tally_file = max(tallies, key=os.path.getmtime) if tallies else None
     seen = counters.read(tally_file) if tally_file else b""
-    saves = [read_json(f).get("last_save") for f in glob.glob(os.path.join(project.session_state, "*.json"))]
-    last_save = max((s for s in saves if isinstance(s, str)), default=None)
+    saves = [sessions.state_at(f).last_save for f in glob.glob(os.path.join(project.session_state, "*.json"))]
+    last_save = max((s for s in saves if s), default=None)
     data_root = paths.data_root()
     try:
         import platformdirs

@@ -134,7 +134,7 @@ def _freshen(project: paths.Project, cfg: Config, session: str) -> None:
     """Bring the session's record up to date from its transcript, so the save's provenance names
     every file the session changed so far (a session without a transcript has nothing to add)."""
     state = sessions.read_state(project, session)
-    if state.get("transcript") or record.start_marker(project, session)[1]:
+    if state.transcript or record.start_marker(project, session)[1]:
         try:
             record.update(project, cfg, session, {})
         except KeeperError as exc:  # a busy lock: the files known at the last Stop will do
@@ -203,7 +203,7 @@ def save(
                 origins.append(paths.global_dir(), theirs, patterns)
         sessions.append_save(session_file, sessions.render_save(now, data, report))
         state = sessions.read_state(project, session)
-        state["last_save"] = now.isoformat(timespec="seconds")
+        state.last_save = now.isoformat(timespec="seconds")
         sessions.write_state(project, session, state)
     resolve.remember_root(project, check=True)
     counters.append(counters.tally_path(project, session), counters.SAVE)

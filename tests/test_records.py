@@ -1,0 +1,81 @@
+"""Each JSON file Keeper keeps is read once into a typed record: any JSON at all reads without an
+error (a damaged file is an empty record), a record reads back as it was written, and what earlier
+releases wrote is written back byte for byte."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Any, Callable
+
+import pytest
+from hypothesis import given
+from hypothesis import strategies as st
+
+from keeper.store import sessions
+from tests.conftest import REPO
+
+STORES = REPO / "tests" / "fixtures" / "stores"
+
+JSON = st.recursive(
+    st.none() | st.booleans() | st.integers() | st.floats(allow_nan=False) | st.text(),
+    lambda inner: st.lists(inner, max_size=4) | st.dictionaries(st.text(), inner, max_size=4),
+    max_leaves=12,
+)
+TEXT = st.text(max_size=30)
+
+STATES = st.builds(
+    sessions.State,
+    activity=st.none() | st.dictionaries(TEXT, JSON, max_size=4),
+    facts=st.none() | st.dictionaries(TEXT, st.none() | TEXT, max_size=4),
+    file=st.none() | st.from_regex(r"[0-9][0-9A-Za-z_@-]{0,20}\.md", fullmatch=True),
+    last_save=st.none() | TEXT,
+    offset=st.none() | st.integers(min_value=0),
+    reply=st.none() | TEXT,
+    transcript=st.none() | TEXT,
+)
+
+# Each record: how to make one, how it is read from parsed JSON, how it is written.
+RECORDS: dict[str, tuple[st.SearchStrategy[Any], Callable[[object], Any], Callable[[Any], str]]] = {
+    "session state": (STATES, sessions.State.parse, sessions.State.dump),
+}
+# Files earlier releases wrote, by record: each must be written back as it was.
+WRITTEN = {"session state": "projects/*/state/*-*.json"}
+
+
+@pytest.mark.parametrize("name", list(RECORDS))
+@given(data=st.data())
+def test_a_record_reads_back_as_it_was_written(name: str, data: st.DataObject) -> None:
+    make, parse, dump = RECORDS[name]
+    record = data.draw(make)
+    assert parse(json.loads(dump(record))) == record
+
+
+@pytest.mark.parametrize("name", list(RECORDS))
+@given(value=JSON)
+def test_any_json_reads_as_a_record_without_an_error(name: str, value: object) -> None:
+    _, parse, dump = RECORDS[name]
+    record = parse(value)
+    assert parse(json.loads(dump(record))) == record  # and what it keeps of it is written again
+
+
+@pytest.mark.parametrize("release", ["0.1.0", "0.2.0"])
+@pytest.mark.parametrize("name", list(WRITTEN))
+def test_what_an_earlier_release_wrote_is_written_back_byte_for_byte(name: str, release: str) -> None:
+    _, parse, dump = RECORDS[name]
+    found = sorted((STORES / release).glob(WRITTEN[name]))
+    assert found
+    for path in found:
+        text = path.read_text(encoding="utf-8")
+        assert dump(parse(json.loads(text))) == text, path
+
+
+def test_a_damaged_session_state_reads_field_by_field() -> None:
+    state = sessions.State.parse({"file": "../../memory.md", "offset": -5, "facts": {"A": 1, "B": "b"}, "reply": 3})
+    assert state == sessions.State(facts={"B": "b"})
+
+
+def test_a_session_state_file_that_is_no_json_object_is_empty(tmp_path: Path) -> None:
+    for text in ("[1, 2]", "{", ""):
+        (tmp_path / "s.json").write_text(text, encoding="utf-8")
+        assert sessions.state_at(str(tmp_path / "s.json")) == sessions.State()
