@@ -22,7 +22,7 @@ import stat
 
 from keeper import __version__
 from keeper.errors import KeeperError
-from keeper.memory import merge
+from keeper.memory import document, merge
 from keeper.store import identity, paths, removals, repo
 from keeper.store import provenance as origins
 from keeper.store.fsutil import atomic_write, create_new, project_lock, read_json, read_text
@@ -497,8 +497,8 @@ def plan(files: ProjectFiles, project: paths.Project) -> Result:
             if files.provenance is not None:
                 result.writes.append((provenance_file, files.provenance, False))
         else:
-            theirs = json.loads(files.provenance) if files.provenance is not None else {}
-            mine = read_json(provenance_file)
+            theirs = document.OwnedLines.parse(json.loads(files.provenance) if files.provenance is not None else {})
+            mine = document.OwnedLines.parse(read_json(provenance_file))
             # retired or resolved here (removed.json) or on another machine (removals.json, by sync)
             retired = saving.read_removed(saving.removed_file(project.dir))
             removed = removals.items_gone(removals.read(project.dir), retired)
@@ -507,8 +507,7 @@ def plan(files: ProjectFiles, project: paths.Project) -> Result:
             if merged != current:
                 result.writes.append((project.memory, merged, False))
             if provenance != mine:
-                text = json.dumps(provenance, ensure_ascii=False, sort_keys=True)
-                result.writes.append((provenance_file, text, False))
+                result.writes.append((provenance_file, provenance.dump(), False))
     if files.origins is not None:  # where each item came from: the union of both records
         result.writes.append((project.provenance, origins.merge(read_text(project.provenance), files.origins), False))
     _session_plan(files, project, result)

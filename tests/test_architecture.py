@@ -14,6 +14,7 @@ PACKAGE = REPO / "keeper"
 # The top-level modules split in two: standard-library leaves anything may use, and the commands
 # that sit on top of everything.
 LEAVES = {"errors", "jsonio", "markdown", "redact", "secret_rules", "user_patterns", "process", "text", "console"}
+LEAVES.add("records")  # the base of the typed records of Keeper's JSON files
 COMMANDS = {"cli", "status", "doctor", "demo", "archive", "why", "__main__"}
 
 # Lowest rank first. A module may import its own package (without a circle) and any package of a

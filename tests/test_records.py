@@ -12,6 +12,7 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
+from keeper.memory import document
 from keeper.store import sessions
 from tests.conftest import REPO
 
@@ -34,13 +35,19 @@ STATES = st.builds(
     reply=st.none() | TEXT,
     transcript=st.none() | TEXT,
 )
+OWNED_LINES = st.builds(
+    document.OwnedLines,
+    st.lists(TEXT, max_size=4),
+    st.lists(st.builds(document.RecentLine, TEXT, TEXT), max_size=4),
+)
 
 # Each record: how to make one, how it is read from parsed JSON, how it is written.
 RECORDS: dict[str, tuple[st.SearchStrategy[Any], Callable[[object], Any], Callable[[Any], str]]] = {
     "session state": (STATES, sessions.State.parse, sessions.State.dump),
+    "owned lines": (OWNED_LINES, document.OwnedLines.parse, document.OwnedLines.dump),
 }
 # Files earlier releases wrote, by record: each must be written back as it was.
-WRITTEN = {"session state": "projects/*/state/*-*.json"}
+WRITTEN = {"session state": "projects/*/state/*-*.json", "owned lines": "projects/*/state/memory.json"}
 
 
 @pytest.mark.parametrize("name", list(RECORDS))

@@ -25,7 +25,7 @@ from hypothesis import strategies as st
 from keeper.capture import saving
 from keeper.hooks import entry
 from keeper.markdown import Document, bare
-from keeper.memory.document import SaveInput
+from keeper.memory.document import OwnedLines, SaveInput
 from keeper.store import config, counters, fsutil, identity
 from tests.conftest import LoggedErrors
 from tests.helpers import run_hook
@@ -290,7 +290,7 @@ MUTATIONS = ("reorder", "rename", "extra", "crlf", "bom", "tabs", "no-title", "t
 @st.composite
 def edited(draw: st.DrawFn) -> tuple[str, dict]:
     base = None
-    prov: dict = {}
+    prov = OwnedLines()
     for i, data in enumerate(
         [
             {"decisions": ["Use Postgres 16", "Money in integer cents"], "state": ["api done"], "summary": "day one"},
@@ -356,7 +356,7 @@ def test_whatever_people_do_to_memory_md_nothing_they_wrote_is_dropped(case: tup
     from keeper.memory import document
 
     text, prov = case
-    owned = set(prov.get("state", [])) | {r["line"] for r in prov.get("recent", [])}
+    owned = set(prov.state) | {r.line for r in prov.recent}
     theirs = Counter(bare(line) for line in text.lstrip("\ufeff").splitlines(keepends=True) if bare(line) not in owned)
     after, _, _ = document.merge(
         text,

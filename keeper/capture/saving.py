@@ -126,10 +126,6 @@ def to_save_input(
     )
 
 
-def _provenance_file(project: paths.Project) -> str:
-    return project.owned_lines
-
-
 def _freshen(project: paths.Project, cfg: Config, session: str) -> None:
     """Bring the session's record up to date from its transcript, so the save's provenance names
     every file the session changed so far (a session without a transcript has nothing to add)."""
@@ -171,9 +167,9 @@ def save(
         for folder in (project.dir, project.sessions, project.state, project.session_state):
             sweep_temp_files(folder)  # what writers killed mid-write left behind
         text = read_text(project.memory, exact=True)  # a hand edit in another encoding keeps its bytes
-        merged, provenance, report = document.merge(
+        merged, owned, report = document.merge(
             text,
-            read_json(_provenance_file(project)),
+            document.OwnedLines.parse(read_json(project.owned_lines)),
             mine,
             project_name=project.name,
             session_id=session,
@@ -182,7 +178,7 @@ def save(
         )
         if merged != text and (text is not None or _touches_project(mine)):
             atomic_write(project.memory, merged)
-            atomic_write(_provenance_file(project), json.dumps(provenance, ensure_ascii=False, sort_keys=True))
+            atomic_write(project.owned_lines, owned.dump())
             _record_removals(project.removed, mine, report.removed_keys, now)
         if data.scope == "team":
             shared, tidied = team.save(project, data, now)

@@ -12,6 +12,7 @@ from __future__ import annotations
 import os
 
 from keeper.markdown import Document, after_last_bullet, content_end, escape_line
+from keeper.records import Record
 from keeper.store import paths
 from keeper.store.fsutil import atomic_write, create_new, ensure_dir, read_json, read_text
 
@@ -39,11 +40,10 @@ HEADER_ORDER = (
 BOOKKEEPING = frozenset(f"- {label}" for label in HEADER_ORDER if label != "Last reply")
 
 
-class State:
+class State(Record):
     """What Keeper keeps between hooks for one session (``state/sessions/<session>.json``), read
     once at the boundary: a field that is missing or damaged (a hand edit, a truncated write,
-    another version) is None, and a None field is not written. A plain class with ``__slots__``:
-    Stop reads it, and ``dataclasses`` costs a hook a few ms to import.
+    another version) is None, and a None field is not written (``records.Record``: Stop reads it).
 
     ``file``: the session file's name in ``sessions/``; ``transcript``: its transcript; ``offset``:
     how far into it the record has read; ``facts``: the header facts written (None: a line removed);
@@ -90,12 +90,6 @@ class State:
         from keeper import jsonio  # here: recall reads session files and needs no JSON
 
         return jsonio.dumps({name: getattr(self, name) for name in self.__slots__ if getattr(self, name) is not None})
-
-    def __eq__(self, other: object) -> bool:
-        return isinstance(other, State) and all(getattr(self, n) == getattr(other, n) for n in self.__slots__)
-
-    def __repr__(self) -> str:
-        return "State(" + ", ".join(f"{n}={getattr(self, n)!r}" for n in self.__slots__) + ")"
 
 
 def _text(value: object) -> str | None:
