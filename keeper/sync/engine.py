@@ -300,18 +300,18 @@ def _apply_removals(part: _Part, theirs: dict[str, bytes], merged: dict[str, byt
     for path, data in part.mine.items():
         if path.startswith(sessions) and path not in part.side.files and kinds.acceptable(path, data):
             name = path[len(sessions) :]
-            if not record["sessions"].get(name, ["", False])[1]:
-                record["sessions"][name] = [stamp, True]  # deleted or cleared here since the last sync
+            if not record.sessions.get(name, ("", False))[1]:
+                record.sessions[name] = (stamp, True)  # deleted or cleared here since the last sync
     memory = f"{prefix}/{paths.MEMORY_FILE}"
     ours, mine = part.side.files.get(memory), part.mine.get(memory)
     for key, day in _retired_here(part.side.copy.dir).items():
-        entry = record["items"].get(key)
-        if entry is None or (not entry[1] and str(entry[0])[:10] < day):
-            record["items"][key] = [stamp, True]
+        entry = record.items.get(key)
+        if entry is None or (not entry[1] and entry[0][:10] < day):
+            record.items[key] = (stamp, True)
     gone = removals.removed(record, "items")
     if gone and ours is not None and mine is not None and ours != mine:
         for key in (gone & item_keys(kinds.text_of(ours))) - item_keys(kinds.text_of(mine)):
-            record["items"][key] = [stamp, False]  # added here again since the last sync
+            record.items[key] = (stamp, False)  # added here again since the last sync
         gone = removals.removed(record, "items")
     for name in removals.removed(record, "sessions"):
         merged.pop(sessions + name, None)
