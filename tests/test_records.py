@@ -13,7 +13,7 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from keeper.memory import document
+from keeper.memory import document, items
 from keeper.store import removals, sessions
 from tests.conftest import REPO
 
@@ -44,12 +44,15 @@ OWNED_LINES = st.builds(
 STAMPS = st.datetimes(datetime(2030, 1, 1), datetime(2100, 1, 1)).map(lambda d: d.strftime("%Y-%m-%dT%H:%M:%S.%fZ"))
 ENTRIES = st.dictionaries(TEXT, st.tuples(STAMPS, st.booleans()), max_size=4)  # recent: older ones are dropped
 REMOVALS = st.builds(removals.Record, ENTRIES, ENTRIES)
+KEYS = st.from_regex(r"[a-z0-9]+( [a-z0-9]+)*", fullmatch=True).filter(lambda k: items.key(k) == k)
+REMOVED = st.builds(removals.Removed, st.dictionaries(KEYS, TEXT, max_size=4))
 
 # Each record: how to make one, how it is read from parsed JSON, how it is written.
 RECORDS: dict[str, tuple[type, st.SearchStrategy[Any], Callable[[object], Any], Callable[[Any], str]]] = {
     "session state": (sessions.State, STATES, sessions.State.parse, sessions.State.dump),
     "owned lines": (document.OwnedLines, OWNED_LINES, document.OwnedLines.parse, document.OwnedLines.dump),
     "removals": (removals.Record, REMOVALS, removals.parse, lambda r: removals.dumps(r).decode("utf-8")),
+    "removed items": (removals.Removed, REMOVED, removals.Removed.parse, removals.Removed.dump),
 }
 # Files earlier releases wrote, by record: each must be written back as it was.
 WRITTEN = {"session state": "projects/*/state/*-*.json", "owned lines": "projects/*/state/memory.json"}

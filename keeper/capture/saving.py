@@ -14,7 +14,7 @@ from keeper import redact
 from keeper.capture import evidence, record
 from keeper.errors import KeeperError
 from keeper.memory import document
-from keeper.store import counters, paths, resolve, sessions
+from keeper.store import counters, paths, removals, resolve, sessions
 from keeper.store import provenance as origins
 from keeper.store.config import Config
 from keeper.store.fsutil import atomic_write, project_lock, read_json, read_text, sweep_temp_files
@@ -207,12 +207,8 @@ def save(
 
 
 def read_removed(path: str) -> dict[str, str]:
-    """A record of removed items (``state/removed.json``): ``items.key`` -> the day it went (a key
-    written before the key folded punctuation inside an item is read as today's key)."""
-    from keeper.memory.items import key
-
-    found = read_json(path).get("keys")
-    return {key(k): v for k, v in found.items() if isinstance(v, str)} if isinstance(found, dict) else {}
+    """A record of removed items (``state/removed.json``, ``removals.Removed``): ``items.key`` -> the day it went."""
+    return removals.Removed.parse(read_json(path)).keys
 
 
 def removed_file(folder: str) -> str:
@@ -239,7 +235,7 @@ def _record_removals(path: str, data: document.SaveInput, gone: list[str], now: 
     if record != before:
         os.makedirs(os.path.dirname(path), exist_ok=True)
         kept = dict(list(record.items())[-REMOVED_KEPT:])
-        atomic_write(path, json.dumps({"keys": kept}, ensure_ascii=False))
+        atomic_write(path, removals.Removed(kept).dump())
 
 
 def _touches_project(data: document.SaveInput) -> bool:

@@ -166,9 +166,8 @@ def removal_records(root: str, backup: Backup) -> str:
     which an import or a sync relies on so as not to bring them back. Rebuilt from the session files'
     ``Resolved:`` and ``Retired:`` lines, oldest first, less what was added back later or is in
     ``memory.md`` now; merged with any record there is."""
-    import json
-
     from keeper.memory.items import key, strip_date
+    from keeper.store import removals
 
     recorded = 0
     projects = os.path.join(root, paths.PROJECTS_DIR)
@@ -194,14 +193,13 @@ def removal_records(root: str, backup: Backup) -> str:
             continue
         path = os.path.join(folder, paths.STATE_DIR, paths.REMOVED)
         with project_lock(os.path.join(folder, LOCK)):
-            found = read_json(path).get("keys")
-            existing = {k: v for k, v in found.items() if isinstance(v, str)} if isinstance(found, dict) else {}
+            existing = removals.Removed.parse(read_json(path)).keys
             merged = {**record, **existing}
             if merged == existing:
                 continue
             backup.keep(path)
             ensure_dir(os.path.dirname(path))
-            atomic_write(path, json.dumps({"keys": merged}, ensure_ascii=False))
+            atomic_write(path, removals.Removed(merged).dump())
             recorded += len(merged) - len(existing)
     return f"{count(recorded, 'removed item')} recorded from the session files" if recorded else ""
 

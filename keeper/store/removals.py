@@ -127,6 +127,29 @@ def items_gone(record: Record, retired: dict[str, str]) -> set[str]:
     return gone
 
 
+class Removed(records.Record):
+    """What this machine retired or resolved (``state/removed.json``, ``paths.REMOVED``): ``keys``,
+    an item's ``items.key`` -> the day it went, oldest first. Machine-local, it never travels:
+    ``items_gone`` weighs it against the record that does."""
+
+    __slots__ = ("keys",)
+
+    def __init__(self, keys: dict[str, str] | None = None) -> None:
+        self.keys: dict[str, str] = keys if keys is not None else {}
+
+    @classmethod
+    def parse(cls, data: object) -> Removed:
+        """The record in a JSON value as read; any other shape holds nothing. A key written before
+        the key folded punctuation inside an item is read as today's key."""
+        from keeper.memory.items import key
+
+        found = data.get("keys") if isinstance(data, dict) else None
+        return cls({key(k): v for k, v in found.items() if isinstance(v, str)} if isinstance(found, dict) else {})
+
+    def dump(self) -> str:
+        return json.dumps({"keys": self.keys}, ensure_ascii=False)
+
+
 def path_of(folder: str) -> str:
     return os.path.join(folder, paths.STATE_DIR, paths.REMOVALS)
 
