@@ -454,12 +454,12 @@ def _session_plan(files: ProjectFiles, project: paths.Project, result: Result) -
 
 def _patterns(project: paths.Project) -> list[str]:
     """The redaction patterns a save into ``project`` uses: the global and the project's own."""
-    from keeper.store import config
+    from keeper.store import config, resolve
 
-    root: object = project.root or read_json(project.root_record).get("root")
+    root = project.root or resolve.recorded_root(project.dir)
     if project.id == "global" and not project.root:
-        root = None
-    return config.load(root if isinstance(root, str) and os.path.isdir(root) else None).redact_patterns
+        root = ""
+    return config.load(root if root and os.path.isdir(root) else None).redact_patterns
 
 
 def _redacted(files: ProjectFiles, patterns: list[str]) -> ProjectFiles:

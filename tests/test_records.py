@@ -14,7 +14,7 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from keeper.memory import document, items
-from keeper.store import removals, sessions
+from keeper.store import removals, resolve, sessions
 from tests.conftest import REPO
 
 STORES = REPO / "tests" / "fixtures" / "stores"
@@ -46,6 +46,7 @@ ENTRIES = st.dictionaries(TEXT, st.tuples(STAMPS, st.booleans()), max_size=4)  #
 REMOVALS = st.builds(removals.Record, ENTRIES, ENTRIES)
 KEYS = st.from_regex(r"[a-z0-9]+( [a-z0-9]+)*", fullmatch=True).filter(lambda k: items.key(k) == k)
 REMOVED = st.builds(removals.Removed, st.dictionaries(KEYS, TEXT, max_size=4))
+ROOT_RECORDS = st.builds(resolve.RootRecord, TEXT, TEXT)
 
 # Each record: how to make one, how it is read from parsed JSON, how it is written.
 RECORDS: dict[str, tuple[type, st.SearchStrategy[Any], Callable[[object], Any], Callable[[Any], str]]] = {
@@ -53,9 +54,14 @@ RECORDS: dict[str, tuple[type, st.SearchStrategy[Any], Callable[[object], Any], 
     "owned lines": (document.OwnedLines, OWNED_LINES, document.OwnedLines.parse, document.OwnedLines.dump),
     "removals": (removals.Record, REMOVALS, removals.parse, lambda r: removals.dumps(r).decode("utf-8")),
     "removed items": (removals.Removed, REMOVED, removals.Removed.parse, removals.Removed.dump),
+    "root record": (resolve.RootRecord, ROOT_RECORDS, resolve.RootRecord.parse, resolve.RootRecord.dump),
 }
 # Files earlier releases wrote, by record: each must be written back as it was.
-WRITTEN = {"session state": "projects/*/state/*-*.json", "owned lines": "projects/*/state/memory.json"}
+WRITTEN = {
+    "session state": "projects/*/state/*-*.json",
+    "owned lines": "projects/*/state/memory.json",
+    "root record": "projects/*/state/project.json",
+}
 
 
 @pytest.mark.parametrize("name", list(RECORDS))
@@ -74,11 +80,10 @@ def test_any_json_reads_as_a_record_without_an_error(name: str, value: object) -
     assert type(record) is kind and isinstance(dump(record), str)  # and it can be written
 
 
-@pytest.mark.parametrize("release", ["0.1.0", "0.2.0"])
 @pytest.mark.parametrize("name", list(WRITTEN))
-def test_what_an_earlier_release_wrote_is_written_back_byte_for_byte(name: str, release: str) -> None:
+def test_what_an_earlier_release_wrote_is_written_back_byte_for_byte(name: str) -> None:
     _, _, parse, dump = RECORDS[name]
-    found = sorted((STORES / release).glob(WRITTEN[name]))
+    found = sorted(path for release in ("0.1.0", "0.2.0") for path in (STORES / release).glob(WRITTEN[name]))
     assert found
     for path in found:
         text = path.read_text(encoding="utf-8")

@@ -13,7 +13,7 @@ import time
 
 from keeper.errors import KeeperError
 from keeper.memory import document
-from keeper.store import paths, removals
+from keeper.store import paths, removals, resolve
 from keeper.store.fsutil import read_json, read_text
 from keeper.text import count
 
@@ -85,8 +85,8 @@ def _holds_anything(folder: str) -> bool:
 def _project(project_id: str) -> tuple[paths.Project, bool]:
     """The project stored under ``project_id``, with its recorded root (else its store folder)."""
     folder = os.path.join(projects_dir(), project_id)
-    root = read_json(os.path.join(folder, paths.STATE_DIR, paths.ROOT_RECORD)).get("root")
-    if isinstance(root, str) and root:
+    root = resolve.recorded_root(folder)
+    if root:
         return paths.Project(root=root, id=project_id, dir=folder), True
     return paths.Project(root=folder, id=project_id, dir=folder), False
 

@@ -12,6 +12,7 @@ import os
 
 from keeper import jsonio
 from keeper.errors import KeeperError
+from keeper.records import Record
 from keeper.store import config, identity, paths, pins
 from keeper.store.fsutil import atomic_write, read_json
 
@@ -79,6 +80,31 @@ def resolve(start: str, session: object = None, *, strict: bool) -> Resolved:
     return Resolved(project, cfg, identity.safe_session_id(session), warnings)
 
 
+class RootRecord(Record):
+    """``state/project.json`` (``paths.ROOT_RECORD``): the folder a project's store belongs to and
+    its name, for ``keeper projects`` and the hub (the store's name is a hash, which cannot be
+    turned back into a folder). Either is "" when the record is missing or damaged."""
+
+    __slots__ = ("name", "root")
+
+    def __init__(self, root: str = "", name: str = "") -> None:
+        self.root, self.name = root, name
+
+    @classmethod
+    def parse(cls, data: object) -> RootRecord:
+        found = data if isinstance(data, dict) else {}
+        root, name = found.get("root"), found.get("name")
+        return cls(root if isinstance(root, str) else "", name if isinstance(name, str) else "")
+
+    def dump(self) -> str:
+        return jsonio.dumps({"root": self.root, "name": self.name})
+
+
+def recorded_root(folder: str) -> str:
+    """The root folder recorded in a project's store folder; "" when none is."""
+    return RootRecord.parse(read_json(os.path.join(folder, paths.STATE_DIR, paths.ROOT_RECORD))).root
+
+
 def remember_root(project: paths.Project, check: bool) -> None:
     """Note the project's root folder in its store (``state/project.json``), for ``keeper projects``.
 
@@ -91,7 +117,7 @@ def remember_root(project: paths.Project, check: bool) -> None:
     path = project.root_record
     try:
         os.stat(path)
-        if not check or read_json(path).get("root") == project.root:
+        if not check or recorded_root(project.dir) == project.root:
             return
     except FileNotFoundError:
         if not os.path.isdir(project.state):
@@ -99,6 +125,6 @@ def remember_root(project: paths.Project, check: bool) -> None:
     except (OSError, ValueError):  # ValueError: a NUL in the path
         return
     try:
-        atomic_write(path, jsonio.dumps({"root": project.root, "name": project.name}))
+        atomic_write(path, RootRecord(project.root, project.name).dump())
     except OSError:
         pass

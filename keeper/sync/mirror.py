@@ -23,7 +23,7 @@ from __future__ import annotations
 
 import os
 
-from keeper.store import identity, paths, provenance, removals
+from keeper.store import identity, paths, provenance, removals, resolve
 from keeper.store.fsutil import read_json
 
 MARKER = paths.SYNC_MARKER
@@ -197,10 +197,10 @@ def local_copies(machine: str) -> list[Copy]:
             continue
         record = record_of(folder)
         key = record.get("key")
-        root = read_json(os.path.join(folder, paths.STATE_DIR, paths.ROOT_RECORD)).get("root")
-        project = paths.Project(root if isinstance(root, str) and root else folder, name, folder)
+        root = resolve.recorded_root(folder)
+        project = paths.Project(root or folder, name, folder)
         if not (isinstance(key, str) and is_key(key)) or (key.startswith("local.") and not _mine(key, machine)):
-            if not _holds_memory(folder) and not isinstance(root, str):
+            if not _holds_memory(folder) and not root:
                 continue  # neither memory nor a project of this machine (a cleared or empty folder)
             key = key_for(project, pinned, machine)
         copies.append(Copy(key, folder, os.path.join(folder, paths.STATE_DIR, paths.PROJECT_SYNC), project))
