@@ -39,10 +39,11 @@ def test_a_store_of_an_earlier_release_is_migrated_once_with_a_backup_and_reads_
     store: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
     before = files(store)
-    assert not (store / "format.json").exists() and migrate.store_format(str(store)) == (0, [])
+    assert not (store / "format.json").exists() and migrate.store_format(str(store)) == migrate.Format()
     assert main(["status"]) == 0  # any command brings the store up to date first
     capsys.readouterr()
-    assert migrate.store_format(str(store)) == (len(migrate.MIGRATIONS), [name for name, _ in migrate.MIGRATIONS])
+    found = migrate.store_format(str(store))
+    assert (found.number, found.applied) == (len(migrate.MIGRATIONS), [name for name, _ in migrate.MIGRATIONS])
     removed = json.loads((store / "projects" / PROJECT_ID / "state" / "removed.json").read_text())["keys"]
     assert list(removed) == [key("Refunds use the old rounding")]  # resolved by the release's second session
     manifests = [json.loads((b / "manifest.json").read_text()) for b in sorted((store / "backups").iterdir())]
@@ -80,7 +81,7 @@ def test_the_first_session_after_the_upgrade_is_given_what_the_release_saved(sto
     context = reply["hookSpecificOutput"]["additionalContext"]
     assert "Amounts round half-even" in context and "PDF export is missing" in context
     assert "Refunds use the old rounding" not in context.split("Known Issues")[-1]
-    assert migrate.store_format(str(store))[0] == len(migrate.MIGRATIONS)
+    assert migrate.store_format(str(store)).number == len(migrate.MIGRATIONS)
     tally = store / "projects" / PROJECT_ID / "state" / "sessions" / "fixture-session-2.tally"
     counted = tally.read_bytes()  # the release's session, moved with its state, counts on
     use = {"session_id": "fixture-session-2", "cwd": str(project), "tool_name": "Bash"}
@@ -150,7 +151,8 @@ def test_a_store_of_a_newer_format_is_read_and_never_changed_and_doctor_says_to_
 
 def test_a_new_store_starts_in_this_codes_format(isolated: Path, tmp_path: Path) -> None:
     assert main(["save", "--decision", "Use FTS5"]) == 0
-    number, applied = migrate.store_format(str(tmp_path / "store"))
+    found = migrate.store_format(str(tmp_path / "store"))
+    number, applied = found.number, found.applied
     assert number == len(migrate.MIGRATIONS) and applied == [name for name, _ in migrate.MIGRATIONS]
     assert not (tmp_path / "store" / "backups").exists()  # nothing of an earlier release to move
 

@@ -23,6 +23,7 @@ import os
 import time
 
 from keeper.errors import KeeperError
+from keeper.records import Record
 from keeper.store import identity, log, paths
 from keeper.store.fsutil import HOOK_LOCK_TIMEOUT, atomic_write, ensure_dir, project_lock, read_json, read_text
 from keeper.text import count
@@ -90,12 +91,34 @@ def format_file(root: str) -> str:
     return os.path.join(root, paths.STORE_FORMAT)
 
 
-def store_format(root: str) -> tuple[int, list[str]]:
-    """The store's format and the migrations it has had (0 and none for a store of 0.1.0 or 0.2.0)."""
-    data = read_json(format_file(root))
-    number, applied = data.get("format"), data.get("applied")
-    names = [name for name in applied if isinstance(name, str)] if isinstance(applied, list) else []
-    return (number if isinstance(number, int) and number >= 0 else 0), names
+class Format(Record):
+    """``format.json``: the store's format (the number of migrations applied), their names, and the
+    Keeper that wrote it. Format 0 and none for a store of 0.1.0 or 0.2.0, or a damaged record."""
+
+    __slots__ = ("applied", "keeper", "number")
+
+    def __init__(self, number: int = 0, applied: list[str] | None = None, keeper: str = "") -> None:
+        self.number, self.applied, self.keeper = number, applied if applied is not None else [], keeper
+
+    @classmethod
+    def parse(cls, data: object) -> Format:
+        found = data if isinstance(data, dict) else {}
+        number, applied, keeper = found.get("format"), found.get("applied"), found.get("keeper")
+        return cls(
+            number if isinstance(number, int) and not isinstance(number, bool) and number >= 0 else 0,
+            [name for name in applied if isinstance(name, str)] if isinstance(applied, list) else [],
+            keeper if isinstance(keeper, str) else "",
+        )
+
+    def dump(self) -> str:
+        import json  # only where a migration runs or a new store is stamped
+
+        return json.dumps({"format": self.number, "applied": self.applied, "keeper": self.keeper}, indent=2) + "\n"
+
+
+def store_format(root: str) -> Format:
+    """The store's format and the migrations it has had."""
+    return Format.parse(read_json(format_file(root)))
 
 
 def upgrade(root: str | None = None, timeout: float = HOOK_LOCK_TIMEOUT) -> list[str]:
@@ -103,14 +126,16 @@ def upgrade(root: str | None = None, timeout: float = HOOK_LOCK_TIMEOUT) -> list
     did. Nothing for a store that does not exist yet (see ``stamp``) or of a newer format."""
 
     root = root or paths.data_root()
-    number, applied = store_format(root)
+    found = store_format(root)
+    number, applied = found.number, found.applied
     if (number == len(MIGRATIONS) and len(applied) == number) or number > len(MIGRATIONS):
         return []
     if not os.path.isdir(root):
         return []
     done: list[str] = []
     with project_lock(os.path.join(root, LOCK), timeout):
-        number, applied = store_format(root)  # another process may have migrated while this one waited
+        found = store_format(root)  # another process may have migrated while this one waited
+        number, applied = found.number, found.applied
         if number > len(MIGRATIONS):
             return []
         for position, (name, fn) in enumerate(MIGRATIONS, 1):
@@ -126,12 +151,9 @@ def upgrade(root: str | None = None, timeout: float = HOOK_LOCK_TIMEOUT) -> list
 
 
 def _write_format(root: str, number: int, applied: list[str]) -> None:
-    import json
-
     from keeper import __version__
 
-    record = {"format": number, "applied": applied, "keeper": __version__}
-    atomic_write(os.path.join(root, paths.STORE_FORMAT), json.dumps(record, indent=2) + "\n")
+    atomic_write(format_file(root), Format(number, applied, __version__).dump())
 
 
 def stamp(root: str | None = None) -> None:
