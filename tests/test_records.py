@@ -14,7 +14,7 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from keeper.memory import document, items
-from keeper.store import migrate, removals, resolve, sessions
+from keeper.store import migrate, removals, resolve, sessions, trash
 from tests.conftest import REPO
 
 STORES = REPO / "tests" / "fixtures" / "stores"
@@ -48,6 +48,14 @@ KEYS = st.from_regex(r"[a-z0-9]+( [a-z0-9]+)*", fullmatch=True).filter(lambda k:
 REMOVED = st.builds(removals.Removed, st.dictionaries(KEYS, TEXT, max_size=4))
 ROOT_RECORDS = st.builds(resolve.RootRecord, TEXT, TEXT)
 FORMATS = st.builds(migrate.Format, st.integers(min_value=0), st.lists(TEXT, max_size=4), TEXT)
+MANIFESTS = st.builds(
+    trash.Manifest,
+    TEXT,
+    TEXT,
+    st.lists(TEXT, max_size=3),
+    TEXT,
+    st.none() | st.floats(allow_nan=False, allow_infinity=False),
+)
 
 # Each record: how to make one, how it is read from parsed JSON, how it is written.
 RECORDS: dict[str, tuple[type, st.SearchStrategy[Any], Callable[[object], Any], Callable[[Any], str]]] = {
@@ -57,6 +65,7 @@ RECORDS: dict[str, tuple[type, st.SearchStrategy[Any], Callable[[object], Any], 
     "removed items": (removals.Removed, REMOVED, removals.Removed.parse, removals.Removed.dump),
     "root record": (resolve.RootRecord, ROOT_RECORDS, resolve.RootRecord.parse, resolve.RootRecord.dump),
     "store format": (migrate.Format, FORMATS, migrate.Format.parse, migrate.Format.dump),
+    "backup manifest": (trash.Manifest, MANIFESTS, trash.Manifest.parse, trash.Manifest.dump),
 }
 # Files earlier releases wrote, by record: each must be written back as it was.
 WRITTEN = {

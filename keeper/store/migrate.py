@@ -37,12 +37,18 @@ BACKUPS_DIR = "backups"  # <root>/backups/<migration>-<time>/: what each migrati
 
 
 class Backup:
-    """What one migration changes, kept as it was: call ``keep(path)`` before writing ``path``."""
+    """What one migration changes, kept as it was: call ``keep(path)`` before writing ``path``.
+
+    Its ``manifest.json`` (written, never read back by Keeper) names the migration and lists, by
+    path in the store, the files it ``changed`` (copied here first), ``created`` and ``moved``.
+    """
 
     def __init__(self, root: str, name: str) -> None:
-        self.root = root
+        self.root, self.name = root, name
         self.folder = os.path.join(root, BACKUPS_DIR, f"{name}-{time.strftime('%Y%m%d-%H%M%S')}")
-        self.manifest: dict[str, object] = {"migration": name, "changed": [], "created": [], "moved": {}}
+        self.changed: list[str] = []
+        self.created: list[str] = []
+        self.moved_to: dict[str, str] = {}
 
     def keep(self, path: str) -> None:
         """Copy ``path`` (inside the store) into the backup, or note that the migration creates it."""
@@ -50,9 +56,7 @@ class Backup:
         # costs no import (json and shutil take ~8 ms)
 
         rel = os.path.relpath(path, self.root)
-        listed = self.manifest["changed" if os.path.isfile(path) else "created"]
-        assert isinstance(listed, list)
-        listed.append(self._rel(path))
+        (self.changed if os.path.isfile(path) else self.created).append(self._rel(path))
         if os.path.isfile(path):
             ensure_dir(os.path.dirname(os.path.join(self.folder, rel)))
             shutil.copy2(path, os.path.join(self.folder, rel))
@@ -61,10 +65,8 @@ class Backup:
     def moved(self, pairs: list[tuple[str, str]]) -> None:
         """Note files the migration renamed, ``(from, to)``: a rename changes no bytes, so nothing
         is copied, and the manifest says where each went."""
-        listed = self.manifest["moved"]
-        assert isinstance(listed, dict)
         for source, target in pairs:
-            listed[self._rel(source)] = self._rel(target)
+            self.moved_to[self._rel(source)] = self._rel(target)
         self._write()
 
     def _rel(self, path: str) -> str:
@@ -73,8 +75,9 @@ class Backup:
     def _write(self) -> None:
         import json
 
+        manifest = {"migration": self.name, "changed": self.changed, "created": self.created, "moved": self.moved_to}
         ensure_dir(self.folder)
-        atomic_write(os.path.join(self.folder, "manifest.json"), json.dumps(self.manifest, indent=2))
+        atomic_write(os.path.join(self.folder, "manifest.json"), json.dumps(manifest, indent=2))
 
 
 MIGRATIONS: list[tuple[str, Callable[[str, Backup], str]]] = []
