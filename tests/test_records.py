@@ -14,7 +14,7 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from keeper.memory import document, items
-from keeper.store import migrate, removals, resolve, sessions, trash
+from keeper.store import migrate, pins, removals, resolve, sessions, trash
 from tests.conftest import REPO
 
 STORES = REPO / "tests" / "fixtures" / "stores"
@@ -56,6 +56,7 @@ MANIFESTS = st.builds(
     TEXT,
     st.none() | st.floats(allow_nan=False, allow_infinity=False),
 )
+PINS = st.builds(pins.Pins, st.lists(st.builds(pins.Pin, TEXT, TEXT), max_size=3))
 
 # Each record: how to make one, how it is read from parsed JSON, how it is written.
 RECORDS: dict[str, tuple[type, st.SearchStrategy[Any], Callable[[object], Any], Callable[[Any], str]]] = {
@@ -66,6 +67,7 @@ RECORDS: dict[str, tuple[type, st.SearchStrategy[Any], Callable[[object], Any], 
     "root record": (resolve.RootRecord, ROOT_RECORDS, resolve.RootRecord.parse, resolve.RootRecord.dump),
     "store format": (migrate.Format, FORMATS, migrate.Format.parse, migrate.Format.dump),
     "backup manifest": (trash.Manifest, MANIFESTS, trash.Manifest.parse, trash.Manifest.dump),
+    "pins": (pins.Pins, PINS, pins.Pins.parse, pins.Pins.dump),
 }
 # Files earlier releases wrote, by record: each must be written back as it was.
 WRITTEN = {

@@ -23,7 +23,7 @@ from __future__ import annotations
 
 import os
 
-from keeper.store import identity, paths, provenance, removals, resolve
+from keeper.store import identity, paths, pins, provenance, removals, resolve
 from keeper.store.fsutil import read_json
 
 MARKER = paths.SYNC_MARKER
@@ -147,10 +147,7 @@ def key_for(project: paths.Project, allowed_pins: set[str], machine: str) -> str
 
 
 def allowed_pins() -> set[str]:
-    entries = read_json(paths.pins_file()).get("allowed")
-    if not isinstance(entries, list):
-        return set()
-    return {e["name"] for e in entries if isinstance(e, dict) and isinstance(e.get("name"), str)}
+    return {pin.name for pin in pins.read().allowed}
 
 
 def is_key(name: str) -> bool:
