@@ -13,6 +13,7 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
+from keeper import archive
 from keeper.memory import document, items
 from keeper.store import migrate, pins, removals, resolve, sessions, trash
 from tests.conftest import REPO
@@ -57,6 +58,10 @@ MANIFESTS = st.builds(
     st.none() | st.floats(allow_nan=False, allow_infinity=False),
 )
 PINS = st.builds(pins.Pins, st.lists(st.builds(pins.Pin, TEXT, TEXT), max_size=3))
+LISTED = st.builds(archive.Listed, TEXT, st.none() | TEXT, st.none() | TEXT, st.integers())
+EXPORTS = st.builds(
+    archive.Manifest, st.integers(), st.none() | TEXT, TEXT, TEXT, st.lists(LISTED, max_size=3), st.booleans()
+)
 
 # Each record: how to make one, how it is read from parsed JSON, how it is written.
 RECORDS: dict[str, tuple[type, st.SearchStrategy[Any], Callable[[object], Any], Callable[[Any], str]]] = {
@@ -68,6 +73,7 @@ RECORDS: dict[str, tuple[type, st.SearchStrategy[Any], Callable[[object], Any], 
     "store format": (migrate.Format, FORMATS, migrate.Format.parse, migrate.Format.dump),
     "backup manifest": (trash.Manifest, MANIFESTS, trash.Manifest.parse, trash.Manifest.dump),
     "pins": (pins.Pins, PINS, pins.Pins.parse, pins.Pins.dump),
+    "export manifest": (archive.Manifest, EXPORTS, archive.Manifest.parse, archive.Manifest.dump),
 }
 # Files earlier releases wrote, by record: each must be written back as it was.
 WRITTEN = {
