@@ -15,7 +15,7 @@ from hypothesis import strategies as st
 
 from keeper import archive
 from keeper.memory import document, items
-from keeper.store import migrate, pins, removals, resolve, sessions, trash
+from keeper.store import config, migrate, pins, removals, resolve, sessions, trash
 from tests.conftest import REPO
 
 STORES = REPO / "tests" / "fixtures" / "stores"
@@ -62,6 +62,12 @@ LISTED = st.builds(archive.Listed, TEXT, st.none() | TEXT, st.none() | TEXT, st.
 EXPORTS = st.builds(
     archive.Manifest, st.integers(), st.none() | TEXT, TEXT, TEXT, st.lists(LISTED, max_size=3), st.booleans()
 )
+CACHED = st.builds(
+    config.Cached,
+    st.none() | st.lists(st.integers(), min_size=2, max_size=2),
+    st.dictionaries(TEXT, JSON, max_size=3),
+    st.lists(TEXT, max_size=3),
+).filter(lambda c: c.stamp is not None or c == config.Cached())  # an entry without a stamp is no entry
 
 # Each record: how to make one, how it is read from parsed JSON, how it is written.
 RECORDS: dict[str, tuple[type, st.SearchStrategy[Any], Callable[[object], Any], Callable[[Any], str]]] = {
@@ -74,6 +80,7 @@ RECORDS: dict[str, tuple[type, st.SearchStrategy[Any], Callable[[object], Any], 
     "backup manifest": (trash.Manifest, MANIFESTS, trash.Manifest.parse, trash.Manifest.dump),
     "pins": (pins.Pins, PINS, pins.Pins.parse, pins.Pins.dump),
     "export manifest": (archive.Manifest, EXPORTS, archive.Manifest.parse, archive.Manifest.dump),
+    "config cache": (config.Cached, CACHED, config.Cached.parse, config.Cached.dump),
 }
 # Files earlier releases wrote, by record: each must be written back as it was.
 WRITTEN = {
