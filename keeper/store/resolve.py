@@ -13,7 +13,7 @@ import os
 from keeper import jsonio
 from keeper.errors import KeeperError
 from keeper.records import Record
-from keeper.store import config, identity, paths, pins
+from keeper.store import config, identity, paths
 from keeper.store.fsutil import atomic_write, read_json
 
 
@@ -65,7 +65,7 @@ def resolve(start: str, session: object = None, *, strict: bool) -> Resolved:
                 raise
             warnings.append(f"{exc} Using the folder's own id until it is fixed.")
             pinned = None
-    if pinned and not pins.is_allowed(pinned, here):
+    if pinned and not _allowed(pinned, here):
         warnings.append(
             f"{os.path.join(here, paths.PROJECT_CONFIG)} asks to share the memory '{pinned}'; this folder keeps "
             f"its own until you allow it: keeper pin --project-dir {here}"
@@ -98,6 +98,12 @@ class RootRecord(Record):
 
     def dump(self) -> str:
         return jsonio.dumps({"root": self.root, "name": self.name})
+
+
+def _allowed(pinned: str, here: str) -> bool:
+    from keeper.store import pins  # only a folder with a pin reads them: every other hook skips the import
+
+    return pins.is_allowed(pinned, here)
 
 
 def recorded_root(folder: str) -> str:
