@@ -47,8 +47,8 @@ class State(Record):
 
     ``file``: the session file's name in ``sessions/``; ``transcript``: its transcript; ``offset``:
     how far into it the record has read; ``facts``: the header facts written (None: a line removed);
-    ``activity``: the transcript's digest (``capture.transcript.Activity`` reads it); ``reply``: the digest of the
-    last reply recorded; ``last_save``: when the session last saved (ISO time).
+    ``activity``: the transcript's digest (``capture.transcript.Activity`` reads it); ``reply``: the
+    digest of the last reply recorded; ``last_save``: when the session last saved (ISO time).
     """
 
     __slots__ = ("activity", "facts", "file", "last_save", "offset", "reply", "transcript")
