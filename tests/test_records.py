@@ -16,6 +16,7 @@ from hypothesis import strategies as st
 from keeper import archive
 from keeper.memory import document, items
 from keeper.store import config, migrate, pins, removals, resolve, sessions, trash
+from keeper.sync import remote
 from tests.conftest import REPO
 
 STORES = REPO / "tests" / "fixtures" / "stores"
@@ -69,6 +70,15 @@ CACHED = st.builds(
     st.lists(TEXT, max_size=3),
 ).filter(lambda c: c.stamp is not None or c == config.Cached())  # an entry without a stamp is no entry
 
+
+@st.composite
+def statuses(draw: st.DrawFn) -> remote.Status:
+    status = remote.Status()
+    status.update(**draw(st.fixed_dictionaries({}, optional=dict.fromkeys(remote.Status.__slots__, TEXT))))
+    status.last_sync_epoch = draw(st.none() | st.floats(allow_nan=False, allow_infinity=False))
+    return status
+
+
 # Each record: how to make one, how it is read from parsed JSON, how it is written.
 RECORDS: dict[str, tuple[type, st.SearchStrategy[Any], Callable[[object], Any], Callable[[Any], str]]] = {
     "session state": (sessions.State, STATES, sessions.State.parse, sessions.State.dump),
@@ -81,6 +91,7 @@ RECORDS: dict[str, tuple[type, st.SearchStrategy[Any], Callable[[object], Any], 
     "pins": (pins.Pins, PINS, pins.Pins.parse, pins.Pins.dump),
     "export manifest": (archive.Manifest, EXPORTS, archive.Manifest.parse, archive.Manifest.dump),
     "config cache": (config.Cached, CACHED, config.Cached.parse, config.Cached.dump),
+    "sync status": (remote.Status, statuses(), remote.Status.parse, remote.Status.dump),
 }
 # Files earlier releases wrote, by record: each must be written back as it was.
 WRITTEN = {

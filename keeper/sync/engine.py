@@ -561,8 +561,8 @@ def _prepare(
 
 def _joined(url: str, theirs: str | None, data: dict[str, Any]) -> str:
     """The one line a sync says when the remote's history no longer holds its last sync."""
-    last = remote.read_status().get("synced_with")
-    if isinstance(last, str) and last != url:
+    last = remote.read_status().synced_with
+    if last is not None and last != url:
         return "a new remote: this machine's memory and the remote's were merged, nothing removed"
     if theirs is None:
         return (
