@@ -18,3 +18,10 @@ class Record:
 
     def __repr__(self) -> str:
         return f"{type(self).__name__}(" + ", ".join(f"{n}={getattr(self, n)!r}" for n in self.__slots__) + ")"
+
+
+def texts(data: object, *names: str) -> list[str]:
+    """The strings under ``names`` in a JSON object as read: "" for one missing or of another type,
+    and for every name when ``data`` is no object."""
+    found = data if isinstance(data, dict) else {}
+    return [value if isinstance(value := found.get(name), str) else "" for name in names]

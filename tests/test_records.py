@@ -15,7 +15,7 @@ from hypothesis import strategies as st
 
 from keeper import archive
 from keeper.memory import document, items
-from keeper.store import config, migrate, pins, removals, resolve, sessions, trash
+from keeper.store import config, migrate, pins, projects, removals, resolve, sessions, trash
 from keeper.sync import remote
 from tests.conftest import REPO
 
@@ -92,6 +92,12 @@ RECORDS: dict[str, tuple[type, st.SearchStrategy[Any], Callable[[object], Any], 
     "export manifest": (archive.Manifest, EXPORTS, archive.Manifest.parse, archive.Manifest.dump),
     "config cache": (config.Cached, CACHED, config.Cached.parse, config.Cached.dump),
     "sync status": (remote.Status, statuses(), remote.Status.parse, remote.Status.dump),
+    "sync record": (
+        projects.SyncRecord,
+        st.builds(projects.SyncRecord, TEXT, TEXT),
+        projects.SyncRecord.parse,
+        projects.SyncRecord.dump,
+    ),
 }
 # Files earlier releases wrote, by record: each must be written back as it was.
 WRITTEN = {

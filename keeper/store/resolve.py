@@ -12,7 +12,7 @@ import os
 
 from keeper import jsonio
 from keeper.errors import KeeperError
-from keeper.records import Record
+from keeper.records import Record, texts
 from keeper.store import config, identity, paths
 from keeper.store.fsutil import atomic_write, read_json
 
@@ -92,9 +92,7 @@ class RootRecord(Record):
 
     @classmethod
     def parse(cls, data: object) -> RootRecord:
-        found = data if isinstance(data, dict) else {}
-        root, name = found.get("root"), found.get("name")
-        return cls(root if isinstance(root, str) else "", name if isinstance(name, str) else "")
+        return cls(*texts(data, "root", "name"))
 
     def dump(self) -> str:
         return jsonio.dumps({"root": self.root, "name": self.name})

@@ -14,7 +14,7 @@ import time
 from datetime import date, datetime, timedelta
 
 from keeper.errors import KeeperError
-from keeper.records import Record
+from keeper.records import Record, texts
 from keeper.store import paths, removals, sessions
 from keeper.store.fsutil import atomic_write, ensure_dir, is_temp, project_lock, read_json, read_text, shared
 from keeper.text import count
@@ -42,13 +42,13 @@ class Manifest(Record):
     @classmethod
     def parse(cls, data: object) -> Manifest:
         found = data if isinstance(data, dict) else {}
-        project, reason, files, root = (found.get(k) for k in ("project", "reason", "files", "root"))
-        created = found.get("created")
+        project, reason, root = texts(found, "project", "reason", "root")
+        files, created = found.get("files"), found.get("created")
         return cls(
-            project if isinstance(project, str) else "",
-            reason if isinstance(reason, str) else "",
+            project,
+            reason,
             [f for f in files if isinstance(f, str)] if isinstance(files, list) else [],
-            root if isinstance(root, str) else "",
+            root,
             float(created) if isinstance(created, (int, float)) and not isinstance(created, bool) else None,
         )
 

@@ -29,7 +29,7 @@ import time
 from keeper import redact
 from keeper.errors import KeeperError
 from keeper.memory.merge import drop_items, item_keys, merge3
-from keeper.store import config, paths, provenance, removals
+from keeper.store import config, paths, projects, provenance, removals
 from keeper.store.fsutil import atomic_write, create_new, ensure_dir, project_lock, read_json, read_text
 from keeper.sync import git, kinds, mirror, owned, remote, scan
 
@@ -237,7 +237,7 @@ def _patterns(copy: mirror.Copy) -> list[str]:
 
 def _recorded(repo: git.Repo, copy: mirror.Copy, data: dict[str, Any]) -> str | None:
     """The commit this copy last synced with, if the repository still holds it."""
-    found = read_json(copy.record).get("commit") if copy.record else data.get("global_commit")
+    found = projects.SyncRecord.parse(read_json(copy.record)).commit if copy.record else data.get("global_commit")
     return repo.rev(found) if isinstance(found, str) and found else None
 
 
