@@ -153,7 +153,7 @@ def large_store(project: str, env: dict[str, str], count: int) -> None:
         capture_output=True,
     )
     store = json.loads(status.stdout)["store"]
-    sessions, state = os.path.join(store, "sessions"), os.path.join(store, "state")
+    sessions, state = os.path.join(store, "sessions"), os.path.join(store, "state", "sessions")
     os.makedirs(sessions, exist_ok=True)
     os.makedirs(state, exist_ok=True)
     for i in range(count):

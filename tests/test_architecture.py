@@ -14,7 +14,10 @@ PACKAGE = REPO / "keeper"
 
 # The top-level modules split in two: standard-library leaves anything may use, and the parser
 # and entry, which sit on top of everything with the ``keeper/commands/`` package.
-LEAVES = {"errors", "jsonio", "markdown", "redact", "secret_rules", "user_patterns", "process", "text", "console"}
+LEAVES = {
+    *("errors", "jsonio", "markdown", "redact", "secret_rules", "user_patterns", "process", "text", "console"),
+    "records",  # the base of the typed records of Keeper's JSON files
+}
 COMMANDS = {"cli", "__main__"}
 
 # Lowest rank first. A module may import its own package (without a circle) and any package of a

@@ -79,7 +79,7 @@ def test_every_known_section_with_lines_shows_at_least_its_newest_item(limit: in
         for i, item in enumerate(items):
             text, _, _ = document.merge(
                 text,
-                {},
+                document.OwnedLines(),
                 SaveInput(**{name: [item]}),
                 project_name="api",
                 session_id="s",

@@ -14,7 +14,7 @@ def _hammer(path: str, count: int, queue: multiprocessing.Queue) -> None:
 
 
 def test_parallel_appends_are_exact_and_each_sees_its_own_prefix(tmp_path: Path) -> None:
-    path = str(tmp_path / "state" / "s.tally")
+    path = str(tmp_path / "state" / "sessions" / "s.tally")
     ctx = multiprocessing.get_context("spawn")
     queue = ctx.Queue()
     procs = [ctx.Process(target=_hammer, args=(path, 200, queue)) for _ in range(8)]

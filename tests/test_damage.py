@@ -46,9 +46,9 @@ def test_damaged_session_state_reads_as_empty_and_the_record_is_rebuilt(
 
     t = realistic(tmp_path / "t.jsonl")
     project = project_of(project_dir)
-    Path(project.state).mkdir(parents=True)
+    Path(project.session_state).mkdir(parents=True)
     raw = state if isinstance(state, str) else json.dumps(state)
-    Path(project.state, f"{SESSION}.json").write_text(raw, encoding="utf-8")
+    Path(project.session_file(SESSION, "json")).write_text(raw, encoding="utf-8")
     payload = {"session_id": SESSION, "cwd": str(project_dir), "transcript_path": str(t.path)}
     run_hook("stop", {**payload, "stop_hook_active": False, "last_assistant_message": "Done."}, monkeypatch, capsys)
     run_hook("session-end", {**payload, "reason": "other"}, monkeypatch, capsys)

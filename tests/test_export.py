@@ -18,6 +18,7 @@ from keeper.capture import saving
 from keeper.cli import main
 from keeper.commands import archive
 from keeper.memory import document, merge
+from keeper.memory.document import OwnedLines, RecentLine
 from keeper.store import paths
 from keeper.store.resolve import resolve
 
@@ -296,11 +297,8 @@ def test_merge_file_keeps_a_persons_lines_and_is_idempotent() -> None:
         "- Two lines\n  of decision (2026-02-02)\n\n## Current State\n- Last updated: 2026-03-01 10:00\n- older\n\n"
         "## Recent Context\n- 2026-03-01: theirs\n"
     )
-    owned = {"state": ["- Last updated: 2026-03-05 10:00", "- mine is newer"], "recent": []}
-    their_owned = {
-        "state": ["- Last updated: 2026-03-01 10:00", "- older"],
-        "recent": [{"session": "x", "line": "- 2026-03-01: theirs"}],
-    }
+    owned = OwnedLines(["- Last updated: 2026-03-05 10:00", "- mine is newer"])
+    their_owned = OwnedLines(["- Last updated: 2026-03-01 10:00", "- older"], [RecentLine("x", "- 2026-03-01: theirs")])
     merged, provenance, report = merge.merge_file(mine, owned, theirs, their_owned)
     assert merged == (
         "# Project Memory: api\n\nIntro by hand.\nTheir intro.\n\n## Core Decisions\n- Use Postgres (2026-01-01)\n"
@@ -308,7 +306,7 @@ def test_merge_file_keeps_a_persons_lines_and_is_idempotent() -> None:
         "## Current State\n- Last updated: 2026-03-05 10:00\n- mine is newer\n- a hand note\n\n"
         "## Recent Context\n\n- 2026-03-01: theirs\n"
     )
-    assert provenance["state"] == owned["state"] and provenance["recent"] == their_owned["recent"]
+    assert provenance == OwnedLines(owned.state, their_owned.recent)
     assert (
         report.added == {"Project Memory: api": 1, "Core Decisions": 1, "Recent Context": 1}
         and not report.state_replaced
@@ -318,7 +316,7 @@ def test_merge_file_keeps_a_persons_lines_and_is_idempotent() -> None:
 
 def test_merge_file_keeps_crlf_files_crlf() -> None:
     mine = "# Project Memory: api\r\n\r\n## Known Issues\r\n- one\r\n"
-    merged, _, _ = merge.merge_file(mine, {}, "## Known Issues\n- two\n", {})
+    merged, _, _ = merge.merge_file(mine, OwnedLines(), "## Known Issues\n- two\n", OwnedLines())
     assert merged == "# Project Memory: api\r\n\r\n## Known Issues\r\n- one\r\n- two\r\n"
 
 
@@ -534,7 +532,8 @@ def test_a_hand_made_zip_of_the_store_without_manifest_imports(
 
 def test_merge_file_keeps_near_identical_summaries_of_two_sessions() -> None:
     mine = "## Recent Context\n- 2026-03-02: b work\n- 2026-03-01: base\n"
-    merged, _, _ = merge.merge_file(mine, {}, "## Recent Context\n- 2026-03-02: a work\n- 2026-03-01: base\n", {})
+    theirs = "## Recent Context\n- 2026-03-02: a work\n- 2026-03-01: base\n"
+    merged, _, _ = merge.merge_file(mine, OwnedLines(), theirs, OwnedLines())
     assert merged == "## Recent Context\n- 2026-03-02: b work\n- 2026-03-02: a work\n- 2026-03-01: base\n"
 
 

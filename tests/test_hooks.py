@@ -285,7 +285,7 @@ def test_a_save_is_counted_once_and_its_command_restarts_the_count(
     saving.save(project, config.load(None), SaveInput(summary="saved once"), SESSION)
     run_hook("post-tool-use", tool_use(project_dir, "keeper save <<'KEEPER'"), monkeypatch, capsys)
     run_hook("stop", stop(project_dir), monkeypatch, capsys)
-    log = counters.read(counters.tally_path(project.state, SESSION))
+    log = counters.read(counters.tally_path(project, SESSION))
     assert (counters.total_uses(log), counters.saves(log), counters.unsaved(log)) == (5, 1, 0)
     record = next(Path(project.sessions).glob("*.md")).read_text(encoding="utf-8")
     assert "- Tool uses: 5 (1 saves)" in record

@@ -335,7 +335,7 @@ def test_a_hook_in_a_worktree_counts_into_the_shared_project(shop: tuple[Path, P
     payload = json.dumps({"session_id": "s1", "cwd": str(wt / "."), "tool_name": "Read"}).encode()
     assert entry.handle("post-tool-use", payload) == {}
     shared = identity.make_project(real(main))
-    assert os.path.exists(os.path.join(shared.state, "s1.tally"))
+    assert os.path.exists(shared.session_file("s1", "tally"))
     assert sorted(os.listdir(store / "projects")) == [shared.id]
 
 
@@ -467,5 +467,5 @@ def test_a_failed_move_is_logged_and_retried_and_the_hook_goes_on(
     assert inventory(old) == {"memory.md": b"mine\n", "sessions/2026-01-02_1030.md": b"s"}
     assert any(" migrate WARN " in line and "will retry" in line for line in log_lines(store, "WARN"))
     at = resolve(str(wt), "s1", strict=False)
-    assert os.path.exists(os.path.join(at.project.state, "s1.tally"))  # the hook counted meanwhile
+    assert os.path.exists(at.project.session_file("s1", "tally"))  # the hook counted meanwhile
     assert not old.exists() and (Path(at.project.dir) / "memory.md").read_text() == "mine\n"

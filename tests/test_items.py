@@ -22,7 +22,9 @@ NOW = datetime(2026, 11, 21, 10, 0)
 
 def merge(text: str | None, **kwargs: object) -> tuple[str, document.MergeReport]:
     data = document.SaveInput(**kwargs)  # type: ignore[arg-type]
-    merged, _, report = document.merge(text, {}, data, project_name="p", session_id="s", now=NOW, recent_sessions=3)
+    merged, _, report = document.merge(
+        text, document.OwnedLines(), data, project_name="p", session_id="s", now=NOW, recent_sessions=3
+    )
     return merged, report
 
 

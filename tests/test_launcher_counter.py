@@ -113,9 +113,9 @@ class World:
         """What Keeper keeps for the sessions: each tally, each session file's counts, the hook calls."""
         found: dict[str, Any] = {}
         for state in self.store.glob("projects/*/state"):
-            for tally in sorted(state.glob("*.tally")):
+            for tally in sorted(state.glob("sessions/*.tally")):
                 found[tally.name] = tally.read_bytes()
-                record = state / f"{tally.stem}.json"  # the session file, once a Stop or a save made it
+                record = tally.with_suffix(".json")  # the session file, once a Stop or a save made it
                 if record.exists():
                     session_file = state.parent / "sessions" / json.loads(record.read_text())["file"]
                     counts = [line for line in session_file.read_text().splitlines() if line.startswith("- Tool uses")]
@@ -157,7 +157,7 @@ def compact(data: object) -> str:
 
 
 def tally(world: World, session: str) -> bytes:
-    return next(world.store.glob(f"projects/*/state/{session}.tally")).read_bytes()
+    return next(world.store.glob(f"projects/*/state/sessions/{session}.tally")).read_bytes()
 
 
 @pytest.fixture
@@ -186,7 +186,11 @@ def test_the_allowance_record_is_keepers_own(world: World, project_dir: Path) ->
     lines = (world.data / "counter" / "s-1").read_text(encoding="utf-8").splitlines()
     state = next(world.store.glob("projects/*/state"))
     assert lines[0] == "keeper-allowance 1"
-    assert lines[2:5] == ["3", str(state / "s-1.tally"), str(state / "hooks.stats")]  # 1 used, 2 more allowed
+    assert lines[2:5] == [
+        "3",
+        str(state / "sessions" / "s-1.tally"),
+        str(state / "hooks.stats"),
+    ]  # 1 used, 2 more allowed
     assert lines[5] == str(world.data / "env" / os.listdir(world.data / "env")[0] / "bin" / "python")
     assert lines[6:] == [
         f"-{world.store / 'config.yaml'}",
@@ -205,6 +209,31 @@ def test_records_of_sessions_gone_a_week_are_removed(world: World, project_dir: 
         os.utime(counter / name, (time.time() - days * 86400, time.time() - days * 86400))
     world.hook("post-tool-use", payload("s-1", project_dir))
     assert sorted(p.name for p in counter.iterdir()) == ["recent-1", "s-1"]
+
+
+def test_a_session_begun_before_session_state_had_its_folder_counts_on_after_the_update(
+    world: World, project_dir: Path
+) -> None:
+    """0.3.0 kept the tally in ``state/`` and its allowance names it there: once the store's
+    migration moves it into ``state/sessions/``, the launcher finds no tally, falls through to
+    Keeper once, and the count goes on from the moved tally."""
+    world.env["KEEPER_SAVE_EVERY"] = "5"
+    for _ in range(2):
+        world.hook("post-tool-use", payload("s-1", project_dir))
+    state = next(world.store.glob("projects/*/state"))
+    (state / "sessions" / "s-1.tally").rename(state / "s-1.tally")  # where 0.3.0 kept it, and what it named
+    record = world.data / "counter" / "s-1"
+    record.write_text(record.read_text().replace(str(state / "sessions" / "s-1.tally"), str(state / "s-1.tally")))
+    (world.store / paths.STORE_FORMAT).write_text(json.dumps({"format": 1, "applied": ["removal_records"]}))
+    start = {"session_id": "s-2", "cwd": str(project_dir), "hook_event_name": "SessionStart", "source": "startup"}
+    world.hook("session-start", start)  # another session's start brings the store up to date
+    assert not (state / "s-1.tally").exists() and tally(world, "s-1") == b"uu"
+    starts = python_starts(world.data)
+    replies = [world.hook("post-tool-use", payload("s-1", project_dir)) for _ in range(4)]
+    assert python_starts(world.data) == starts + 2  # the old record's tally is gone; then the due request
+    assert [bool(reply) for reply in replies] == [False, False, True, False]
+    assert "5 tool uses since the last save" in replies[2]["systemMessage"]
+    assert tally(world, "s-1") == b"uuuuuru"
 
 
 def _unusual(project: Path) -> dict[str, str]:
@@ -273,10 +302,10 @@ def _stale(world: World, project: Path, how: str) -> None:
         os.rename(world.data / "env", world.data / "env-old")
         world.env["PATH"] = str(project / "no-python-here")  # and no Python to set it up with
     elif how == "the tally was cleared":
-        next(world.store.glob("projects/*/state/s-1.tally")).unlink()
+        next(world.store.glob("projects/*/state/sessions/s-1.tally")).unlink()
     else:
         assert how == "the tally is a link"
-        found = next(world.store.glob("projects/*/state/s-1.tally"))
+        found = next(world.store.glob("projects/*/state/sessions/s-1.tally"))
         found.rename(found.with_name("elsewhere"))
         found.symlink_to(found.with_name("elsewhere"))
 

@@ -11,10 +11,17 @@ from keeper.memory import document
 NOW = datetime(2026, 11, 21, 14, 30)
 
 
-def merge(text: str | None, prov: dict | None = None, session: str = "s1", now: datetime = NOW, cap: int = 3, **data):
+def merge(
+    text: str | None,
+    prov: document.OwnedLines | None = None,
+    session: str = "s1",
+    now: datetime = NOW,
+    cap: int = 3,
+    **data,
+):
     return document.merge(
         text,
-        prov or {},
+        prov or document.OwnedLines(),
         document.SaveInput(**data),
         project_name="api",
         session_id=session,
@@ -89,7 +96,7 @@ def test_current_state_is_replaced_and_dated_but_hand_lines_stay() -> None:
 
 
 def test_recent_context_is_newest_first_one_line_per_session_and_capped() -> None:
-    text, prov = None, {}
+    text, prov = None, document.OwnedLines()
     for day in range(1, 6):
         text, prov, _ = merge(text, prov, session=f"s{day}", now=datetime(2026, 11, day), summary=f"work of day {day}")
     text, prov, _ = merge(text, prov, session="s5", now=datetime(2026, 11, 5), summary="day 5, revised")

@@ -64,8 +64,10 @@ saves = st.lists(
 )
 
 
-def run_saves(text: str | None, batch: list[dict], cap: int) -> tuple[str, dict, list[document.MergeReport]]:
-    prov: dict = {}
+def run_saves(
+    text: str | None, batch: list[dict], cap: int
+) -> tuple[str, document.OwnedLines, list[document.MergeReport]]:
+    prov = document.OwnedLines()
     reports = []
     for number, data in enumerate(batch):
         text, prov, report = document.merge(
@@ -100,7 +102,7 @@ def test_hand_written_lines_survive_every_save_in_order(
 @given(saves, st.integers(1, 4))
 def test_recent_context_respects_the_cap_and_decisions_are_kept(batch: list[dict], cap: int) -> None:
     text, prov, reports = run_saves(None, batch, cap)
-    assert len(prov["recent"]) <= cap
+    assert len(prov.recent) <= cap
     recent = Document.parse(text).find(("recent context",))
     assert recent is not None and len(recent.bullets()) <= cap
     decisions = Document.parse(text).find(("core decisions",))

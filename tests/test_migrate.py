@@ -20,6 +20,7 @@ from tests.conftest import REPO
 
 STORES = REPO / "tests" / "fixtures" / "stores"  # made by tests/fixtures/stores/make.py from the releases' commits
 PROJECT_ID = "invoices-019c8680a8"
+SESSIONS = ("fixture-session-1", "fixture-session-2", "manual-20261126")  # what the releases' sessions left
 
 
 def files(root: Path) -> dict[str, bytes]:
@@ -38,26 +39,33 @@ def test_a_store_of_an_earlier_release_is_migrated_once_with_a_backup_and_reads_
     store: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
     before = files(store)
-    assert not (store / "format.json").exists() and migrate.store_format(str(store)) == (0, [])
+    assert not (store / "format.json").exists() and migrate.store_format(str(store)) == migrate.Format()
     assert main(["status"]) == 0  # any command brings the store up to date first
     capsys.readouterr()
-    assert migrate.store_format(str(store)) == (len(migrate.MIGRATIONS), [name for name, _ in migrate.MIGRATIONS])
+    found = migrate.store_format(str(store))
+    assert (found.number, found.applied) == (len(migrate.MIGRATIONS), [name for name, _ in migrate.MIGRATIONS])
     removed = json.loads((store / "projects" / PROJECT_ID / "state" / "removed.json").read_text())["keys"]
     assert list(removed) == [key("Refunds use the old rounding")]  # resolved by the release's second session
-    [backup] = (store / "backups").iterdir()
-    manifest = json.loads((backup / "manifest.json").read_text())
-    assert manifest == {
+    manifests = [json.loads((b / "manifest.json").read_text()) for b in sorted((store / "backups").iterdir())]
+    assert [m["migration"] for m in manifests] == ["removal_records", "session_state_folder"]
+    assert manifests[0] == {
         "migration": "removal_records",
         "changed": [],
         "created": [f"projects/{PROJECT_ID}/state/removed.json"],
+        "moved": {},
     }
+    state = f"projects/{PROJECT_ID}/state/"
+    moved = {f"{state}{s}.{k}": f"{state}sessions/{s}.{k}" for s in SESSIONS for k in ("json", "tally")}
+    moved.update({f"{state}{s}.{k}": f"{state}sessions/{s}.{k}" for s in SESSIONS[:2] for k in ("start", "end")})
+    assert manifests[1] == {"migration": "session_state_folder", "changed": [], "created": [], "moved": moved}
     after = files(store)
-    assert {name: after[name] for name in before} == before  # memory and sessions untouched
+    renamed = {moved.get(name, name): content for name, content in before.items()}
+    assert {name: after[name] for name in renamed} == renamed  # memory, records untouched; session files moved
     assert main(["projects", "--json"]) == 0
     [listed] = json.loads(capsys.readouterr().out)
     assert listed["id"] == PROJECT_ID and listed["sessions"] == 3
     assert migrate.upgrade(str(store)) == []  # once: the next command finds nothing to do
-    assert len(list((store / "backups").iterdir())) == 1
+    assert len(list((store / "backups").iterdir())) == 2
 
 
 @pytest.mark.skipif(sys.platform != "linux", reason="the fixture's project id hashes its Linux path")
@@ -73,7 +81,12 @@ def test_the_first_session_after_the_upgrade_is_given_what_the_release_saved(sto
     context = reply["hookSpecificOutput"]["additionalContext"]
     assert "Amounts round half-even" in context and "PDF export is missing" in context
     assert "Refunds use the old rounding" not in context.split("Known Issues")[-1]
-    assert migrate.store_format(str(store))[0] == len(migrate.MIGRATIONS)
+    assert migrate.store_format(str(store)).number == len(migrate.MIGRATIONS)
+    tally = store / "projects" / PROJECT_ID / "state" / "sessions" / "fixture-session-2.tally"
+    counted = tally.read_bytes()  # the release's session, moved with its state, counts on
+    use = {"session_id": "fixture-session-2", "cwd": str(project), "tool_name": "Bash"}
+    assert entry.handle("post-tool-use", json.dumps(use).encode(), str(project)) == {}
+    assert tally.read_bytes() == counted + b"u"
 
 
 @pytest.mark.parametrize("store", ["0.2.0"], indirect=True)
@@ -81,9 +94,10 @@ def test_a_migration_changes_a_file_only_after_keeping_it(store: Path) -> None:
     path = store / "projects" / PROJECT_ID / "state" / "removed.json"
     path.write_text(json.dumps({"keys": {"an item removed by hand": "2026-01-02"}}))
     mine = path.read_bytes()
-    [done] = migrate.upgrade(str(store))
+    done, moved = migrate.upgrade(str(store))
     assert done == "removal_records: 1 removed item recorded from the session files"
-    [backup] = (store / "backups").iterdir()
+    assert moved == "session_state_folder: 10 session state files moved into state/sessions/"
+    [backup] = (store / "backups").glob("removal_records-*")
     assert (backup / "projects" / PROJECT_ID / "state" / "removed.json").read_bytes() == mine
     assert json.loads((backup / "manifest.json").read_text())["changed"] == [
         f"projects/{PROJECT_ID}/state/removed.json"
@@ -137,6 +151,51 @@ def test_a_store_of_a_newer_format_is_read_and_never_changed_and_doctor_says_to_
 
 def test_a_new_store_starts_in_this_codes_format(isolated: Path, tmp_path: Path) -> None:
     assert main(["save", "--decision", "Use FTS5"]) == 0
-    number, applied = migrate.store_format(str(tmp_path / "store"))
+    found = migrate.store_format(str(tmp_path / "store"))
+    number, applied = found.number, found.applied
     assert number == len(migrate.MIGRATIONS) and applied == [name for name, _ in migrate.MIGRATIONS]
     assert not (tmp_path / "store" / "backups").exists()  # nothing of an earlier release to move
+
+
+@pytest.mark.parametrize("store", ["0.2.0"], indirect=True)
+def test_session_files_move_apart_from_keepers_records_and_never_over_a_newer_one(store: Path) -> None:
+    state = store / "projects" / PROJECT_ID / "state"
+    (state / "sessions").mkdir()
+    newer = b'{"file": "2026-11-27_0900.md"}'  # the session went on under the new code before the migration ran
+    (state / "sessions" / "fixture-session-2.json").write_bytes(newer)
+    for name in ("sync.remote.json", "index.sqlite3", "hooks.stats.1", "removals.json", "x.json.tmp", "a.b.tally"):
+        (state / name).write_bytes(b"{}")
+    records = {
+        p.name: p.read_bytes()
+        for p in state.iterdir()
+        if p.is_file() and not p.name.startswith(("fixture-", "manual-"))
+    }
+    assert migrate.upgrade(str(store))[1] == (
+        "session_state_folder: 9 session state files moved into state/sessions/; "
+        "1 left in state/, a newer one being in state/sessions/"
+    )
+    assert (state / "sessions" / "fixture-session-2.json").read_bytes() == newer
+    left = {p.name: p.read_bytes() for p in state.iterdir() if p.is_file()}
+    assert set(left) == {*records, "removed.json", "fixture-session-2.json"}  # the one a newer one stands for
+    assert {name: left[name] for name in records} == records
+    assert (state / "sessions" / "manual-20261126.tally").exists()
+    before = files(store)
+    again = migrate.Backup(str(store), "session_state_folder")
+    assert migrate.session_state_folder(str(store), again).startswith("1 left")  # idempotent: nothing more moves
+    assert files(store) == before
+
+
+@pytest.mark.skipif(sys.platform == "win32", reason="Windows refuses to rename a file another process holds open")
+@pytest.mark.parametrize("store", ["0.2.0"], indirect=True)
+def test_a_tally_appended_by_a_hook_of_the_old_release_while_it_moves_keeps_the_use(store: Path) -> None:
+    import os
+
+    tally = store / "projects" / PROJECT_ID / "state" / "fixture-session-2.tally"
+    before = tally.read_bytes()
+    fd = os.open(tally, os.O_WRONLY | os.O_APPEND)  # opened by 0.3.0's hook before the move, written after
+    try:
+        migrate.upgrade(str(store))
+        os.write(fd, b"u")
+    finally:
+        os.close(fd)
+    assert (tally.parent / "sessions" / tally.name).read_bytes() == before + b"u"

@@ -199,6 +199,8 @@ def _run_json(main: Any, capsys: pytest.CaptureFixture[str], argv: list[str]) ->
         ("projects/api-1/sessions/.2026-11-24_1500.md.tmp", "derived"),
         ("projects/api-1/state/index.sqlite3", "derived"),
         ("projects/api-1/state/memory.json", "local"),
+        ("projects/api-1/state/sessions/memory.json", "derived"),
+        ("projects/api-1/state/sessions/s-1.tally", "derived"),
         ("config.yaml", "local"),
         ("pins.json", "local"),
         ("trash/api-1/20260101-000000/memory.md", "derived"),
@@ -210,3 +212,39 @@ def _run_json(main: Any, capsys: pytest.CaptureFixture[str], argv: list[str]) ->
 )
 def test_kinds(name: str, kind: str) -> None:
     assert paths.kind(name) == kind
+
+
+@pytest.mark.parametrize("session", ["memory", "project", "removed", "removals"])
+def test_a_session_named_like_one_of_keepers_records_leaves_the_record_alone(
+    project_dir: Path, session: str, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """Session state lives in a folder of its own: ``keeper save --session memory`` once overwrote
+    ``state/memory.json``, the record of the lines Keeper wrote."""
+    from keeper.cli import main
+
+    assert main(["save", "--decision", "Money is integer cents", "--issue", "Floats in the cart"]) == 0
+    assert main(["save", "--resolved", "Floats in the cart"]) == 0
+    assert main(["save", "--session", session, "--summary", "Moved the cart to cents"]) == 0
+    [state] = Path(paths.data_root()).glob(f"{paths.PROJECTS_DIR}/*/{paths.STATE_DIR}")
+    records = [state / name for name in (paths.OWNED_LINES, paths.ROOT_RECORD, paths.REMOVED, paths.REMOVALS)]
+    for record in records[:3] + [r for r in records[3:] if r.exists()]:  # no sync: no removals record
+        assert "last_save" not in json.loads(record.read_text(encoding="utf-8")), record.name
+    assert "Moved the cart to cents" in (state / paths.OWNED_LINES).read_text(encoding="utf-8")
+    capsys.readouterr()
+    assert main(["projects", "--json"]) == 0
+    [listed] = json.loads(capsys.readouterr().out)
+    assert listed["root"] == str(project_dir)
+
+
+def test_status_takes_the_last_save_from_session_state_alone(
+    project_dir: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    from keeper.cli import main
+
+    assert main(["save", "--session", "s-1", "--decision", "Money is integer cents"]) == 0
+    [state] = Path(paths.data_root()).glob(f"{paths.PROJECTS_DIR}/*/{paths.STATE_DIR}")
+    saved = json.loads((state / paths.SESSION_STATE / "s-1.json").read_text(encoding="utf-8"))["last_save"]
+    (state / paths.PROJECT_SYNC).write_text(json.dumps({"last_save": "2999-01-01T00:00:00"}), encoding="utf-8")
+    capsys.readouterr()
+    assert main(["status", "--json"]) == 0
+    assert json.loads(capsys.readouterr().out)["last_save"] == saved  # a record of Keeper's is no session

@@ -47,7 +47,7 @@ def test_everything_in_the_store_is_private_whatever_the_umask(
     assert not loose, loose
 
 
-@pytest.mark.parametrize("link", ["sessions", "state", "logs"])
+@pytest.mark.parametrize("link", ["sessions", "state", "state/sessions", "logs"])
 def test_a_folder_linked_out_of_the_store_is_never_written_through(
     link: str,
     project_dir: Path,
@@ -67,7 +67,7 @@ def test_a_folder_linked_out_of_the_store_is_never_written_through(
     assert reply == {}
     code = main(["save", "--decision", "Stays inside", "--session", "s1"])
     err = capsys.readouterr().err
-    if link in ("sessions", "state"):
+    if link in ("sessions", "state", "state/sessions"):
         assert code == 1 and "leads out of Keeper's store" in err
     run_hook("stop", {**base, "stop_hook_active": False, "last_assistant_message": "ok"}, monkeypatch, capsys)
     assert list(outside.iterdir()) == []  # nothing landed outside
@@ -79,8 +79,8 @@ def test_a_file_linked_out_of_the_store_is_never_written_through(
     victim = tmp_path / "victim.txt"
     victim.write_text("untouched\n")
     project = identity.make_project(identity.find_project_root(str(project_dir)))
-    Path(project.state).mkdir(parents=True)
-    Path(project.state, "s1.tally").symlink_to(victim)
+    Path(project.session_state).mkdir(parents=True)
+    Path(project.session_file("s1", "tally")).symlink_to(victim)
     Path(project.state, "hooks.stats").symlink_to(victim)
     payload = {"session_id": "s1", "cwd": str(project_dir), "tool_name": "Read"}
     assert run_hook("post-tool-use", payload, monkeypatch, capsys) == {}

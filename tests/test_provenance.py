@@ -185,7 +185,7 @@ def test_what_the_saving_session_changed_itself_after_the_save_is_no_news(
     project = project_of(repo)
     edited = time.time() - 2 * DAY
     age(repo / "src" / "cache.py", edited)  # the same session went on editing, then ended
-    end = Path(project.state) / f"{WORK}.end"
+    end = Path(project.session_file(WORK, "end"))
     end.touch()
     age(end, edited + 600)
     assert "may be stale" not in context_of(start(repo, NEXT, monkeypatch, capsys))
@@ -551,7 +551,7 @@ def test_marks_stay_within_the_context_budget_however_many_items_are_stale(
     assert len(text) <= 4000
     marked = text.count("[may be stale: src/gone_")
     assert 1 <= marked <= 12 and "300 may be stale" in reply["systemMessage"]
-    shown = Path(project.state, f"{NEXT}.shown").read_text(encoding="utf-8").split()
+    shown = Path(project.session_file(NEXT, "shown")).read_text(encoding="utf-8").split()
     assert len(shown) == text.count("\n- Module ")
 
 

@@ -25,7 +25,7 @@ from hypothesis import strategies as st
 from keeper.capture import saving
 from keeper.hooks import entry
 from keeper.markdown import Document, bare
-from keeper.memory.document import SaveInput
+from keeper.memory.document import OwnedLines, SaveInput
 from keeper.store import config, counters, fsutil, identity
 from tests.conftest import LoggedErrors
 from tests.helpers import run_hook
@@ -105,7 +105,7 @@ def test_eight_sessions_hooking_and_saving_at_once_lose_nothing(project_dir: Pat
     assert len(expected) >= 8
     assert all(decisions[d] == 1 for d in expected), [d for d in expected if decisions[d] != 1][:5]
     for session, uses, saved in (r for r in results if r[0] != "reader"):
-        log = counters.read(counters.tally_path(project.state, session))
+        log = counters.read(counters.tally_path(project, session))
         assert counters.total_uses(log) == uses  # counters exact
         assert counters.saves(log) == len(saved)
     assert len(list(Path(project.sessions).glob("*.md"))) == 8
@@ -292,7 +292,7 @@ def saved_twice() -> tuple[str, dict]:
     from keeper.memory import document
 
     base = None
-    prov: dict = {}
+    prov = OwnedLines()
     for i, data in enumerate(
         [
             {"decisions": ["Use Postgres 16", "Money in integer cents"], "state": ["api done"], "summary": "day one"},
@@ -389,7 +389,7 @@ def test_whatever_people_do_to_memory_md_nothing_they_wrote_is_dropped(case: tup
     from keeper.memory import document
 
     text, prov = case
-    owned = set(prov.get("state", [])) | {r["line"] for r in prov.get("recent", [])}
+    owned = set(prov.state) | {r.line for r in prov.recent}
     theirs = Counter(bare(line) for line in text.lstrip("\ufeff").splitlines(keepends=True) if bare(line) not in owned)
     after, _, _ = document.merge(
         text,

@@ -423,14 +423,12 @@ def test_an_item_saved_again_after_its_retirement_arrives_everywhere(machines: l
 def test_the_record_of_removals_keeps_the_newest_entry_and_a_removal_on_a_tie() -> None:
     from keeper.store import removals
 
-    older = {
-        "sessions": {"x.md": ["2026-01-01T00:00:00.000000Z", True]},
-        "items": {"k": ["2026-01-02T00:00:00.000000Z", True]},
-    }
-    newer = {
-        "sessions": {"x.md": ["2026-01-03T00:00:00.000000Z", False]},
-        "items": {"k": ["2026-01-02T00:00:00.000000Z", False]},
-    }
+    older = removals.Record(
+        sessions={"x.md": ("2026-01-01T00:00:00.000000Z", True)}, items={"k": ("2026-01-02T00:00:00.000000Z", True)}
+    )
+    newer = removals.Record(
+        sessions={"x.md": ("2026-01-03T00:00:00.000000Z", False)}, items={"k": ("2026-01-02T00:00:00.000000Z", False)}
+    )
     for merged in (removals.merge(older, newer), removals.merge(newer, older)):
         assert removals.removed(merged, "sessions") == set() and removals.removed(merged, "items") == {"k"}
     assert removals.loads(b"not json") == removals.empty()
@@ -528,7 +526,7 @@ def test_a_new_session_file_never_takes_the_name_of_one_whose_removal_was_record
     folder = tmp_path / "store" / "projects" / "proj-1"
     project = paths.Project(str(tmp_path / "proj"), "proj-1", str(folder))
     record = removals.empty()
-    record["sessions"]["2026-01-01_0930@a1b2c3.md"] = [removals.now(), True]
+    record.sessions["2026-01-01_0930@a1b2c3.md"] = (removals.now(), True)
     (folder / "state").mkdir(parents=True)
     removals.write(str(folder), record)
     made = sessions.ensure_file(project, "s1", datetime(2026, 1, 1, 9, 30))

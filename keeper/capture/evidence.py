@@ -69,21 +69,20 @@ def session_facts(project: paths.Project, session: str) -> dict[str, Any]:
     """What every event of this session's save names: machine, branch, commit, record, transcript, files."""
     import socket
 
+    from keeper.capture.transcript import Activity
+
     state = sessions.read_state(project, session)
-    activity = state.get("activity") if isinstance(state.get("activity"), dict) else {}
-    assert isinstance(activity, dict)
-    files = activity.get("files") if isinstance(activity.get("files"), dict) else {}
-    assert isinstance(files, dict)
+    activity = Activity(state.activity)  # read as the record reads it: damaged fields empty
     branch, commit = head(project.checkout)
     found: dict[str, Any] = {
         "session": session,
         "project": project.id,
         "machine": socket.gethostname(),
-        "branch": branch or str(activity.get("branch") or ""),
+        "branch": branch or activity.branch,
         "commit": commit,
-        "files": provenance.relative_files(files, project.checkout),
-        "record": str(state.get("file") or ""),
-        "transcript": str(state.get("transcript") or ""),
+        "files": provenance.relative_files(activity.files, project.checkout),
+        "record": state.file or "",
+        "transcript": state.transcript or "",
     }
     return {k: v for k, v in found.items() if v}
 

@@ -1,7 +1,7 @@
 """The session record: each session's file kept up to date without a model call.
 
 Stop, PreCompact and SessionEnd bring the record up to date from the transcript and a few facts
-(tool uses, the last reply, when it ended). Start and end markers in ``state/`` say which
+(tool uses, the last reply, when it ended). Start and end markers in ``state/sessions/`` say which
 sessions began and which ended, so a session killed before SessionEnd is finished by the next
 SessionStart once its transcript has gone quiet. The transcript reader loads only when a record
 is updated: SessionStart usually needs just the markers.
@@ -32,7 +32,7 @@ MISSED_ENDINGS_PER_START = 5
 
 
 def _marker(project: paths.Project, session: str, kind: str) -> str:
-    return os.path.join(project.state, f"{session}.{kind}")
+    return project.session_file(session, kind)
 
 
 def _open_marker(project: paths.Project, session: str) -> str:
@@ -56,7 +56,7 @@ def mark_start(project: paths.Project, session: str, transcript_path: str = "") 
     except FileExistsError:
         return
     except FileNotFoundError:
-        ensure_dir(project.state)
+        ensure_dir(project.session_state)
         return mark_start(project, session, transcript_path)
     with os.fdopen(fd, "w", encoding="utf-8") as fh:
         fh.write(time.strftime("%Y-%m-%dT%H:%M:%S") + "\n" + transcript_path.replace("\n", " "))
@@ -112,7 +112,7 @@ def unended(project: paths.Project) -> list[str]:
     except OSError:
         return []
     try:
-        names = os.listdir(project.state)
+        names = os.listdir(project.session_state)
     except OSError:
         return []
     started = {n[: -len(".start")] for n in names if n.endswith(".start")}
@@ -135,7 +135,7 @@ def unended(project: paths.Project) -> list[str]:
 # -- the record ------------------------------------------------------------------------------------
 
 
-def facts(tally: bytes, last_reply: str, patterns: list[str], state: dict[str, object] | None = None) -> Facts:
+def facts(tally: bytes, last_reply: str, patterns: list[str], state: sessions.State | None = None) -> Facts:
     """The header facts a hook knows: tool uses and saves so far, and the last reply (redacted).
 
     With the session's ``state``, a reply already recorded is taken from there: a Stop with
@@ -143,13 +143,8 @@ def facts(tally: bytes, last_reply: str, patterns: list[str], state: dict[str, o
     """
     found: Facts = {"Tool uses": f"{counters.total_uses(tally)} ({counters.saves(tally)} saves)"}
     if last_reply.strip():
-        known = (state or {}).get("facts")
-        if (
-            state
-            and state.get("reply") == reply_key(last_reply)
-            and isinstance(known, dict)
-            and known.get("Last reply")
-        ):
+        known = state.facts if state and state.reply == reply_key(last_reply) else None
+        if known and known.get("Last reply"):
             found["Last reply"] = known["Last reply"]
         else:
             from keeper import redact
@@ -183,9 +178,8 @@ def update(
     from keeper.capture import transcript
 
     state = sessions.read_state(project, session)
-    candidates = (transcript_path, state.get("transcript"), start_marker(project, session)[1])
-    path = next((p for p in candidates if isinstance(p, str) and transcript.readable(p)), "")
-    saved = state.get("activity")
+    candidates = (transcript_path, state.transcript, start_marker(project, session)[1])
+    path = next((p for p in candidates if p and transcript.readable(p)), "")
     patterns = cfg.redact_patterns
 
     def clean(text: str) -> str:
@@ -193,14 +187,9 @@ def update(
 
         return redact.redact(text, patterns)
 
-    activity = transcript.Activity(saved if isinstance(saved, dict) else None, clean=clean)
-    stored_offset = state.get("offset")
-    valid = isinstance(stored_offset, int) and not isinstance(stored_offset, bool) and stored_offset >= 0
-    offset = stored_offset if valid and isinstance(stored_offset, int) else 0
-    stored_facts = state.get("facts")
-    old_facts = (
-        {k: v for k, v in stored_facts.items() if isinstance(v, str)} if isinstance(stored_facts, dict) else None
-    )
+    activity = transcript.Activity(state.activity, clean=clean)
+    offset = state.offset or 0
+    old_facts = {k: v for k, v in state.facts.items() if v is not None} if state.facts is not None else None
     if path:
         read_from = offset
         offset = transcript.update(activity, path, offset)
@@ -212,10 +201,12 @@ def update(
             if last:
                 new_facts["Last activity"] = last.strftime("%Y-%m-%d %H:%M")
     merged = {**(old_facts or {}), **new_facts}
-    changes: dict[str, object] = {"facts": merged, "activity": activity.as_dict(), "offset": offset, "transcript": path}
-    if reply:
-        changes["reply"] = reply_key(reply)
-    if all(state.get(k) == v for k, v in changes.items()) and sessions.existing_file(project, session):
+    digest = activity.as_dict()
+    replied = reply_key(reply) if reply else state.reply
+    now_known = (merged, digest, offset, path, replied)
+    if (state.facts, state.activity, state.offset, state.transcript, state.reply) == now_known and (
+        sessions.existing_file(project, session)
+    ):
         return False
     from datetime import datetime
 
@@ -228,7 +219,8 @@ def update(
         if updated != text:
             atomic_write(record, updated)
         fresh = sessions.read_state(project, session)  # keeps what a concurrent save recorded
-        fresh.update(changes)
+        fresh.facts, fresh.activity, fresh.offset, fresh.transcript = merged, digest, offset, path
+        fresh.reply = replied if reply else fresh.reply
         sessions.write_state(project, session, fresh)
     return True
 
@@ -243,7 +235,7 @@ def update_from_hook(event: str, at: Resolved, new_facts: Facts, transcript_path
 
 def stamp(event: str, at: Resolved, label: str, detail: str, last_reply: str, transcript_path: str) -> None:
     """Record a moment (``Compacted``, ``Ended``) with the facts and everything the transcript shows."""
-    tally = counters.read(counters.tally_path(at.project.state, at.session))
+    tally = counters.read(counters.tally_path(at.project, at.session))
     found = facts(tally, last_reply, at.cfg.redact_patterns)
     found[label] = time.strftime("%Y-%m-%d %H:%M") + (f" ({detail})" if detail else "")
     update_from_hook(event, at, found, transcript_path)
@@ -261,7 +253,7 @@ def complete_missed_endings(event: str, project: paths.Project, cfg: Config, cur
     """
     for session in [s for s in unended(project) if s != current][:MISSED_ENDINGS_PER_START]:
         state = sessions.read_state(project, session)
-        path = str(state.get("transcript") or "") or start_marker(project, session)[1]
+        path = state.transcript or start_marker(project, session)[1]
         marker = _marker(project, session, "start")
         try:
             last = os.path.getmtime(path) if path else os.path.getmtime(marker)

@@ -14,7 +14,7 @@ from keeper import redact
 from keeper.capture import evidence, record
 from keeper.errors import KeeperError
 from keeper.memory import document
-from keeper.store import counters, paths, resolve, sessions
+from keeper.store import counters, paths, removals, resolve, sessions
 from keeper.store import provenance as origins
 from keeper.store.config import Config
 from keeper.store.fsutil import atomic_write, project_lock, read_json, read_text, sweep_temp_files
@@ -126,15 +126,11 @@ def to_save_input(
     )
 
 
-def _provenance_file(project: paths.Project) -> str:
-    return project.owned_lines
-
-
 def _freshen(project: paths.Project, cfg: Config, session: str) -> None:
     """Bring the session's record up to date from its transcript, so the save's provenance names
     every file the session changed so far (a session without a transcript has nothing to add)."""
     state = sessions.read_state(project, session)
-    if state.get("transcript") or record.start_marker(project, session)[1]:
+    if state.transcript or record.start_marker(project, session)[1]:
         try:
             record.update(project, cfg, session, {})
         except KeeperError as exc:  # a busy lock: the files known at the last Stop will do
@@ -168,12 +164,12 @@ def save(
         team.check(project)  # before anything is written: a save lands whole or not at all
     _freshen(project, cfg, session)
     with project_lock(project.lock):
-        for folder in (project.dir, project.sessions, project.state):
+        for folder in (project.dir, project.sessions, project.state, project.session_state):
             sweep_temp_files(folder)  # what writers killed mid-write left behind
         text = read_text(project.memory, exact=True)  # a hand edit in another encoding keeps its bytes
-        merged, provenance, report = document.merge(
+        merged, owned, report = document.merge(
             text,
-            read_json(_provenance_file(project)),
+            document.OwnedLines.parse(read_json(project.owned_lines)),
             mine,
             project_name=project.name,
             session_id=session,
@@ -182,7 +178,7 @@ def save(
         )
         if merged != text and (text is not None or _touches_project(mine)):
             atomic_write(project.memory, merged)
-            atomic_write(_provenance_file(project), json.dumps(provenance, ensure_ascii=False, sort_keys=True))
+            atomic_write(project.owned_lines, owned.dump())
             _record_removals(project.removed, mine, report.removed_keys, now)
             report.written.append(project.memory)
         if data.scope == "team":
@@ -204,20 +200,16 @@ def save(
                 origins.append(paths.global_dir(), theirs, patterns)
         sessions.append_save(session_file, sessions.render_save(now, data, report))
         state = sessions.read_state(project, session)
-        state["last_save"] = now.isoformat(timespec="seconds")
+        state.last_save = now.isoformat(timespec="seconds")
         sessions.write_state(project, session, state)
     resolve.remember_root(project, check=True)
-    counters.append(counters.tally_path(project.state, session), counters.SAVE)
+    counters.append(counters.tally_path(project, session), counters.SAVE)
     return report, session_file
 
 
 def read_removed(path: str) -> dict[str, str]:
-    """A record of removed items (``state/removed.json``): ``items.key`` -> the day it went (a key
-    written before the key folded punctuation inside an item is read as today's key)."""
-    from keeper.memory.items import key
-
-    found = read_json(path).get("keys")
-    return {key(k): v for k, v in found.items() if isinstance(v, str)} if isinstance(found, dict) else {}
+    """A record of removed items (``state/removed.json``, ``removals.Removed``): ``items.key`` -> the day it went."""
+    return removals.Removed.parse(read_json(path)).keys
 
 
 def removed_file(folder: str) -> str:
@@ -244,7 +236,7 @@ def _record_removals(path: str, data: document.SaveInput, gone: list[str], now: 
     if record != before:
         os.makedirs(os.path.dirname(path), exist_ok=True)
         kept = dict(list(record.items())[-REMOVED_KEPT:])
-        atomic_write(path, json.dumps({"keys": kept}, ensure_ascii=False))
+        atomic_write(path, removals.Removed(kept).dump())
 
 
 def _touches_project(data: document.SaveInput) -> bool:

@@ -23,7 +23,8 @@ import stat
 from keeper import __version__
 from keeper.commands import common
 from keeper.errors import KeeperError
-from keeper.memory import merge
+from keeper.memory import document, merge
+from keeper.records import Record
 from keeper.store import identity, paths, removals, repo
 from keeper.store import provenance as origins
 from keeper.store.fsutil import atomic_write, create_new, project_lock, read_json, read_text
@@ -63,11 +64,72 @@ class ProjectFiles:
         return self.memory is None and not self.sessions
 
 
+class Listed(Record):
+    """One project as the manifest lists it (for a person reading the archive)."""
+
+    __slots__ = ("id", "name", "root", "sessions")
+
+    def __init__(self, id: str, name: str | None, root: str | None, sessions: int) -> None:
+        self.id, self.name, self.root, self.sessions = id, name, root, sessions
+
+
+class Manifest(Record):
+    """The archive's ``keeper-export.json``: its layout's ``format`` (0 when not given), the Keeper that
+    made it, when, its scope, the projects it holds and whether the global memory is in it. Import
+    reads the format and the maker; the rest is for people."""
+
+    __slots__ = ("created", "format", "has_global", "keeper", "projects", "scope")
+
+    def __init__(
+        self,
+        format: int = 0,
+        keeper: str | None = None,
+        created: str = "",
+        scope: str = "",
+        projects: list[Listed] | None = None,
+        has_global: bool = False,
+    ) -> None:
+        self.format, self.keeper, self.created, self.scope = format, keeper, created, scope
+        self.projects, self.has_global = projects or [], has_global
+
+    @classmethod
+    def parse(cls, data: object) -> Manifest:
+        found = data if isinstance(data, dict) else {}
+        made, keeper, created, scope, listed = (
+            found.get(k) for k in ("format", "keeper", "created", "scope", "projects")
+        )
+        projects = [
+            Listed(
+                p["id"],
+                p.get("name") if isinstance(p.get("name"), str) else None,
+                p.get("root") if isinstance(p.get("root"), str) else None,
+                p["sessions"] if isinstance(p.get("sessions"), int) and not isinstance(p.get("sessions"), bool) else 0,
+            )
+            for p in (listed if isinstance(listed, list) else [])
+            if isinstance(p, dict) and isinstance(p.get("id"), str)
+        ]
+        return cls(
+            made if isinstance(made, int) and not isinstance(made, bool) else 0,
+            keeper if isinstance(keeper, str) else None,
+            created if isinstance(created, str) else "",
+            scope if isinstance(scope, str) else "",
+            projects,
+            found.get("global") is True,
+        )
+
+    def dump(self) -> str:
+        listed = [{"id": p.id, "name": p.name, "root": p.root, "sessions": p.sessions} for p in self.projects]
+        fields = {"format": self.format, "keeper": self.keeper, "created": self.created, "scope": self.scope}
+        return (
+            json.dumps({**fields, "projects": listed, "global": self.has_global}, indent=1, ensure_ascii=False) + "\n"
+        )
+
+
 class Archive:
     """What an archive holds that Keeper can use, and the members it refused with the reason."""
 
     def __init__(self) -> None:
-        self.manifest: dict[str, Any] = {}
+        self.manifest = Manifest()
         self.projects: dict[str, ProjectFiles] = {}
         self.global_memory: str | None = None
         self.global_origins: str | None = None
@@ -134,7 +196,7 @@ def _text(data: bytes, kind: str) -> str:
 
 def _add(archive: Archive, kind: str, pid: str, name: str, text: str) -> None:
     if kind == "manifest":
-        archive.manifest = json.loads(text)
+        archive.manifest = Manifest.parse(json.loads(text))
     elif kind == "global":
         archive.global_memory = text
     elif kind == "origins" and not pid:
@@ -222,7 +284,7 @@ def collect(project: paths.Project | None) -> Archive:
 
 
 def _members(archive: Archive) -> list[tuple[str, str]]:
-    found = [(MANIFEST, json.dumps(archive.manifest, indent=1, ensure_ascii=False) + "\n")]
+    found = [(MANIFEST, archive.manifest.dump())]
     if archive.global_memory is not None:
         found.append((f"global/{paths.MEMORY_FILE}", archive.global_memory))
     if archive.global_origins is not None:
@@ -266,22 +328,22 @@ def export(project: paths.Project | None, out: str | None) -> dict[str, Any]:
         raise KeeperError(f"cannot write {target}: it is inside the store; choose a place outside {store}.")
     if not os.path.isdir(os.path.dirname(target)):
         raise KeeperError(f"cannot write {target}: its folder does not exist; create it or choose another --out.")
-    archive.manifest = {
-        "format": FORMAT,
-        "keeper": __version__,
-        "created": now.astimezone().isoformat(timespec="seconds"),
-        "scope": "project" if project else "store",
-        "projects": [
-            {
-                "id": pid,
-                "name": _title(files.memory) or (project.name if project else None),
-                "root": project.root if project else None,
-                "sessions": len(files.sessions),
-            }
+    archive.manifest = Manifest(
+        FORMAT,
+        __version__,
+        now.astimezone().isoformat(timespec="seconds"),
+        "project" if project else "store",
+        [
+            Listed(
+                pid,
+                _title(files.memory) or (project.name if project else None),
+                project.root if project else None,
+                len(files.sessions),
+            )
             for pid, files in sorted(archive.projects.items())
         ],
-        "global": archive.global_memory is not None,
-    }
+        archive.global_memory is not None,
+    )
     buffer = io.BytesIO()
     with zipfile.ZipFile(buffer, "w", zipfile.ZIP_DEFLATED) as zf:
         for name, text in _members(archive):
@@ -377,8 +439,8 @@ def _load(zf: zipfile.ZipFile) -> Archive:
             archive.refused.append((info.filename, str(why)))
             continue
         _add(archive, kind, pid, name, text)
-    made = archive.manifest.get("format")
-    if isinstance(made, int) and made > FORMAT:
+    made = archive.manifest.format
+    if made > FORMAT:
         raise KeeperError(f"it was made by a newer Keeper (format {made}); upgrade Keeper to import it")
     return archive
 
@@ -456,12 +518,12 @@ def _session_plan(files: ProjectFiles, project: paths.Project, result: Result) -
 
 def _patterns(project: paths.Project) -> list[str]:
     """The redaction patterns a save into ``project`` uses: the global and the project's own."""
-    from keeper.store import config
+    from keeper.store import config, resolve
 
-    root: object = project.root or read_json(project.root_record).get("root")
+    root = project.root or resolve.recorded_root(project.dir)
     if project.id == "global" and not project.root:
-        root = None
-    return config.load(root if isinstance(root, str) and os.path.isdir(root) else None).redact_patterns
+        root = ""
+    return config.load(root if root and os.path.isdir(root) else None).redact_patterns
 
 
 def _redacted(files: ProjectFiles, patterns: list[str]) -> ProjectFiles:
@@ -499,8 +561,8 @@ def plan(files: ProjectFiles, project: paths.Project) -> Result:
             if files.provenance is not None:
                 result.writes.append((provenance_file, files.provenance, False))
         else:
-            theirs = json.loads(files.provenance) if files.provenance is not None else {}
-            mine = read_json(provenance_file)
+            theirs = document.OwnedLines.parse(json.loads(files.provenance) if files.provenance is not None else {})
+            mine = document.OwnedLines.parse(read_json(provenance_file))
             # retired or resolved here (removed.json) or on another machine (removals.json, by sync)
             retired = saving.read_removed(saving.removed_file(project.dir))
             removed = removals.items_gone(removals.read(project.dir), retired)
@@ -509,8 +571,7 @@ def plan(files: ProjectFiles, project: paths.Project) -> Result:
             if merged != current:
                 result.writes.append((project.memory, merged, False))
             if provenance != mine:
-                text = json.dumps(provenance, ensure_ascii=False, sort_keys=True)
-                result.writes.append((provenance_file, text, False))
+                result.writes.append((provenance_file, provenance.dump(), False))
     if files.origins is not None:  # where each item came from: the union of both records
         result.writes.append((project.provenance, origins.merge(read_text(project.provenance), files.origins), False))
     _session_plan(files, project, result)
@@ -559,7 +620,7 @@ def import_archive(path: str, only: str | None, into: paths.Project | None, dry_
     return {
         "archive": os.path.abspath(path),
         "dry_run": dry_run,
-        "made_by": archive.manifest.get("keeper"),
+        "made_by": archive.manifest.keeper,
         "projects": [r.as_dict() for r in results],
         "refused": [{"name": n, "reason": r} for n, r in archive.refused],
     }

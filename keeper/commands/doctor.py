@@ -179,7 +179,7 @@ def _store_format() -> Check:
 
     root = paths.data_root()
     try:
-        number, _ = migrate.store_format(root)
+        number = migrate.store_format(root).number
     except OSError as exc:  # the store check above names the cause
         return Check("format", None, f"the store's format cannot be read: {exc.strerror or exc}")
     newer = number if number > len(migrate.MIGRATIONS) else None

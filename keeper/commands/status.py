@@ -12,7 +12,7 @@ from keeper.memory import document
 from keeper.plugin import agents, codex, install
 from keeper.store import counters, identity, log, paths, provenance, repo, sessions
 from keeper.store.config import Config
-from keeper.store.fsutil import read_json, read_text
+from keeper.store.fsutil import read_text
 from keeper.store.projects import size
 from keeper.sync import report
 from keeper.sync.scan import shown_name
@@ -31,13 +31,13 @@ def collect(project: paths.Project, cfg: Config) -> dict[str, Any]:
     files = sessions.list_files(project)
     session = agents.session_from_env()
     if session:  # inside Claude Code or Codex: this session's counter; else the most recent one
-        tally_file: str | None = counters.tally_path(project.state, identity.safe_session_id(session))
+        tally_file: str | None = counters.tally_path(project, identity.safe_session_id(session))
     else:
-        tallies = glob.glob(os.path.join(project.state, "*.tally"))
+        tallies = glob.glob(os.path.join(project.session_state, "*.tally"))
         tally_file = max(tallies, key=os.path.getmtime) if tallies else None
     seen = counters.read(tally_file) if tally_file else b""
-    saves = [read_json(f).get("last_save") for f in glob.glob(os.path.join(project.state, "*.json"))]
-    last_save = max((s for s in saves if isinstance(s, str)), default=None)
+    saves = [sessions.state_at(f).last_save for f in glob.glob(os.path.join(project.session_state, "*.json"))]
+    last_save = max((s for s in saves if s), default=None)
     data_root = paths.data_root()
     try:
         import platformdirs

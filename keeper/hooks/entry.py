@@ -112,7 +112,7 @@ _EVENT_NAMES = {"post-tool-use": "PostToolUse", "post-tool-use-failure": "PostTo
 
 
 def _tally(at: Resolved) -> str:
-    return counters.tally_path(at.project.state, at.session)
+    return counters.tally_path(at.project, at.session)
 
 
 def session_start(event: Event, at: Resolved) -> Reply:

@@ -14,7 +14,7 @@ Merging whole documents (import, sync, team memory) lives in ``keeper.memory.mer
 An item is stored as written: one bullet, a multi-line item continuing on lines indented by two
 spaces, the date after its last line.
 
-Which lines Keeper wrote is remembered in a provenance record (``state/memory.json``); any other
+Which lines Keeper wrote is remembered in a record (``OwnedLines``, ``state/memory.json``); any other
 line, and any section Keeper does not know, is a person's and is left byte for byte. When that
 record is lost, every line counts as a person's: stale lines may linger, but nothing is dropped.
 """
@@ -30,12 +30,12 @@ from keeper.markdown import (
     escape_line,
     unescape_line,
 )
+from keeper.records import Record
 from keeper.text import inline
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
     from datetime import datetime
-    from typing import Any
 
 SECTIONS: dict[str, tuple[str, tuple[str, ...]]] = {
     "decisions": ("Core Decisions", ("core decisions", "decisions", "key decisions")),
@@ -52,6 +52,48 @@ PROJECT_SECTIONS = ("decisions", "state", "recent", "issues")
 TYPED = ("feedback", "user", "tool", "reference")
 GLOBAL_TITLE = "Global Memory"
 LAST_UPDATED = "Last updated:"
+
+
+class RecentLine(Record):
+    """A Recent Context line Keeper wrote, and the session it wrote it for (``sync`` for one that
+    came from another machine)."""
+
+    __slots__ = ("line", "session")
+
+    def __init__(self, session: str, line: str) -> None:
+        self.session, self.line = session, line
+
+
+class OwnedLines(Record):
+    """Which lines of memory.md Keeper wrote (``state/memory.json``, ``paths.OWNED_LINES``): its
+    Current State lines, and its Recent Context lines newest first, so a save replaces the one and
+    rolls the other out. Derived: any shape that is not this reads as owning nothing."""
+
+    __slots__ = ("recent", "state")
+
+    def __init__(self, state: list[str] | None = None, recent: list[RecentLine] | None = None) -> None:
+        self.state, self.recent = state or [], recent or []
+
+    @classmethod
+    def parse(cls, data: object) -> OwnedLines:
+        """The record in a JSON value as read: strings of ``state``, entries of ``recent`` with a line."""
+        found = data if isinstance(data, dict) else {}
+        state, recent = found.get("state"), found.get("recent")
+        return cls(
+            [s for s in state if isinstance(s, str)] if isinstance(state, list) else [],
+            [
+                RecentLine(r["session"] if isinstance(r.get("session"), str) else "", r["line"])
+                for r in (recent if isinstance(recent, list) else [])
+                if isinstance(r, dict) and isinstance(r.get("line"), str)
+            ],
+        )
+
+    def dump(self) -> str:
+        """The JSON written, as every release wrote it (keys sorted, text as it is)."""
+        import json  # a save writes it, never a hook
+
+        recent = [{"line": r.line, "session": r.session} for r in self.recent]
+        return json.dumps({"recent": recent, "state": self.state}, ensure_ascii=False, sort_keys=True)
 
 
 class SaveInput:
@@ -326,25 +368,19 @@ def _merge_typed(doc: Document, typed: dict[str, list[str]], day: str, report: M
 
 def merge(
     text: str | None,
-    provenance: dict[str, Any],
+    owned: OwnedLines,
     data: SaveInput,
     *,
     project_name: str,
     session_id: str,
     now: datetime,
     recent_sessions: int,
-) -> tuple[str, dict[str, Any], MergeReport]:
-    """Merge one save into memory.md's text; return the new text, provenance and a report."""
+) -> tuple[str, OwnedLines, MergeReport]:
+    """Merge one save into memory.md's text; return the new text, the lines Keeper owns then and a report."""
     doc = Document.parse(text if text and text.strip() else template(project_name))
     report = MergeReport()
     day = now.strftime("%Y-%m-%d")
-    state_raw, recent_raw = provenance.get("state"), provenance.get("recent")  # derived: any shape reads as empty
-    state_owned = [s for s in state_raw if isinstance(s, str)] if isinstance(state_raw, list) else []
-    recent_owned = (
-        [r for r in recent_raw if isinstance(r, dict) and isinstance(r.get("line"), str)]
-        if isinstance(recent_raw, list)
-        else []
-    )
+    state_owned, recent_owned = owned.state, owned.recent
 
     if data.retired:
         sections = _retirable(doc, ("decisions", *TYPED))
@@ -369,15 +405,15 @@ def merge(
 
     if data.summary:
         section = _section(doc, "recent")
-        mine = [r for r in recent_owned if r.get("session") == session_id]
-        first = _remove_owned(doc, section, [r["line"] for r in mine])
-        others = [r for r in recent_owned if r.get("session") != session_id]
-        owned_at = [i for i, line in enumerate(section.lines) if bare(line) in {r["line"] for r in others}]
+        mine = [r for r in recent_owned if r.session == session_id]
+        first = _remove_owned(doc, section, [r.line for r in mine])
+        others = [r for r in recent_owned if r.session != session_id]
+        owned_at = [i for i, line in enumerate(section.lines) if bare(line) in {r.line for r in others}]
         line = f"- {day}: {one_line(data.summary)}"
         where = min([*owned_at, first] if first is not None else owned_at, default=content_start(section))
         doc.insert(section, where, [line])
-        recent_owned = [{"session": session_id, "line": line}, *others]
-        _remove_owned(doc, section, [r["line"] for r in recent_owned[recent_sessions:]])
+        recent_owned = [RecentLine(session_id, line), *others]
+        _remove_owned(doc, section, [r.line for r in recent_owned[recent_sessions:]])
         recent_owned = recent_owned[:recent_sessions]
         report.recent = True
 
@@ -391,7 +427,7 @@ def merge(
         report.added_issues, report.known_issues = added, known
         report.reconfirmed += moved
 
-    return doc.render(), {"state": state_owned, "recent": recent_owned}, report
+    return doc.render(), OwnedLines(state_owned, recent_owned), report
 
 
 def merge_global(text: str | None, data: SaveInput, retire: list[str], now: datetime, report: MergeReport) -> str:

@@ -31,13 +31,21 @@ from keeper.markdown import (
     fence,
 )
 from keeper.markdown import bullet as bullet_text
-from keeper.memory.document import LAST_UPDATED, SECTIONS, _item_at, _remove_owned, _section, item_text
+from keeper.memory.document import (
+    LAST_UPDATED,
+    SECTIONS,
+    OwnedLines,
+    RecentLine,
+    _item_at,
+    _remove_owned,
+    _section,
+    item_text,
+)
 from keeper.memory.items import key, strip_date
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
     from collections.abc import Collection, Iterator
-    from typing import Any
 
 _BLANK = ""  # the key of a blank line: layout, never merged
 
@@ -330,17 +338,6 @@ def _last_updated(section: Section) -> str:
     )
 
 
-def _strings(value: object) -> list[str]:
-    return [s for s in value if isinstance(s, str)] if isinstance(value, list) else []
-
-
-def _recent_owned(provenance: dict[str, Any]) -> list[dict[str, Any]]:
-    found = provenance.get("recent")
-    return (
-        [r for r in found if isinstance(r, dict) and isinstance(r.get("line"), str)] if isinstance(found, list) else []
-    )
-
-
 def _merge_lines(
     doc: Document,
     target: Section,
@@ -397,13 +394,13 @@ def _merge_recent(
     doc: Document,
     target: Section,
     theirs: Section,
-    owned: list[dict[str, Any]],
-    their_owned: list[dict[str, Any]],
+    owned: list[RecentLine],
+    their_owned: list[RecentLine],
     report: FileMergeReport,
-) -> list[dict[str, Any]]:
+) -> list[RecentLine]:
     """Add missing ``- YYYY-MM-DD: …`` lines newest first; Keeper's stay Keeper's, so saves roll them out."""
     known = {key(_item_at(target, index)) for index, _ in target.bullets()}
-    theirs_by_line = {r["line"]: r for r in their_owned}
+    theirs_by_line = {r.line: r for r in their_owned}
     owned = list(owned)
     for index, _ in theirs.bullets():
         chunk = [bare(line) for line in theirs.lines[index : theirs.item_span(index)]]
@@ -416,7 +413,7 @@ def _merge_recent(
         doc.insert(target, later[0] if later else after_last_bullet(target), chunk)
         report.count(target.title, 1)
         if len(chunk) == 1 and chunk[0] in theirs_by_line:
-            at = next((i for i, r in enumerate(owned) if r["line"][2:12] < day), len(owned))
+            at = next((i for i, r in enumerate(owned) if r.line[2:12] < day), len(owned))
             owned.insert(at, theirs_by_line[chunk[0]])
     _merge_lines(doc, target, theirs, report)  # a person's text between the lines
     return owned
@@ -424,26 +421,25 @@ def _merge_recent(
 
 def merge_file(
     text: str,
-    provenance: dict[str, Any],
+    owned: OwnedLines,
     other: str,
-    other_provenance: dict[str, Any],
+    other_owned: OwnedLines,
     removed: Collection[str] = (),
-) -> tuple[str, dict[str, Any], FileMergeReport]:
+) -> tuple[str, OwnedLines, FileMergeReport]:
     """Merge another memory.md (an imported one) into ``text``, losing nothing of either.
 
     Every line here stays. Each section of ``other`` goes into the same section here, or is
     appended when this file lacks it; what this file lacks is added as written, dates included,
     and duplicates are not (the rules saves follow). Current State comes from whichever file was
     updated last; Recent Context lines go in by date, and the ones Keeper wrote stay Keeper's in
-    the returned provenance, so later saves still replace and roll them out. Merging the same
+    the returned ``OwnedLines``, so later saves still replace and roll them out. Merging the same
     file twice changes nothing the second time. An item whose ``items.key`` is in ``removed`` (the
     project's record of what was retired or resolved) is not brought back.
     """
     doc = Document.parse(text)
     theirs = Document.parse(other)
     report = FileMergeReport()
-    state = _strings(provenance.get("state"))
-    recent = _recent_owned(provenance)
+    state, recent = owned.state, owned.recent
     for section in theirs.sections:
         name = _kind(section)
         if section.level < 2:
@@ -461,14 +457,12 @@ def merge_file(
                 continue
             target = found
         if name == "state":
-            state = _merge_state(doc, target, section, state, _strings(other_provenance.get("state")), report)
+            state = _merge_state(doc, target, section, state, other_owned.state, report)
         elif name == "recent":
-            recent = _merge_recent(doc, target, section, recent, _recent_owned(other_provenance), report)
+            recent = _merge_recent(doc, target, section, recent, other_owned.recent, report)
         else:
             _merge_lines(doc, target, section, report, removed=removed)
-    if state != _strings(provenance.get("state")) or recent != _recent_owned(provenance):
-        provenance = {**provenance, "state": state, "recent": recent}
-    return doc.render(), provenance, report
+    return doc.render(), OwnedLines(state, recent), report
 
 
 # Sections whose lines Keeper replaces or rolls on its own: an item leaving them is no removal.

@@ -104,7 +104,7 @@ def merge(
     tidied_text, tidied = tidy(base)
     part = team_part(data)
     merged, _, report = document.merge(
-        tidied_text, {}, part, project_name=project_name, session_id="", now=now, recent_sessions=0
+        tidied_text, document.OwnedLines(), part, project_name=project_name, session_id="", now=now, recent_sessions=0
     )
     doc = Document.parse(merged)
     saved_again = {_key(item) for item in [*part.decisions, *part.issues, *(i for v in part.typed.values() for i in v)]}

@@ -11,6 +11,7 @@ from __future__ import annotations
 import os
 
 from keeper import jsonio
+from keeper.records import Record
 from keeper.store import identity, paths
 
 TYPE_CHECKING = False
@@ -225,6 +226,37 @@ def _cache_file(path: str) -> str:
     return paths.cache_file(f"config-{identity.project_id(path)}.json")
 
 
+class Cached(Record):
+    """A config file as parsed, cached in ``cache/config-<id>.json``: the file's ``[mtime_ns, size]``
+    when it was parsed, its valid values and its warnings. An entry of any other shape has no stamp,
+    so the file is parsed again (the values are checked again on use: a cache is never trusted)."""
+
+    __slots__ = ("stamp", "values", "warnings")
+
+    def __init__(
+        self, stamp: list[int] | None = None, values: dict[str, Any] | None = None, warnings: list[str] | None = None
+    ) -> None:
+        self.stamp, self.values, self.warnings = stamp, values or {}, warnings or []
+
+    @classmethod
+    def parse(cls, data: object) -> Cached:
+        found = data if isinstance(data, dict) else {}
+        stamp, values, warnings = found.get("stamp"), found.get("values"), found.get("warnings")
+        if not (
+            isinstance(stamp, list)
+            and len(stamp) == 2
+            and all(isinstance(n, int) and not isinstance(n, bool) for n in stamp)
+            and isinstance(values, dict)
+            and isinstance(warnings, list)
+            and all(isinstance(w, str) for w in warnings)
+        ):
+            return cls()
+        return cls(stamp, values, warnings)
+
+    def dump(self) -> str:
+        return jsonio.dumps({"stamp": self.stamp, "values": self.values, "warnings": self.warnings})
+
+
 def read_file(path: str) -> tuple[dict[str, Any], list[str]] | None:
     """A config file's valid values and warnings, or None when it does not exist."""
     try:
@@ -239,15 +271,14 @@ def read_file(path: str) -> tuple[dict[str, Any], list[str]] | None:
     cache = _cache_file(path)
     from keeper.store.fsutil import atomic_write, read_json
 
-    cached = read_json(cache)
-    values, warnings = cached.get("values"), cached.get("warnings")
-    if cached.get("stamp") == stamp and isinstance(values, dict) and isinstance(warnings, list):
-        checked = {k: v for k, v in values.items() if k in KEYS and _check(k, v, path)[1] is None}
-        if len(checked) == len(values) and all(isinstance(w, str) for w in warnings):
-            return checked, list(warnings)  # a damaged cache entry is re-parsed, never trusted
+    cached = Cached.parse(read_json(cache))
+    if cached.stamp == stamp:
+        checked = {k: v for k, v in cached.values.items() if k in KEYS and _check(k, v, path)[1] is None}
+        if len(checked) == len(cached.values):
+            return checked, list(cached.warnings)  # a damaged cache entry is re-parsed, never trusted
     values, warnings = _parse_yaml_file(path)
     try:
-        atomic_write(cache, jsonio.dumps({"stamp": stamp, "values": values, "warnings": warnings}))
+        atomic_write(cache, Cached(stamp, values, warnings).dump())
     except OSError:
         pass  # the cache is an optimisation; a read-only store still works
     return values, warnings

@@ -2,7 +2,7 @@
 
 Both append a few bytes with ``O_APPEND`` and never rewrite, so the hot path costs one small write.
 
-- The tally (``state/<session>.tally``): each PostToolUse (or PostToolUseFailure) appends ``u``
+- The tally (``state/sessions/<session>.tally``): each PostToolUse (or PostToolUseFailure) appends ``u``
   (a tool use), or ``k`` for the tool use that ran ``keeper save``; the save itself ``s``; a save
   reminder ``r``; Stop's request for a final save ``f``; each prompt ``p`` (a turn starts). Most
   ``u`` are appended by the launchers without Python (``keeper.hooks.allowance``). On POSIX an
@@ -29,6 +29,8 @@ TYPE_CHECKING = False
 if TYPE_CHECKING:
     from typing import Any
 
+    from keeper.store.paths import Project
+
 USE, SAVE_USE, SAVE, REMIND, FINAL_ASK, TURN = b"u", b"k", b"s", b"r", b"f", b"p"
 SAVED = (SAVE, SAVE_USE)  # either one means the work so far was saved
 HOOK_LOG_MAX_BYTES = 1 << 20
@@ -36,8 +38,8 @@ HOOK_LOG_MAX_BYTES = 1 << 20
 # -- the tool-use tally ------------------------------------------------------------------------
 
 
-def tally_path(state_dir: str, session: str) -> str:
-    return os.path.join(state_dir, session + ".tally")
+def tally_path(project: Project, session: str) -> str:
+    return project.session_file(session, "tally")
 
 
 def append(path: str, marks: bytes) -> bytes:

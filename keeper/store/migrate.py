@@ -23,6 +23,7 @@ import os
 import time
 
 from keeper.errors import KeeperError
+from keeper.records import Record
 from keeper.store import identity, log, paths
 from keeper.store.fsutil import HOOK_LOCK_TIMEOUT, atomic_write, ensure_dir, project_lock, read_json, read_text
 from keeper.text import count
@@ -36,27 +37,47 @@ BACKUPS_DIR = "backups"  # <root>/backups/<migration>-<time>/: what each migrati
 
 
 class Backup:
-    """What one migration changes, kept as it was: call ``keep(path)`` before writing ``path``."""
+    """What one migration changes, kept as it was: call ``keep(path)`` before writing ``path``.
+
+    Its ``manifest.json`` (written, never read back by Keeper) names the migration and lists, by
+    path in the store, the files it ``changed`` (copied here first), ``created`` and ``moved``.
+    """
 
     def __init__(self, root: str, name: str) -> None:
-        self.root = root
+        self.root, self.name = root, name
         self.folder = os.path.join(root, BACKUPS_DIR, f"{name}-{time.strftime('%Y%m%d-%H%M%S')}")
-        self.manifest: dict[str, object] = {"migration": name, "changed": [], "created": []}
+        self.changed: list[str] = []
+        self.created: list[str] = []
+        self.moved_to: dict[str, str] = {}
 
     def keep(self, path: str) -> None:
         """Copy ``path`` (inside the store) into the backup, or note that the migration creates it."""
-        import json  # json and shutil only where a migration runs: a session start that finds
-        import shutil  # nothing to migrate costs no import (they take ~8 ms)
+        import shutil  # only where a migration runs: a session start that finds nothing to migrate
+        # costs no import (json and shutil take ~8 ms)
 
         rel = os.path.relpath(path, self.root)
-        listed = self.manifest["changed" if os.path.isfile(path) else "created"]
-        assert isinstance(listed, list)
-        listed.append(rel.replace(os.sep, "/"))
+        (self.changed if os.path.isfile(path) else self.created).append(self._rel(path))
         if os.path.isfile(path):
             ensure_dir(os.path.dirname(os.path.join(self.folder, rel)))
             shutil.copy2(path, os.path.join(self.folder, rel))
+        self._write()
+
+    def moved(self, pairs: list[tuple[str, str]]) -> None:
+        """Note files the migration renamed, ``(from, to)``: a rename changes no bytes, so nothing
+        is copied, and the manifest says where each went."""
+        for source, target in pairs:
+            self.moved_to[self._rel(source)] = self._rel(target)
+        self._write()
+
+    def _rel(self, path: str) -> str:
+        return os.path.relpath(path, self.root).replace(os.sep, "/")
+
+    def _write(self) -> None:
+        import json
+
+        manifest = {"migration": self.name, "changed": self.changed, "created": self.created, "moved": self.moved_to}
         ensure_dir(self.folder)
-        atomic_write(os.path.join(self.folder, "manifest.json"), json.dumps(self.manifest, indent=2))
+        atomic_write(os.path.join(self.folder, "manifest.json"), json.dumps(manifest, indent=2))
 
 
 MIGRATIONS: list[tuple[str, Callable[[str, Backup], str]]] = []
@@ -73,12 +94,34 @@ def format_file(root: str) -> str:
     return os.path.join(root, paths.STORE_FORMAT)
 
 
-def store_format(root: str) -> tuple[int, list[str]]:
-    """The store's format and the migrations it has had (0 and none for a store of 0.1.0 or 0.2.0)."""
-    data = read_json(format_file(root))
-    number, applied = data.get("format"), data.get("applied")
-    names = [name for name in applied if isinstance(name, str)] if isinstance(applied, list) else []
-    return (number if isinstance(number, int) and number >= 0 else 0), names
+class Format(Record):
+    """``format.json``: the store's format (the number of migrations applied), their names, and the
+    Keeper that wrote it. Format 0 and none for a store of 0.1.0 or 0.2.0, or a damaged record."""
+
+    __slots__ = ("applied", "keeper", "number")
+
+    def __init__(self, number: int = 0, applied: list[str] | None = None, keeper: str = "") -> None:
+        self.number, self.applied, self.keeper = number, applied if applied is not None else [], keeper
+
+    @classmethod
+    def parse(cls, data: object) -> Format:
+        found = data if isinstance(data, dict) else {}
+        number, applied, keeper = found.get("format"), found.get("applied"), found.get("keeper")
+        return cls(
+            number if isinstance(number, int) and not isinstance(number, bool) and number >= 0 else 0,
+            [name for name in applied if isinstance(name, str)] if isinstance(applied, list) else [],
+            keeper if isinstance(keeper, str) else "",
+        )
+
+    def dump(self) -> str:
+        import json  # only where a migration runs or a new store is stamped
+
+        return json.dumps({"format": self.number, "applied": self.applied, "keeper": self.keeper}, indent=2) + "\n"
+
+
+def store_format(root: str) -> Format:
+    """The store's format and the migrations it has had."""
+    return Format.parse(read_json(format_file(root)))
 
 
 def upgrade(root: str | None = None, timeout: float = HOOK_LOCK_TIMEOUT) -> list[str]:
@@ -86,14 +129,16 @@ def upgrade(root: str | None = None, timeout: float = HOOK_LOCK_TIMEOUT) -> list
     did. Nothing for a store that does not exist yet (see ``stamp``) or of a newer format."""
 
     root = root or paths.data_root()
-    number, applied = store_format(root)
+    found = store_format(root)
+    number, applied = found.number, found.applied
     if (number == len(MIGRATIONS) and len(applied) == number) or number > len(MIGRATIONS):
         return []
     if not os.path.isdir(root):
         return []
     done: list[str] = []
     with project_lock(os.path.join(root, LOCK), timeout):
-        number, applied = store_format(root)  # another process may have migrated while this one waited
+        found = store_format(root)  # another process may have migrated while this one waited
+        number, applied = found.number, found.applied
         if number > len(MIGRATIONS):
             return []
         for position, (name, fn) in enumerate(MIGRATIONS, 1):
@@ -109,12 +154,9 @@ def upgrade(root: str | None = None, timeout: float = HOOK_LOCK_TIMEOUT) -> list
 
 
 def _write_format(root: str, number: int, applied: list[str]) -> None:
-    import json
-
     from keeper import __version__
 
-    record = {"format": number, "applied": applied, "keeper": __version__}
-    atomic_write(os.path.join(root, paths.STORE_FORMAT), json.dumps(record, indent=2) + "\n")
+    atomic_write(format_file(root), Format(number, applied, __version__).dump())
 
 
 def stamp(root: str | None = None) -> None:
@@ -149,9 +191,8 @@ def removal_records(root: str, backup: Backup) -> str:
     which an import or a sync relies on so as not to bring them back. Rebuilt from the session files'
     ``Resolved:`` and ``Retired:`` lines, oldest first, less what was added back later or is in
     ``memory.md`` now; merged with any record there is."""
-    import json
-
     from keeper.memory.items import key, strip_date
+    from keeper.store import removals
 
     recorded = 0
     projects = os.path.join(root, paths.PROJECTS_DIR)
@@ -177,16 +218,61 @@ def removal_records(root: str, backup: Backup) -> str:
             continue
         path = os.path.join(folder, paths.STATE_DIR, paths.REMOVED)
         with project_lock(os.path.join(folder, LOCK)):
-            found = read_json(path).get("keys")
-            existing = {k: v for k, v in found.items() if isinstance(v, str)} if isinstance(found, dict) else {}
+            existing = removals.Removed.parse(read_json(path)).keys
             merged = {**record, **existing}
             if merged == existing:
                 continue
             backup.keep(path)
             ensure_dir(os.path.dirname(path))
-            atomic_write(path, json.dumps({"keys": merged}, ensure_ascii=False))
+            atomic_write(path, removals.Removed(merged).dump())
             recorded += len(merged) - len(existing)
     return f"{count(recorded, 'removed item')} recorded from the session files" if recorded else ""
+
+
+@migration
+def session_state_folder(root: str, backup: Backup) -> str:
+    """Up to 0.3.0 each session's own files (``<session id>.<kind>``: its state, tally, items shown,
+    start and end markers) lay in ``state/`` beside Keeper's records, so a session named ``memory``
+    overwrote ``state/memory.json``. Each moves into ``state/sessions/`` by a rename, under the
+    project's lock (a hook of the old release appending to a tally meanwhile appends to the file
+    moved), never over a file already there; Keeper's records stay."""
+    moved = left = 0
+    projects = os.path.join(root, paths.PROJECTS_DIR)
+    for name in sorted(os.listdir(projects)) if os.path.isdir(projects) else []:
+        folder = os.path.join(projects, name)
+        state = os.path.join(folder, paths.STATE_DIR)
+        if not any(_session_file(entry) for entry in _listing(state)):
+            continue
+        target = os.path.join(state, paths.SESSION_STATE)
+        pairs: list[tuple[str, str]] = []
+        with project_lock(os.path.join(folder, LOCK)):
+            ensure_dir(target)
+            for entry in sorted(n for n in _listing(state) if _session_file(n)):
+                source, dest = os.path.join(state, entry), os.path.join(target, entry)
+                if os.path.lexists(dest):
+                    left += 1
+                elif os.path.isfile(source) and not os.path.islink(source):
+                    os.rename(source, dest)
+                    pairs.append((source, dest))
+        if pairs:
+            backup.moved(pairs)
+            moved += len(pairs)
+    said = [f"{count(moved, 'session state file')} moved into state/{paths.SESSION_STATE}/"] if moved else []
+    said += [f"{left} left in state/, a newer one being in state/{paths.SESSION_STATE}/"] if left else []
+    return "; ".join(said)
+
+
+def _listing(folder: str) -> list[str]:
+    try:
+        return os.listdir(folder)
+    except OSError:
+        return []
+
+
+def _session_file(name: str) -> bool:
+    """Whether a name in ``state/`` is one of a session's files: ``<file-safe id>.<kind>``, not a record."""
+    stem, _, kind = name.rpartition(".")
+    return kind in paths.SESSION_KINDS and identity.safe_session_id(stem) == stem and name not in paths.RECORDS
 
 
 def adopt(project: paths.Project, heir_of: str) -> None:

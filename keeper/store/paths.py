@@ -27,6 +27,11 @@ STATE_DIR = "state"
 ROOT_RECORD = "project.json"  # in STATE_DIR: {"root": ..., "name": ...}, for `keeper projects` and the hub
 NEWEST_SESSIONS = "newest-sessions"  # in the state folder: the newest session file names (sessions.newest)
 OPEN_SESSIONS = "open"  # in the state folder: one marker per session that started and has not ended
+# In the state folder: each session's own files, ``<session id>.<kind>``, apart from Keeper's records
+# (a session named ``memory`` once overwrote ``state/memory.json``). The kinds: its state (``json``),
+# its tally, the items shown to it, its start and end markers.
+SESSION_STATE = "sessions"
+SESSION_KINDS = ("json", "tally", "shown", "start", "end")
 PROJECT_CONFIG = os.path.join(".claude", "keeper.yaml")
 TEAM_DIR = os.path.join(".claude", "keeper")  # in the repository: the only Keeper files that live there
 TEAM_FILE = "team.md"
@@ -51,6 +56,8 @@ REMOVALS = "removals.json"
 SYNC_FILE = "sync.json"  # at the root: the recorded remote and this machine's id (machine-local, never synced)
 # In STATE_DIR (a "." no session id holds): the project's folder in the sync repository, its last sync.
 PROJECT_SYNC = "sync.remote.json"
+# In STATE_DIR: Keeper's own records of a project, what no session's file may ever be named.
+RECORDS = (OWNED_LINES, ROOT_RECORD, REMOVED, REMOVALS, PROJECT_SYNC)
 MAX_FILE = 8 << 20  # bytes: the largest memory or session file Keeper reads from an archive or a sync remote
 SYNC_MARKER = "keeper-sync.json"  # at the sync repository's top: what makes a repository a Keeper store
 # In SYNC_DIR (derived): Keeper's bare repository, the sync lock, what each store file last exported
@@ -166,8 +173,8 @@ def kind(relpath: str) -> str:
     Machine-local: the configuration, the pins, the recorded sync remote, the store's format and each
     project's ``state/memory.json``, ``state/project.json``, ``state/removed.json`` and
     ``state/removals.json`` (the global memory has these two too) and ``state/sync.remote.json``.
-    Everything else (the index, counters, open markers, caches, logs, the trash, the hub page, the
-    sync repository, locks, temp files) is derived.
+    Everything else (the index, each session's state, tally and markers in ``state/sessions/``, open
+    markers, caches, logs, the trash, the hub page, the sync repository, locks, temp files) is derived.
     """
     parts = [p for p in relpath.replace("\\", "/").split("/") if p not in ("", ".")]
     if len(parts) == 1 and parts[0] in (CONFIG_FILE, PINS_FILE, SYNC_FILE, STORE_FORMAT):
@@ -182,11 +189,7 @@ def kind(relpath: str) -> str:
             return DURABLE
         if len(rest) == 2 and rest[0] == SESSIONS_DIR and rest[1].endswith(".md") and not rest[1].startswith("."):
             return DURABLE
-        if (
-            len(rest) == 2
-            and rest[0] == STATE_DIR
-            and rest[1] in (OWNED_LINES, ROOT_RECORD, REMOVED, REMOVALS, PROJECT_SYNC)
-        ):
+        if len(rest) == 2 and rest[0] == STATE_DIR and rest[1] in RECORDS:
             return LOCAL
     return DERIVED
 
@@ -223,6 +226,16 @@ class Project:
     @property
     def state(self) -> str:
         return os.path.join(self.dir, STATE_DIR)
+
+    @property
+    def session_state(self) -> str:
+        """``state/sessions/``: the files each session leaves (``session_file``), derived."""
+        return os.path.join(self.dir, STATE_DIR, SESSION_STATE)
+
+    def session_file(self, session: str, kind: str) -> str:
+        """``state/sessions/<session>.<kind>``: one of a session's files (a kind of ``SESSION_KINDS``;
+        ``session`` a file-safe id, ``identity.safe_session_id``)."""
+        return os.path.join(self.dir, STATE_DIR, SESSION_STATE, f"{session}.{kind}")
 
     @property
     def root_record(self) -> str:

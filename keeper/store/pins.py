@@ -10,43 +10,69 @@ in ``<root>/pins.json``.
 from __future__ import annotations
 
 from keeper import jsonio
+from keeper.records import Record
 from keeper.store import identity, paths
 from keeper.store.fsutil import atomic_write, project_lock, read_json
+
+
+class Pin(Record):
+    """One allowance: the shared memory ``name`` for the folder ``folder`` (``identity.canonical_key``)."""
+
+    __slots__ = ("folder", "name")
+
+    def __init__(self, name: str, folder: str) -> None:
+        self.name, self.folder = name, folder
+
+
+class Pins(Record):
+    """``pins.json``: the allowances, in the order they were given; an entry without a name and a
+    folder is left out (a hand edit), any other shape allows nothing."""
+
+    __slots__ = ("allowed",)
+
+    def __init__(self, allowed: list[Pin] | None = None) -> None:
+        self.allowed: list[Pin] = allowed if allowed is not None else []
+
+    @classmethod
+    def parse(cls, data: object) -> Pins:
+        entries = data.get("allowed") if isinstance(data, dict) else None
+        return cls(
+            [
+                Pin(e["name"], e["folder"])
+                for e in (entries if isinstance(entries, list) else [])
+                if isinstance(e, dict) and isinstance(e.get("name"), str) and isinstance(e.get("folder"), str)
+            ]
+        )
+
+    def dump(self) -> str:
+        return jsonio.dumps({"allowed": [{"name": p.name, "folder": p.folder} for p in self.allowed]})
 
 
 def _file() -> str:
     return paths.pins_file()
 
 
-def _allowed() -> list[dict[str, str]]:
-    entries = read_json(_file()).get("allowed")
-    if not isinstance(entries, list):
-        return []
-    return [
-        e
-        for e in entries
-        if isinstance(e, dict) and isinstance(e.get("name"), str) and isinstance(e.get("folder"), str)
-    ]
+def read() -> Pins:
+    return Pins.parse(read_json(_file()))
 
 
 def is_allowed(name: str, folder: str) -> bool:
-    key = identity.canonical_key(folder)
-    return any(e["name"] == name and e["folder"] == key for e in _allowed())
+    return Pin(name, identity.canonical_key(folder)) in read().allowed
 
 
 def allow(name: str, folder: str) -> None:
     """Allow ``folder`` to use the shared memory ``name`` (one pin per folder)."""
     with project_lock(_file() + ".lock"):
         key = identity.canonical_key(folder)
-        entries = [e for e in _allowed() if e["folder"] != key] + [{"name": name, "folder": key}]
-        atomic_write(_file(), jsonio.dumps({"allowed": entries}))
+        entries = [p for p in read().allowed if p.folder != key] + [Pin(name, key)]
+        atomic_write(_file(), Pins(entries).dump())
 
 
 def revoke(folder: str) -> bool:
     """Withdraw the folder's allowance; whether there was one."""
     with project_lock(_file() + ".lock"):
         key = identity.canonical_key(folder)
-        entries = _allowed()
-        kept = [e for e in entries if e["folder"] != key]
-        atomic_write(_file(), jsonio.dumps({"allowed": kept}))
+        entries = read().allowed
+        kept = [p for p in entries if p.folder != key]
+        atomic_write(_file(), Pins(kept).dump())
         return len(kept) != len(entries)

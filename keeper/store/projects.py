@@ -11,9 +11,11 @@ from __future__ import annotations
 import os
 import time
 
+from keeper import jsonio
 from keeper.errors import KeeperError
 from keeper.memory import document
-from keeper.store import paths, removals
+from keeper.records import Record, texts
+from keeper.store import paths, removals, resolve
 from keeper.store.fsutil import read_json, read_text
 from keeper.text import count
 
@@ -85,8 +87,8 @@ def _holds_anything(folder: str) -> bool:
 def _project(project_id: str) -> tuple[paths.Project, bool]:
     """The project stored under ``project_id``, with its recorded root (else its store folder)."""
     folder = os.path.join(projects_dir(), project_id)
-    root = read_json(os.path.join(folder, paths.STATE_DIR, paths.ROOT_RECORD)).get("root")
-    if isinstance(root, str) and root:
+    root = resolve.recorded_root(folder)
+    if root:
         return paths.Project(root=root, id=project_id, dir=folder), True
     return paths.Project(root=folder, id=project_id, dir=folder), False
 
@@ -143,6 +145,29 @@ def list_all() -> list[Info]:
     return sorted(found, key=lambda p: (-(p.last_activity or 0), p.name.lower()))
 
 
+class SyncRecord(Record):
+    """``state/sync.remote.json`` (``paths.PROJECT_SYNC``): the project's folder in the sync
+    repository (``key``, ``sync.mirror.is_key``) and the commit it last synced with; "" for either
+    when not recorded (a damaged record reads as none)."""
+
+    __slots__ = ("commit", "key")
+
+    def __init__(self, key: str = "", commit: str = "") -> None:
+        self.key, self.commit = key, commit
+
+    @classmethod
+    def parse(cls, data: object) -> SyncRecord:
+        return cls(*texts(data, "key", "commit"))
+
+    def dump(self) -> str:
+        return jsonio.dumps({"key": self.key, "commit": self.commit} if self.commit else {"key": self.key})
+
+
+def sync_record(folder: str) -> SyncRecord:
+    """The sync record of a project's store folder."""
+    return SyncRecord.parse(read_json(os.path.join(folder, paths.STATE_DIR, paths.PROJECT_SYNC)))
+
+
 def _another_machines(folder: str, machine: str | None) -> bool:
     """A folder an older sync brought from another machine's unshared project (no hosted origin, no
     pin): it is that machine's alone, so this machine does not list it. This machine's own unshared
@@ -150,8 +175,8 @@ def _another_machines(folder: str, machine: str | None) -> bool:
     recorded or not (an imported project, or one of a store older than the root record)."""
     if os.path.exists(os.path.join(folder, paths.STATE_DIR, paths.ROOT_RECORD)):
         return False
-    key = read_json(os.path.join(folder, paths.STATE_DIR, paths.PROJECT_SYNC)).get("key")
-    if not (isinstance(key, str) and key.startswith("local.")):
+    key = sync_record(folder).key
+    if not key.startswith("local."):
         return False
     return not (machine and key.startswith(f"local.{machine}."))
 

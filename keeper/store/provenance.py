@@ -51,7 +51,7 @@ def record_file(folder: str) -> str:
 def shown_file(project: paths.Project, session: str) -> str:
     """The ids of the items a session's start-up context showed (machine-local, derived): a save
     that only restates one of them is an echo."""
-    return os.path.join(project.state, f"{session}.shown")
+    return project.session_file(session, "shown")
 
 
 def shown_id(item_key: str) -> str:
@@ -370,7 +370,7 @@ class Checker:
             return self._ends[session]
         if not self.state_dir:
             return 0.0
-        self._ends[session] = self._stat(os.path.join(self.state_dir, session + ".end")) or 0.0
+        self._ends[session] = self._stat(os.path.join(self.state_dir, paths.SESSION_STATE, session + ".end")) or 0.0
         return self._ends[session]
 
 

@@ -20,6 +20,7 @@ import json
 import os
 from datetime import datetime, timedelta, timezone
 
+from keeper import records
 from keeper.store import paths
 from keeper.store.fsutil import atomic_write, read_json
 
@@ -27,7 +28,22 @@ KINDS = ("sessions", "items")
 KEEP_DAYS = 400
 MAX_ENTRIES = 50_000
 
-Record = dict[str, dict[str, list[object]]]
+Entry = tuple[str, bool]  # (stamp, removed): written as a two-element JSON list
+
+
+class Record(records.Record):
+    """The removals one folder knows of: ``sessions`` (a session file's name in the repository)
+    and ``items`` (an item's ``items.key``), each name -> ``(stamp, removed)``."""
+
+    __slots__ = ("items", "sessions")
+
+    def __init__(self, sessions: dict[str, Entry] | None = None, items: dict[str, Entry] | None = None) -> None:
+        self.sessions: dict[str, Entry] = sessions if sessions is not None else {}
+        self.items: dict[str, Entry] = items if items is not None else {}
+
+    def of(self, kind: str) -> dict[str, Entry]:
+        """The entries of one of ``KINDS``."""
+        return self.sessions if kind == "sessions" else self.items
 
 
 def now() -> str:
@@ -35,7 +51,7 @@ def now() -> str:
 
 
 def empty() -> Record:
-    return {kind: {} for kind in KINDS}
+    return Record()
 
 
 def parse(data: object) -> Record:
@@ -55,7 +71,7 @@ def parse(data: object) -> Record:
                 and isinstance(entry[0], str)
                 and isinstance(entry[1], bool)
             ):
-                record[kind][name] = [entry[0], entry[1]]
+                record.of(kind)[name] = (entry[0], entry[1])
     return record
 
 
@@ -71,11 +87,11 @@ def loads(data: bytes | None) -> Record:
 def dumps(record: Record) -> bytes:
     """Sorted and bounded, so the same record is always the same bytes (the same blob)."""
     cutoff = (datetime.now(timezone.utc) - timedelta(days=KEEP_DAYS)).strftime("%Y-%m-%dT%H:%M:%S")
-    out: dict[str, dict[str, list[object]]] = {}
+    out: dict[str, dict[str, Entry]] = {}
     for kind in KINDS:
         entries = sorted(
-            ((n, e) for n, e in record.get(kind, {}).items() if str(e[0]) >= cutoff),
-            key=lambda pair: (str(pair[1][0]), pair[0]),
+            ((n, e) for n, e in record.of(kind).items() if e[0] >= cutoff),
+            key=lambda pair: (pair[1][0], pair[0]),
         )[-MAX_ENTRIES:]
         out[kind] = dict(sorted(entries))
     return (json.dumps(out, ensure_ascii=False, separators=(",", ":"), sort_keys=True) + "\n").encode("utf-8")
@@ -86,16 +102,16 @@ def merge(*records: Record) -> Record:
     out = empty()
     for record in records:
         for kind in KINDS:
-            mine = out[kind]
-            for name, entry in record.get(kind, {}).items():
+            mine = out.of(kind)
+            for name, entry in record.of(kind).items():
                 have = mine.get(name)
-                if have is None or (str(entry[0]), bool(entry[1])) > (str(have[0]), bool(have[1])):
-                    mine[name] = list(entry)
+                if have is None or entry > have:
+                    mine[name] = entry
     return out
 
 
 def removed(record: Record, kind: str) -> set[str]:
-    return {name for name, entry in record.get(kind, {}).items() if entry[1]}
+    return {name for name, entry in record.of(kind).items() if entry[1]}
 
 
 def items_gone(record: Record, retired: dict[str, str]) -> set[str]:
@@ -105,10 +121,33 @@ def items_gone(record: Record, retired: dict[str, str]) -> set[str]:
     brought the item back on that day or later."""
     gone = removed(record, "items")
     for key, day in retired.items():
-        entry = record.get("items", {}).get(key)
-        if entry is None or entry[1] or str(entry[0])[:10] < day:
+        entry = record.items.get(key)
+        if entry is None or entry[1] or entry[0][:10] < day:
             gone.add(key)
     return gone
+
+
+class Removed(records.Record):
+    """What this machine retired or resolved (``state/removed.json``, ``paths.REMOVED``): ``keys``,
+    an item's ``items.key`` -> the day it went, oldest first. Machine-local, it never travels:
+    ``items_gone`` weighs it against the record that does."""
+
+    __slots__ = ("keys",)
+
+    def __init__(self, keys: dict[str, str] | None = None) -> None:
+        self.keys: dict[str, str] = keys if keys is not None else {}
+
+    @classmethod
+    def parse(cls, data: object) -> Removed:
+        """The record in a JSON value as read; any other shape holds nothing. A key written before
+        the key folded punctuation inside an item is read as today's key."""
+        from keeper.memory.items import key
+
+        found = data.get("keys") if isinstance(data, dict) else None
+        return cls({key(k): v for k, v in found.items() if isinstance(v, str)} if isinstance(found, dict) else {})
+
+    def dump(self) -> str:
+        return json.dumps({"keys": self.keys}, ensure_ascii=False)
 
 
 def path_of(folder: str) -> str:
@@ -148,7 +187,7 @@ def note(folder: str, sessions: list[str], items: list[str], removed_now: bool) 
     stamp = now()
     record = read(folder)
     for name in sessions:
-        record["sessions"][tree_name(name, machine_id)] = [stamp, removed_now]
+        record.sessions[tree_name(name, machine_id)] = (stamp, removed_now)
     for item in items:
-        record["items"][item] = [stamp, removed_now]
+        record.items[item] = (stamp, removed_now)
     write(folder, record)

@@ -12,7 +12,8 @@ import os
 
 from keeper import jsonio
 from keeper.errors import KeeperError
-from keeper.store import config, identity, paths, pins
+from keeper.records import Record, texts
+from keeper.store import config, identity, paths
 from keeper.store.fsutil import atomic_write, read_json
 
 
@@ -64,7 +65,7 @@ def resolve(start: str, session: object = None, *, strict: bool) -> Resolved:
                 raise
             warnings.append(f"{exc} Using the folder's own id until it is fixed.")
             pinned = None
-    if pinned and not pins.is_allowed(pinned, here):
+    if pinned and not _allowed(pinned, here):
         warnings.append(
             f"{os.path.join(here, paths.PROJECT_CONFIG)} asks to share the memory '{pinned}'; this folder keeps "
             f"its own until you allow it: keeper pin --project-dir {here}"
@@ -79,6 +80,35 @@ def resolve(start: str, session: object = None, *, strict: bool) -> Resolved:
     return Resolved(project, cfg, identity.safe_session_id(session), warnings)
 
 
+class RootRecord(Record):
+    """``state/project.json`` (``paths.ROOT_RECORD``): the folder a project's store belongs to and
+    its name, for ``keeper projects`` and the hub (the store's name is a hash, which cannot be
+    turned back into a folder). Either is "" when the record is missing or damaged."""
+
+    __slots__ = ("name", "root")
+
+    def __init__(self, root: str = "", name: str = "") -> None:
+        self.root, self.name = root, name
+
+    @classmethod
+    def parse(cls, data: object) -> RootRecord:
+        return cls(*texts(data, "root", "name"))
+
+    def dump(self) -> str:
+        return jsonio.dumps({"root": self.root, "name": self.name})
+
+
+def _allowed(pinned: str, here: str) -> bool:
+    from keeper.store import pins  # only a folder with a pin reads them: every other hook skips the import
+
+    return pins.is_allowed(pinned, here)
+
+
+def recorded_root(folder: str) -> str:
+    """The root folder recorded in a project's store folder; "" when none is."""
+    return RootRecord.parse(read_json(os.path.join(folder, paths.STATE_DIR, paths.ROOT_RECORD))).root
+
+
 def remember_root(project: paths.Project, check: bool) -> None:
     """Note the project's root folder in its store (``state/project.json``), for ``keeper projects``.
 
@@ -91,7 +121,7 @@ def remember_root(project: paths.Project, check: bool) -> None:
     path = project.root_record
     try:
         os.stat(path)
-        if not check or read_json(path).get("root") == project.root:
+        if not check or recorded_root(project.dir) == project.root:
             return
     except FileNotFoundError:
         if not os.path.isdir(project.state):
@@ -99,6 +129,6 @@ def remember_root(project: paths.Project, check: bool) -> None:
     except (OSError, ValueError):  # ValueError: a NUL in the path
         return
     try:
-        atomic_write(path, jsonio.dumps({"root": project.root, "name": project.name}))
+        atomic_write(path, RootRecord(project.root, project.name).dump())
     except OSError:
         pass

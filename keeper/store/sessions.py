@@ -4,7 +4,7 @@ The file is named from the session's start in local time (a clash gets ``-2``, `
 header holds facts Keeper keeps current (``- Tool uses: …``), written and read here, updated in
 place so that the same Stop twice leaves the same bytes; each save is appended under ``## Saves``
 and ``## Activity`` is Keeper's own. Lines a person adds stay. Which file belongs to which
-session id is recorded in ``state/<session>.json``.
+session id is recorded in ``state/sessions/<session>.json``.
 """
 
 from __future__ import annotations
@@ -12,6 +12,7 @@ from __future__ import annotations
 import os
 
 from keeper.markdown import Document, after_last_bullet, content_end, escape_line
+from keeper.records import Record
 from keeper.store import paths
 from keeper.store.fsutil import atomic_write, create_new, ensure_dir, read_json, read_text
 
@@ -39,18 +40,73 @@ HEADER_ORDER = (
 BOOKKEEPING = frozenset(f"- {label}" for label in HEADER_ORDER if label != "Last reply")
 
 
-def _state_file(project: paths.Project, session: str) -> str:
-    return os.path.join(project.state, session + ".json")
+class State(Record):
+    """What Keeper keeps between hooks for one session (``state/sessions/<session>.json``), read
+    once at the boundary: a field that is missing or damaged (a hand edit, a truncated write,
+    another version) is None, and a None field is not written (``records.Record``: Stop reads it).
+
+    ``file``: the session file's name in ``sessions/``; ``transcript``: its transcript; ``offset``:
+    how far into it the record has read; ``facts``: the header facts written (None: a line removed);
+    ``activity``: the transcript's digest (``capture.transcript.Activity`` reads it); ``reply``: the
+    digest of the last reply recorded; ``last_save``: when the session last saved (ISO time).
+    """
+
+    __slots__ = ("activity", "facts", "file", "last_save", "offset", "reply", "transcript")
+
+    def __init__(
+        self,
+        *,
+        activity: dict[str, object] | None = None,
+        facts: dict[str, str | None] | None = None,
+        file: str | None = None,
+        last_save: str | None = None,
+        offset: int | None = None,
+        reply: str | None = None,
+        transcript: str | None = None,
+    ) -> None:
+        self.activity, self.facts, self.file, self.last_save = activity, facts, file, last_save
+        self.offset, self.reply, self.transcript = offset, reply, transcript
+
+    @classmethod
+    def parse(cls, data: object) -> State:
+        """The state in a JSON value as read; anything else than a JSON object reads as empty."""
+        if not isinstance(data, dict):
+            return cls()
+        facts, activity, offset = data.get("facts"), data.get("activity"), data.get("offset")
+        return cls(
+            activity=activity if isinstance(activity, dict) else None,
+            facts={k: v for k, v in facts.items() if v is None or isinstance(v, str)}
+            if isinstance(facts, dict)
+            else None,
+            file=data.get("file") if is_file_name(data.get("file")) else None,  # never "..", "/etc/passwd", 42
+            last_save=_text(data.get("last_save")),
+            offset=offset if isinstance(offset, int) and not isinstance(offset, bool) and offset >= 0 else None,
+            reply=_text(data.get("reply")),
+            transcript=_text(data.get("transcript")),
+        )
+
+    def dump(self) -> str:
+        """The JSON written: the fields that are set, keys sorted (as every release wrote it)."""
+        from keeper import jsonio  # here: recall reads session files and needs no JSON
+
+        return jsonio.dumps({name: getattr(self, name) for name in self.__slots__ if getattr(self, name) is not None})
 
 
-def read_state(project: paths.Project, session: str) -> dict[str, object]:
-    return read_json(_state_file(project, session))
+def _text(value: object) -> str | None:
+    return value if isinstance(value, str) else None
 
 
-def write_state(project: paths.Project, session: str, state: dict[str, object]) -> None:
-    from keeper import jsonio  # here: recall reads session files and needs no JSON
+def state_at(path: str) -> State:
+    """The session state in ``path``; empty when it is missing or unreadable."""
+    return State.parse(read_json(path))
 
-    atomic_write(_state_file(project, session), jsonio.dumps(dict(sorted(state.items()))))
+
+def read_state(project: paths.Project, session: str) -> State:
+    return state_at(project.session_file(session, "json"))
+
+
+def write_state(project: paths.Project, session: str, state: State) -> None:
+    atomic_write(project.session_file(session, "json"), state.dump())
 
 
 def is_file_name(name: object) -> TypeGuard[str]:
@@ -66,9 +122,9 @@ def is_file_name(name: object) -> TypeGuard[str]:
 
 def existing_file(project: paths.Project, session: str) -> str | None:
     """The session's file if it was created and still exists (a person may delete it)."""
-    name = read_state(project, session).get("file")
-    if not is_file_name(name):
-        return None  # damaged state ("..", "/etc/passwd", 42) reads as no file: a new one is made
+    name = read_state(project, session).file
+    if name is None:
+        return None  # no file yet, or damaged state: a new one is made
     path = os.path.join(project.sessions, name)
     return path if os.path.isfile(path) and not os.path.islink(path) else None
 
@@ -89,7 +145,7 @@ def ensure_file(project: paths.Project, session: str, start: datetime) -> str:
             break
         suffix += 1
     state = read_state(project, session)
-    state["file"] = name
+    state.file = name
     write_state(project, session, state)
     _remember_newest(project, name)
     return path

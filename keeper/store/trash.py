@@ -14,11 +14,51 @@ import time
 from datetime import date, datetime, timedelta
 
 from keeper.errors import KeeperError
+from keeper.records import Record, texts
 from keeper.store import paths, removals, sessions
 from keeper.store.fsutil import atomic_write, ensure_dir, is_temp, project_lock, read_json, read_text, shared
 from keeper.text import count
 
 MANIFEST = "manifest.json"
+
+
+class Manifest(Record):
+    """A backup's ``manifest.json``: the project, why it was made (``clear old``, a sync's removal…),
+    the files moved (relative to the project's folder), its root, and when it was made (the latest
+    of the clock and the files' mtimes, see ``_created``; None when not recorded)."""
+
+    __slots__ = ("created", "files", "project", "reason", "root")
+
+    def __init__(
+        self,
+        project: str = "",
+        reason: str = "",
+        files: list[str] | None = None,
+        root: str = "",
+        created: float | None = None,
+    ) -> None:
+        self.project, self.reason, self.files, self.root, self.created = project, reason, files or [], root, created
+
+    @classmethod
+    def parse(cls, data: object) -> Manifest:
+        found = data if isinstance(data, dict) else {}
+        project, reason, root = texts(found, "project", "reason", "root")
+        files, created = found.get("files"), found.get("created")
+        return cls(
+            project,
+            reason,
+            [f for f in files if isinstance(f, str)] if isinstance(files, list) else [],
+            root,
+            float(created) if isinstance(created, (int, float)) and not isinstance(created, bool) else None,
+        )
+
+    def dump(self) -> str:
+        fields = {"project": self.project, "reason": self.reason, "files": self.files, "root": self.root}
+        return json.dumps({**fields, "created": self.created}, indent=1)
+
+
+def manifest_of(backup: str) -> Manifest:
+    return Manifest.parse(read_json(os.path.join(backup, MANIFEST)))
 
 
 def trash_dir(project: paths.Project) -> str:
@@ -107,8 +147,8 @@ def listing(backup: str) -> str:
         for n in names
         if os.path.join(folder, n) != os.path.join(backup, MANIFEST)
     ]
-    reason = read_json(os.path.join(backup, MANIFEST)).get("reason")
-    by = f"{reason}: " if isinstance(reason, str) and reason else ""
+    reason = manifest_of(backup).reason
+    by = f"{reason}: " if reason else ""
     return f"{name}  {made}  {by}{described(held)}"
 
 
@@ -176,13 +216,7 @@ def move_to_trash(project: paths.Project, files: list[str], reason: str, recorde
             if _move(path, os.path.join(backup, os.path.relpath(path, project.dir)))
         ]
         created = max([time.time(), *(_mtime(p) for p in [project.memory, *files])])
-        atomic_write(
-            os.path.join(backup, MANIFEST),
-            json.dumps(
-                {"project": project.id, "reason": reason, "files": moved, "root": project.root, "created": created},
-                indent=1,
-            ),
-        )
+        atomic_write(os.path.join(backup, MANIFEST), Manifest(project.id, reason, moved, project.root, created).dump())
     return backup
 
 
@@ -240,12 +274,10 @@ def _note(project: paths.Project, files: list[str], removed_now: bool) -> None:
     items = sorted(item_keys(read_text(project.memory))) if project.memory in files else []
     removals.note(project.dir, names, items, removed_now)
     if items and not removed_now:
-        path = project.removed
-        record = read_json(path)
-        keys = record.get("keys")
-        if isinstance(keys, dict) and any(k in keys for k in items):
-            record["keys"] = {k: v for k, v in keys.items() if k not in items}
-            atomic_write(path, json.dumps(record, ensure_ascii=False))
+        record = removals.Removed.parse(read_json(project.removed))
+        if any(k in record.keys for k in items):
+            kept = removals.Removed({k: v for k, v in record.keys.items() if k not in items})
+            atomic_write(project.removed, kept.dump())
 
 
 def _remove_empty(backup: str) -> None:
@@ -276,9 +308,9 @@ def _created(backup: str, now: float) -> float:
         created = datetime.strptime(stamp, "%Y%m%d-%H%M%S").timestamp()
     except ValueError:
         created = os.path.getmtime(backup)
-    recorded = read_json(os.path.join(backup, MANIFEST)).get("created")
-    if isinstance(recorded, (int, float)) and not isinstance(recorded, bool):
-        created = max(created, float(recorded))
+    recorded = manifest_of(backup).created
+    if recorded is not None:
+        created = max(created, recorded)
     for folder, _, names in os.walk(backup):
         for name in names:
             created = max(created, _mtime(os.path.join(folder, name)))

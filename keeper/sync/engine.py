@@ -29,7 +29,7 @@ import time
 from keeper import redact
 from keeper.errors import KeeperError
 from keeper.memory.merge import drop_items, item_keys, merge3
-from keeper.store import config, paths, provenance, removals
+from keeper.store import config, paths, projects, provenance, removals
 from keeper.store.fsutil import atomic_write, create_new, ensure_dir, project_lock, read_json, read_text
 from keeper.sync import git, kinds, mirror, owned, remote, scan
 
@@ -237,9 +237,12 @@ def _patterns(copy: mirror.Copy) -> list[str]:
 
 def _recorded(repo: git.Repo, copy: mirror.Copy, data: dict[str, Any]) -> str | None:
     """The commit this copy last synced with, if the repository still holds it."""
-    record = read_json(copy.record) if copy.record else {"key": copy.key, "commit": data.get("global_commit")}
-    # a commit recorded under another key (a project that since found its origin) is no base for this one
-    found = record.get("commit") if record.get("key", copy.key) == copy.key else None
+    if not copy.record:
+        found = data.get("global_commit")
+    else:
+        record = projects.SyncRecord.parse(read_json(copy.record))
+        # a commit recorded under another key (a project that since found its origin) is no base for this one
+        found = record.commit if record.key in ("", copy.key) else None
     return repo.rev(found) if isinstance(found, str) and found else None
 
 
@@ -303,22 +306,22 @@ def _apply_removals(part: _Part, theirs: dict[str, bytes], merged: dict[str, byt
     for path, data in part.mine.items():
         if path.startswith(sessions) and path not in part.side.files and kinds.acceptable(path, data):
             name = path[len(sessions) :]
-            if not record["sessions"].get(name, ["", False])[1]:
-                record["sessions"][name] = [stamp, True]  # deleted or cleared here since the last sync
+            if not record.sessions.get(name, ("", False))[1]:
+                record.sessions[name] = (stamp, True)  # deleted or cleared here since the last sync
     memory = f"{prefix}/{paths.MEMORY_FILE}"
     ours, mine = part.side.files.get(memory), part.mine.get(memory)
     for key, day in _retired_here(part.side.copy.dir).items():
-        entry = record["items"].get(key)
-        if entry is None or (not entry[1] and str(entry[0])[:10] < day):
-            record["items"][key] = [stamp, True]
+        entry = record.items.get(key)
+        if entry is None or (not entry[1] and entry[0][:10] < day):
+            record.items[key] = (stamp, True)
     if ours is not None and mine is not None and ours != mine:
         for key in item_keys(kinds.text_of(mine), lasting=True) - item_keys(kinds.text_of(ours)):
-            if not record["items"].get(key, ["", False])[1]:
-                record["items"][key] = [stamp, True]  # taken out of memory.md by hand here since the last sync
+            if not record.items.get(key, ("", False))[1]:
+                record.items[key] = (stamp, True)  # taken out of memory.md by hand here since the last sync
     gone = removals.removed(record, "items")
     if gone and ours is not None and mine is not None and ours != mine:
         for key in (gone & item_keys(kinds.text_of(ours))) - item_keys(kinds.text_of(mine)):
-            record["items"][key] = [stamp, False]  # added here again since the last sync
+            record.items[key] = (stamp, False)  # added here again since the last sync
         gone = removals.removed(record, "items")
     for name in removals.removed(record, "sessions"):
         merged.pop(sessions + name, None)
@@ -568,8 +571,8 @@ def _prepare(
 
 def _joined(url: str, theirs: str | None, data: dict[str, Any]) -> str:
     """The one line a sync says when the remote's history no longer holds its last sync."""
-    last = remote.read_status().get("synced_with")
-    if isinstance(last, str) and last != url:
+    last = remote.read_status().synced_with
+    if last is not None and last != url:
         return "a new remote: this machine's memory and the remote's were merged, nothing removed"
     if theirs is None:
         return (

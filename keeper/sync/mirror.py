@@ -23,7 +23,7 @@ from __future__ import annotations
 
 import os
 
-from keeper.store import identity, paths, provenance, removals
+from keeper.store import identity, paths, pins, projects, provenance, removals, resolve
 from keeper.store.fsutil import read_json
 
 MARKER = paths.SYNC_MARKER
@@ -147,10 +147,7 @@ def key_for(project: paths.Project, allowed_pins: set[str], machine: str) -> str
 
 
 def allowed_pins() -> set[str]:
-    entries = read_json(paths.pins_file()).get("allowed")
-    if not isinstance(entries, list):
-        return set()
-    return {e["name"] for e in entries if isinstance(e, dict) and isinstance(e.get("name"), str)}
+    return {pin.name for pin in pins.read().allowed}
 
 
 def is_key(name: str) -> bool:
@@ -166,10 +163,6 @@ def local_dir_for(key: str) -> str:
     """Where a key no project of this machine claims lands: ``projects/<name>``, the name the pin or
     the id would use here, so a later pin or clone finds it."""
     return os.path.join(paths.projects_dir(), key.partition(".")[2])
-
-
-def record_of(project_dir: str) -> dict[str, object]:
-    return read_json(os.path.join(project_dir, paths.STATE_DIR, paths.PROJECT_SYNC))
 
 
 def _holds_memory(folder: str) -> bool:
@@ -196,15 +189,14 @@ def local_copies(machine: str) -> list[Copy]:
         folder = os.path.join(paths.projects_dir(), name)
         if not os.path.isdir(folder):
             continue
-        record = record_of(folder)
-        key = record.get("key")
-        root = read_json(os.path.join(folder, paths.STATE_DIR, paths.ROOT_RECORD)).get("root")
-        project = paths.Project(root if isinstance(root, str) and root else folder, name, folder)
-        if not (isinstance(key, str) and is_key(key)) or (key.startswith("local.") and not _mine(key, machine)):
-            if not _holds_memory(folder) and not isinstance(root, str):
+        key = projects.sync_record(folder).key
+        root = resolve.recorded_root(folder)
+        project = paths.Project(root or folder, name, folder)
+        if not is_key(key) or (key.startswith("local.") and not _mine(key, machine)):
+            if not _holds_memory(folder) and not root:
                 continue  # neither memory nor a project of this machine (a cleared or empty folder)
             key = key_for(project, pinned, machine)
-        elif key.startswith("local.") and isinstance(root, str) and root:
+        elif key.startswith("local.") and root:
             key = key_for(project, pinned, machine)  # its folder may have an origin or a pin now: shared from here on
         copies.append(Copy(key, folder, os.path.join(folder, paths.STATE_DIR, paths.PROJECT_SYNC), project))
     return copies
@@ -248,17 +240,16 @@ def adopt(project: paths.Project) -> bool:
     key = key_for(project, allowed_pins(), machine())
     if key.startswith("local."):
         return False
-    from keeper import jsonio
     from keeper.store.fsutil import atomic_write, ensure_dir, project_lock
 
     holder = local_dir_for(key)
     if (
         holder == project.dir
-        or record_of(holder).get("key") != key
+        or projects.sync_record(holder).key != key
         or os.path.exists(os.path.join(holder, paths.STATE_DIR, paths.ROOT_RECORD))
     ):
         # Nothing here yet (or another project of this machine has it): the next sync fills this one.
-        atomic_write(project.sync_record, jsonio.dumps({"key": key}))
+        atomic_write(project.sync_record, projects.SyncRecord(key).dump())
         return False
 
     with project_lock(os.path.join(holder, paths.LOCK_FILE)), project_lock(project.lock):

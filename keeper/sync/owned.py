@@ -10,11 +10,10 @@ def take_over(path: str, before: str | None, after: str) -> None:
     """Keeper's lines that came from another machine stay Keeper's here (``state/memory.json``), so
     the next save here replaces that Current State and rolls those Recent Context lines out, as it
     would have done with its own."""
-    from keeper import jsonio
     from keeper.markdown import Document, bare
-    from keeper.memory.document import LAST_UPDATED, SECTIONS
+    from keeper.memory.document import LAST_UPDATED, SECTIONS, OwnedLines, RecentLine
 
-    owned = read_json(path)
+    owned = OwnedLines.parse(read_json(path))
     changed = False
     state = Document.parse(after).find(SECTIONS["state"][1])
     old_state = Document.parse(before or "").find(SECTIONS["state"][1])
@@ -25,17 +24,14 @@ def take_over(path: str, before: str | None, after: str) -> None:
         end = start + 1
         while end < len(lines) and lines[end].strip() and lines[end][:2] in ("- ", "  "):
             end += 1
-        owned["state"], changed = lines[start:end], True
+        owned.state, changed = lines[start:end], True
     recent = Document.parse(after).find(SECTIONS["recent"][1])
     old_recent = Document.parse(before or "").find(SECTIONS["recent"][1])
     had = {bare(line) for line in old_recent.lines} if old_recent is not None else set()
-    mine = owned.get("recent") if isinstance(owned.get("recent"), list) else []
-    assert isinstance(mine, list)
     for line in [bare(x) for x in recent.lines] if recent is not None else []:
         if line not in had and len(line) > 13 and line[2:6].isdigit() and line[12:14] == ": ":
-            mine.append({"session": "sync", "line": line})
+            owned.recent.append(RecentLine("sync", line))
             changed = True
     if changed:
-        mine.sort(key=lambda r: str(r.get("line", ""))[2:12] if isinstance(r, dict) else "", reverse=True)
-        owned["recent"] = mine
-        atomic_write(path, jsonio.dumps(owned))
+        owned.recent.sort(key=lambda r: r.line[2:12], reverse=True)
+        atomic_write(path, owned.dump())

@@ -12,6 +12,7 @@ import os
 
 from keeper import jsonio
 from keeper.errors import KeeperError
+from keeper.records import Record
 from keeper.store import paths
 from keeper.store.fsutil import atomic_write, read_json
 
@@ -98,15 +99,61 @@ def status_file() -> str:
     return os.path.join(paths.sync_dir(), paths.SYNC_STATUS)
 
 
-def read_status() -> dict[str, Any]:
-    return read_json(status_file())
+class Status(Record):
+    """How the last runs went (``sync/status.json``, derived): when one was last tried, the last
+    success (``last_sync``, also as ``last_sync_epoch``: to the fraction, so a file the sync wrote
+    itself is not waiting), the commit it left and the remote it synced with, and the last error
+    (None once a sync succeeds). A field missing or of another type is None."""
+
+    __slots__ = (
+        "last_attempt",
+        "last_commit",
+        "last_error",
+        "last_error_at",
+        "last_sync",
+        "last_sync_epoch",
+        "synced_with",
+    )
+
+    def __init__(self) -> None:
+        self.last_attempt: str | None = None
+        self.last_commit: str | None = None
+        self.last_error: str | None = None
+        self.last_error_at: str | None = None
+        self.last_sync: str | None = None
+        self.last_sync_epoch: float | None = None
+        self.synced_with: str | None = None
+
+    def update(self, **fields: object) -> None:
+        """Set the fields named (a name of no field is a bug: AttributeError)."""
+        for name, value in fields.items():
+            setattr(self, name, value)
+
+    @classmethod
+    def parse(cls, data: object) -> Status:
+        found = data if isinstance(data, dict) else {}
+        status = cls()
+        status.update(**{name: found[name] for name in cls.__slots__ if isinstance(found.get(name), str)})
+        epoch = found.get("last_sync_epoch")
+        status.last_sync_epoch = (
+            float(epoch) if isinstance(epoch, (int, float)) and not isinstance(epoch, bool) else None
+        )
+        return status
+
+    def dump(self) -> str:
+        """The fields that are set (a cleared error is left out)."""
+        return jsonio.dumps({name: getattr(self, name) for name in self.__slots__ if getattr(self, name) is not None})
 
 
-def write_status(**values: Any) -> None:
-    """Merge ``values`` into the last run's status; a failure to write it is not the sync's failure."""
+def read_status() -> Status:
+    return Status.parse(read_json(status_file()))
+
+
+def write_status(**values: object) -> None:
+    """Set ``values`` in the last run's status; a failure to write it is not the sync's failure."""
     data = read_status()
-    data.update(values)
+    data.update(**values)
     try:
-        atomic_write(status_file(), jsonio.dumps(data))
+        atomic_write(status_file(), data.dump())
     except OSError:
         pass

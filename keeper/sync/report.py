@@ -34,22 +34,20 @@ def summary() -> dict[str, Any]:
     if not data:
         return {"remote": None, "last_sync": None, "last_error": None, "waiting": []}
     status = remote.read_status()
-    last = status.get("last_sync") if isinstance(status.get("last_sync"), str) else None
-    epoch = status.get("last_sync_epoch")
-    if isinstance(epoch, (int, float)):
-        since = float(epoch)  # to the fraction: a file the sync itself wrote is not waiting
-    else:
+    last = status.last_sync
+    since = status.last_sync_epoch  # to the fraction: a file the sync itself wrote is not waiting
+    if since is None:
         since = time.mktime(time.strptime(last, "%Y-%m-%dT%H:%M:%S")) + 1 if last else 0.0
     root = paths.data_root()
     waiting = sorted(  # a file name may hold a secret (a token pasted into it): shown redacted
         scan.shown_name(os.path.relpath(p, root).replace(os.sep, "/")) for p in _durable_files() if _mtime(p) > since
     )
-    error = status.get("last_error") if status.get("last_error") else None
+    error = status.last_error or None
     return {
         "remote": remote.shown(str(data["remote"])),
         "last_sync": last,
         "last_error": error,
-        "last_error_at": status.get("last_error_at") if error else None,
+        "last_error_at": status.last_error_at if error else None,
         "waiting": waiting,
     }
 
@@ -111,6 +109,6 @@ def check() -> tuple[bool | None, str, str]:
                 "make an empty private repository for Keeper and run keeper sync --remote URL",
             )
     status = remote.read_status()
-    if status.get("last_error"):
-        return False, f"the last sync failed: {status['last_error']}", "run keeper sync to see it again"
-    return True, f"{remote.shown(url)} (last sync {status.get('last_sync') or 'never'})", ""
+    if status.last_error:
+        return False, f"the last sync failed: {status.last_error}", "run keeper sync to see it again"
+    return True, f"{remote.shown(url)} (last sync {status.last_sync or 'never'})", ""
