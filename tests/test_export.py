@@ -593,6 +593,6 @@ def test_an_older_export_does_not_bring_back_a_global_item_retired_since(
     capsys.readouterr()
     export(capsys, tmp_path / "old.zip")
     assert main(["save", "--project-dir", str(api), "--global", "--retired", "Never force-push main"]) == 0
-    assert "1 decision retired" in capsys.readouterr().out
+    assert "1 global item retired" in capsys.readouterr().out
     import_(capsys, tmp_path / "old.zip")
     assert "force-push" not in Path(paths.global_memory_file()).read_text(encoding="utf-8")
