@@ -13,7 +13,7 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from keeper import archive
+from keeper.commands import archive
 from keeper.memory import document, items
 from keeper.store import config, migrate, pins, projects, removals, resolve, sessions, trash
 from keeper.sync import remote
