@@ -27,7 +27,7 @@
 
 /* The one place for the version and for the Python paths this file names (keep in step with
  * bin/keeper; a test checks the version against keeper/__init__.py). */
-#define KEEPER_VERSION L"0.3.0"
+#define KEEPER_VERSION L"0.4.0"
 #define KEEPER_BOOTSTRAP L"keeper\\plugin\\bootstrap.py" /* the set-up script, relative to the plugin folder */
 #define KEEPER_DIGEST L"bin\\keeper.digest"  /* the package digest, relative to the plugin folder */
 #define KEEPER_READY L"keeper-env.json"    /* inside a finished environment */
