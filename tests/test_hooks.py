@@ -13,6 +13,7 @@ from typing import Any
 import pytest
 
 from keeper.capture import saving
+from keeper.capture.shell import is_save_command
 from keeper.hooks import entry, prompts
 from keeper.memory.document import SaveInput
 from keeper.store import config, counters, identity, paths
@@ -195,7 +196,7 @@ def test_a_save_restarts_the_count(
     ],
 )
 def test_save_commands_are_recognised(command: str, is_save: bool) -> None:
-    assert entry.is_save_command(command) is is_save
+    assert is_save_command(command) is is_save
 
 
 def test_subagent_tool_uses_count_but_never_ask(

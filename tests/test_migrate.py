@@ -15,7 +15,7 @@ from keeper.cli import main
 from keeper.errors import KeeperError
 from keeper.hooks import entry
 from keeper.memory.items import key
-from keeper.store import migrate
+from keeper.store import migrate, paths
 from tests.conftest import REPO
 
 STORES = REPO / "tests" / "fixtures" / "stores"  # made by tests/fixtures/stores/make.py from the releases' commits
@@ -147,6 +147,22 @@ def test_a_store_of_a_newer_format_is_read_and_never_changed_and_doctor_says_to_
     [check] = [c for c in json.loads(capsys.readouterr().out) if c["check"] == "format"]
     assert check["ok"] is False and "store format 99, written by a newer Keeper" in check["detail"]
     assert "claude plugin update keeper@keeper" in check["fix"]
+
+
+def test_the_format_a_session_start_checks_without_the_migrations_is_theirs() -> None:
+    """SessionStart reads format.json itself and imports the migrations only when it is behind."""
+    assert len(migrate.MIGRATIONS) == paths.FORMAT
+
+
+@pytest.mark.parametrize("store", ["0.2.0"], indirect=True)
+def test_a_session_start_brings_a_store_one_migration_behind_up_to_date(store: Path, isolated: Path) -> None:
+    first = migrate.MIGRATIONS[0][0]
+    (store / "format.json").write_text(json.dumps({"format": 1, "applied": [first], "keeper": "0.3.0"}))
+    start = {"session_id": "s1", "cwd": str(isolated), "source": "startup"}
+    assert entry.handle("session-start", json.dumps(start).encode()) is not None
+    found = migrate.store_format(str(store))
+    assert found.number == len(migrate.MIGRATIONS) and found.applied == [name for name, _ in migrate.MIGRATIONS]
+    assert (store / "projects" / PROJECT_ID / "state" / "sessions").is_dir()
 
 
 def test_a_new_store_starts_in_this_codes_format(isolated: Path, tmp_path: Path) -> None:

@@ -162,3 +162,36 @@ def test_session_start_loads_nothing_this_project_does_not_use(project_dir: Path
     assert "Prices live in src/cache.py" in json.dumps(reply)
     assert "keeper.store.provenance" in loaded  # the stale check ran
     assert not loaded & {"zlib", "keeper.sync", "keeper.sync.background", "keeper.recall", "keeper.recall.sources"}
+
+
+def test_a_session_start_on_a_store_in_this_format_loads_neither_the_migrations_nor_the_save_check(
+    project_dir: Path,
+) -> None:
+    """format.json is read with the standard library: ``keeper.store.migrate`` loads only for a store
+    that is behind; the save-command check only for a Bash tool use."""
+    save_in(project_dir, "--decision", "Prices live in src/cache.py")
+    payload = {"session_id": "s1", "cwd": str(project_dir), "source": "startup"}
+    loaded, reply = loaded_by(["hook", "session-start"], payload, project_dir)
+    assert "Prices live in src/cache.py" in json.dumps(reply)
+    assert not loaded & {"keeper.store.migrate", "keeper.capture.shell"}, loaded
+
+
+def test_a_plain_prompt_loads_neither_the_migrations_nor_the_save_check(project_dir: Path) -> None:
+    save_in(project_dir, "--summary", "Flaky checkout test fixed by freezing the clock")
+    prompt = {
+        "session_id": "s1",
+        "cwd": str(project_dir),
+        "prompt": "the flaky checkout test is back, freeze the clock?",
+    }
+    loaded, reply = loaded_by(["hook", "user-prompt-submit"], prompt, project_dir)
+    assert "automatic recall" in reply["hookSpecificOutput"]["additionalContext"]
+    assert not loaded & {"keeper.store.migrate", "keeper.capture", "keeper.capture.shell"}, loaded
+
+
+def test_a_prompt_that_recalls_nothing_builds_no_context_and_redacts_nothing(project_dir: Path) -> None:
+    save_in(project_dir, "--summary", "Flaky checkout test fixed by freezing the clock")
+    prompt = {"session_id": "s1", "cwd": str(project_dir), "prompt": "rename the invoice exporter module please"}
+    loaded, reply = loaded_by(["hook", "user-prompt-submit"], prompt, project_dir)
+    assert reply == {}
+    assert "keeper.recall.search" in loaded  # automatic recall ran
+    assert not loaded & {"keeper.hooks.context", "keeper.redact", "keeper.secret_rules"}, loaded

@@ -16,7 +16,6 @@ import sys
 import time
 
 from keeper import jsonio
-from keeper.capture.shell import is_save_command
 from keeper.errors import KeeperError
 from keeper.store import counters, fsutil, paths
 from keeper.store.resolve import Resolved, resolve, start_folder
@@ -94,7 +93,11 @@ class Event:
         self.stop_hook_active = payload.get("stop_hook_active") is True
         tool_input = payload.get("tool_input")
         command = tool_input.get("command") if isinstance(tool_input, dict) else None
-        self.is_save = text("tool_name") == "Bash" and isinstance(command, str) and is_save_command(command)
+        self.is_save = False
+        if text("tool_name") == "Bash" and isinstance(command, str):
+            from keeper.capture.shell import is_save_command  # only a Bash tool use can be a save
+
+            self.is_save = is_save_command(command)
 
 
 def _specific(event_name: str, text: str) -> Reply:
@@ -261,7 +264,8 @@ def handle(name: str, raw: bytes, project_dir: str = "") -> Reply:
     if unusable:  # nothing can be recorded, and the log cannot be written either: tell the user at start
         return {"systemMessage": unusable} if name == "session-start" else {}
     new_store = False
-    if name == "session-start":  # once per session: a store an earlier release wrote is brought up to date
+    # once per session: a store an earlier release wrote is brought up to date
+    if name == "session-start" and not _store_is_current():
         from keeper.store import migrate
 
         new_store = migrate.upgrade_quietly()
@@ -286,6 +290,19 @@ def handle(name: str, raw: bytes, project_dir: str = "") -> Reply:
     if at.cfg.debug:
         _log(name, "INFO", f"debug: {took_ms:.1f} ms in Keeper, {injected} characters into context")
     return reply
+
+
+def _store_is_current() -> bool:
+    """Whether ``format.json`` says the store has had every migration this code knows: one read, so
+    a usual session start never imports ``keeper.store.migrate`` (which reads it the same way)."""
+    found = fsutil.read_json(os.path.join(paths.data_root(), paths.STORE_FORMAT))
+    number, applied = found.get("format"), found.get("applied")
+    return (
+        type(number) is int
+        and number == paths.FORMAT
+        and isinstance(applied, list)
+        and sum(isinstance(name, str) for name in applied) == number
+    )
 
 
 def _read_stdin() -> bytes:

@@ -129,7 +129,6 @@ def auto_recall(project: paths.Project, cfg: Config, prompt: str, session: str) 
         return Answer()
     if not os.path.isdir(project.sessions):
         return Answer()  # nothing beyond memory.md, which SessionStart already gave
-    from keeper.hooks import context
     from keeper.recall import search
     from keeper.store import sessions
 
@@ -148,4 +147,6 @@ def auto_recall(project: paths.Project, cfg: Config, prompt: str, session: str) 
     days = sorted({r.chunk.date for r in relevant if r.chunk.date}, reverse=True)
     when = f" from {', '.join(days)}" if days else ""
     notice = f"Keeper: recalled {len(relevant)} earlier note{'s' if len(relevant) != 1 else ''}{when}"
+    from keeper.hooks import context  # only for notes found: most prompts recall nothing
+
     return Answer(context.auto_recall_block(relevant, AUTO_CHARS), notice)

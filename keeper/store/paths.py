@@ -49,6 +49,7 @@ INDEX_FILE = "index.sqlite3"  # in STATE_DIR, with SQLite's -wal, -shm and -jour
 OWNED_LINES = "memory.json"  # in STATE_DIR: which lines of memory.md Keeper wrote (export carries it)
 REMOVED = "removed.json"  # in STATE_DIR: the keys of items retired or resolved, so import cannot revive them
 STORE_FORMAT = "format.json"  # at the root: the store's format and the migrations it has had (store.migrate)
+FORMAT = 2  # the store format this code writes: len(store.migrate.MIGRATIONS), which a test holds equal
 PROVENANCE_FILE = "provenance.jsonl"  # beside memory.md: where each item came from (durable: export and sync carry it)
 STALE_CACHE = "stale-marks.cache"  # in STATE_DIR: the stale check's last verdicts (derived: store.verdicts)
 # In STATE_DIR and beside memory.md in the sync repository: the removals that travel (store.removals).
