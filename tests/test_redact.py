@@ -353,6 +353,11 @@ def test_extra_patterns_run_on_pieces_cut_at_line_ends() -> None:
     assert redact("x" * (EXTRA_PIECE * 3), [r"x+"]) == "[REDACTED:custom]" * 3
 
 
+@pytest.mark.parametrize("keyword", sorted({keyword for rule in RULES for keyword in rule.keywords}))
+def test_every_rules_keyword_passes_the_screen_that_spares_a_clean_text_the_rules(keyword: str) -> None:
+    assert any(word in keyword for word in redact_module.SCREEN), keyword
+
+
 def test_a_clean_text_compiles_nothing_and_a_secret_compiles_only_its_rules(monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setattr(redact_module, "_compiled", {})
     assert redact("ran the tests, all green") == "ran the tests, all green"

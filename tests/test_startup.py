@@ -186,6 +186,7 @@ def test_a_plain_prompt_loads_neither_the_migrations_nor_the_save_check(project_
     loaded, reply = loaded_by(["hook", "user-prompt-submit"], prompt, project_dir)
     assert "automatic recall" in reply["hookSpecificOutput"]["additionalContext"]
     assert not loaded & {"keeper.store.migrate", "keeper.capture", "keeper.capture.shell"}, loaded
+    assert "keeper.redact" in loaded and "keeper.secret_rules" not in loaded  # the note holds no rule's keyword
 
 
 def test_a_prompt_that_recalls_nothing_builds_no_context_and_redacts_nothing(project_dir: Path) -> None:
