@@ -114,6 +114,9 @@ def test_automatic_recall_loads_no_dependency(project_dir: Path) -> None:
     assert not loaded & HEAVY
     # datetime arrives with sqlite3 itself (its default adapters import it)
     assert not loaded & {"argparse", "typing", "dataclasses", "inspect", "logging", "subprocess", "shutil"}
+    # nor what a prompt never needs: the migrations, the save-command check, rules no note's word can meet
+    assert not loaded & {"keeper.store.migrate", "keeper.capture", "keeper.capture.shell"}, loaded
+    assert "keeper.redact" in loaded and "keeper.secret_rules" not in loaded  # the note holds no rule's keyword
 
 
 def test_a_config_file_is_parsed_once_then_read_from_cache(project_dir: Path) -> None:
@@ -174,19 +177,6 @@ def test_a_session_start_on_a_store_in_this_format_loads_neither_the_migrations_
     loaded, reply = loaded_by(["hook", "session-start"], payload, project_dir)
     assert "Prices live in src/cache.py" in json.dumps(reply)
     assert not loaded & {"keeper.store.migrate", "keeper.capture.shell"}, loaded
-
-
-def test_a_plain_prompt_loads_neither_the_migrations_nor_the_save_check(project_dir: Path) -> None:
-    save_in(project_dir, "--summary", "Flaky checkout test fixed by freezing the clock")
-    prompt = {
-        "session_id": "s1",
-        "cwd": str(project_dir),
-        "prompt": "the flaky checkout test is back, freeze the clock?",
-    }
-    loaded, reply = loaded_by(["hook", "user-prompt-submit"], prompt, project_dir)
-    assert "automatic recall" in reply["hookSpecificOutput"]["additionalContext"]
-    assert not loaded & {"keeper.store.migrate", "keeper.capture", "keeper.capture.shell"}, loaded
-    assert "keeper.redact" in loaded and "keeper.secret_rules" not in loaded  # the note holds no rule's keyword
 
 
 def test_a_prompt_that_recalls_nothing_builds_no_context_and_redacts_nothing(project_dir: Path) -> None:
