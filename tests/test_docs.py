@@ -134,3 +134,11 @@ def test_the_readme_stays_short_and_every_link_of_it_and_of_docs_leads_somewhere
         for target in re.findall(r"\]\(([^)#\s]+)(?:#[^)]*)?\)", page.read_text(encoding="utf-8")):
             if not target.startswith(("http://", "https://")):
                 assert (page.parent / target).exists(), (page.name, target)
+
+
+def test_a_page_that_sends_you_to_a_readme_section_names_one_the_readme_has() -> None:
+    """docs/ once said "the README's 'Memory on every machine' says how to set it up" after that
+    section had moved out of the README: a reader followed it to nothing."""
+    for page in sorted((REPO / "docs").glob("*.md")):
+        for section in re.findall(r"README's \"([^\"]+)\"", page.read_text(encoding="utf-8")):
+            assert f"\n## {section}\n" in README, (page.name, section)
