@@ -338,7 +338,7 @@ def test_dependencies_that_cannot_be_installed_say_what_to_check(tmp_path: Path,
     message = json.loads((data / bootstrap.SETUP_FAILED).read_text())["systemMessage"]
     assert "Failed to fetch: https://pypi.org/simple/pyyaml/" in message  # what happened
     assert "dependencies (pyyaml>=5.4) failed: check that pip reaches PyPI" in message  # what to do
-    assert "start a new session" in message
+    assert "(network, proxy, PIP_INDEX_URL). It tries again at the next session start" in message
 
 
 @pytest.mark.skipif(sys.platform == "win32", reason="the planted programs are sh scripts")

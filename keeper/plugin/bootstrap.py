@@ -392,7 +392,7 @@ def _fresh_environment(tmp: str, deps: list[str], log: Log) -> None:
     except RuntimeError as exc:  # a message alone ("No matching distribution") does not say what to fix
         raise RuntimeError(
             f"{exc}. Installing its dependencies ({', '.join(deps)}) failed: check that pip reaches PyPI or "
-            "your package index (network, proxy, PIP_INDEX_URL), then start a new session"
+            "your package index (network, proxy, PIP_INDEX_URL)"
         ) from None
 
 
