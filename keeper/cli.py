@@ -433,11 +433,14 @@ def os_problem(exc: OSError) -> str:
 
 
 def _reader_gone() -> int:
-    """Exit quietly after the reader of stdout went away (``keeper status | head``): nothing went wrong."""
+    """Exit quietly after the reader of stdout went away (``keeper status | head``): nothing went wrong.
+    What is still buffered goes to the null device, so the interpreter's final flush is quiet."""
     try:
-        sys.stdout = open(os.devnull, "w")  # noqa: SIM115 - so the interpreter's final flush is quiet
-    except OSError:
-        pass
+        null = os.open(os.devnull, os.O_WRONLY)
+        os.dup2(null, sys.stdout.fileno())
+        os.close(null)
+    except (OSError, ValueError):  # no file behind sys.stdout: replace the object instead
+        sys.stdout = open(os.devnull, "w")  # noqa: SIM115 - lives until the interpreter exits
     return 0
 
 
@@ -462,7 +465,9 @@ def main(argv: list[str] | None = None) -> int:
     # a store an earlier release wrote is brought up to date first (doctor reports it; demo has its own)
     new_store = getattr(args, "command", None) not in ("doctor", "demo") and migrate.upgrade_quietly()
     try:
-        return int(_command(args.func)(args))
+        code = int(_command(args.func)(args))
+        sys.stdout.flush()  # a block-buffered stdout (no PYTHONUNBUFFERED) meets a gone reader here
+        return code
     except KeeperError as exc:
         print(f"keeper: error: {exc}", file=sys.stderr)
         return 1

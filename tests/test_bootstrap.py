@@ -320,6 +320,27 @@ def test_the_set_up_runs_no_code_of_the_project_folder_with_uv(tmp_path: Path, d
     assert done.returncode == 1  # that check fails: the stand-in installed nothing
 
 
+@pytest.mark.skipif(sys.platform == "win32", reason="the stand-in uv is an sh script")
+def test_dependencies_that_cannot_be_installed_say_what_to_check(tmp_path: Path, data: Path) -> None:
+    """Offline or behind a proxy, the installer's last line ("No matching distribution found") is all
+    a user used to see at session start, with nothing to do about it."""
+    tools = tmp_path / "tools"
+    tools.mkdir()
+    (tools / "uv").write_text(  # makes a real environment, then fails to install as uv does offline
+        "#!/bin/sh\n"
+        f'if [ "$1" = venv ]; then for a; do last=$a; done; exec "{sys.executable}" -I -m venv --without-pip "$last"; fi\n'
+        'echo "error: Failed to fetch: https://pypi.org/simple/pyyaml/" >&2; exit 2\n'
+    )
+    (tools / "uv").chmod(0o755)
+    (tmp_path / "work").mkdir(exist_ok=True)  # the folder a session starts in
+    done = run_script(plugin_copy(tmp_path, '"pyyaml>=5.4",\n'), data, tmp_path / "work", f"{tools}:/usr/bin:/bin")
+    assert done.returncode == 1
+    message = json.loads((data / bootstrap.SETUP_FAILED).read_text())["systemMessage"]
+    assert "Failed to fetch: https://pypi.org/simple/pyyaml/" in message  # what happened
+    assert "dependencies (pyyaml>=5.4) failed: check that pip reaches PyPI" in message  # what to do
+    assert "(network, proxy, PIP_INDEX_URL). It tries again at the next session start" in message
+
+
 @pytest.mark.skipif(sys.platform == "win32", reason="the planted programs are sh scripts")
 def test_the_set_up_runs_no_code_of_the_project_folder_with_venv_and_pip(tmp_path: Path, data: Path) -> None:
     marker = tmp_path / "ran-from-the-repository"

@@ -134,3 +134,22 @@ def test_the_readme_stays_short_and_every_link_of_it_and_of_docs_leads_somewhere
         for target in re.findall(r"\]\(([^)#\s]+)(?:#[^)]*)?\)", page.read_text(encoding="utf-8")):
             if not target.startswith(("http://", "https://")):
                 assert (page.parent / target).exists(), (page.name, target)
+
+
+def test_a_page_that_sends_you_to_a_readme_section_names_one_the_readme_has() -> None:
+    """docs/ once said "the README's 'Memory on every machine' says how to set it up" after that
+    section had moved out of the README: a reader followed it to nothing."""
+    for page in sorted((REPO / "docs").glob("*.md")):
+        for section in re.findall(r"README's \"([^\"]+)\"", page.read_text(encoding="utf-8")):
+            assert f"\n## {section}\n" in README, (page.name, section)
+
+
+def test_every_flag_the_manual_shows_for_a_command_is_one_it_takes() -> None:
+    """`keeper hub [--out FILE] [--open]` and the like, written in README.md and docs/, run as written."""
+    sub = next(a for a in build_parser()._actions if a.dest == "command")
+    shown = re.findall(r"`keeper ([a-z]+)((?: [^`]*)?)`", MANUAL)
+    assert len(shown) > 50  # the manual's own usage lines, found
+    for name, rest in shown:
+        taken = {flag for action in sub.choices[name]._actions for flag in action.option_strings}  # type: ignore[index]
+        for flag in re.findall(r"--[a-z][a-z-]*", rest):
+            assert flag in taken, f"`keeper {name}{rest}`: {flag}"

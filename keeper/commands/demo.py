@@ -15,6 +15,8 @@ import sys
 import tempfile
 import textwrap
 
+from keeper.plugin import install
+
 TYPE_CHECKING = False
 if TYPE_CHECKING:
     import argparse
@@ -155,11 +157,8 @@ def run(args: argparse.Namespace) -> int:
         print(_indent(demo.keeper(["recall", "refund", "roundig", "--limit", "2"])))
 
         _rule("Done")
-        checkout = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
-        source = checkout if os.path.isdir(os.path.join(checkout, ".claude-plugin")) else "OWNER/keeper"
         print("   Install the plugin in Claude Code to get this in every project:")
-        print(f"     claude plugin marketplace add {source}")
-        print("     claude plugin install keeper@keeper")
+        print(f"     {install.install_hint()}")
         print("   `keeper status` in a project shows where its memory lives.")
         return 0
     finally:

@@ -376,17 +376,24 @@ def _fresh_environment(tmp: str, deps: list[str], log: Log) -> None:
     uv = which("uv")
     if uv:
         _run(log, [uv, "venv", "--no-config", "--quiet", "--python", sys.executable, tmp])
-        _run(log, [uv, "pip", "install", "--no-config", "--quiet", "--python", env_python(tmp), *deps])
-        return
+        install = [uv, "pip", "install", "--no-config", "--quiet", "--python", env_python(tmp)]
+    else:
+        try:
+            _run(log, [sys.executable, "-I", "-m", "venv", tmp])
+        except RuntimeError as exc:
+            raise RuntimeError(
+                f"{exc}. This Python cannot make virtual environments: on Debian or Ubuntu install "
+                "python3-venv (sudo apt install python3-venv), or install uv, then start a new session"
+            ) from None
+        pip = [env_python(tmp), "-I", "-m", "pip", "--disable-pip-version-check", "--no-input"]
+        install = [*pip, "install", "--quiet"]
     try:
-        _run(log, [sys.executable, "-I", "-m", "venv", tmp])
-    except RuntimeError as exc:
+        _run(log, [*install, *deps])
+    except RuntimeError as exc:  # a message alone ("No matching distribution") does not say what to fix
         raise RuntimeError(
-            f"{exc}. This Python cannot make virtual environments: on Debian or Ubuntu install "
-            "python3-venv (sudo apt install python3-venv), or install uv, then start a new session"
+            f"{exc}. Installing its dependencies ({', '.join(deps)}) failed: check that pip reaches PyPI or "
+            "your package index (network, proxy, PIP_INDEX_URL)"
         ) from None
-    pip = [env_python(tmp), "-I", "-m", "pip", "--disable-pip-version-check", "--no-input"]
-    _run(log, [*pip, "install", "--quiet", *deps])
 
 
 def earlier_environment(data: str, target: str, deps: list[str]) -> str | None:

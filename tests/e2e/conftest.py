@@ -50,12 +50,23 @@ def pinned_cli(name: str, package: str, version: str, cache: Path, variable: str
             f"the end-to-end tests need {package} and npm is not on PATH: install Node.js/npm, or point "
             f"{variable} at a {name} binary, or deselect them with -m 'not e2e'"
         )
-    subprocess.run(
-        [npm, "install", "--prefix", str(cache), "--no-audit", "--no-fund", f"{package}@{version}"],
-        check=True,
-        timeout=600,
-        stdout=subprocess.DEVNULL,
-    )
+    try:
+        subprocess.run(
+            [npm, "install", "--prefix", str(cache), "--no-audit", "--no-fund", f"{package}@{version}"],
+            check=True,
+            timeout=600,
+            stdout=subprocess.DEVNULL,
+            stderr=subprocess.PIPE,
+            text=True,
+        )
+    except (subprocess.CalledProcessError, subprocess.TimeoutExpired) as exc:
+        said = exc.stderr if isinstance(exc.stderr, str) else ""
+        pytest.fail(
+            f"the end-to-end tests need {package}@{version} and `npm install` of it into {cache} failed "
+            f"({'timed out' if isinstance(exc, subprocess.TimeoutExpired) else said.strip()[-600:]}): check that "
+            f"npm reaches its registry (`npm ping`), or point {variable} at a {name} binary, or deselect them "
+            "with -m 'not e2e'"
+        )
     found = shutil.which(name, path=str(bin_dir))
     assert found, f"npm installed {package} but no {name} binary is in {bin_dir}"
     return found

@@ -135,6 +135,7 @@ def test_doctor_passes_right_after_the_readme_set_up_and_its_plugin_install(clau
     setup = readme.split("## Set-up")[1].split("```bash\n")[1].split("```")[0].strip()
     done = subprocess.run(["sh", "-c", setup], cwd=source, env=machine.env, capture_output=True, text=True, timeout=300)
     assert done.returncode == 0, done.stdout[-2000:] + done.stderr[-2000:]
+    assert f"claude plugin marketplace add {source}" in done.stdout.split("── Done")[1]  # the demo's last word
     venv_bin = machine.home / ".venvs" / "keeper" / "bin"
     shell = {**machine.env, "PATH": f"{venv_bin}{os.pathsep}{path}", "VIRTUAL_ENV": str(venv_bin.parent)}
     project = tmp_path / "work" / "invoices"
