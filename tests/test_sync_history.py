@@ -370,6 +370,7 @@ def test_an_unreachable_remote_is_one_clear_sentence(
     err = capsys.readouterr().err
     assert err.startswith("keeper: error: cannot reach the remote ") and err.count("\n") == 1
     assert "does not appear to be a git repository" in err and "and the repository exists" not in err
+    assert "check the address" in err and "try later" not in err  # a wrong address is not fixed by waiting
 
 
 def test_fetch_and_push_to_a_local_remote_read_no_configuration_of_the_user(

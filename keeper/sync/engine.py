@@ -357,14 +357,29 @@ def _fetch(repo: git.Repo, url: str) -> str | None:
         return repo.rev(FETCHED)
     said = err.decode("utf-8", "replace")
     if "couldn't find remote ref" not in said and "could not find remote ref" not in said.lower():
-        raise KeeperError(f"cannot reach the remote {remote.shown(url)} ({_said(err)}); memory stays here, try later")
+        raise _unreachable(url, err)
     code, out, err = repo.attempt(["ls-remote", *upload, url], timeout=git.NETWORK_TIMEOUT, extra_env=env)
     if code != 0:
-        raise KeeperError(f"cannot reach the remote {remote.shown(url)} ({_said(err)}); memory stays here, try later")
+        raise _unreachable(url, err)
     if out.strip():
         raise NotKeepers(_not_keepers(url))
     repo.attempt(["update-ref", "-d", FETCHED])
     return None
+
+
+# What git says when the address names no repository, or one this user may not read: a wrong
+# address is fixed now, not by trying later.
+_NO_SUCH = ("does not appear to be a git repository", "not found", "no such", "authentication failed", "denied")
+
+
+def _unreachable(url: str, err: bytes) -> KeeperError:
+    """One line: why the remote could not be read, and what to do about it."""
+    said = _said(err)
+    if any(words in said.lower() for words in _NO_SUCH):
+        advice = "check the address and that you may read it (git init --bare PATH makes a folder one); nothing changed"
+    else:
+        advice = "memory stays here, try later"
+    return KeeperError(f"cannot reach the remote {remote.shown(url)} ({said}); {advice}")
 
 
 class NotKeepers(KeeperError):
