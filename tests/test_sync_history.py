@@ -505,6 +505,22 @@ def test_projects_does_not_list_another_machines_unshared_project_of_the_current
     assert _listed(capsys) == ["mine-0123456789"]
 
 
+def test_a_sync_typed_in_a_clone_says_where_the_memory_it_brought_lives_and_records_the_root(
+    machines: list[Machine], remote: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    a, b, _ = machines
+    a.save("--decision", "Use FTS5")
+    assert a.sync("--remote", str(remote)) == 0
+    capsys.readouterr()
+    assert b.sync("--remote", str(remote), "--project-dir", str(b.project)) == 0  # b never ran Keeper here
+    out = capsys.readouterr().out
+    [memory] = b.memory_files()
+    assert f"{b.project} holds this memory now: {memory.parent}" in out, out
+    assert b.run("projects") == 0
+    listed = capsys.readouterr().out
+    assert str(b.project) in listed and "not recorded" not in listed, listed
+
+
 def test_a_save_typed_in_a_clone_before_its_first_session_joins_the_memory_sync_brought(
     machines: list[Machine], remote: Path
 ) -> None:

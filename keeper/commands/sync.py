@@ -18,11 +18,18 @@ def run(args: argparse.Namespace) -> int:
     if args.background:
         return background.run()
     result, url = engine.sync(args.remote)
-    from keeper.store.resolve import resolve, start_folder
+    from keeper.store.resolve import remember_root, resolve, start_folder
     from keeper.sync import mirror
 
     # typed in a clone: its memory is here now, not at its next session (leniently: the sync is done)
     start = start_folder([args.project_dir or "", os.environ.get("CLAUDE_PROJECT_DIR", "")], strict=False)
-    mirror.adopt(resolve(start, strict=False).project)
-    common.emit(args, {"remote": url, **result.as_dict()}, lambda: result.lines(url))
+    project = resolve(start, strict=False).project
+    adopted = mirror.adopt(project)
+    if adopted:  # what the lines above name as received moved into this folder's project just now
+        remember_root(project, check=True)
+
+    def text() -> list[str]:
+        return [*result.lines(url), *([f"  {project.root} holds this memory now: {project.dir}"] if adopted else [])]
+
+    common.emit(args, {"remote": url, **result.as_dict(), "adopted": project.dir if adopted else None}, text)
     return 0
