@@ -10,7 +10,7 @@ from pathlib import Path
 
 import pytest
 
-from keeper.store import paths
+from keeper.store import paths, removals
 from keeper.sync import mirror
 from tests.syncstores import Machine, connect, git, machines_fixture, remote_fixture, remote_objects, trashed
 
@@ -74,6 +74,31 @@ def test_an_item_deleted_by_hand_stays_deleted_everywhere_even_after_the_history
         text = m.memory()
         assert "Deleted by hand later" not in text and "Use FTS5" in text and "Building the index" in text, text
         assert trashed(m) == []
+
+
+@pytest.mark.parametrize("damage", ["emptied", "utf-16", "cr"])
+def test_a_memory_file_that_reads_as_no_memory_removes_nothing_anywhere(
+    machines: list[Machine], remote: Path, capsys: pytest.CaptureFixture[str], damage: str
+) -> None:
+    a, b, _ = machines
+    a.save("--decision", "Use Postgres for storage", "--issue", "PDF export missing", "--state", "Building")
+    connect([a, b], remote)
+    b.save("--decision", "Money in cents")
+    [memory] = a.memory_files()
+    text = memory.read_text(encoding="utf-8")
+    # a save cut short by a full disk, PowerShell 5's `>` (UTF-16), an editor's old-Mac line ends
+    damaged = {"emptied": b"", "utf-16": text.encode("utf-16"), "cr": text.replace("\n", "\r").encode()}[damage]
+    memory.write_bytes(damaged)
+    assert "reads as no memory" in _sync_out(a, capsys)
+    assert b.sync() == 0
+    assert memory.read_bytes() == damaged  # the file is the person's to fix: left as it is
+    for kept in ("Use Postgres for storage", "PDF export missing", "Money in cents"):
+        assert kept in b.memory()
+    [folder] = [m.parent for m in b.memory_files()]
+    assert not removals.removed(removals.read(str(folder)), "items")  # nothing recorded as removed
+    memory.write_text(text, encoding="utf-8")  # written back as it was
+    assert a.sync() == 0 and b.sync() == 0 and a.sync() == 0
+    assert "Money in cents" in a.memory() and "Use Postgres for storage" in b.memory()
 
 
 def test_a_new_remote_gets_every_file_and_trashes_none(

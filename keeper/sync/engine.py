@@ -28,6 +28,7 @@ import time
 
 from keeper import redact
 from keeper.errors import KeeperError
+from keeper.markdown import Document
 from keeper.memory.merge import drop_items, item_keys, merge3
 from keeper.store import config, paths, projects, provenance, removals
 from keeper.store.fsutil import atomic_write, create_new, ensure_dir, project_lock, read_json, read_text
@@ -563,10 +564,31 @@ def _prepare(
         side = _Side(copy, machine, found, mine, blobs, cache)
         mine_files = {p: blobs[b] for p, b in mine.items() if b in blobs}
         base_files = None if base_ids is None else {p: blobs[b] for p, b in base_ids.items() if b in blobs}
+        _hold_unreadable(side, mine_files, result)
         parts.append(_Part(side, recorded, mine_files, base_files))
     if (len(cache), cache) != before:
         _save_cache(cache)
     return theirs_commit, theirs_ids, theirs, parts, patterns
+
+
+def _hold_unreadable(side: _Side, mine: dict[str, bytes], result: Result) -> None:
+    """A memory.md that reads as no memory (no section left: emptied by a save cut short, or written
+    in UTF-16 or with old-Mac line ends) while its last synced version held sections is sent as that
+    version: read as it is, each of its items would be deleted on every machine and recorded as
+    removed. The file stays as it is here, for the person to fix."""
+    memory = f"{side.copy.prefix}/{paths.MEMORY_FILE}"
+    ours, was = side.files.get(memory), mine.get(memory)
+    if ours is None or was is None or _has_sections(ours) or not _has_sections(was):
+        return
+    side.files[memory] = was
+    result.note(
+        f"{os.path.relpath(side.local[memory], paths.data_root())} reads as no memory (empty, or not UTF-8 text "
+        "with newlines): not sent and nothing removed by it; write it back as UTF-8 and run keeper sync again"
+    )
+
+
+def _has_sections(data: bytes) -> bool:
+    return any(section.level == 2 for section in Document.parse(kinds.text_of(data) or "").sections)
 
 
 def _joined(url: str, theirs: str | None, data: dict[str, Any]) -> str:
