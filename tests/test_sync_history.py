@@ -583,3 +583,20 @@ def test_a_push_killed_before_its_write_back_then_a_rollback_loses_no_other_mach
     b.save("--decision", "Then from b")  # b has something to push on top of the rolled-back remote
     assert b.sync() == 0 and c.sync() == 0
     assert set(made_on_c) <= {p.name for p in c.sessions()} and trashed(c) == []
+
+
+def test_a_record_of_removals_nested_past_pythons_limit_on_the_remote_reads_as_none(
+    machines: list[Machine], remote: Path, tmp_path: Path
+) -> None:
+    a, b, _ = machines
+    a.save("--decision", "Use Postgres for storage")
+    connect([a, b], remote)
+    clone = tmp_path / "hostile"
+    git("clone", "-q", "-b", "main", str(remote), str(clone))
+    [memory] = clone.glob("projects/*/memory.md")
+    (memory.parent / paths.REMOVALS).write_text("[" * 100_000)  # JSON's grammar allows it; Python's parser gives up
+    git("add", "-A", cwd=clone)
+    git("-c", "user.name=x", "-c", "user.email=x@x", "commit", "-qm", "deep", cwd=clone)
+    git("push", "-q", "origin", "HEAD:main", cwd=clone)
+    assert b.sync() == 0 and a.sync() == 0
+    assert "Use Postgres for storage" in b.memory() and "Use Postgres for storage" in a.memory()
