@@ -90,9 +90,10 @@ def test_a_memory_file_that_reads_as_no_memory_removes_nothing_anywhere(
     damaged = {"emptied": b"", "utf-16": text.encode("utf-16"), "cr": text.replace("\n", "\r").encode()}[damage]
     memory.write_bytes(damaged)
     assert "reads as no memory" in _sync_out(a, capsys)
-    assert b.sync() == 0
+    b.save("--decision", "Later from b")
+    assert b.sync() == 0 and a.sync() == 0 and a.sync() == 0 and b.sync() == 0  # what arrives is not merged in
     assert memory.read_bytes() == damaged  # the file is the person's to fix: left as it is
-    for kept in ("Use Postgres for storage", "PDF export missing", "Money in cents"):
+    for kept in ("Use Postgres for storage", "PDF export missing", "Money in cents", "Later from b"):
         assert kept in b.memory()
     [folder] = [m.parent for m in b.memory_files()]
     assert not removals.removed(removals.read(str(folder)), "items")  # nothing recorded as removed
