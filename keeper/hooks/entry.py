@@ -260,11 +260,11 @@ def handle(name: str, raw: bytes, project_dir: str = "") -> Reply:
     unusable = fsutil.store_problem()
     if unusable:  # nothing can be recorded, and the log cannot be written either: tell the user at start
         return {"systemMessage": unusable} if name == "session-start" else {}
-    # a store an earlier release wrote is brought up to date by the first hook, whichever it is: a session
-    # live across the upgrade would otherwise start its state afresh beside what it had (a second file)
-    from keeper.store import migrate
+    new_store = False
+    if name == "session-start":  # once per session: a store an earlier release wrote is brought up to date
+        from keeper.store import migrate
 
-    new_store = migrate.upgrade_quietly()
+        new_store = migrate.upgrade_quietly()
     if problem:
         _log(name, "WARN", problem)
     event = Event(name, payload)
@@ -276,9 +276,15 @@ def handle(name: str, raw: bytes, project_dir: str = "") -> Reply:
         if not problem:  # one log line per bad input: an unreadable payload was logged already
             _log(name, "WARN", "no session_id in the payload or CLAUDE_CODE_SESSION_ID; nothing recorded")
         return {}
+    if name != "session-start" and os.path.exists(os.path.join(at.project.state, f"{at.session}.start")):
+        # a session live across the upgrade, its files still where the earlier release kept them (one stat):
+        # moved first, or it would start its count and its session file afresh beside them
+        from keeper.store import migrate
+
+        migrate.upgrade_quietly()
     reply = handler(event, at)
     if new_store:
-        migrate.stamp()  # the store this hook made is in this code's format
+        migrate.stamp()  # the store this session start made is in this code's format
     specific = reply.get("hookSpecificOutput")
     injected = len(specific.get("additionalContext", "")) if isinstance(specific, dict) else 0
     took_ms = (time.perf_counter() - started) * 1000
