@@ -596,3 +596,22 @@ def test_an_older_export_does_not_bring_back_a_global_item_retired_since(
     assert "1 global item retired" in capsys.readouterr().out
     import_(capsys, tmp_path / "old.zip")
     assert "force-push" not in Path(paths.global_memory_file()).read_text(encoding="utf-8")
+
+
+def test_a_keeper_file_nested_past_pythons_limit_is_left_out_of_an_export_and_an_import(
+    two_projects: tuple[Path, Path], tmp_path: Path, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    deep = "[" * 100_000  # a damaged or hostile state/memory.json: JSON's grammar allows it, Python's parser does not
+    state = Path(resolve(str(two_projects[0]), strict=True).project.state)
+    (state / "memory.json").write_text(deep, encoding="utf-8")
+    result = export(capsys, tmp_path / "all.zip")
+    assert [i["reason"] for i in result["left_out"] if i["path"].endswith("memory.json")] == ["not valid JSON"]
+    with zipfile.ZipFile(tmp_path / "hostile.zip", "w") as zf, zipfile.ZipFile(result["archive"]) as ours:
+        for name in ours.namelist():
+            zf.writestr(name, ours.read(name))
+        pid = next(n.split("/")[1] for n in ours.namelist() if n.startswith("projects/"))
+        zf.writestr(f"projects/{pid}/state/memory.json", deep)
+    use_store(monkeypatch, tmp_path / "new-machine")
+    code, report = import_(capsys, tmp_path / "hostile.zip")
+    assert code == 1 and [i["reason"] for i in report["refused"]] == ["not valid JSON"]  # the rest imported
+    assert report["projects"] and {p["memory"] for p in report["projects"]} == {"created"}

@@ -215,3 +215,26 @@ def test_a_tally_appended_by_a_hook_of_the_old_release_while_it_moves_keeps_the_
     finally:
         os.close(fd)
     assert (tally.parent / "sessions" / tally.name).read_bytes() == before + b"u"
+
+
+@pytest.mark.skipif(sys.platform != "linux", reason="the fixture's project id hashes its Linux path")
+@pytest.mark.parametrize("store", ["0.2.0"], indirect=True)
+@pytest.mark.parametrize("event", ["post-tool-use", "stop", "user-prompt-submit"])
+def test_a_session_whose_first_hook_after_the_upgrade_is_not_a_start_goes_on_with_its_own_state(
+    store: Path, event: str
+) -> None:
+    import subprocess
+
+    project = Path("/tmp/keeper-fixture/invoices")  # where tests/fixtures/stores/make.py ran the release
+    project.mkdir(parents=True, exist_ok=True)
+    subprocess.run(["git", "init", "-q", str(project)], check=True)
+    state = store / "projects" / PROJECT_ID / "state"
+    (state / "fixture-session-2.end").unlink()  # the release's session is still live when the upgrade lands
+    counted = (state / "fixture-session-2.tally").read_bytes()
+    sessions = sorted(p.name for p in (store / "projects" / PROJECT_ID / "sessions").iterdir())
+    payload = {"session_id": "fixture-session-2", "cwd": str(project), "tool_name": "Bash", "prompt": "go on"}
+    entry.handle(event, json.dumps(payload).encode(), str(project))
+    assert not (state / "fixture-session-2.tally").exists() and not (state / "fixture-session-2.json").exists()
+    assert (state / "sessions" / "fixture-session-2.tally").read_bytes().startswith(counted)
+    assert json.loads((state / "sessions" / "fixture-session-2.json").read_bytes())["file"] == "2026-11-26_0452-2.md"
+    assert sorted(p.name for p in (store / "projects" / PROJECT_ID / "sessions").iterdir()) == sessions

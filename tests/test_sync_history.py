@@ -10,7 +10,7 @@ from pathlib import Path
 
 import pytest
 
-from keeper.store import paths
+from keeper.store import paths, removals
 from keeper.sync import mirror
 from tests.syncstores import Machine, connect, git, machines_fixture, remote_fixture, remote_objects, trashed
 
@@ -74,6 +74,32 @@ def test_an_item_deleted_by_hand_stays_deleted_everywhere_even_after_the_history
         text = m.memory()
         assert "Deleted by hand later" not in text and "Use FTS5" in text and "Building the index" in text, text
         assert trashed(m) == []
+
+
+@pytest.mark.parametrize("damage", ["emptied", "utf-16", "cr"])
+def test_a_memory_file_that_reads_as_no_memory_removes_nothing_anywhere(
+    machines: list[Machine], remote: Path, capsys: pytest.CaptureFixture[str], damage: str
+) -> None:
+    a, b, _ = machines
+    a.save("--decision", "Use Postgres for storage", "--issue", "PDF export missing", "--state", "Building")
+    connect([a, b], remote)
+    b.save("--decision", "Money in cents")
+    [memory] = a.memory_files()
+    text = memory.read_text(encoding="utf-8")
+    # a save cut short by a full disk, PowerShell 5's `>` (UTF-16), an editor's old-Mac line ends
+    damaged = {"emptied": b"", "utf-16": text.encode("utf-16"), "cr": text.replace("\n", "\r").encode()}[damage]
+    memory.write_bytes(damaged)
+    assert "reads as no memory" in _sync_out(a, capsys)
+    b.save("--decision", "Later from b")
+    assert b.sync() == 0 and a.sync() == 0 and a.sync() == 0 and b.sync() == 0  # what arrives is not merged in
+    assert memory.read_bytes() == damaged  # the file is the person's to fix: left as it is
+    for kept in ("Use Postgres for storage", "PDF export missing", "Money in cents", "Later from b"):
+        assert kept in b.memory()
+    [folder] = [m.parent for m in b.memory_files()]
+    assert not removals.removed(removals.read(str(folder)), "items")  # nothing recorded as removed
+    memory.write_text(text, encoding="utf-8")  # written back as it was
+    assert a.sync() == 0 and b.sync() == 0 and a.sync() == 0
+    assert "Money in cents" in a.memory() and "Use Postgres for storage" in b.memory()
 
 
 def test_a_new_remote_gets_every_file_and_trashes_none(
@@ -575,3 +601,20 @@ def test_a_push_killed_before_its_write_back_then_a_rollback_loses_no_other_mach
     b.save("--decision", "Then from b")  # b has something to push on top of the rolled-back remote
     assert b.sync() == 0 and c.sync() == 0
     assert set(made_on_c) <= {p.name for p in c.sessions()} and trashed(c) == []
+
+
+def test_a_record_of_removals_nested_past_pythons_limit_on_the_remote_reads_as_none(
+    machines: list[Machine], remote: Path, tmp_path: Path
+) -> None:
+    a, b, _ = machines
+    a.save("--decision", "Use Postgres for storage")
+    connect([a, b], remote)
+    clone = tmp_path / "hostile"
+    git("clone", "-q", "-b", "main", str(remote), str(clone))
+    [memory] = clone.glob("projects/*/memory.md")
+    (memory.parent / paths.REMOVALS).write_text("[" * 100_000)  # JSON's grammar allows it; Python's parser gives up
+    git("add", "-A", cwd=clone)
+    git("-c", "user.name=x", "-c", "user.email=x@x", "commit", "-qm", "deep", cwd=clone)
+    git("push", "-q", "origin", "HEAD:main", cwd=clone)
+    assert b.sync() == 0 and a.sync() == 0
+    assert "Use Postgres for storage" in b.memory() and "Use Postgres for storage" in a.memory()

@@ -187,7 +187,7 @@ def _text(data: bytes, kind: str) -> str:
     if kind in ("manifest", "provenance"):
         try:
             value = json.loads(text)
-        except ValueError:
+        except (ValueError, RecursionError):  # nested past Python's limit: refused like any bad JSON
             raise _Skip("not valid JSON") from None
         if not isinstance(value, dict):
             raise _Skip("not a JSON object")

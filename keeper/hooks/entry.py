@@ -280,6 +280,12 @@ def handle(name: str, raw: bytes, project_dir: str = "") -> Reply:
         if not problem:  # one log line per bad input: an unreadable payload was logged already
             _log(name, "WARN", "no session_id in the payload or CLAUDE_CODE_SESSION_ID; nothing recorded")
         return {}
+    if name != "session-start" and os.path.exists(os.path.join(at.project.state, f"{at.session}.start")):
+        # a session live across the upgrade, its files still where the earlier release kept them (one stat):
+        # moved first, or it would start its count and its session file afresh beside them
+        from keeper.store import migrate
+
+        migrate.upgrade_quietly()
     reply = handler(event, at)
     if new_store:
         migrate.stamp()  # the store this session start made is in this code's format

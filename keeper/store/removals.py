@@ -80,7 +80,7 @@ def loads(data: bytes | None) -> Record:
         return empty()
     try:
         return parse(json.loads(data.decode("utf-8")))
-    except (ValueError, UnicodeDecodeError):
+    except (ValueError, UnicodeDecodeError, RecursionError):  # a damaged or hostile remote's record holds nothing
         return empty()
 
 

@@ -28,6 +28,7 @@ import time
 
 from keeper import redact
 from keeper.errors import KeeperError
+from keeper.markdown import Document
 from keeper.memory.merge import drop_items, item_keys, merge3
 from keeper.store import config, paths, projects, provenance, removals
 from keeper.store.fsutil import atomic_write, create_new, ensure_dir, project_lock, read_json, read_text
@@ -257,6 +258,7 @@ class _Part:
         self.side, self.recorded, self.mine, self.base = side, recorded, mine, base
         self.record: removals.Record = removals.empty()
         self.trash: list[str] = []  # store files to move to this machine's trash after the write-back
+        self.held = False  # its memory.md reads as no memory: its last sync stays the base (``_hold_unreadable``)
 
 
 def _trusted_base(repo: git.Repo, recorded: str | None, theirs: str | None, seen: dict[str, str | None]) -> str | None:
@@ -579,9 +581,37 @@ def _prepare(
         mine_files = {p: blobs[b] for p, b in mine.items() if b in blobs}
         base_files = None if base_ids is None else {p: blobs[b] for p, b in base_ids.items() if b in blobs}
         parts.append(_Part(side, recorded, mine_files, base_files))
+        parts[-1].held = _hold_unreadable(side, mine_files, result)
     if (len(cache), cache) != before:
         _save_cache(cache)
     return theirs_commit, theirs_ids, theirs, parts, patterns
+
+
+def _hold_unreadable(side: _Side, mine: dict[str, bytes], result: Result) -> bool:
+    """A memory.md that reads as no memory (no section left: emptied by a save cut short, or written
+    in UTF-16 or with old-Mac line ends) while its last synced version held sections is sent as that
+    version: read as it is, each of its items would be deleted on every machine and recorded as
+    removed. The file stays as it is here, for the person to fix, and the last sync stays this copy's
+    base, so that what arrived meanwhile is not taken for items the fixed file lacks."""
+    memory = f"{side.copy.prefix}/{paths.MEMORY_FILE}"
+    ours, was = side.files.get(memory), mine.get(memory)
+    if (
+        ours is None
+        or was is None
+        or _has_sections(kinds.text_of(ours) or "")
+        or not _has_sections(kinds.text_of(was) or "")
+    ):
+        return False
+    side.files[memory] = was
+    result.note(
+        f"{os.path.relpath(side.local[memory], paths.data_root())} reads as no memory (empty, or not UTF-8 text "
+        "with newlines): not sent and nothing removed by it; write it back as UTF-8 and run keeper sync again"
+    )
+    return True
+
+
+def _has_sections(text: str) -> bool:
+    return any(section.level == 2 for section in Document.parse(text).sections)
 
 
 def _joined(url: str, theirs: str | None, data: dict[str, Any]) -> str:
@@ -665,7 +695,7 @@ def _write_back(
             part.trash = [side.local[p] for p in side.files if p not in merged and os.path.exists(side.local[p])]
             if part.record != removals.read(copy.dir):
                 removals.write(copy.dir, part.record)
-            if copy.record:
+            if copy.record and not part.held:
                 record = read_json(copy.record)
                 record.update({"key": copy.key, "commit": commit})
                 atomic_write(copy.record, jsonio.dumps(record))
@@ -673,7 +703,7 @@ def _write_back(
             _to_trash(copy, part.trash)
             result.removed += [os.path.relpath(p, paths.data_root()) for p in part.trash]
     data = read_json(paths.sync_file())
-    if data.get("remote"):
+    if data.get("remote") and not any(p.held and not p.side.copy.record for p in parts):
         data["global_commit"] = commit
         atomic_write(paths.sync_file(), jsonio.dumps(data))
     _save_cache(cache)
@@ -695,6 +725,8 @@ def _write_file(
     new = content.decode("utf-8", "surrogateescape")
     new = redact.redact(new, rules) if rules is not None else new
     if current is not None and exported is not None and kinds.is_memory(path):
+        if not _has_sections(current) and _has_sections(kinds.text_of(exported) or ""):
+            return None  # held out of this sync (``_hold_unreadable``): the person's to fix, not merged into
         new = merge3(exported.decode("utf-8", "surrogateescape"), current, new)
     new = provenance.merge(current, new) if provenance.is_record(path) else new
     if current == new:
