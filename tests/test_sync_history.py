@@ -547,6 +547,35 @@ def test_a_sync_typed_in_a_clone_says_where_the_memory_it_brought_lives_and_reco
     assert str(b.project) in listed and "not recorded" not in listed, listed
 
 
+def test_a_line_a_person_added_right_after_keepers_current_state_survives_a_save_on_another_machine(
+    machines: list[Machine], remote: Path
+) -> None:
+    a, b, _ = machines
+    a.save("--decision", "Use Postgres", "--state", "Building the index\nthen the API", "--state", "Tests green")
+    [memory] = a.memory_files()
+    text = memory.read_text(encoding="utf-8")
+    assert "- Tests green\n" in text
+    memory.write_text(text.replace("- Tests green\n", "- Tests green\n- Waiting for API keys from Dana\n"), "utf-8")
+    connect([a, b], remote)
+    b.save("--state", "Shipping")
+    assert b.sync() == 0 and a.sync() == 0
+    for m in (a, b):
+        text = m.memory()
+        assert "Waiting for API keys from Dana" in text and "Shipping" in text, (m.name, text)
+        assert "Building the index" not in text and "Tests green" not in text, (m.name, text)
+
+
+def test_a_current_state_that_arrives_before_the_project_is_opened_here_is_replaced_by_the_next_save(
+    machines: list[Machine], remote: Path
+) -> None:
+    a, b, _ = machines
+    a.save("--decision", "Use Postgres", "--state", "Building the index")
+    connect([a, b], remote)  # b's first sync holds the project apart; its first session takes it in
+    b.save("--state", "Shipping")
+    text = b.memory()
+    assert text.count("Last updated:") == 1 and "Shipping" in text and "Building the index" not in text, text
+
+
 def test_a_save_typed_in_a_clone_before_its_first_session_joins_the_memory_sync_brought(
     machines: list[Machine], remote: Path
 ) -> None:

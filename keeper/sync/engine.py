@@ -259,6 +259,7 @@ class _Part:
         self.record: removals.Record = removals.empty()
         self.trash: list[str] = []  # store files to move to this machine's trash after the write-back
         self.held = False  # its memory.md reads as no memory: its last sync stays the base (``_hold_unreadable``)
+        self.said: set[str] = set()  # the Current State lines the incoming saves wrote (``owned.stated``)
 
 
 def _trusted_base(repo: git.Repo, recorded: str | None, theirs: str | None, seen: dict[str, str | None]) -> str | None:
@@ -686,6 +687,9 @@ def _write_back(
         lock = os.path.join(copy.dir, paths.LOCK_FILE) if copy.key != mirror.GLOBAL else os.path.join(copy.dir, ".lock")
         mine = {p: d for p, d in merged.items() if p.startswith(copy.prefix + "/") and kinds.acceptable(p, d)}
         incoming = "\n\n".join(kinds.text_of(d) or "" for p, d in mine.items() if side.files.get(p) != d)
+        part.said = owned.stated(
+            kinds.text_of(d) or "" for p, d in mine.items() if side.files.get(p) != d and kinds.kind(p) == "session"
+        )
         scrub = rules if redact.redact(incoming, rules) != incoming else None  # one scan, not one a file
         with project_lock(lock):
             for path, content in sorted(mine.items()):
@@ -743,7 +747,7 @@ def _write_file(
         except OSError:
             pass
     if kinds.is_memory(path) and copy.key != mirror.GLOBAL:
-        owned.take_over(os.path.join(copy.dir, paths.STATE_DIR, paths.OWNED_LINES), current, new)
+        owned.take_over(os.path.join(copy.dir, paths.STATE_DIR, paths.OWNED_LINES), current, new, part.said)
     return target
 
 

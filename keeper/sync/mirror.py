@@ -265,10 +265,11 @@ def adopt(project: paths.Project) -> bool:
                     if not os.path.lexists(target):
                         os.replace(os.path.join(src, name), target)
         os.replace(os.path.join(holder, paths.STATE_DIR, paths.PROJECT_SYNC), project.sync_record)
-        if os.path.exists(os.path.join(holder, paths.STATE_DIR, paths.REMOVALS)):
-            os.replace(
-                os.path.join(holder, paths.STATE_DIR, paths.REMOVALS), os.path.join(project.state, paths.REMOVALS)
-            )
+        # the record of removals, and which lines of memory.md are Keeper's (without it the next save
+        # here would keep the other machine's Current State beside its own)
+        for record in (paths.REMOVALS, paths.OWNED_LINES):
+            if os.path.exists(os.path.join(holder, paths.STATE_DIR, record)):
+                os.replace(os.path.join(holder, paths.STATE_DIR, record), os.path.join(project.state, record))
         if os.path.exists(os.path.join(holder, paths.MEMORY_FILE)):
             os.replace(os.path.join(holder, paths.MEMORY_FILE), project.memory)
         provenance.take(holder, project.dir)

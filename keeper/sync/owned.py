@@ -5,11 +5,42 @@ from __future__ import annotations
 
 from keeper.store.fsutil import atomic_write, read_json
 
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    from collections.abc import Collection, Iterable
 
-def take_over(path: str, before: str | None, after: str) -> None:
+STATED = "- State: "  # how a session file lists each Current State line a save wrote (sessions.render_save)
+
+
+def stated(session_texts: Iterable[str]) -> set[str]:
+    """The first line of each Current State line the saves in these session files wrote."""
+    lines = (line for text in session_texts for line in text.splitlines())
+    return {line[len(STATED) :].rstrip() for line in lines if line.startswith(STATED)}
+
+
+def _block_end(lines: list[str], start: int, said: Collection[str]) -> int:
+    """Where Keeper's Current State block that starts at ``start`` (its Last updated line) ends: the
+    bullets after it that the incoming saves ``said`` they wrote, with their continuation lines, so a
+    line a person added right after the block stays theirs; every bullet that follows when the saves
+    are not at hand (none of the bullets is among them)."""
+    end = start + 1
+    while end < len(lines) and lines[end].strip() and lines[end][:2] in ("- ", "  "):
+        end += 1
+    if not any(line[2:].rstrip() in said for line in lines[start + 1 : end] if line.startswith("- ")):
+        return end
+    at = start + 1
+    while at < end and lines[at].startswith("- ") and lines[at][2:].rstrip() in said:
+        at += 1
+        while at < end and lines[at].startswith("  "):
+            at += 1
+    return at
+
+
+def take_over(path: str, before: str | None, after: str, said: Collection[str] = ()) -> None:
     """Keeper's lines that came from another machine stay Keeper's here (``state/memory.json``), so
     the next save here replaces that Current State and rolls those Recent Context lines out, as it
-    would have done with its own."""
+    would have done with its own. ``said``: the Current State lines the incoming saves wrote (see
+    ``stated``), which tell Keeper's lines from a person's right after them."""
     from keeper.markdown import Document, bare
     from keeper.memory.document import LAST_UPDATED, SECTIONS, OwnedLines, RecentLine
 
@@ -21,10 +52,7 @@ def take_over(path: str, before: str | None, after: str) -> None:
     old_lines = [bare(line) for line in old_state.lines] if old_state is not None else []
     start = next((i for i, line in enumerate(lines) if line.startswith(f"- {LAST_UPDATED}")), None)
     if start is not None and lines[start] not in old_lines:  # another machine's newer Current State
-        end = start + 1
-        while end < len(lines) and lines[end].strip() and lines[end][:2] in ("- ", "  "):
-            end += 1
-        owned.state, changed = lines[start:end], True
+        owned.state, changed = lines[start : _block_end(lines, start, said)], True
     recent = Document.parse(after).find(SECTIONS["recent"][1])
     old_recent = Document.parse(before or "").find(SECTIONS["recent"][1])
     had = {bare(line) for line in old_recent.lines} if old_recent is not None else set()
