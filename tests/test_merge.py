@@ -74,6 +74,21 @@ def test_the_newer_current_state_wins_and_recent_context_goes_by_date() -> None:
     assert [t for t, _ in document.items(bounded, "recent")] == ["2026-01-03: Ours", "2026-01-02: Theirs"]
 
 
+@pytest.mark.parametrize("both_changed", [False, True])
+def test_two_saves_in_the_same_minute_end_with_the_same_current_state_on_both_machines(both_changed: bool) -> None:
+    ours = BASE.replace("- Use Postgres (2026-01-01)", "- Use Postgres (2026-01-01)\n- Added on ours (2026-01-01)")
+    if both_changed:
+        ours = ours.replace("- Base state", "- Ours, the same minute")
+    theirs = BASE.replace("- Base state", "- Theirs, the same minute")
+    here, there = merge3(BASE, ours, theirs), merge3(BASE, theirs, ours)
+    state = [t for t, _ in document.items(here, "state")]
+    assert state == [t for t, _ in document.items(there, "state")]  # the two machines converge
+    assert len(state) == 2 and state[0] == "Last updated: 2026-01-01 10:00", state
+    if not both_changed:
+        assert state[1] == "Theirs, the same minute"  # the one side that changed its state since the base
+    assert "Added on ours" in here and "Added on ours" in there
+
+
 def test_a_reconfirmation_on_one_side_travels() -> None:
     theirs = BASE.replace("- Use Postgres (2026-01-01)", "- Use Postgres (2026-02-01)")
     ours = BASE + "\nMore by hand.\n"

@@ -9,7 +9,9 @@ ancestor by Keeper's rules, never with a conflict marker:
   the same item, the copy with the newer Keeper date wins (a re-confirmation travels);
 - every other line (a person's prose) is kept the same way, by its exact text;
 - Current State: Keeper's block (the ``- Last updated:`` line and the bullets right after it)
-  comes from the side whose ``Last updated:`` is newer; a person's other lines of both stay;
+  comes from the side whose ``Last updated:`` is newer (in the same minute, the side that changed
+  it, else the larger text: both machines end with the same block); a person's other lines of
+  both stay;
 - Recent Context: unioned, then Keeper's dated lines newest first (at most ``recent_sessions``
   of them when given);
 - sections only one side has are kept (one the other side deleted goes, unless it holds new lines).
@@ -257,8 +259,7 @@ class _Sides:
 
     def __init__(self, base: Document, ours: Document, theirs: Document, bound: int | None) -> None:
         self.base, self.ours, self.theirs = _by_id(base), _by_id(ours), _by_id(theirs)
-        o_state, t_state = ours.find(SECTIONS["state"][1]), theirs.find(SECTIONS["state"][1])
-        self.theirs_newer = t_state is not None and (o_state is None or _last_updated(t_state) > _last_updated(o_state))
+        self.theirs_newer = _theirs_newer(*(doc.find(SECTIONS["state"][1]) for doc in (base, ours, theirs)))
         self.bound = bound
         self.memo: dict[str, str] = {}  # ``items.key`` by line, shared by the three versions
 
@@ -329,6 +330,28 @@ def _kind(section: Section) -> str | None:
     if section.level != 2:
         return None
     return next((name for name, (_, keys) in SECTIONS.items() if section.key() in keys), None)
+
+
+def _theirs_newer(base: Section | None, ours: Section | None, theirs: Section | None) -> bool:
+    """Whether Keeper's Current State block comes from theirs: the newer ``Last updated``; in the same
+    minute, the side that changed it since ``base``, else the larger text, so two machines that
+    saved in one minute both end with the same block."""
+    if theirs is None or ours is None:
+        return theirs is not None
+    mine, other = _last_updated(ours), _last_updated(theirs)
+    if mine != other:
+        return other > mine
+    blocks = [_block_text(section) for section in (base, ours, theirs)]
+    if blocks[1] == blocks[0] or blocks[2] == blocks[0]:
+        return blocks[1] == blocks[0]
+    return blocks[2] > blocks[1]
+
+
+def _block_text(section: Section | None) -> str:
+    """The text of Keeper's Current State block in ``section`` ("" without one)."""
+    units = _units(section.lines) if section is not None else []
+    start, end = _state_block(units)
+    return "".join(bare(line) for unit in units[start:end] for line in unit.lines)
 
 
 def _last_updated(section: Section) -> str:
