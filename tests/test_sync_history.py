@@ -102,6 +102,21 @@ def test_a_memory_file_that_reads_as_no_memory_removes_nothing_anywhere(
     assert "Money in cents" in a.memory() and "Use Postgres for storage" in b.memory()
 
 
+def test_a_current_state_line_a_save_replaced_is_no_removal_of_a_decision_that_says_the_same(
+    machines: list[Machine], remote: Path
+) -> None:
+    a, b, _ = machines
+    a.save("--decision", "Use FTS5", "--state", "Freeze deploys on Fridays")
+    connect([a, b], remote)
+    b.save("--decision", "Freeze deploys on Fridays")
+    a.save("--state", "Shipping")  # Keeper replaces a's Current State: the old line goes, meant by no one
+    for m in (b, a, b):
+        assert m.sync() == 0
+    for m in (a, b):
+        text = m.memory()
+        assert "- Freeze deploys on Fridays (" in text and "Shipping" in text, (m.name, text)
+
+
 def test_a_new_remote_gets_every_file_and_trashes_none(
     machines: list[Machine], remote: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
