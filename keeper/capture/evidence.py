@@ -81,10 +81,39 @@ def session_facts(project: paths.Project, session: str) -> dict[str, Any]:
         "branch": branch or activity.branch,
         "commit": commit,
         "files": provenance.relative_files(activity.files, project.checkout),
+        "wrote": _wrote(activity.wrote, project.checkout),
         "record": state.file or "",
         "transcript": state.transcript or "",
     }
     return {k: v for k, v in found.items() if v}
+
+
+def _wrote(wrote: dict[str, list[str]], root: str) -> dict[str, list[str]]:
+    """The session's written-lines fingerprints by file relative to the work tree (others left out)."""
+    found: dict[str, list[str]] = {}
+    for path, hashes in wrote.items():
+        rel = provenance.relative_files([path], root)
+        if rel and hashes:
+            found[rel[0]] = hashes
+    return found
+
+
+def stamp(now: datetime) -> str:
+    """An event's time with its UTC offset: a save in Tokyo and a reading in Los Angeles agree."""
+    return now.astimezone().isoformat(timespec="microseconds")
+
+
+def claimed(events: list[dict[str, Any]], root: str, facts: dict[str, Any]) -> list[dict[str, Any]]:
+    """The events of a save, each item's evidence with what its text claims about the code and
+    where that held now (``keeper.store.claims``): an empty list says it claims nothing that held."""
+    from keeper.store import stale
+
+    files = [f for f in facts.get("files", []) if isinstance(f, str)]
+    cache: dict[str, str | None] = {}
+    for event in events:
+        if event.get("event") in provenance.EVIDENCE and isinstance(event.get("text"), str):
+            event["claims"] = stale.observed(event["text"], root, files, cache)
+    return events
 
 
 def shown(project: paths.Project, session: str) -> set[str]:
@@ -107,7 +136,7 @@ def events(
     from keeper.memory import document
     from keeper.memory.items import key, strip_date
 
-    at = now.isoformat(timespec="microseconds")
+    at = stamp(now)
     mine: list[dict[str, Any]] = []
     shared: list[dict[str, Any]] = []
     who = {"session": facts.get("session", "")}
@@ -170,7 +199,7 @@ def edits(text: str | None, record: list[dict[str, Any]], facts: dict[str, Any],
         return []
     texts = [str(history[k][-1].get("text") or k) for k in missing]
     brief = {"session": facts.get("session", "")}
-    at = now.isoformat(timespec="microseconds")
+    at = stamp(now)
     found: list[dict[str, Any]] = []
     for item_key, (section, item) in present.items():
         if item_key in history:

@@ -194,7 +194,9 @@ def save(
         seen = evidence.shown(project, session)
         ours, theirs = evidence.events(report, text, facts, seen, now, added) if data.scope != "team" else ([], [])
         patterns = cfg.redact_patterns  # the record is redacted like the session file
-        origins.append(project.dir, evidence.edits(text, origins.read(project.dir), facts, now) + ours, patterns)
+        told = evidence.edits(text, origins.read(project.dir), facts, now) + ours
+        told = evidence.claimed(told, project.checkout, facts)  # what each item says about the code
+        origins.append(project.dir, told, patterns)
         if theirs:
             with project_lock(os.path.join(paths.global_dir(), ".lock")):
                 origins.append(paths.global_dir(), theirs, patterns)

@@ -30,6 +30,7 @@ MAX_LINE = 1 << 20  # a longer line is skipped, never held whole
 CHUNK = 1 << 16  # how much of an over-long line is read at a time
 TAIL_BUDGET = 8 << 20  # unread bytes beyond this: read the head's first prompt and the last 8 MiB
 KEEP_PROMPTS, KEEP_COMMANDS, KEEP_FILES, KEEP_ERRORS = 40, 30, 60, 10
+KEEP_WROTE, KEEP_LINES = 40, 24  # files whose written lines are fingerprinted, and lines a file
 _WRITE_TOOLS = {"Write": "written", "Edit": "edited", "MultiEdit": "edited", "NotebookEdit": "edited"}
 
 
@@ -171,6 +172,12 @@ class Activity:
             if isinstance(files, dict)
             else {}
         )
+        wrote = data.get("wrote")
+        self.wrote: dict[str, list[str]] = (
+            {k: _texts(v)[:KEEP_LINES] for k, v in list(wrote.items())[:KEEP_WROTE] if isinstance(k, str)}
+            if isinstance(wrote, dict)
+            else {}
+        )
         self.commands: list[str] = _texts(data.get("commands"))[-KEEP_COMMANDS:]
         tools = data.get("tools")
         self.tools: dict[str, int] = (
@@ -269,6 +276,18 @@ class Activity:
         previous = self.files.get(path)
         self.files[path] = "written" if how == "edited" and previous == "written" else how
 
+    def note_lines(self, path: str, text: str) -> None:
+        """Lines a session wrote into a file, kept as a bounded fingerprint (``claims.fingerprint``):
+        the newest ``KEEP_LINES`` distinct ones, so a later rewrite of them can be told."""
+        from keeper.store.claims import fingerprint
+
+        path = self._clean(path)
+        if path not in self.files or (len(self.wrote) >= KEEP_WROTE and path not in self.wrote):
+            return
+        new = fingerprint(text[: 1 << 20], KEEP_LINES)
+        kept = [h for h in self.wrote.get(path, []) if h not in new]
+        self.wrote[path] = [*kept, *new][-KEEP_LINES:]
+
     def _assistant(self, content: Any) -> None:
         if not isinstance(content, list):
             return
@@ -290,6 +309,15 @@ class Activity:
             path = tool_input.get("file_path") or tool_input.get("notebook_path")
             if name in _WRITE_TOOLS and isinstance(path, str):
                 self.note_file(path, _WRITE_TOOLS[name])
+                self.note_lines(path, _written(tool_input))
+
+
+def _written(tool_input: dict[str, Any]) -> str:
+    """The text a Write, Edit or MultiEdit put into its file."""
+    edits = tool_input.get("edits")
+    parts = [tool_input.get("content"), tool_input.get("new_string")]
+    parts += [e.get("new_string") for e in edits if isinstance(e, dict)] if isinstance(edits, list) else []
+    return "\n".join(p for p in parts if isinstance(p, str))
 
 
 def update(activity: Activity, path: str, offset: int) -> int:

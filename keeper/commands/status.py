@@ -10,10 +10,11 @@ from keeper import __version__
 from keeper.commands import common
 from keeper.memory import document
 from keeper.plugin import agents, codex, install
-from keeper.store import counters, identity, log, paths, provenance, repo, sessions
+from keeper.store import counters, identity, log, paths, repo, sessions
 from keeper.store.config import Config
 from keeper.store.fsutil import read_text
 from keeper.store.projects import size
+from keeper.store.stale import stale_items
 from keeper.sync import report
 from keeper.sync.scan import shown_name
 from keeper.text import count
@@ -57,7 +58,7 @@ def collect(project: paths.Project, cfg: Config) -> dict[str, Any]:
             "issues": view.issues,
             "recent": view.recent,
             "last_updated": view.last_updated or _modified(project.memory),
-            "stale": [item.as_dict() for item in provenance.stale_items(project, text)],
+            "stale": [item.as_dict() for item in stale_items(project, text)],
         },
         "global": _global_memory(),
         "team": _team_memory(project, cfg),
@@ -158,7 +159,8 @@ def lines(data: dict[str, Any]) -> list[str]:
         )
         if mem["stale"]:
             out.append(
-                f"  may be stale  {count(len(mem['stale']), 'item')} (a file it rests on changed; keeper why ID):"
+                f"  may be stale  {count(len(mem['stale']), 'item')} "
+                "(a claim about the code no longer holds; keeper why ID):"
             )
             out += [f"    {s['id']} {s['text'][:60]!r}: {s['reason']}" for s in mem["stale"][:5]]
     else:

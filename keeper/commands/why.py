@@ -131,11 +131,13 @@ def explain(project: paths.Project, name: str) -> dict[str, Any]:
     """What ``keeper why`` shows, as data (``--json``)."""
     item = find(project, name)
     start = provenance.described(provenance.origin(item.history), item.sessions)
-    stale = None
+    stale, claims = None, []
     if item.status == "current" and item.scope == "project":
-        check = provenance.Checker(project.checkout, project.state)
-        why = provenance.stale_reason(item.text, item.day, item.history, check, item.sessions)
+        from keeper.store.stale import Reader, explained, reason
+
+        why = reason(item.history, item.sessions, Reader(project.checkout))
         stale = why[0] if why else None
+        claims = explained(project, item.history, item.sessions)
     transcript = str((start or {}).get("transcript") or "") or None
     return {
         "id": provenance.item_id(item.key),
@@ -146,7 +148,8 @@ def explain(project: paths.Project, name: str) -> dict[str, Any]:
         "origin": start,
         "history": item.history,
         "stale": stale,
-        "checked": bool(item.history or provenance.named_paths(item.text)),
+        "claims": claims,
+        "checked": any(c["verdict"] != "unchecked" for c in claims),
         "session_file": _session_file(project, start, item.scope),
         "transcript": transcript if transcript and os.path.isfile(transcript) else None,
     }
@@ -193,14 +196,27 @@ def lines(data: dict[str, Any]) -> list[str]:
         out.append("History:")
         out += [_event_line(e) for e in data["history"]]
     if data["status"] == "current" and data["scope"] == "project":
-        if data["stale"]:
-            out.append(f"May be stale: {data['stale']}")
-        else:
-            out.append(
-                "Not stale: nothing it rests on changed since."
-                if data["checked"]
-                else "Staleness: nothing recorded to check it against."
-            )
+        out += _claim_lines(data)
+    return out
+
+
+VERDICTS = {"holds": "holds", "broken": "no longer holds", "unchecked": "not checked"}
+
+
+def _claim_lines(data: dict[str, Any]) -> list[str]:
+    """Each claim the item makes about the code with its verdict, then the item's."""
+    out = ["Claims about the code:"] if data["claims"] else []
+    for claim in data["claims"]:
+        where = f" in {claim['where']}" if claim["where"] and claim["kind"] != "path" else ""
+        why = f": {claim['why']}" if claim["verdict"] != "holds" or claim["why"] != "holds" else ""
+        verdict = VERDICTS.get(claim["verdict"], claim["verdict"])
+        out.append(f"  {claim['kind']} {claim['claim']}{where}: {verdict}{why}")
+    if data["stale"]:
+        out.append(f"May be stale: {data['stale']}")
+    elif data["checked"]:
+        out.append("Not stale: every claim it makes about the code still holds.")
+    else:
+        out.append("Staleness: it makes no claim about the code that held when it was saved.")
     return out
 
 

@@ -193,7 +193,8 @@ def session_start(project: paths.Project, limit: int, source: str, session: str,
     """
     from keeper.hooks import briefing, marks
     from keeper.memory import document
-    from keeper.store import provenance, sessions
+    from keeper.store import sessions
+    from keeper.store.stale import stale_items
 
     limit = min(limit, HARD_CAP)
     text, cut = _head(project.memory)
@@ -225,7 +226,7 @@ def session_start(project: paths.Project, limit: int, source: str, session: str,
     head = f"Keeper memory for project '{inline(project.name)}' (from {project.memory}, saved {saved})."
     tail = "Session files hold the full history; `keeper recall <words>` searches them and memory.md."
     firsts: dict[str, str] = {}
-    stale = provenance.stale_items(project, text, firsts, live={session}, keep=True)  # own edits: no news
+    stale = stale_items(project, text, firsts, keep=True)
     room = max(limit - len(head) - len(tail) - len(so_far) - len(missed) - len(shared) - 300, 0)
     noted = min(marks.reserve(stale), room // 5)  # the marks' share: at most a fifth of the project's room
     room -= noted

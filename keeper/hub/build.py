@@ -214,7 +214,9 @@ def _origins(project: paths.Project, text: str) -> dict[str, Any]:
         if files:
             line += " · changed " + ", ".join(files[:5]) + (f" and {len(files) - 5} more" if len(files) > 5 else "")
         found[redact.redact(item.split("\n", 1)[0])] = {"id": provenance.item_id(item_key), "origin": line}
-    stale = [s.as_dict() for s in provenance.stale_items(project, text)] if os.path.isdir(project.checkout) else []
+    from keeper.store.stale import stale_items
+
+    stale = [s.as_dict() for s in stale_items(project, text)] if os.path.isdir(project.checkout) else []
     for entry in stale:
         first = redact.redact(str(entry["text"]).split("\n", 1)[0])
         found.setdefault(first, {"id": entry["id"], "origin": ""})["stale"] = entry["reason"]

@@ -1,4 +1,4 @@
-"""Where each memory item came from, what happened to it since, and whether it may be stale.
+"""Where each memory item came from and what happened to it since: the provenance record.
 
 Beside memory.md (which never holds any of it) each memory folder keeps ``provenance.jsonl``: one
 JSON object a line, one *event* of one item (``items.key``): ``added``, ``confirmed`` (saved again),
@@ -12,15 +12,14 @@ Events are facts that never change, so two records merge by the union of their l
 sync, import and a hand edit of memory.md that reorders items lose nothing, and an item is found
 by its identity, never by its place. The record is durable (export and sync carry it).
 
-Staleness needs no model and no git: an item whose evidence (the files its sessions changed, the
-repository paths its text names) was changed after it, by mtime, or is gone, may be stale. The
-check is bounded (``MAX_STATS``) and uses the standard library only: SessionStart runs it.
+An item's evidence events carry what its text claims about the code (``claims``, see
+``keeper.store.claims``) and a session's line the lines it wrote (``wrote``); whether those still
+hold is ``keeper.store.stale``'s to judge, by content.
 """
 
 from __future__ import annotations
 
 import os
-import time
 
 from keeper import jsonio
 from keeper.store import paths
@@ -36,11 +35,8 @@ SESSION = "session"  # not an item's event: the facts of the session that saved 
 EVIDENCE = ("added", "confirmed", "edited", "restored")  # events that date what an item rests on
 REMOVALS = ("retired", "resolved")
 KEPT = 50_000  # newest events a record keeps
-MAX_STATS = 400  # file stats one staleness check may make, whatever the memory's size
 MAX_FILES = 60  # changed files kept on one session line
 ID_CHARS = 8
-_PUNCT = "`'\"()[]{}<>,;:!?*"
-_DAY = 86400.0
 
 
 def record_file(folder: str) -> str:
@@ -234,238 +230,3 @@ def relative_files(files: Iterable[str], root: str) -> list[str]:
         if inside:
             found.append(os.path.relpath(full, top).replace(os.sep, "/"))
     return sorted(set(found))[:MAX_FILES]
-
-
-def named_paths(text: str) -> list[str]:
-    """Repository paths an item's text names: words with a ``/`` that are not URLs nor absolute,
-    such as ``src/cache.py`` or ``docs/``; at most eight."""
-    found: list[str] = []
-    for word in text.split():
-        word = word.strip(_PUNCT).rstrip(".")
-        if "/" not in word or "://" in word or word.startswith(("/", "~", "$", "-", "\\")) or ".." in word.split("/"):
-            continue
-        if len(word) > 200 or not any(ch.isalnum() for ch in word):
-            continue
-        word = word.rstrip("/")
-        if word and word not in found:
-            found.append(word)
-    return found[:8]
-
-
-def _local(stamp: str) -> float | None:
-    """``YYYY-MM-DD[THH:MM:SS]`` local time as seconds since the epoch; None for anything else.
-    By hand: ``time.strptime`` imports ``re``, ``locale`` and ``calendar``, more than the whole check."""
-    digits = [stamp[0:4], stamp[5:7], stamp[8:10], stamp[11:13] or "0", stamp[14:16] or "0", stamp[17:19] or "0"]
-    if not all(part.isdigit() and part.isascii() for part in digits) or stamp[4:5] != "-" or stamp[7:8] != "-":
-        return None
-    year, month, day, hour, minute, second = (int(part) for part in digits)
-    if not (1 <= month <= 12 and 1 <= day <= 31 and hour < 24 and minute < 60 and second < 62):
-        return None
-    try:
-        return time.mktime((year, month, day, hour, minute, second, 0, 0, -1))
-    except (ValueError, OverflowError):
-        return None
-
-
-_STAMPS: dict[str, float | None] = {}  # the events of one save share their time: each is worked out once
-
-
-def stamp_of(event: Event) -> float | None:
-    """An event's time as seconds since the epoch (local time, as it was written)."""
-    at = str(event["at"])
-    if at not in _STAMPS:
-        _STAMPS[at] = _local(at)
-    return _STAMPS[at]
-
-
-def day_stamp(day: str | None) -> float | None:
-    """The end of the day of a memory.md date suffix: an item dated that day saw that day's files."""
-    start = _local(day[:10]) if day else None
-    return start + _DAY if start is not None else None
-
-
-def _gap(seconds: float) -> str:
-    """``3 days after this``, ``2 hours after this``, ``5 minutes after this``, ``4 seconds after this``."""
-    for unit, size in (("day", _DAY), ("hour", 3600.0), ("minute", 60.0)):
-        if seconds >= size:
-            count = int(seconds // size)
-            return f"{count} {unit}{'s' if count != 1 else ''} after this"
-    count = max(int(seconds), 0)
-    return f"{count} second{'s' if count != 1 else ''} after this"
-
-
-class Checker:
-    """Stats files for staleness checks, each path once, at most ``MAX_STATS`` in all; ``stats`` and
-    ``asked`` say what its answers rest on (``keeper.store.verdicts`` keeps them)."""
-
-    def __init__(self, root: str, state_dir: str = "", limit: int = MAX_STATS, live: Iterable[str] = ()) -> None:
-        self.root, self.state_dir, self.limit = root, state_dir, limit
-        self.live = set(live)  # sessions still running (the one a compact or resume starts again)
-        self.stats: dict[str, int | None] = {}  # every path stat'ed (the top folder: listed) -> mtime_ns or None
-        self.asked: set[str] = set()  # the sessions whose end was looked up
-        self._seen: dict[str, float | None] = {}
-        self._ends: dict[str, float] = {}
-        self._top: set[str] | None = None
-        self._changes: dict[tuple[tuple[str, ...], float | None], tuple[dict[str, float], list[str]]] = {}
-
-    def mtime(self, rel: str) -> float | bool | None:
-        """The file's mtime; None when it is gone; False when the budget is spent (unknown)."""
-        if rel in self._seen:
-            return self._seen[rel]
-        if len(self._seen) >= self.limit:
-            return False
-        found = self._stat(os.path.join(self.root, rel))
-        self._seen[rel] = found
-        return found
-
-    def _stat(self, path: str) -> float | None:
-        try:
-            got = os.stat(path)
-        except (OSError, ValueError):
-            self.stats[path] = None
-            return None
-        self.stats[path] = got.st_mtime_ns
-        return got.st_mtime
-
-    def changes(
-        self, ids: tuple[str, ...], since: float | None, sessions: dict[str, Event]
-    ) -> tuple[dict[str, float], list[str]]:
-        """The files the sessions ``ids`` changed that changed after ``since`` (with their mtimes)
-        and those that are gone; worked out once for every item the same sessions saved together."""
-        memo = (ids, since)
-        if memo not in self._changes:
-            changed: dict[str, float] = {}
-            gone: list[str] = []
-            for rel in sorted({f for s in ids for f in sessions.get(s, {}).get("files", [])}):
-                found = self.mtime(rel)
-                if found is False:
-                    break
-                if found is None:
-                    gone.append(rel)
-                elif since is not None and isinstance(found, float) and found > since:
-                    changed[rel] = found
-            self._changes[memo] = (changed, gone)
-        return self._changes[memo]
-
-    def in_repository(self, rel: str) -> bool:
-        """Whether a named path's first folder is one of the root's (``src/x.py`` when ``src`` exists)."""
-        if self._top is None:
-            self._stat(self.root)  # before listing it: an entry added meanwhile changes what is kept
-            try:
-                self._top = set(os.listdir(self.root))
-            except OSError:
-                self._top = set()
-        return rel.split("/", 1)[0] in self._top
-
-    def session_end(self, session: str) -> float:
-        """When a session of this machine ended (its end marker): what it changed itself is no news.
-        A session still live (``live``: the one a compact, resume or clear starts again) has not
-        ended: every change so far may be its own work (infinity). An open marker alone is not
-        enough: a session killed without a Stop keeps one forever."""
-        if not session or session in self._ends:
-            return self._ends.get(session, 0.0)
-        self.asked.add(session)
-        if session in self.live:
-            self._ends[session] = float("inf")
-            return self._ends[session]
-        if not self.state_dir:
-            return 0.0
-        self._ends[session] = self._stat(os.path.join(self.state_dir, paths.SESSION_STATE, session + ".end")) or 0.0
-        return self._ends[session]
-
-
-def evidence(history: list[Event]) -> tuple[float | None, tuple[str, ...], str]:
-    """An item's newest evidence time, the sessions of all its evidence, and the newest one's session."""
-    found = [e for e in history if e["event"] in EVIDENCE]
-    if not found:
-        return None, (), ""
-    ids = tuple(sorted({str(e.get("session") or "") for e in found} - {""}))
-    return stamp_of(found[-1]), ids, str(found[-1].get("session") or "")
-
-
-def stale_reason(
-    text: str, day: str | None, history: list[Event], check: Checker, sessions: dict[str, Event]
-) -> tuple[str, float] | None:
-    """Why an item may be stale (``"src/cache.py changed 2026-11-23, 3 days after this"``) and when
-    the newest change was; None when nothing it rests on changed since, or nothing is known.
-    ``sessions``: each session's facts (``session_facts``), the files it changed among them."""
-    since, ids, session = evidence(history)
-    since = since if since is not None else day_stamp(day)
-    changed, gone = check.changes(ids, since, sessions)
-    for rel in named_paths(text) if "/" in text else ():
-        if rel in changed or rel in gone or not check.in_repository(rel):
-            continue
-        found = check.mtime(rel)
-        if found is None:
-            gone = [*gone, rel]
-        elif since is not None and isinstance(found, float) and found > since:
-            changed = {**changed, rel: found}
-    if changed and session:
-        ended = check.session_end(session)  # the saving session's own later edits are not news
-        changed = {rel: m for rel, m in changed.items() if m > ended + 60}
-    if gone:
-        what = ", ".join(gone[:2]) + (f" and {len(gone) - 2} more" if len(gone) > 2 else "")
-        saved = f" on {time.strftime('%Y-%m-%d', time.localtime(since))}" if since is not None else ""
-        return (
-            f"{what} {'is' if len(gone) == 1 else 'are'} gone (renamed or deleted) since this was saved{saved}",
-            time.time(),
-        )
-    if changed and since is not None:
-        newest, rel = max((m, rel) for rel, m in changed.items())
-        more = f" (and {len(changed) - 1} more)" if len(changed) > 1 else ""
-        on = time.strftime("%Y-%m-%d", time.localtime(newest))
-        return f"{rel}{more} changed {on}, {_gap(newest - since)}", newest
-    return None
-
-
-class Stale:
-    """An item that may be stale: its text, its section, why, and when the newest change was."""
-
-    __slots__ = ("key", "reason", "section", "text", "when")
-
-    def __init__(self, key: str, text: str, section: str, reason: str, when: float) -> None:
-        self.key, self.text, self.section, self.reason, self.when = key, text, section, reason, when
-
-    def as_dict(self) -> dict[str, str]:
-        return {"id": item_id(self.key), "text": self.text, "section": self.section, "reason": self.reason}
-
-
-def stale_items(
-    project: paths.Project,
-    text: str | None,
-    firsts: dict[str, str] | None = None,
-    live: Iterable[str] = (),
-    keep: bool = False,
-) -> list[Stale]:
-    """The items of ``text`` (the project's memory.md) that may be stale, newest change first
-    (``firsts``: see ``listed``; ``live``: sessions still running, whose own edits are no news;
-    ``keep``: take the verdicts of an earlier check while nothing they rest on changed, and keep
-    these for the next one: ``keeper.store.verdicts``, for SessionStart)."""
-    if not text:
-        return []
-    live = set(live)
-    firsts = {} if firsts is None else firsts
-    if keep:
-        from keeper.store import verdicts
-
-        want = verdicts.key(project, text)  # before reading the record
-        kept = verdicts.load(project, want, live)
-        if kept is not None:
-            firsts.update(kept[1])
-            return [Stale(*row) for row in kept[0]]
-    events = read(project.dir)
-    history, sessions = by_item(events), session_facts(events)
-    check = Checker(project.checkout, project.state, live=live)
-    found: list[Stale] = []
-    for section, item_key, item, day in listed(text, firsts):
-        mine = history.get(item_key, [])
-        if not mine and "/" not in item:
-            continue  # nothing known it rests on
-        why = stale_reason(item, day, mine, check, sessions)
-        if why is not None:
-            found.append(Stale(item_key, item, section, why[0], why[1]))
-    found.sort(key=lambda s: -s.when)
-    if keep:
-        rows = [(s.key, s.text, s.section, s.reason, s.when) for s in found]
-        verdicts.save(project, want, live, check.asked, check.stats, rows, firsts)
-    return found

@@ -1,19 +1,20 @@
-"""The stale check's verdicts, kept between session starts and used only while all they rest on is unchanged.
+"""The stale check's verdicts, kept between session starts and used only while the files they rest on hold the same.
 
-Every SessionStart asks which items of memory.md may be stale (``provenance.stale_items``): it parses
-the provenance record and memory.md, then stats the files the items rest on. The record and
+Every SessionStart asks which items of memory.md may be stale (``keeper.store.stale``): it parses the
+provenance record and memory.md, then reads the files the items' claims name. The record and
 memory.md change at a save, the files far less often than sessions start; so the verdicts are kept
 in a derived file of the project's state folder (``paths.STALE_CACHE``: deleting it costs one full
 check) beside what they were worked out from: the work tree checked (worktrees share one memory,
-not their files), memory.md's text (its digest), the record's ``(mtime_ns, size, inode)``, the time zone
-(the reasons carry local dates), the live sessions the check asked about, and every path it
-stat'ed with the ``mtime_ns`` it had or that it was gone (the repository's top folder too: which
-first folders exist). A start stats those paths again, which is the check's own cost without the
-parsing, and takes the verdicts only when every answer is the same; any difference, or a damaged
-file, is a miss and the check runs in full.
+not their files), memory.md's text (its digest), the record's ``(mtime_ns, size, inode)``, and
+every input of the check: a path that was there or not, a file's size, ``mtime_ns`` and content
+digest, a folder's listing. A start looks at those again: a file whose size and ``mtime_ns`` are as
+they were is taken as it was; any other is read and compared by content, so a branch switched and
+switched back (same bytes, new times) keeps the verdicts. Any difference, or a damaged file, is a
+miss and the check runs in full.
 
-A file can change again within one tick of its clock with the same size: nothing is kept while an
-input the check read is younger than ``GRANULARITY_NS`` (2 s: FAT's tick; others are finer).
+A file can change again within one tick of its clock with the same size: a file younger than
+``GRANULARITY_NS`` (2 s: FAT's tick) is kept with no time, so the next start compares its content,
+and nothing is kept while the record is that young.
 """
 
 from __future__ import annotations
@@ -22,16 +23,15 @@ import os
 import time
 
 from keeper import __version__, jsonio
-from keeper.store import paths
+from keeper.store import claims, paths
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
-    from collections.abc import Iterable
     from typing import Any
 
-    Verdict = tuple[str, str, str, str, float]  # an item's key, text, section, why, when (``provenance.Stale``)
+    Verdict = tuple[str, str, str, str, int]  # an item's key, text, section, why, rank (``stale.Stale``)
 
-FORMAT = 1  # raise it when the check's rules change within a version
+FORMAT = 2  # raise it when the check's rules change within a version
 GRANULARITY_NS = 2_000_000_000
 
 
@@ -39,17 +39,9 @@ def cache_file(project: paths.Project) -> str:
     return os.path.join(project.state, paths.STALE_CACHE)
 
 
-def mtime_ns(path: str) -> int | None:
-    """A path's ``st_mtime_ns``; None when it is gone (or cannot be stat'ed)."""
-    try:
-        return os.stat(path).st_mtime_ns
-    except (OSError, ValueError):
-        return None
-
-
 def key(project: paths.Project, text: str) -> dict[str, Any]:
-    """What the verdicts on ``text`` (memory.md) rest on besides the paths the check stats and the
-    live sessions; taken before the check reads the record, so a save during the check is a miss."""
+    """What the verdicts on ``text`` (memory.md) rest on besides the files the check reads; taken
+    before the check reads the record, so a save during the check is a miss."""
     from keeper.store.identity import sha256_hex
 
     try:
@@ -63,22 +55,53 @@ def key(project: paths.Project, text: str) -> dict[str, Any]:
         "checkout": project.checkout,  # worktrees share one memory, not their files
         "text": sha256_hex(text.encode("utf-8", "surrogatepass")),
         "record": record,
-        "zone": [os.environ.get("TZ", ""), time.timezone, time.altzone, time.daylight, *time.tzname],
     }
+
+
+def _same_file(root: str, rel: str, fact: list[Any]) -> bool:
+    if len(fact) != 4 or not isinstance(fact[3], str):
+        return False
+    full = claims.confined(root, rel)
+    if full is None:
+        return False
+    try:
+        stat = os.stat(full)
+    except (OSError, ValueError):
+        return fact[3] == ""
+    if [stat.st_size, stat.st_mtime_ns] == fact[1:3]:
+        return True
+    if fact[3] in ("", "?"):
+        return False
+    data = claims.read(root, rel)
+    return data is not None and claims.digest(data) == fact[3]
+
+
+def _same(root: str, rel: object, fact: object) -> bool:
+    """Whether one input of the check is as it was."""
+    if not isinstance(rel, str) or not isinstance(fact, list) or not fact:
+        return False
+    if fact[0] == "e" and len(fact) == 2:
+        full = claims.confined(root, rel)
+        return full is not None and claims.inside(root, os.path.dirname(full)) and claims.present(full) == fact[1]
+    if fact[0] == "f":
+        return _same_file(root, rel, fact)
+    if fact[0] == "d" and len(fact) == 2 and rel.endswith("/"):
+        full = claims.confined(root, rel[:-1]) if rel != "/" else root
+        names = claims.listing(full) if full is not None else []
+        return bool(claims.digest("\n".join(names).encode("utf-8", "surrogatepass")) == fact[1])
+    return False
 
 
 def _verdict(row: object) -> Verdict | None:
     if not isinstance(row, list) or len(row) != 5 or not all(isinstance(v, str) for v in row[:4]):
         return None
-    when = row[4]
-    return (row[0], row[1], row[2], row[3], float(when)) if isinstance(when, (int, float)) else None
+    rank = row[4]
+    return (row[0], row[1], row[2], row[3], rank) if isinstance(rank, int) and not isinstance(rank, bool) else None
 
 
-def load(
-    project: paths.Project, want: dict[str, Any], live: Iterable[str]
-) -> tuple[list[Verdict], dict[str, str]] | None:
+def load(project: paths.Project, want: dict[str, Any]) -> tuple[list[Verdict], dict[str, str]] | None:
     """The kept verdicts, in the check's order, and items' first lines -> keys, when they were worked
-    out from ``want`` (``key``) and every path the check stat'ed is as it was; else None."""
+    out from ``want`` (``key``) and every input of the check holds the same; else None."""
     try:
         with open(cache_file(project), encoding="utf-8") as fh:
             kept = jsonio.loads(fh.read())
@@ -86,16 +109,14 @@ def load(
         return None
     if not isinstance(kept, dict) or kept.get("key") != want:
         return None
-    asked, stats, firsts, rows = (kept.get(k) for k in ("asked", "stats", "firsts", "verdicts"))
-    if not (isinstance(asked, list) and isinstance(stats, dict) and isinstance(firsts, dict)):
+    inputs, firsts, rows = (kept.get(k) for k in ("inputs", "firsts", "verdicts"))
+    if not (isinstance(inputs, dict) and isinstance(firsts, dict) and isinstance(rows, list)):
         return None
-    if not all(isinstance(v, str) for v in [*asked, *firsts.values()]):
+    if not all(isinstance(v, str) for v in firsts.values()):
         return None
-    if kept.get("live") != sorted(set(asked) & set(live)):
+    if not all(_same(project.checkout, rel, fact) for rel, fact in inputs.items()):
         return None
-    if any(mtime_ns(path) != stamp for path, stamp in stats.items()):
-        return None
-    verdicts = [_verdict(row) for row in rows] if isinstance(rows, list) else [None]
+    verdicts = [_verdict(row) for row in rows]
     if any(v is None for v in verdicts):
         return None
     return [v for v in verdicts if v is not None], firsts
@@ -104,23 +125,17 @@ def load(
 def save(
     project: paths.Project,
     want: dict[str, Any],
-    live: Iterable[str],
-    asked: Iterable[str],
-    stats: dict[str, int | None],
+    inputs: dict[str, list[Any]],
     verdicts: list[Verdict],
     firsts: dict[str, str],
 ) -> None:
-    """Keep the verdicts of a full check of ``want`` (``key``; ``asked``: the sessions whose end it
-    looked up; ``stats``: every path it stat'ed, before reading, -> ``mtime_ns`` or None), unless an
-    input is too young to trust."""
-    newest = max([want["record"][0], *(stamp for stamp in stats.values() if stamp is not None)])
-    if newest > time.time_ns() - GRANULARITY_NS:
+    """Keep the verdicts of a full check of ``want`` (``key``; ``inputs``: what the check looked at,
+    ``stale.Reader.inputs``), unless the record is too young to trust."""
+    young = time.time_ns() - GRANULARITY_NS
+    if want["record"][0] > young:
         return
-    ids = sorted(set(asked))
-    # newest first: what changed lately is likeliest to change again, so a miss stops after few stats
-    stats = dict(sorted(stats.items(), key=lambda kv: -(1 << 63) if kv[1] is None else -kv[1]))
-    data: dict[str, object] = {"key": want, "asked": ids, "live": sorted(set(ids) & set(live)), "stats": stats}
-    data.update(firsts=firsts, verdicts=[list(v) for v in verdicts])
+    facts = {rel: [*f[:2], -1, f[3]] if f[0] == "f" and f[2] > young else f for rel, f in inputs.items()}
+    data: dict[str, object] = {"key": want, "inputs": facts, "firsts": firsts, "verdicts": [list(v) for v in verdicts]}
     path = cache_file(project)
     tmp = os.path.join(project.state, f".{paths.STALE_CACHE}.{os.getpid()}.tmp")
     flags = os.O_WRONLY | os.O_CREAT | os.O_TRUNC | getattr(os, "O_NOFOLLOW", 0) | getattr(os, "O_BINARY", 0)

@@ -1,0 +1,321 @@
+"""Stale marks by content: whether what each memory item claims about the code still holds.
+
+A save notes each item's claims and where they held (``keeper.store.claims``), and the session's
+facts carry a fingerprint of the lines it wrote in each file. At session start each claim is judged
+against the files as they are now: a path gone, an identifier gone from where it was and from the
+files beside them (where a move would take it), a constant with another value, or most of the lines
+the item's session wrote rewritten. A file that changed elsewhere is no reason, and no date or
+modification time takes part in a verdict: a branch switched and switched back changes nothing.
+
+The most decisive first (a changed value, a vanished identifier, a path gone, rewritten lines).
+Only the files claims name are read, each once, confined to the project and bounded
+(``MAX_READS``); the verdicts are kept for the next start with what they rest on, compared by
+content (``keeper.store.verdicts``). Standard library only: SessionStart runs it.
+"""
+
+from __future__ import annotations
+
+import os
+
+from keeper.store import claims, paths, provenance
+from keeper.text import inline
+
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    from collections.abc import Iterable
+    from typing import Any
+
+    Event = dict[str, Any]
+    Verdict = tuple[str, int, str]  # holds | broken | unchecked, how decisive, why
+
+MAX_READS = 400  # files (and folders) one check may look at, whatever the memory's size
+MAX_SIBLINGS = 30  # files beside a claim's file searched for an identifier that moved
+REASON_CHARS = 160
+RANKS = {"value": 4, "name": 3, "path": 2, "lines": 1}  # how decisive a broken claim of each kind is
+HOLDS: Verdict = ("holds", 0, "holds")
+
+
+def say(text: str, limit: int = REASON_CHARS) -> str:
+    """Text from records made fit for a mark: one line, no control characters, bounded."""
+    flat = inline(text)
+    return flat if len(flat) <= limit else flat[: limit - 1] + "…"
+
+
+class Reader:
+    """The project's files as the check reads them: confined to the project, each once, at most
+    ``limit`` in all; ``inputs`` says what the verdicts rest on (``keeper.store.verdicts``)."""
+
+    def __init__(self, root: str, limit: int = MAX_READS) -> None:
+        self.root, self.limit = root, limit
+        self.inputs: dict[str, list[Any]] = {}  # rel -> ["e", exists] | ["f", size, mtime_ns, digest] | ["d", digest]
+        self._texts: dict[str, str | bool | None] = {}
+        self._hashes: dict[str, set[str]] = {}
+        self._folders: dict[str, bool] = {}
+
+    def _spend(self) -> bool:
+        return len(self.inputs) < self.limit
+
+    def exists(self, rel: str) -> bool | None:
+        """Whether a path is there; None when it is not the project's or the budget is spent."""
+        full = claims.confined(self.root, rel)
+        if full is None:
+            return None
+        known = self.inputs.get(rel)
+        if known is not None:
+            return bool(known[1]) if known[0] == "e" else known[3] != ""
+        if not self._spend():
+            return None
+        if not self._folder_inside(os.path.dirname(full)):
+            return None  # a link out of the project: nothing there is looked at
+        found = claims.present(full)
+        self.inputs[rel] = ["e", found]
+        return found
+
+    def _folder_inside(self, folder: str) -> bool:
+        """Whether a folder, its links followed, is the project's (worked out once a folder)."""
+        if folder not in self._folders:
+            self._folders[folder] = claims.inside(self.root, folder)
+        return self._folders[folder]
+
+    def text(self, rel: str) -> str | bool | None:
+        """A file's text; None when it is gone; False when it cannot be told (not the project's, not
+        a regular file, too large, the budget spent)."""
+        if rel in self._texts:
+            return self._texts[rel]
+        full = claims.confined(self.root, rel)
+        if full is None or not self._spend():
+            return False
+        found: str | bool | None
+        try:
+            stat = os.stat(full)
+        except (OSError, ValueError):
+            self.inputs[rel] = ["f", -1, -1, ""]
+            found = None
+        else:
+            data = claims.read(self.root, rel)
+            digest = claims.digest(data) if data is not None else "?"
+            self.inputs[rel] = ["f", stat.st_size, stat.st_mtime_ns, digest]
+            found = claims.decode(data) if data is not None else False
+        self._texts[rel] = found
+        return found
+
+    def hashes(self, rel: str) -> set[str]:
+        if rel not in self._hashes:
+            text = self.text(rel)
+            self._hashes[rel] = claims.line_hashes(text) if isinstance(text, str) else set()
+        return self._hashes[rel]
+
+    def beside(self, rel: str) -> list[str]:
+        """Files in the same folder with the same extension (where a moved identifier would go)."""
+        folder, _, name = rel.rpartition("/")
+        full = claims.confined(self.root, folder) if folder else self.root
+        if full is None or not self._spend():
+            return []
+        names = claims.listing(full)
+        self.inputs[folder + "/"] = ["d", claims.digest("\n".join(names).encode("utf-8", "surrogatepass"))]
+        ext = name.rpartition(".")[2]
+        same = [n for n in names if n != name and n.rpartition(".")[2] == ext]
+        return [f"{folder}/{n}" if folder else n for n in same[:MAX_SIBLINGS]]
+
+
+def _held(claim: Event) -> list[str]:
+    where = claim.get("in")
+    return [w for w in where if isinstance(w, str)][: claims.MAX_IN] if isinstance(where, list) else []
+
+
+def _found_beside(name: str, where: list[str], reader: Reader, want: str = "") -> bool:
+    """Whether ``name`` (with the value ``want``, when given) is in a file beside where it was."""
+    for rel in where:
+        for other in reader.beside(rel):
+            text = reader.text(other)
+            if isinstance(text, str) and (want in claims.values(name, text) if want else claims.occurs(name, text)):
+                return True
+    return False
+
+
+def _name(name: str, where: list[str], reader: Reader) -> Verdict:
+    gone = False
+    for rel in where:
+        text = reader.text(rel)
+        if text is False:
+            return ("unchecked", 0, f"{rel} cannot be read")
+        if isinstance(text, str) and claims.occurs(name, text):
+            return HOLDS
+        gone = gone or text is None
+    if _found_beside(name, where, reader):
+        return ("holds", 0, "moved beside where it was")
+    tail = f" ({where[0]} is gone)" if gone and len(where) == 1 else ""
+    return ("broken", RANKS["name"], f"`{say(name, 60)}` is no longer in {say(where[0], 80)}{tail}")
+
+
+def _value(name: str, want: str, rel: str, reader: Reader) -> Verdict:
+    text = reader.text(rel)
+    if text is False:
+        return ("unchecked", 0, f"{rel} cannot be read")
+    found = claims.values(name, text) if isinstance(text, str) else []
+    if want in found:
+        return HOLDS
+    if found:
+        why = f"`{say(name, 60)}` is {say(found[0], 30)} in {say(rel, 80)}, not {say(want, 30)}"
+        return ("broken", RANKS["value"], why)
+    if _found_beside(name, [rel], reader, want):
+        return ("holds", 0, "moved beside where it was")
+    return ("broken", RANKS["name"], f"`{say(name, 60)}` is no longer set in {say(rel, 80)}")
+
+
+def judge(claim: Event, reader: Reader) -> Verdict:
+    """One claim against the files as they are now."""
+    kind, name, where = claim.get("kind"), claim.get("name"), _held(claim)
+    if not isinstance(name, str) or not name:
+        return ("unchecked", 0, "not a claim")
+    if not where:
+        return ("unchecked", 0, "did not hold when saved")
+    if kind == "path":
+        found = reader.exists(where[0])
+        if found is None:
+            return ("unchecked", 0, "not looked at")
+        return HOLDS if found else ("broken", RANKS["path"], f"{say(where[0], 100)} is gone (moved or deleted)")
+    if kind == "name":
+        return _name(name, where, reader)
+    want = claim.get("value")
+    if kind == "value" and isinstance(want, str) and want:
+        return _value(name, want, where[0], reader)
+    return ("unchecked", 0, "not a claim")
+
+
+def _wrote(facts: Event) -> dict[str, list[str]]:
+    wrote = facts.get("wrote")
+    if not isinstance(wrote, dict):
+        return {}
+    return {
+        rel: [h for h in hashes if isinstance(h, str)][: claims.LINES_KEPT]
+        for rel, hashes in list(wrote.items())[: claims.MAX_OBSERVED]
+        if isinstance(rel, str) and isinstance(hashes, list)
+    }
+
+
+def lines_verdict(wrote: dict[str, list[str]], tied: set[str] | None, reader: Reader) -> Verdict:
+    """Whether most of the lines the item's session wrote in a file it rests on are gone (``tied``:
+    the files its claims held in; None: every file the session wrote)."""
+    checked = False
+    for rel, hashes in wrote.items():
+        if len(hashes) < 3 or (tied is not None and rel not in tied):
+            continue
+        text = reader.text(rel)
+        if text is False:
+            continue
+        checked = True
+        if text is None:
+            return ("broken", RANKS["lines"], f"{say(rel, 100)}, where its session wrote, is gone")
+        have = reader.hashes(rel)
+        kept = sum(1 for h in hashes if h in have)
+        if kept * 2 < len(hashes):
+            return (
+                "broken",
+                RANKS["lines"],
+                f"most lines its session wrote in {say(rel, 100)} were rewritten ({kept} of {len(hashes)} left)",
+            )
+    return HOLDS if checked else ("unchecked", 0, "no line it wrote is in a file of the project")
+
+
+def evidence(history: list[Event]) -> Event | None:
+    """The newest event that says what an item claimed (an echo is no evidence)."""
+    return next(
+        (e for e in reversed(history) if e.get("event") in provenance.EVIDENCE and isinstance(e.get("claims"), list)),
+        None,
+    )
+
+
+def verdicts(history: list[Event], sessions: dict[str, Event], reader: Reader) -> list[tuple[Event, Verdict]]:
+    """Each claim of an item's newest evidence with its verdict; the lines its session wrote last."""
+    newest = evidence(history)
+    if newest is None:
+        return []
+    found = [(c, judge(c, reader)) for c in newest["claims"][: claims.MAX_CLAIMS] if isinstance(c, dict)]
+    facts = sessions.get(str(newest.get("session") or ""), {})
+    wrote = _wrote(facts) if isinstance(facts, dict) else {}
+    if wrote:
+        held = {w for c, v in found if v[0] != "unchecked" for w in _held(c)}
+        lines = {"kind": "lines", "name": ", ".join(sorted(wrote)[:3]), "in": sorted(wrote)}
+        found.append((lines, lines_verdict(wrote, held or None, reader)))
+    return found
+
+
+def reason(history: list[Event], sessions: dict[str, Event], reader: Reader) -> tuple[str, int] | None:
+    """Why an item may be stale and how decisive that is; None when all it claims still holds."""
+    broken = [v for _, v in verdicts(history, sessions, reader) if v[0] == "broken"]
+    if not broken:
+        return None
+    best = max(broken, key=lambda v: v[1])
+    return best[2], best[1]
+
+
+class Stale:
+    """An item that may be stale: its text, its section, why, and how decisive the reason is."""
+
+    __slots__ = ("key", "rank", "reason", "section", "text")
+
+    def __init__(self, key: str, text: str, section: str, reason: str, rank: int) -> None:
+        self.key, self.text, self.section, self.reason, self.rank = key, text, section, say(reason), rank
+
+    def as_dict(self) -> dict[str, str]:
+        return {"id": provenance.item_id(self.key), "text": self.text, "section": self.section, "reason": self.reason}
+
+
+def stale_items(
+    project: paths.Project, text: str | None, firsts: dict[str, str] | None = None, keep: bool = False
+) -> list[Stale]:
+    """The items of ``text`` (the project's memory.md) whose claims no longer hold, most decisive
+    first, in memory.md's order within a rank (``firsts``: see ``provenance.listed``; ``keep``: take
+    the verdicts of an earlier check while the files they rest on hold the same, and keep these for
+    the next one: ``keeper.store.verdicts``, for SessionStart)."""
+    if not text:
+        return []
+    firsts = {} if firsts is None else firsts
+    if keep:
+        from keeper.store import verdicts as kept_verdicts
+
+        want = kept_verdicts.key(project, text)  # before reading the record
+        kept = kept_verdicts.load(project, want)
+        if kept is not None:
+            firsts.update(kept[1])
+            return [Stale(*row) for row in kept[0]]
+    events = provenance.read(project.dir)
+    history, sessions = provenance.by_item(events), provenance.session_facts(events)
+    reader = Reader(project.checkout)
+    found: list[Stale] = []
+    for section, item_key, item, _ in provenance.listed(text, firsts):
+        why = reason(history.get(item_key, []), sessions, reader)
+        if why is not None:
+            found.append(Stale(item_key, item, section, why[0], why[1]))
+    found.sort(key=lambda s: -s.rank)
+    if keep:
+        rows = [(s.key, s.text, s.section, s.reason, s.rank) for s in found]
+        kept_verdicts.save(project, want, reader.inputs, rows, firsts)
+    return found
+
+
+def explained(project: paths.Project, history: list[Event], sessions: dict[str, Event]) -> list[dict[str, str]]:
+    """Each claim of an item with its verdict, for ``keeper why``."""
+    reader = Reader(project.checkout)
+    shown: list[dict[str, str]] = []
+    for claim, (state, _, why) in verdicts(history, sessions, reader):
+        name = say(str(claim.get("name") or ""), 80)
+        value = claim.get("value")
+        shown.append(
+            {
+                "kind": str(claim.get("kind")),
+                "claim": f"{name} = {say(value, 30)}" if isinstance(value, str) and value else name,
+                "where": say(", ".join(_held(claim)[:3]), 200),
+                "verdict": state,
+                "why": say(why),
+            }
+        )
+    return shown
+
+
+def observed(
+    text: str, root: str, files: Iterable[str], cache: dict[str, str | None] | None = None
+) -> list[dict[str, Any]]:
+    """The claims a save notes for an item (``claims.observe``), when the project is a folder here."""
+    return claims.observe(text, root, files, cache) if os.path.isdir(root) else []
