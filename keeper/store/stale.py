@@ -219,19 +219,19 @@ def lines_verdict(wrote: dict[str, list[str]], tied: set[str] | None, reader: Re
 
 
 def evidence(history: list[Event]) -> Event | None:
-    """The newest event that says what an item claimed (an echo is no evidence)."""
-    return next(
-        (e for e in reversed(history) if e.get("event") in provenance.EVIDENCE and isinstance(e.get("claims"), list)),
-        None,
-    )
+    """An item's newest evidence (an echo is none): a save that added, re-confirmed or edited it
+    says what it claims now, so a mark goes once a save re-confirms it."""
+    return next((e for e in reversed(history) if e.get("event") in provenance.EVIDENCE), None)
 
 
 def verdicts(history: list[Event], sessions: dict[str, Event], reader: Reader) -> list[tuple[Event, Verdict]]:
-    """Each claim of an item's newest evidence with its verdict; the lines its session wrote last."""
+    """Each claim of an item's newest evidence with its verdict; the lines its session wrote last.
+    Evidence saved before Keeper noted claims (or that arrived without them) claims nothing."""
     newest = evidence(history)
-    if newest is None:
+    said = newest.get("claims") if newest is not None else None
+    if newest is None or not isinstance(said, list):
         return []
-    found = [(c, judge(c, reader)) for c in newest["claims"][: claims.MAX_CLAIMS] if isinstance(c, dict)]
+    found = [(c, judge(c, reader)) for c in said[: claims.MAX_CLAIMS] if isinstance(c, dict)]
     facts = sessions.get(str(newest.get("session") or ""), {})
     wrote = _wrote(facts) if isinstance(facts, dict) else {}
     if wrote:
