@@ -348,6 +348,11 @@ def test_saved_in_tokyo_and_judged_in_los_angeles(
         monkeypatch.setenv("TZ", "America/Los_Angeles")
         time.tzset()
         assert marks(repo, monkeypatch, capsys) == {TTL: ""}
+        there = datetime.fromisoformat(stamps[-1]).astimezone()  # the same instant, in Los Angeles
+        assert there.utcoffset() == timedelta(hours=-8)
+        capsys.readouterr()
+        assert main(["why", "prices", "cached"]) == 0
+        assert f"Origin: added {there:%Y-%m-%d %H:%M} by session" in capsys.readouterr().out
         later(repo, {"src/cache.py": CACHE.replace("TTL = 30", "TTL = 45")})
         assert marks(repo, monkeypatch, capsys) == {TTL: "`TTL` is 45 in src/cache.py, not 30"}
     finally:

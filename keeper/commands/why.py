@@ -156,7 +156,7 @@ def explain(project: paths.Project, name: str) -> dict[str, Any]:
 
 
 def _event_line(event: dict[str, Any]) -> str:
-    when = str(event.get("at", "")).replace("T", " ")[:16]
+    when = provenance.shown_at(event)
     who = f"session {event.get('session', '?')}" + (f" on {event['machine']}" if event.get("machine") else "")
     extra = f": {event['why']}" if event.get("why") else ""
     return f"  {when} {WORDS.get(str(event.get('event')), str(event.get('event')))} by {who}{extra}"
@@ -181,7 +181,7 @@ def lines(data: dict[str, Any]) -> list[str]:
             if part
         )
         out.append(
-            f"Origin: {WORDS.get(start['event'], start['event'])} {str(start['at']).replace('T', ' ')[:16]} "
+            f"Origin: {WORDS.get(start['event'], start['event'])} {provenance.shown_at(start)} "
             f"by session {start.get('session', '?')}" + (f" ({where})" if where else "")
         )
         files = start.get("files") or []

@@ -207,7 +207,7 @@ def _origins(project: paths.Project, text: str) -> dict[str, Any]:
         start = provenance.described(provenance.origin(history.get(item_key, [])), sessions)
         if start is None:
             continue
-        when = str(start.get("at", "")).replace("T", " ")[:16]
+        when = provenance.shown_at(start)
         where = ", ".join(str(start[k]) for k in ("machine", "branch") if start.get(k))
         files = start.get("files") or []
         line = f"{start['event']} {when} by session {start.get('session', '?')}" + (f" ({where})" if where else "")

@@ -20,6 +20,7 @@ hold is ``keeper.store.stale``'s to judge, by content.
 from __future__ import annotations
 
 import os
+import time
 
 from keeper import jsonio
 from keeper.store import paths
@@ -230,3 +231,61 @@ def relative_files(files: Iterable[str], root: str) -> list[str]:
         if inside:
             found.append(os.path.relpath(full, top).replace(os.sep, "/"))
     return sorted(set(found))[:MAX_FILES]
+
+
+def _local(stamp: str) -> float | None:
+    """``YYYY-MM-DD[THH:MM:SS[.ffffff][+HH:MM|Z]]`` as seconds since the epoch: by its UTC offset when
+    it carries one (events from 0.5 on), else as local time (as 0.4 wrote them); None for anything
+    else. By hand: ``time.strptime`` imports ``re``, ``locale`` and ``calendar``, more than the whole check."""
+    digits = [stamp[0:4], stamp[5:7], stamp[8:10], stamp[11:13] or "0", stamp[14:16] or "0", stamp[17:19] or "0"]
+    if not all(part.isdigit() and part.isascii() for part in digits) or stamp[4:5] != "-" or stamp[7:8] != "-":
+        return None
+    year, month, day, hour, minute, second = (int(part) for part in digits)
+    if not (1 <= month <= 12 and 1 <= day <= 31 and hour < 24 and minute < 60 and second < 62):
+        return None
+    offset = _offset(stamp[19:].lstrip(".0123456789"))
+    if offset is not None:
+        return float(_days(year, month, day) * 86400 + hour * 3600 + minute * 60 + second - offset)
+    try:
+        return time.mktime((year, month, day, hour, minute, second, 0, 0, -1))
+    except (ValueError, OverflowError):
+        return None
+
+
+def _offset(tail: str) -> int | None:
+    """``+09:00``, ``-08:00`` or ``Z`` in seconds east of UTC; None when a stamp carries none."""
+    if tail == "Z":
+        return 0
+    hours, minutes = tail[1:3], tail[4:6]
+    if len(tail) != 6 or tail[0] not in "+-" or tail[3] != ":" or not (hours + minutes).isdigit():
+        return None
+    return (1 if tail[0] == "+" else -1) * (int(hours) * 3600 + int(minutes) * 60)
+
+
+def _days(year: int, month: int, day: int) -> int:
+    """Days from 1970-01-01 to a date of the proleptic Gregorian calendar (without ``calendar``)."""
+    year -= month <= 2
+    era = year // 400
+    within = year - era * 400
+    of_year = (153 * (month + (-3 if month > 2 else 9)) + 2) // 5 + day - 1
+    return era * 146097 + within * 365 + within // 4 - within // 100 + of_year - 719468
+
+
+_STAMPS: dict[str, float | None] = {}  # the events of one save share their time: each is worked out once
+
+
+def stamp_of(event: Event) -> float | None:
+    """An event's time as seconds since the epoch (by its UTC offset, else as local time)."""
+    at = str(event.get("at"))
+    if at not in _STAMPS:
+        _STAMPS[at] = _local(at)
+    return _STAMPS[at]
+
+
+def shown_at(event: Event) -> str:
+    """An event's time as this machine's local ``YYYY-MM-DD HH:MM``: a save made in Tokyo shows in
+    Los Angeles at the hour it was there."""
+    when = stamp_of(event)
+    if when is None:
+        return str(event.get("at", "")).replace("T", " ")[:16]
+    return time.strftime("%Y-%m-%d %H:%M", time.localtime(when))

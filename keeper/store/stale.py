@@ -166,7 +166,7 @@ def _value(name: str, want: str, rel: str, reader: Reader) -> Verdict:
 def judge(claim: Event, reader: Reader) -> Verdict:
     """One claim against the files as they are now."""
     kind, name, where = claim.get("kind"), claim.get("name"), _held(claim)
-    if not isinstance(name, str) or not name:
+    if not isinstance(name, str) or not name or len(name) > claims.MAX_NAME:
         return ("unchecked", 0, "not a claim")
     if not where:
         return ("unchecked", 0, "did not hold when saved")
@@ -178,7 +178,7 @@ def judge(claim: Event, reader: Reader) -> Verdict:
     if kind == "name":
         return _name(name, where, reader)
     want = claim.get("value")
-    if kind == "value" and isinstance(want, str) and want:
+    if kind == "value" and isinstance(want, str) and 0 < len(want) <= claims.MAX_NAME:
         return _value(name, want, where[0], reader)
     return ("unchecked", 0, "not a claim")
 
