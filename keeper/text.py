@@ -12,3 +12,11 @@ def inline(text: str) -> str:
     """``text`` fit to stand inside a line of Keeper's own: a line break, a control or an invisible
     separator character (which a folder name can hold) becomes U+FFFD."""
     return "".join(ch if ch.isprintable() else "\ufffd" for ch in text)
+
+
+def shown(text: object, limit: int = 200) -> str:
+    """Text from a record (another machine's, an archive's: a machine, branch or file name) fit for
+    a terminal or Claude's context: one line, with every control character, escape sequence start
+    and invisible separator as U+FFFD (``inline``), and at most ``limit`` characters."""
+    flat = inline(str(text)[: limit + 1])
+    return flat if len(flat) <= limit else flat[: limit - 1] + "\u2026"

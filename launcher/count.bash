@@ -34,7 +34,7 @@ keeper_count() {
 
 # The checks, in order; returns 0 only when the tool use was counted within the allowance.
 keeper_count_payload() {
-  local event='' head rest sid cwd key name value record tag found limit tally stats python line ok='' log=''
+  local event='' head rest sid cwd key name value record tag found limit tally stats python line ok='' log='' file='' held had
   case $#:${1-}:${2-} in
     2:hook:post-tool-use | 2:hook:post-tool-use-failure) event=$2 ;;
   esac
@@ -79,7 +79,13 @@ keeper_count_payload() {
     while IFS= read -r line; do
       case $line in
         end) ok=1 && break ;;
-        +/*) [[ -e ${line:1} && ${line:1} -ot $record ]] || return 1 ;;
+        +/*) file=${line:1} && [[ -e $file && $file -ot $record ]] || return 1 ;;
+        =*) # the bytes Keeper read: a file replaced by one with an older mtime (mv, cp -p, rsync -a) differs
+          [[ -n $file && ${line:1} =~ ^[0-9]{1,5}$ ]] || return 1
+          IFS= read -r -N "$((${line:1} + 1))" held && [[ ${held: -1} == $'\n' ]] || return 1
+          had='' && { IFS= read -r -N "$((${line:1} + 1))" had <"$file" || [[ -n $had ]]; }
+          [[ $had == "${held%?}" ]] || return 1
+          file='' ;;
         -/*) [[ -e ${line:1} || -L ${line:1} ]] && return 1 ;;
         *) return 1 ;;
       esac

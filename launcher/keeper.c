@@ -839,6 +839,51 @@ static WCHAR *line_at(char **cursor, char *end) { /* the next line of the record
     return line.p;
 }
 
+/* 1 when the file at path holds exactly the n bytes at held: what Keeper read when it wrote the
+ * allowance (a file replaced by one with an older mtime, as mv, cp -p and rsync -a leave it, differs). */
+static int holds(const WCHAR *path, const char *held, DWORD n) {
+    HANDLE f = CreateFileW(path, GENERIC_READ, FILE_SHARE_READ | FILE_SHARE_WRITE | FILE_SHARE_DELETE, NULL,
+                           OPEN_EXISTING, 0, NULL);
+    if (f == INVALID_HANDLE_VALUE) return 0;
+    char *data = alloc(n + 1);
+    DWORD got = 0, k;
+    while (got < n + 1 && ReadFile(f, data + got, n + 1 - got, &k, NULL) && k) got += k;
+    CloseHandle(f);
+    if (got != n) return 0;
+    for (DWORD i = 0; i < n; i++)
+        if (data[i] != held[i]) return 0;
+    return 1;
+}
+
+/* The record's settings lines, up to its end: 1 when every settings file is as Keeper read it. A
+ * "+file" must be older than the record and, when "=size" and its bytes follow, hold those bytes;
+ * a "-file" must still be absent. */
+static int settings_hold(char **cursor, char *stop, FILETIME written) {
+    const WCHAR *file = NULL, *line;
+    for (;;) {
+        if (!(line = line_at(cursor, stop))) return 0;
+        if (is(line, L"end")) return 1;
+        if (*line == L'+' && older(line + 1, written)) {
+            file = line + 1;
+            continue;
+        }
+        if (*line == L'=' && file) {
+            DWORD size = 0, digits = 0;
+            for (const WCHAR *c = line + 1; *c; c++, digits++) {
+                if (*c < L'0' || *c > L'9' || digits >= 5) return 0;
+                size = size * 10 + (DWORD)(*c - L'0');
+            }
+            if (!digits || stop - *cursor < (long long)size + 1 || (*cursor)[size] != '\n') return 0;
+            if (!holds(file, *cursor, size)) return 0;
+            *cursor += size + 1;
+            file = NULL;
+            continue;
+        }
+        if (*line == L'-' && GetFileAttributesW(line + 1) == INVALID_FILE_ATTRIBUTES) continue;
+        return 0;
+    }
+}
+
 /* 1 when the tool use was counted within the allowance and {} printed; 0 to go on to Python, with the
  * payload kept for the child and what Keeper needs for the next allowance in the environment. */
 static int count_without_python(WCHAR **argv, int argc, const WCHAR **named) {
@@ -879,7 +924,7 @@ static int count_without_python(WCHAR **argv, int argc, const WCHAR **named) {
     if (!GetFileAttributesExW(record, GetFileExInfoStandard, &written)) return 0;
     char *cursor = body, *stop = body + size;
     WCHAR *tag = line_at(&cursor, stop), *found = line_at(&cursor, stop), *limit = line_at(&cursor, stop);
-    WCHAR *tally = line_at(&cursor, stop), *stats = line_at(&cursor, stop), *python = line_at(&cursor, stop), *line;
+    WCHAR *tally = line_at(&cursor, stop), *stats = line_at(&cursor, stop), *python = line_at(&cursor, stop);
     if (!python || !is(tag, L"keeper-allowance 1") || !is(found, key) || !is_file(python)) return 0;
     long long allowed = 0;
     int negative = *limit == L'-', digits = 0;
@@ -889,13 +934,7 @@ static int count_without_python(WCHAR **argv, int argc, const WCHAR **named) {
     }
     if (!digits) return 0;
     if (negative) allowed = -allowed;
-    for (;;) {
-        if (!(line = line_at(&cursor, stop))) return 0;
-        if (is(line, L"end")) break;
-        if (*line == L'+' && older(line + 1, written.ftLastWriteTime)) continue;
-        if (*line == L'-' && GetFileAttributesW(line + 1) == INVALID_FILE_ATTRIBUTES) continue;
-        return 0;
-    }
+    if (!settings_hold(&cursor, stop, written.ftLastWriteTime)) return 0;
     if (!plain_file(tally) || !plain_file(stats)) return 0;
 
     /* The byte, under the lock Keeper's own appends take (byte 0): the size after it is this use's place. */

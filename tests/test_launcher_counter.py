@@ -58,9 +58,10 @@ def plugin_data(folder: Path) -> Path:
     real = Path(os.path.realpath(sys.executable))
     wrapper = env / "bin" / "python"
     wrapper.parent.mkdir()
-    wrapper.write_text(  # as itself (argv[0]): sys.executable names the environment, as in a real one
-        f'#!/bin/bash\necho "${{*//$\'\\n\'/ }}" >> "{folder}/python-starts.log"\nexec -a "$0" "{real}" "$@"\n',
-        encoding="utf-8",
+    wrapper.write_bytes(  # as itself (argv[0]): sys.executable names the environment, as in a real one
+        os.fsencode(
+            f'#!/bin/bash\necho "${{*//$\'\\n\'/ }}" >> "{folder}/python-starts.log"\nexec -a "$0" "{real}" "$@"\n'
+        )
     )
     wrapper.chmod(0o755)
     (env / "keeper-env.json").write_text("{}", encoding="utf-8")
@@ -69,7 +70,7 @@ def plugin_data(folder: Path) -> Path:
 
 def python_starts(data: Path) -> int:
     log = data / "python-starts.log"
-    return len(log.read_text(encoding="utf-8").splitlines()) if log.exists() else 0
+    return len(log.read_bytes().splitlines()) if log.exists() else 0
 
 
 def payload(session: str, cwd: Path, event: str = "PostToolUse", **fields: Any) -> dict[str, Any]:
@@ -472,3 +473,41 @@ def test_through_the_launcher_replies_and_records_are_keepers_alone(
         through_launcher, alone = (world.step(kind, arg, i) for world in worlds)
         assert through_launcher == alone, (i, kind, arg)
     assert worlds[0].record() == worlds[1].record()
+
+
+@pytest.mark.parametrize("how", ["mv", "cp -p", "rsync -a"])
+def test_a_settings_file_replaced_with_an_older_mtime_voids_the_allowance(
+    world: World, project_dir: Path, how: str
+) -> None:
+    """``mv``, ``cp -p`` and ``rsync -a`` keep a file's old mtime: the launcher compares the content too."""
+    config = project_dir / ".claude" / "keeper.yaml"
+    config.parent.mkdir()
+    config.write_text("save_every: 10\n")
+    old = time.time() - 3600
+    os.utime(config, (old, old))
+    world.hook("post-tool-use", payload("s-1", project_dir))
+    world.hook("post-tool-use", payload("s-1", project_dir))
+    assert python_starts(world.data) == 1
+    other = project_dir / "other.yaml"
+    other.write_text("save_every: 2\n")  # the same size
+    os.utime(other, (old, old))
+    if how == "cp -p":
+        shutil.copy2(other, config)  # over the file: the same inode, its old mtime
+    else:
+        os.replace(other, config)  # rsync -a writes beside it, then renames, as mv does
+    reply = world.hook("post-tool-use", payload("s-1", project_dir))
+    assert python_starts(world.data) == 2
+    assert "3 tool uses since the last save" in reply["systemMessage"]
+
+
+def test_a_store_under_a_folder_whose_name_is_not_utf8_is_counted_by_the_launcher(
+    tmp_path: Path, project_dir: Path
+) -> None:
+    base = Path(os.fsdecode(bytes(tmp_path) + b"/caf\xe9"))
+    world = World(base, project_dir, launcher=True)
+    world.env["KEEPER_SAVE_EVERY"] = "4"
+    world.env["HOME"] = os.fsdecode(bytes(tmp_path) + b"/home-\xff")
+    replies = [world.hook("post-tool-use", payload("s-1", project_dir)) for _ in range(5)]
+    assert python_starts(world.data) == 2  # the first use and the fourth (a request is due)
+    assert [bool(reply) for reply in replies] == [False, False, False, True, False]
+    assert not [p for p in (world.data / "counter").iterdir() if p.name.endswith(".tmp")]

@@ -5,7 +5,7 @@ releases wrote is written back byte for byte."""
 from __future__ import annotations
 
 import json
-from datetime import datetime
+from datetime import date, datetime, timedelta
 from pathlib import Path
 from typing import Any, Callable
 
@@ -43,11 +43,15 @@ OWNED_LINES = st.builds(
     st.lists(TEXT, max_size=4),
     st.lists(st.builds(document.RecentLine, TEXT, TEXT), max_size=4),
 )
-STAMPS = st.datetimes(datetime(2030, 1, 1), datetime(2100, 1, 1)).map(lambda d: d.strftime("%Y-%m-%dT%H:%M:%S.%fZ"))
-ENTRIES = st.dictionaries(TEXT, st.tuples(STAMPS, st.booleans()), max_size=4)  # recent: older ones are dropped
+# recent (older ones are dropped) and never ahead of this machine's clock (later ones are read as now)
+STAMPS = st.datetimes(datetime.utcnow() - timedelta(days=300), datetime.utcnow()).map(
+    lambda d: d.strftime("%Y-%m-%dT%H:%M:%S.%fZ")
+)
+ENTRIES = st.dictionaries(TEXT.filter(bool), st.tuples(STAMPS, st.booleans()), max_size=4)
 REMOVALS = st.builds(removals.Record, ENTRIES, ENTRIES)
 KEYS = st.from_regex(r"[a-z0-9]+( [a-z0-9]+)*", fullmatch=True).filter(lambda k: items.key(k) == k)
-REMOVED = st.builds(removals.Removed, st.dictionaries(KEYS, TEXT, max_size=4))
+DAYS = st.dates(date(2000, 1, 1), date.today()).map(date.isoformat)
+REMOVED = st.builds(removals.Removed, st.dictionaries(KEYS, DAYS, max_size=4))
 ROOT_RECORDS = st.builds(resolve.RootRecord, TEXT, TEXT)
 FORMATS = st.builds(migrate.Format, st.integers(min_value=0), st.lists(TEXT, max_size=4), TEXT)
 MANIFESTS = st.builds(

@@ -413,7 +413,8 @@ def grant(plugin: Plugin, python: Path, tmp_path: Path, limit: int) -> tuple[Pat
     asked = passed(python, 0)
     assert asked["KEEPER_COUNTER"] == win(plugin.data / "counter" / "s-1")
     lines = ["keeper-allowance 1", asked["KEEPER_COUNTER_KEY"], str(limit), win(tally), win(stats), win(python)]
-    lines += [f"+{win(settings)}", f"-{win(store / 'missing.yaml')}", "end"]
+    held = settings.read_text(encoding="utf-8")  # the bytes Keeper read, after their size
+    lines += [f"+{win(settings)}", f"={len(held)}", held, f"-{win(store / 'missing.yaml')}", "end"]
     (plugin.data / "counter").mkdir(exist_ok=True)
     (plugin.data / "counter" / "s-1").write_bytes("".join(line + "\n" for line in lines).encode())
     return tally, stats
@@ -473,5 +474,18 @@ def test_a_changed_settings_file_voids_the_allowance(plugin: Plugin, tmp_path: P
     plugin.run(["hook", "post-tool-use"], stdin=tool_use())
     grant(plugin, python, tmp_path, limit=100)
     (tmp_path / "store ü" / "config.yaml").write_text("save_every: 2\n", encoding="utf-8")
+    plugin.run(["hook", "post-tool-use"], stdin=tool_use())
+    assert len(calls(python)) == 2
+
+
+def test_a_settings_file_replaced_with_an_older_mtime_voids_the_allowance(plugin: Plugin, tmp_path: Path) -> None:
+    """``mv``, ``cp -p`` and ``rsync -a`` keep a file's old mtime: the launcher compares its bytes too."""
+    python = plugin.env_python(out="{}")
+    plugin.run(["hook", "post-tool-use"], stdin=tool_use())
+    grant(plugin, python, tmp_path, limit=100)
+    assert plugin.run(["hook", "post-tool-use"], stdin=tool_use()).stdout == b"{}"  # the same bytes: counted
+    settings = tmp_path / "store ü" / "config.yaml"
+    settings.write_text("save_every: 2\n", encoding="utf-8")  # the same size
+    os.utime(settings, (time.time() - 60, time.time() - 60))
     plugin.run(["hook", "post-tool-use"], stdin=tool_use())
     assert len(calls(python)) == 2

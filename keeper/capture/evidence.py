@@ -22,6 +22,9 @@ if TYPE_CHECKING:
     from keeper.store import paths
 
 
+CANDIDATES = 500  # items gone from memory.md a new item is matched against (the newest): a save's work is bounded
+
+
 def _first_line(path: str) -> str:
     try:
         with open(path, "rb") as fh:
@@ -195,6 +198,7 @@ def edits(text: str | None, record: list[dict[str, Any]], facts: dict[str, Any],
     history = provenance.by_item(record)
     present = {item_key: (section, item) for section, item_key, item, _ in provenance.listed(text)}
     missing = [k for k, events in history.items() if k not in present and not provenance.is_removed(events)]
+    missing = sorted(missing, key=lambda k: str(history[k][-1]["at"]))[-CANDIDATES:]  # the newest: bounded work
     if not missing:
         return []
     texts = [str(history[k][-1].get("text") or k) for k in missing]

@@ -15,6 +15,7 @@ from keeper.errors import KeeperError
 from keeper.memory import document
 from keeper.store import paths, provenance
 from keeper.store.fsutil import read_text
+from keeper.text import shown
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
@@ -156,42 +157,54 @@ def explain(project: paths.Project, name: str) -> dict[str, Any]:
 
 
 def _event_line(event: dict[str, Any]) -> str:
-    when = provenance.shown_at(event)
-    who = f"session {event.get('session', '?')}" + (f" on {event['machine']}" if event.get("machine") else "")
-    extra = f": {event['why']}" if event.get("why") else ""
-    return f"  {when} {WORDS.get(str(event.get('event')), str(event.get('event')))} by {who}{extra}"
+    when = shown(provenance.shown_at(event))
+    machine = f" on {shown(event['machine'])}" if event.get("machine") else ""
+    who = f"session {shown(event.get('session', '?'))}{machine}"
+    extra = f": {shown(event['why'], 300)}" if event.get("why") else ""
+    kind = str(event.get("event"))
+    return f"  {when} {WORDS.get(kind, shown(kind))} by {who}{extra}"
+
+
+def _origin_lines(start: dict[str, Any]) -> list[str]:
+    """Where an item came from, for a person: every text from the record through ``shown`` (a
+    record arrives from other machines and archives: no escape sequence or line break of theirs
+    reaches the terminal)."""
+    where = ", ".join(
+        part
+        for part in (
+            f"machine {shown(start['machine'])}" if start.get("machine") else "",
+            f"branch {shown(start['branch'])}" if start.get("branch") else "",
+            f"commit {shown(str(start['commit'])[:12])}" if start.get("commit") else "",
+        )
+        if part
+    )
+    kind, when = str(start["event"]), shown(provenance.shown_at(start))
+    out = [
+        f"Origin: {WORDS.get(kind, shown(kind))} {when} by session {shown(start.get('session', '?'))}"
+        + (f" ({where})" if where else "")
+    ]
+    files = [shown(f) for f in start.get("files") or []]
+    if files:
+        listing = ", ".join(files[:10]) + (f" and {len(files) - 10} more" if len(files) > 10 else "")
+        out.append(f"  Files that session changed: {listing}")
+    return out
 
 
 def lines(data: dict[str, Any]) -> list[str]:
     """``keeper why`` for a person."""
     state = "" if data["status"] == "current" else f", {data['status']}"
-    section = f"{data['section']} " if data["section"] else ""
-    out = [f"{data['text']}", f"  id {data['id']}, {section}({data['scope']} memory{state})"]
+    section = f"{shown(data['section'])} " if data["section"] else ""
+    text = "\n".join(shown(line, 2000) for line in str(data["text"]).split("\n")[:40])
+    out = [text, f"  id {data['id']}, {section}({data['scope']} memory{state})"]
     start = data["origin"]
     if start is None:
         out.append("Origin: not recorded (written by hand, or saved before Keeper kept provenance).")
     else:
-        where = ", ".join(
-            part
-            for part in (
-                f"machine {start['machine']}" if start.get("machine") else "",
-                f"branch {start['branch']}" if start.get("branch") else "",
-                f"commit {str(start['commit'])[:12]}" if start.get("commit") else "",
-            )
-            if part
-        )
-        out.append(
-            f"Origin: {WORDS.get(start['event'], start['event'])} {provenance.shown_at(start)} "
-            f"by session {start.get('session', '?')}" + (f" ({where})" if where else "")
-        )
-        files = start.get("files") or []
-        if files:
-            shown = ", ".join(files[:10]) + (f" and {len(files) - 10} more" if len(files) > 10 else "")
-            out.append(f"  Files that session changed: {shown}")
+        out += _origin_lines(start)
     if data["session_file"]:
-        out.append(f"  Session file: {data['session_file']}")
+        out.append(f"  Session file: {shown(data['session_file'], 1000)}")
     if data["transcript"]:
-        out.append(f"  Transcript: keeper transcript {data['transcript']}")
+        out.append(f"  Transcript: keeper transcript {shown(data['transcript'], 1000)}")
     if data["history"]:
         out.append("History:")
         out += [_event_line(e) for e in data["history"]]
@@ -210,9 +223,9 @@ def _claim_lines(data: dict[str, Any]) -> list[str]:
         where = f" in {claim['where']}" if claim["where"] and claim["kind"] != "path" else ""
         why = f": {claim['why']}" if claim["verdict"] != "holds" or claim["why"] != "holds" else ""
         verdict = VERDICTS.get(claim["verdict"], claim["verdict"])
-        out.append(f"  {claim['kind']} {claim['claim']}{where}: {verdict}{why}")
+        out.append(f"  {claim['kind']} {shown(claim['claim'])}{shown(where, 300)}: {verdict}{shown(why, 300)}")
     if data["stale"]:
-        out.append(f"May be stale: {data['stale']}")
+        out.append(f"May be stale: {shown(data['stale'], 1000)}")
     elif data["checked"]:
         out.append("Not stale: every claim it makes about the code still holds.")
     else:

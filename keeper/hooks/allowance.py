@@ -28,8 +28,14 @@ The record, one field a line::
     <python>         the interpreter Keeper ran on: the launcher requires it still there, so an
                      environment that is gone (an update, a set-up under way) sends every call to Keeper
     +<file>          a settings file that existed: the launcher requires it still older than the record
+    =<size>          and (the line after) the <size> bytes Keeper read from it, then a line break: the
+                     launcher requires it to hold those bytes still (a file replaced by one with an
+                     older mtime, as ``mv``, ``cp -p`` and ``rsync -a`` leave it, differs in its bytes)
     -<file>          a settings file that did not: the launcher requires it still absent
     end
+
+Every line is written as the file system's bytes (``os.fsencode``): a store under a folder whose name
+is not UTF-8 gets its allowance like any other.
 
 Why a stale or foreign record can never hold back a due save request:
 
@@ -42,9 +48,10 @@ Why a stale or foreign record can never hold back a due save request:
   tally's lock (``counters.Locked``) so that exactly one of them asks.
 - The record holds only while everything that chose the tally and the settings is unchanged: the
   key (another cwd, another ``KEEPER_SAVE_EVERY`` or ``KEEPER_HOME``, another ``CLAUDE_PROJECT_DIR``
-  means another key) and every settings file Keeper read (edited, created or removed since the
-  record was written means the launcher calls Keeper; the record is dated from before Keeper read
-  them, so an edit made while it did counts as one made after). A record that is missing, damaged,
+  means another key) and every settings file Keeper read (edited, replaced, created or removed
+  since the record was written means the launcher calls Keeper; the record is dated from before
+  Keeper read them, so an edit made while it did counts as one made after, and it holds their bytes,
+  so a file put back with an older mtime is seen too). A record that is missing, damaged,
   unfinished (no ``end``), of another format, or that names a tally that is gone or a link, is no
   allowance at all.
 - The launcher counts only a plain PostToolUse or PostToolUseFailure: a session id it can use as
@@ -73,6 +80,7 @@ STALE_SECONDS = 7 * 24 * 3600
 # The record is dated from before Keeper read the settings, less a file system's coarse clock tick:
 # a settings file edited after they were read is never older than the record.
 CLOCK_SLACK = 0.05
+MAX_SETTINGS = 16 << 10  # bytes of one settings file the record may hold; a longer one: Keeper counts every use
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
@@ -99,12 +107,16 @@ class Handoff:
         if not self.record or not os.path.isabs(self.record):
             return
         limit = len(log) + counters.uses_until_reminder(log, at.cfg.save_every) - 1
-        lines = [FORMAT, self.key, str(limit), tally, counters.hook_log_path(at.project.state), sys.executable]
-        lines += [("+" if os.path.exists(f) else "-") + f for f in watched_files(at)]
-        if not set(log) <= KNOWN_MARKS or any(c in line for line in lines for c in "\n\r\x00"):
+        head = [FORMAT, self.key, str(limit), tally, counters.hook_log_path(at.project.state), sys.executable]
+        try:
+            lines = [os.fsencode(line) for line in head]  # a name as the file system holds it, UTF-8 or not
+            settings = _settings(watched_files(at))
+        except ValueError:  # a name no file system could hold
+            settings = None
+        if settings is None or not set(log) <= KNOWN_MARKS or any(c in line for line in lines for c in b"\n\r\x00"):
             _remove(self.record)  # a damaged tally, or a name a line cannot hold: Keeper counts every use
             return
-        _write(self.record, "".join(line + "\n" for line in [*lines, "end"]), read_at - CLOCK_SLACK)
+        _write(self.record, b"".join(line + b"\n" for line in lines) + settings + b"end\n", read_at - CLOCK_SLACK)
 
 
 def watched_files(at: Resolved) -> list[str]:
@@ -112,18 +124,42 @@ def watched_files(at: Resolved) -> list[str]:
     return [*config.files(at.project.checkout), paths.pins_file()]
 
 
-def _write(path: str, text: str, dated: float) -> None:
+def _settings(files: list[str]) -> bytes | None:
+    """The record's lines for the settings files: ``+<file>`` and ``=<size>`` then its bytes for one
+    that exists (a file replaced by one with an older mtime, as ``mv``, ``cp -p`` and ``rsync -a``
+    leave it, differs in its bytes), ``-<file>`` for one that does not; None when a name or a file
+    cannot be held (a line break in a name, a NUL or more than ``MAX_SETTINGS`` bytes in a file)."""
+    out: list[bytes] = []
+    for path in files:
+        name = os.fsencode(path)
+        if b"\n" in name or b"\r" in name:
+            return None
+        try:
+            with open(path, "rb") as fh:
+                data = fh.read(MAX_SETTINGS + 1)
+        except FileNotFoundError:
+            out.append(b"-" + name + b"\n")
+            continue
+        except OSError:
+            return None
+        if len(data) > MAX_SETTINGS or b"\x00" in data:
+            return None
+        out += [b"+" + name + b"\n", b"=%d\n" % len(data), data + b"\n"]
+    return b"".join(out)
+
+
+def _write(path: str, text: bytes, dated: float) -> None:
     """Replace the record in one step (no fsync: a record lost in a crash only means a slower call)."""
     folder = os.path.dirname(path)
     fresh = not os.path.exists(path)
     tmp = f"{path}.{os.getpid()}.tmp"
     try:
         os.makedirs(folder, exist_ok=True)
-        with open(tmp, "w", encoding="utf-8", newline="\n") as fh:
+        with open(tmp, "wb") as fh:
             fh.write(text)
         os.utime(tmp, (dated, dated))
         os.replace(tmp, path)
-    except OSError:
+    except (OSError, ValueError):  # ValueError: a name the file system cannot encode
         _remove(tmp)
         _remove(path)  # never leave an older record standing in for this one
         return

@@ -199,6 +199,7 @@ def _origins(project: paths.Project, text: str) -> dict[str, Any]:
     """Where each item of a project's memory.md came from (keyed by its first line, as the page shows
     it) and the items that may be stale (``keeper why`` says more)."""
     from keeper.store import provenance
+    from keeper.text import shown
 
     events = provenance.read(project.dir)
     history, sessions = provenance.by_item(events), provenance.session_facts(events)
@@ -208,9 +209,11 @@ def _origins(project: paths.Project, text: str) -> dict[str, Any]:
         if start is None:
             continue
         when = provenance.shown_at(start)
-        where = ", ".join(str(start[k]) for k in ("machine", "branch") if start.get(k))
-        files = start.get("files") or []
-        line = f"{start['event']} {when} by session {start.get('session', '?')}" + (f" ({where})" if where else "")
+        where = ", ".join(shown(start[k]) for k in ("machine", "branch") if start.get(k))
+        files = [shown(f) for f in start.get("files") or []]
+        line = f"{start['event']} {shown(when)} by session {shown(start.get('session', '?'))}" + (
+            f" ({where})" if where else ""
+        )
         if files:
             line += " · changed " + ", ".join(files[:5]) + (f" and {len(files) - 5} more" if len(files) > 5 else "")
         found[redact.redact(item.split("\n", 1)[0])] = {"id": provenance.item_id(item_key), "origin": line}

@@ -30,6 +30,7 @@ if TYPE_CHECKING:
 
     Add = Callable[[str, str, str], None]
 
+KINDS = ("path", "name", "value")  # what a claim may be about
 MAX_CLAIMS = 8  # claims kept for one item
 MAX_IN = 3  # files noted for one claim
 MAX_NAME = 120  # characters of a claimed path, identifier or value

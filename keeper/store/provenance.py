@@ -23,7 +23,7 @@ import os
 import time
 
 from keeper import jsonio
-from keeper.store import paths
+from keeper.store import claims, paths
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
@@ -37,6 +37,9 @@ EVIDENCE = ("added", "confirmed", "edited", "restored")  # events that date what
 REMOVALS = ("retired", "resolved")
 KEPT = 50_000  # newest events a record keeps
 MAX_FILES = 60  # changed files kept on one session line
+MAX_SESSION_FILES = 10 * MAX_FILES  # changed files known of one session, whatever its saves
+MAX_HISTORY = 64  # events of one item's history kept: its oldest and its newest
+SKEW = 600.0  # seconds another machine's clock may run ahead of this one's
 ID_CHARS = 8
 
 
@@ -65,29 +68,126 @@ def item_id(item_key: str) -> str:
     return sha256_hex(item_key.encode("utf-8", "surrogatepass"))[:ID_CHARS]
 
 
+# The one boundary: every field a line may hold, of its type and within its bound. A record
+# arrives by import and sync from parties Keeper does not control, so a field of another type is
+# dropped, a text is cut to its bound, and a line without its ``at``, ``event`` and ``item`` is
+# skipped; whatever the line, reading it costs time linear in its length.
+MAX_LINE = 256 << 10  # characters of one line: Keeper writes far less (one item's text, MAX_FILES paths)
+MAX_TEXT = 16 << 10  # an item's text, key or former key
+MAX_PATH = 1024  # one changed file's path
+MAX_OTHER = 8  # fields of a later version kept on a line (scalars only), for the union to carry
+FIELDS = {
+    "at": 40,
+    "event": 24,
+    "item": MAX_TEXT,
+    "text": MAX_TEXT,
+    "from": MAX_TEXT,
+    "section": 64,
+    "why": 1000,
+    "session": 256,
+    "project": 256,
+    "machine": 256,
+    "branch": 256,
+    "commit": 64,
+    "record": 256,
+    "transcript": MAX_PATH,
+}  # every known field but ``files`` is a text
+
+
+def _texts(value: object, count: int, size: int) -> list[str]:
+    """At most ``count`` non-empty texts of a list, each cut to ``size``."""
+    return [v[:size] for v in value[:count] if isinstance(v, str) and v] if isinstance(value, list) else []
+
+
+def _claims(value: object) -> list[dict[str, Any]]:
+    """An item's claims about the code (``keeper.store.claims``), each of its shape and bounds."""
+    found: list[dict[str, Any]] = []
+    for claim in value[: claims.MAX_CLAIMS] if isinstance(value, list) else ():
+        if not isinstance(claim, dict) or claim.get("kind") not in claims.KINDS:
+            continue
+        name, want = claim.get("name"), claim.get("value")
+        if isinstance(name, str) and name:
+            kept: dict[str, Any] = {"kind": claim["kind"], "name": name[: claims.MAX_NAME]}
+            if isinstance(want, str):
+                kept["value"] = want[: claims.MAX_NAME]
+            kept["in"] = _texts(claim.get("in"), claims.MAX_IN, MAX_PATH)
+            found.append(kept)
+    return found
+
+
+def _wrote(value: object) -> dict[str, list[str]]:
+    """A session's written-lines fingerprints: file -> line hashes, bounded."""
+    if not isinstance(value, dict):
+        return {}
+    files = [(k, v) for k, v in value.items() if isinstance(k, str) and k][:MAX_FILES]
+    return {k[:MAX_PATH]: _texts(v, claims.LINES_KEPT, 32) for k, v in files}
+
+
+SHAPED = {"claims": _claims, "wrote": _wrote}  # the fields that are not texts, each with its reader
+
+
 def _event(line: str) -> Event | None:
     line = line.strip()
-    if not line.startswith("{"):
+    if not line.startswith("{") or len(line) > MAX_LINE:
         return None
     try:
         found = jsonio.loads(line)
     except (ValueError, RecursionError):
         return None
-    ok = isinstance(found, dict) and isinstance(found.get("item"), str) and isinstance(found.get("at"), str)
-    return found if ok and isinstance(found.get("event"), str) else None
+    return checked(found) if isinstance(found, dict) else None
+
+
+def checked(found: dict[str, Any]) -> Event | None:
+    """An event as the record may hold it, each field of its type and within its bound; None when
+    it lacks a readable ``at`` (a date), ``event`` (a word) or ``item`` (an item's event names one)."""
+    at, kind, item = found.get("at"), found.get("event"), found.get("item")
+    if not (isinstance(at, str) and isinstance(kind, str) and isinstance(item, str)):
+        return None
+    if not (kind.isascii() and kind.isidentifier() and len(kind) <= FIELDS["event"]) or _when(at[:40]) is None:
+        return None
+    if kind != SESSION and not item:
+        return None  # an item's event names no item
+    event: Event = {}
+    others = 0
+    for name, value in found.items():
+        if name == "files":
+            if isinstance(value, list):
+                event[name] = [f[:MAX_PATH] for f in value[:MAX_FILES] if isinstance(f, str) and f]
+        elif name in SHAPED:
+            event[name] = SHAPED[name](value)
+        elif name in FIELDS:
+            if isinstance(value, str):
+                event[name] = value[: FIELDS[name]]
+        elif others < MAX_OTHER and len(name) <= 40 and (value is None or isinstance(value, (str, int, float))):
+            event[name] = value[:MAX_PATH] if isinstance(value, str) else value
+            others += 1
+    return event
 
 
 def parse(text: str | None) -> list[Event]:
-    """The events a record's text holds, in order; a damaged line is skipped."""
+    """The events a record's text holds, in order; a damaged line is skipped, a damaged field left out."""
     return [e for e in (_event(line) for line in (text or "").splitlines()) if e is not None]
 
 
 def read(folder: str) -> list[Event]:
+    """A folder's events as this machine may act on them: damaged lines skipped (and logged, once a
+    read), events dated past this machine's clock (plus ``SKEW``) left for their time to come."""
+    path = record_file(folder)
     try:
-        with open(record_file(folder), encoding="utf-8", errors="replace") as fh:
-            return parse(fh.read())
+        with open(path, encoding="utf-8", errors="replace") as fh:
+            lines = fh.read().splitlines()
     except OSError:
         return []
+    events = [e for e in (_event(line) for line in lines) if e is not None]
+    skipped = sum(1 for line in lines if line.strip()) - len(events)
+    latest = time.time() + SKEW
+    found = [e for e in events if (stamp_of(e) or 0.0) <= latest]
+    if skipped or len(found) < len(events):
+        from keeper.store import log
+
+        ahead = len(events) - len(found)
+        log.write("provenance", "WARNING", f"{path}: {skipped} damaged line(s) skipped, {ahead} dated ahead of now")
+    return found
 
 
 def _line(event: Event) -> str:
@@ -146,7 +246,9 @@ def append(folder: str, events: list[Event], patterns: Iterable[str] = ()) -> No
 
 
 def by_item(events: Iterable[Event]) -> dict[str, list[Event]]:
-    """Each item's events, oldest first; an item edited from another carries that one's events too."""
+    """Each item's events, oldest first; an item edited from another carries that one's events too.
+    At most ``MAX_HISTORY`` each (the oldest and the newest), so the work is linear in the events,
+    however long a chain of edits."""
     found: dict[str, list[Event]] = {}
     for event in events:
         if event["event"] == SESSION:
@@ -154,22 +256,29 @@ def by_item(events: Iterable[Event]) -> dict[str, list[Event]]:
         before = event.get("from") if event["event"] == "edited" else None
         mine = found.setdefault(event["item"], [])
         if isinstance(before, str) and before in found and before != event["item"]:
-            mine[:0] = [e for e in found[before] if e not in mine]
+            held = {id(e) for e in mine}  # the item's own events so far: none in a chain of edits
+            mine[:0] = [e for e in found[before] if id(e) not in held] if held else found[before]
         mine.append(event)
+        if len(mine) > MAX_HISTORY:
+            half = MAX_HISTORY // 2
+            mine[half:] = mine[-half:]
     return found
 
 
 def session_facts(events: Iterable[Event]) -> dict[str, Event]:
     """Each session's facts (machine, branch, commit, session file, transcript), newest last, and
-    every file it changed by any of its saves."""
+    every file it changed by any of its saves (at most ``MAX_SESSION_FILES``)."""
     found: dict[str, Event] = {}
+    files: dict[str, set[str]] = {}
     for event in events:
         if event["event"] != SESSION:
             continue
-        known = found.setdefault(str(event.get("session") or ""), {})
-        files = {f for f in [*known.get("files", []), *(event.get("files") or [])] if isinstance(f, str)}
-        known.update(event)
-        known["files"] = sorted(files)
+        name = str(event.get("session") or "")
+        found.setdefault(name, {}).update(event)
+        mine = files.setdefault(name, set())
+        mine.update(event.get("files", ())[: max(MAX_SESSION_FILES - len(mine), 0)])
+    for name, known in found.items():
+        known["files"] = sorted(files[name])
     return found
 
 
@@ -274,12 +383,15 @@ def _days(year: int, month: int, day: int) -> int:
 _STAMPS: dict[str, float | None] = {}  # the events of one save share their time: each is worked out once
 
 
-def stamp_of(event: Event) -> float | None:
-    """An event's time as seconds since the epoch (by its UTC offset, else as local time)."""
-    at = str(event.get("at"))
+def _when(at: str) -> float | None:
     if at not in _STAMPS:
         _STAMPS[at] = _local(at)
     return _STAMPS[at]
+
+
+def stamp_of(event: Event) -> float | None:
+    """An event's time as seconds since the epoch (by its UTC offset, else as local time)."""
+    return _when(str(event.get("at")))
 
 
 def shown_at(event: Event) -> str:

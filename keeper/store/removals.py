@@ -46,37 +46,61 @@ class Record(records.Record):
         return self.sessions if kind == "sessions" else self.items
 
 
+STAMP = "%Y-%m-%dT%H:%M:%S.%fZ"
+SKEW = timedelta(minutes=10)  # how far another machine's clock may run ahead of this one's
+MAX_NAME = 16 << 10  # an item's key or a session file's name
+MAX_BYTES = 64 << 20  # a record larger than this is no record of Keeper's
+
+
 def now() -> str:
-    return datetime.now(timezone.utc).strftime("%Y-%m-%dT%H:%M:%S.%fZ")
+    return datetime.now(timezone.utc).strftime(STAMP)
 
 
 def empty() -> Record:
     return Record()
 
 
+def _stamp(value: object, latest: str, today: str) -> str | None:
+    """A stamp as this machine may trust it: ``YYYY-MM-DDTHH:MM:SS…`` in UTC; one past ``latest``
+    (this machine's clock plus ``SKEW``) is read as ``today`` (now), so an entry dated 9999 cannot
+    outrank every later restore; None for anything else (``"zzz"`` sorts after every date)."""
+    if not isinstance(value, str) or len(value) > 40:
+        return None
+    digits = (value[0:4], value[5:7], value[8:10], value[11:13], value[14:16], value[17:19])
+    if not all(len(d) == 2 or len(d) == 4 for d in digits) or not all(d.isascii() and d.isdigit() for d in digits):
+        return None
+    if value[4] + value[7] + value[10] + value[13] + value[16] != "--T::":
+        return None
+    return value if value <= latest else today
+
+
 def parse(data: object) -> Record:
-    """A record from JSON data, any malformed entry left out (what arrives is not trusted)."""
+    """A record from JSON data, any malformed entry left out and every stamp bounded by this
+    machine's clock (what arrives is not trusted); at most ``MAX_ENTRIES`` of each kind, the newest."""
     record = empty()
     if not isinstance(data, dict):
         return record
+    clock = datetime.now(timezone.utc)
+    latest, today = (clock + SKEW).strftime(STAMP), clock.strftime(STAMP)
     for kind in KINDS:
         found = data.get(kind)
         if not isinstance(found, dict):
             continue
+        entries = record.of(kind)
         for name, entry in found.items():
-            if (
-                isinstance(name, str)
-                and isinstance(entry, list)
-                and len(entry) == 2
-                and isinstance(entry[0], str)
-                and isinstance(entry[1], bool)
-            ):
-                record.of(kind)[name] = (entry[0], entry[1])
+            if isinstance(name, str) and 0 < len(name) <= MAX_NAME and isinstance(entry, list) and len(entry) == 2:
+                stamp = _stamp(entry[0], latest, today)
+                if stamp is not None and isinstance(entry[1], bool):
+                    entries[name] = (stamp, entry[1])
+        if len(entries) > MAX_ENTRIES:
+            kept = sorted(entries.items(), key=lambda pair: (pair[1][0], pair[0]))[-MAX_ENTRIES:]
+            entries.clear()
+            entries.update(kept)
     return record
 
 
 def loads(data: bytes | None) -> Record:
-    if not data:
+    if not data or len(data) > MAX_BYTES:
         return empty()
     try:
         return parse(json.loads(data.decode("utf-8")))
@@ -144,7 +168,12 @@ class Removed(records.Record):
         from keeper.memory.items import key
 
         found = data.get("keys") if isinstance(data, dict) else None
-        return cls({key(k): v for k, v in found.items() if isinstance(v, str)} if isinstance(found, dict) else {})
+        if not isinstance(found, dict):
+            return cls()
+        clock = datetime.now(timezone.utc)
+        latest, today = (clock + timedelta(days=1)).strftime("%Y-%m-%d"), clock.strftime("%Y-%m-%d")  # local days
+        days = {k: _stamp(f"{v}T00:00:00", latest, today) for k, v in list(found.items())[-MAX_ENTRIES:]}
+        return cls({key(k): day[:10] for k, day in days.items() if day and len(k) <= MAX_NAME})
 
     def dump(self) -> str:
         return json.dumps({"keys": self.keys}, ensure_ascii=False)
