@@ -47,12 +47,13 @@ def confined(root: str, rel: object) -> str | None:
     control character. Looked at as text only, before any stat."""
     if not isinstance(rel, str) or not rel or len(rel) > 300 or not rel.isprintable():
         return None
-    if "\\" in rel or rel.startswith(("/", "~")) or ":" in rel.split("/", 1)[0]:
+    if "\\" in rel or rel[0] in "/~" or ":" in rel.split("/", 1)[0]:
         return None
-    parts = rel.rstrip("/").split("/")
-    if any(part in ("", ".", "..") for part in parts):
+    rel = rel.rstrip("/")
+    probe = f"/{rel}/"
+    if "//" in probe or "/./" in probe or "/../" in probe:
         return None
-    return os.path.join(root, *parts)
+    return f"{root.rstrip(os.sep)}{os.sep}{rel if os.sep == '/' else rel.replace('/', os.sep)}"
 
 
 def inside(root: str, full: str) -> bool:

@@ -76,13 +76,19 @@ def _same_file(root: str, rel: str, fact: list[Any]) -> bool:
     return data is not None and claims.digest(data) == fact[3]
 
 
-def _same(root: str, rel: object, fact: object) -> bool:
-    """Whether one input of the check is as it was."""
+def _same(root: str, rel: object, fact: object, folders: dict[str, bool]) -> bool:
+    """Whether one input of the check is as it was (``folders``: whether each folder, its links
+    followed, is the project's, worked out once a folder)."""
     if not isinstance(rel, str) or not isinstance(fact, list) or not fact:
         return False
     if fact[0] == "e" and len(fact) == 2:
         full = claims.confined(root, rel)
-        return full is not None and claims.inside(root, os.path.dirname(full)) and claims.present(full) == fact[1]
+        if full is None:
+            return False
+        folder = rel.rpartition("/")[0]
+        if folder not in folders:
+            folders[folder] = claims.inside(root, os.path.dirname(full))
+        return folders[folder] and claims.present(full) == fact[1]
     if fact[0] == "f":
         return _same_file(root, rel, fact)
     if fact[0] == "d" and len(fact) == 2 and rel.endswith("/"):
@@ -114,7 +120,8 @@ def load(project: paths.Project, want: dict[str, Any]) -> tuple[list[Verdict], d
         return None
     if not all(isinstance(v, str) for v in firsts.values()):
         return None
-    if not all(_same(project.checkout, rel, fact) for rel, fact in inputs.items()):
+    folders: dict[str, bool] = {}
+    if not all(_same(project.checkout, rel, fact, folders) for rel, fact in inputs.items()):
         return None
     verdicts = [_verdict(row) for row in rows]
     if any(v is None for v in verdicts):
