@@ -473,3 +473,16 @@ def test_the_kept_verdicts_are_taken_while_the_files_hold_the_same_bytes(
     assert verdicts.load(project, verdicts.key(project, Path(project.memory).read_text(encoding="utf-8"))) is not None
     later(worked, {"src/cache.py": CACHE.replace("TTL = 30", "TTL = 60")})
     assert verdicts.load(project, verdicts.key(project, Path(project.memory).read_text(encoding="utf-8"))) is None
+
+
+def test_the_written_lines_are_a_bounded_fingerprint_and_a_damaged_one_reads_as_empty() -> None:
+    from keeper.capture.transcript import KEEP_LINES, Activity
+
+    whole = "\n".join(f"value_{i} = compute_value({i})" for i in range(500))
+    printed = claims.fingerprint(whole)
+    assert len(printed) == KEEP_LINES == claims.LINES_KEPT
+    assert claims.line_hash(claims.line_key("value_479 = compute_value(479)")) in printed  # the body, not its head
+    assert claims.fingerprint("x = 'a long enough value'") == claims.fingerprint('x  =  "a long enough value",')
+    assert claims.fingerprint("}\n)\npass\n") == []  # nothing to tell by
+    damaged = Activity({"wrote": {"a.py": [1, "0123456789"], "b.py": "x", "c.py": None}})
+    assert damaged.wrote == {"a.py": ["0123456789"], "b.py": [], "c.py": []}

@@ -377,17 +377,11 @@ def line_hash(key: str) -> str:
 
 
 def fingerprint(text: str, limit: int = LINES_KEPT) -> list[str]:
-    """Hashes of the first ``limit`` distinct non-trivial lines of ``text`` (what a session wrote)."""
-    found: list[str] = []
-    for line in text.splitlines():
-        key = line_key(line)
-        if key:
-            digest = line_hash(key)
-            if digest not in found:
-                found.append(digest)
-                if len(found) >= limit:
-                    break
-    return found
+    """Hashes of at most ``limit`` distinct non-trivial lines of ``text`` (what a session wrote),
+    spread evenly over it: a whole file written is told by its body, not only its imports."""
+    keys = list(dict.fromkeys(k for k in (line_key(line) for line in text.splitlines()[:5000]) if k))
+    picked = keys if len(keys) <= limit else [keys[i * len(keys) // limit] for i in range(limit)]
+    return [line_hash(k) for k in picked]
 
 
 def line_hashes(text: str) -> set[str]:
