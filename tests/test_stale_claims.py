@@ -470,9 +470,14 @@ def test_the_kept_verdicts_are_taken_while_the_files_hold_the_same_bytes(
     assert data["inputs"] and all(not rel.startswith("/") for rel in data["inputs"] if rel != "/")
     git("checkout", "-q", "HEAD~1", cwd=worked)
     git("checkout", "-q", "main", cwd=worked)
-    assert verdicts.load(project, verdicts.key(project, Path(project.memory).read_text(encoding="utf-8"))) is not None
+    assert (
+        verdicts.load(project, verdicts.key(project, Path(project.memory).read_text(encoding="utf-8"))).verdicts
+        is not None
+    )
     later(worked, {"src/cache.py": CACHE.replace("TTL = 30", "TTL = 60")})
-    assert verdicts.load(project, verdicts.key(project, Path(project.memory).read_text(encoding="utf-8"))) is None
+    assert (
+        verdicts.load(project, verdicts.key(project, Path(project.memory).read_text(encoding="utf-8"))).verdicts is None
+    )
 
 
 def test_the_written_lines_are_a_bounded_fingerprint_and_a_damaged_one_reads_as_empty() -> None:

@@ -71,21 +71,41 @@ def present(full: str) -> bool:
     return True
 
 
-def read(root: str, rel: object) -> bytes | None:
-    """A regular file of the project, whole, when it is confined and at most ``MAX_BYTES``; else None."""
+def opened(full: str) -> tuple[int, int, bytes | None] | None:
+    """``(size, mtime_ns, bytes)`` of a regular file, its bytes None when it is larger than
+    ``MAX_BYTES`` or cannot be read as one (a link, a FIFO, a folder: never followed, never waited
+    on); None when nothing is there."""
     import stat
 
-    full = confined(root, rel)
-    if full is None or not inside(root, full):
-        return None
+    if not _NOFOLLOW and os.path.islink(full):
+        return (-1, -1, None)
     try:
-        with open(full, "rb") as fh:
-            if not stat.S_ISREG(os.fstat(fh.fileno()).st_mode):
-                return None
-            data = fh.read(MAX_BYTES + 1)
-    except (OSError, ValueError):
+        fd = os.open(full, os.O_RDONLY | _NOFOLLOW | getattr(os, "O_NONBLOCK", 0) | getattr(os, "O_BINARY", 0))
+    except (FileNotFoundError, NotADirectoryError):
         return None
-    return data if len(data) <= MAX_BYTES else None
+    except (OSError, ValueError):
+        return (-1, -1, None)
+    with os.fdopen(fd, "rb") as fh:
+        found = os.fstat(fh.fileno())
+        if not stat.S_ISREG(found.st_mode) or found.st_size > MAX_BYTES:
+            return (found.st_size, found.st_mtime_ns, None)
+        try:
+            data = fh.read(MAX_BYTES + 1)
+        except OSError:
+            return (found.st_size, found.st_mtime_ns, None)
+    return (found.st_size, found.st_mtime_ns, data if len(data) <= MAX_BYTES else None)
+
+
+_NOFOLLOW = getattr(os, "O_NOFOLLOW", 0)
+
+
+def read(root: str, rel: object) -> bytes | None:
+    """A regular file of the project, whole, when it is confined and at most ``MAX_BYTES``; else None."""
+    full = confined(root, rel)
+    if full is None or not inside(root, os.path.dirname(full)):
+        return None
+    found = opened(full)
+    return found[2] if found is not None else None
 
 
 def digest(data: bytes) -> str:
