@@ -32,6 +32,7 @@ if TYPE_CHECKING:
 
 MAX_READS = 400  # files (and folders) one check may look at, whatever the memory's size
 MAX_SIBLINGS = 30  # files beside a claim's file searched for an identifier that moved
+MIN_LINES = 4  # written lines of a file below which its fingerprint tells nothing
 REASON_CHARS = 160
 RANKS = {"value": 4, "name": 3, "path": 2, "lines": 1}  # how decisive a broken claim of each kind is
 HOLDS: Verdict = ("holds", 0, "holds")
@@ -256,26 +257,35 @@ def _kept(hashes: list[str], text: str) -> int:
 
 
 def lines_verdict(wrote: dict[str, list[str]], tied: set[str] | None, reader: Reader) -> Verdict:
-    """Whether most of the lines the item's session wrote in a file it rests on are gone (``tied``:
-    the files its claims held in; None: every file the session wrote)."""
-    checked = False
+    """Whether most of the lines the item's session wrote are gone: in a file its claims held in
+    (``tied``), or, when none held (None), across every file the session wrote."""
+    seen: list[tuple[int, int, str, bool]] = []  # lines lost, lines written, file, gone
     for rel, hashes in wrote.items():
-        if len(hashes) < 3 or (tied is not None and rel not in tied):
+        if len(hashes) < MIN_LINES or (tied is not None and rel not in tied):
             continue
         question = "k:" + claims.digest(",".join(hashes).encode("utf-8", "surrogatepass"))[:16]
         state, kept = reader.ask(rel, question, int, partial(_kept, hashes))
-        if state == "unknown":
-            continue
-        checked = True
-        if state == "gone":
-            return ("broken", RANKS["lines"], f"{say(rel, 100)}, where its session wrote, is gone")
-        if kept * 2 < len(hashes):
-            return (
-                "broken",
-                RANKS["lines"],
-                f"most lines its session wrote in {say(rel, 100)} were rewritten ({kept} of {len(hashes)} left)",
-            )
-    return HOLDS if checked else ("unchecked", 0, "no line it wrote is in a file of the project")
+        if state != "unknown":
+            kept = 0 if state == "gone" else min(kept, len(hashes))
+            seen.append((len(hashes) - kept, len(hashes), rel, state == "gone"))
+    if not seen:
+        return ("unchecked", 0, "no line it wrote is in a file of the project")
+    groups = [[one] for one in seen] if tied is not None else [seen]
+    for group in groups:
+        lost, total = sum(g[0] for g in group), sum(g[1] for g in group)
+        if lost * 2 > total:
+            return ("broken", RANKS["lines"], _rewritten(group, total - lost, total))
+    return HOLDS
+
+
+def _rewritten(group: list[tuple[int, int, str, bool]], kept: int, total: int) -> str:
+    """``most lines its session wrote in src/cache.py were rewritten (1 of 7 left)``."""
+    worst = max(group)
+    if len(group) == 1 and worst[3]:
+        return f"{say(worst[2], 100)}, where its session wrote, is gone"
+    where = f"in {say(worst[2], 100)} " if len(group) == 1 else ""
+    most = f", most in {say(worst[2], 100)}" if len(group) > 1 else ""
+    return f"most lines its session wrote {where}were rewritten ({kept} of {total} left{most})"
 
 
 def evidence(history: list[Event]) -> Event | None:
