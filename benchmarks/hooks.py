@@ -104,8 +104,9 @@ def full_memory(project: str, env: dict[str, str]) -> None:
 
 
 def provenance_memory(project: str, env: dict[str, str], count: int = 300) -> None:
-    """A project of ``count`` items, each naming a file of the repository, saved by a session whose
-    transcript edited 40 of them: what SessionStart checks for staleness (a stat per file, capped)."""
+    """A project of ``count`` items, each naming a file of the repository and a constant it sets,
+    saved by a session whose transcript edited 40 of them: what SessionStart checks for staleness
+    (each file's claims; the kept verdicts compare each file's size and time, else its content)."""
     os.makedirs(os.path.join(project, "src"), exist_ok=True)
     for i in range(count):
         with open(os.path.join(project, "src", f"mod_{i}.py"), "w", encoding="utf-8") as fh:
@@ -134,7 +135,7 @@ def provenance_memory(project: str, env: dict[str, str], count: int = 300) -> No
         check=True,
         capture_output=True,
     )
-    save = {"decisions": [f"Decision {i}: src/mod_{i}.py keeps its own retry budget" for i in range(count)]}
+    save = {"decisions": [f"Decision {i}: src/mod_{i}.py keeps its own retry budget, X = {i}" for i in range(count)]}
     subprocess.run(
         [sys.executable, "-m", "keeper", "save", "--project-dir", project],
         input=json.dumps(save).encode(),

@@ -470,6 +470,41 @@ def test_the_kept_verdicts_are_taken_while_the_files_hold_the_same_bytes(
     assert data["inputs"] and all(not rel.startswith("/") for rel in data["inputs"] if rel != "/")
     git("checkout", "-q", "HEAD~1", cwd=worked)
     git("checkout", "-q", "main", cwd=worked)
-    assert verdicts.load(project, verdicts.key(project, Path(project.memory).read_text(encoding="utf-8"))) is not None
+    assert (
+        verdicts.load(project, verdicts.key(project, Path(project.memory).read_text(encoding="utf-8"))).verdicts
+        is not None
+    )
     later(worked, {"src/cache.py": CACHE.replace("TTL = 30", "TTL = 60")})
-    assert verdicts.load(project, verdicts.key(project, Path(project.memory).read_text(encoding="utf-8"))) is None
+    assert (
+        verdicts.load(project, verdicts.key(project, Path(project.memory).read_text(encoding="utf-8"))).verdicts is None
+    )
+
+
+def test_the_written_lines_are_a_bounded_fingerprint_and_a_damaged_one_reads_as_empty() -> None:
+    from keeper.capture.transcript import KEEP_LINES, Activity
+
+    whole = "\n".join(f"value_{i} = compute_value({i})" for i in range(500))
+    printed = claims.fingerprint(whole)
+    assert len(printed) == KEEP_LINES == claims.LINES_KEPT
+    assert claims.line_hash(claims.line_key("value_479 = compute_value(479)")) in printed  # the body, not its head
+    assert claims.fingerprint("x = 'a long enough value'") == claims.fingerprint('x  =  "a long enough value",')
+    assert claims.fingerprint("}\n)\npass\n") == []  # nothing to tell by
+    damaged = Activity({"wrote": {"a.py": [1, "0123456789"], "b.py": "x", "c.py": None}})
+    assert damaged.wrote == {"a.py": ["0123456789"], "b.py": [], "c.py": []}
+
+
+@pytest.mark.needs("git")
+def test_an_item_with_no_claims_rests_on_all_its_session_wrote_not_on_one_file(
+    repo: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    decision = "Totals are computed once per order"
+    files = {
+        f"src/{name}.py": "\n".join(f"    {name}_{i} = total_of(order_{i}, rate={i})" for i in range(6)) + "\n"
+        for name in ("orders", "totals")
+    }
+    session(repo, 1, files, [decision], monkeypatch, capsys)
+    later(repo, {"src/orders.py": "def orders():\n    return load_every_order_from(DATABASE)\n"})
+    assert marks(repo, monkeypatch, capsys) == {decision: ""}  # half of what it wrote is still there
+    later(repo, {"src/totals.py": "def totals():\n    return sum_every_total_of(DATABASE)\n"})
+    reason = "most lines its session wrote were rewritten (0 of 12 left, most in src/totals.py)"
+    assert marks(repo, monkeypatch, capsys) == {decision: reason}

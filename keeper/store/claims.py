@@ -48,12 +48,13 @@ def confined(root: str, rel: object) -> str | None:
     control character. Looked at as text only, before any stat."""
     if not isinstance(rel, str) or not rel or len(rel) > 300 or not rel.isprintable():
         return None
-    if "\\" in rel or rel.startswith(("/", "~")) or ":" in rel.split("/", 1)[0]:
+    if "\\" in rel or rel[0] in "/~" or ":" in rel.split("/", 1)[0]:
         return None
-    parts = rel.rstrip("/").split("/")
-    if any(part in ("", ".", "..") for part in parts):
+    rel = rel.rstrip("/")
+    probe = f"/{rel}/"
+    if "//" in probe or "/./" in probe or "/../" in probe:
         return None
-    return os.path.join(root, *parts)
+    return f"{root.rstrip(os.sep)}{os.sep}{rel if os.sep == '/' else rel.replace('/', os.sep)}"
 
 
 def inside(root: str, full: str) -> bool:
@@ -71,21 +72,41 @@ def present(full: str) -> bool:
     return True
 
 
-def read(root: str, rel: object) -> bytes | None:
-    """A regular file of the project, whole, when it is confined and at most ``MAX_BYTES``; else None."""
+def opened(full: str) -> tuple[int, int, bytes | None] | None:
+    """``(size, mtime_ns, bytes)`` of a regular file, its bytes None when it is larger than
+    ``MAX_BYTES`` or cannot be read as one (a link, a FIFO, a folder: never followed, never waited
+    on); None when nothing is there."""
     import stat
 
-    full = confined(root, rel)
-    if full is None or not inside(root, full):
-        return None
+    if not _NOFOLLOW and os.path.islink(full):
+        return (-1, -1, None)
     try:
-        with open(full, "rb") as fh:
-            if not stat.S_ISREG(os.fstat(fh.fileno()).st_mode):
-                return None
-            data = fh.read(MAX_BYTES + 1)
-    except (OSError, ValueError):
+        fd = os.open(full, os.O_RDONLY | _NOFOLLOW | getattr(os, "O_NONBLOCK", 0) | getattr(os, "O_BINARY", 0))
+    except (FileNotFoundError, NotADirectoryError):
         return None
-    return data if len(data) <= MAX_BYTES else None
+    except (OSError, ValueError):
+        return (-1, -1, None)
+    with os.fdopen(fd, "rb") as fh:
+        found = os.fstat(fh.fileno())
+        if not stat.S_ISREG(found.st_mode) or found.st_size > MAX_BYTES:
+            return (found.st_size, found.st_mtime_ns, None)
+        try:
+            data = fh.read(MAX_BYTES + 1)
+        except OSError:
+            return (found.st_size, found.st_mtime_ns, None)
+    return (found.st_size, found.st_mtime_ns, data if len(data) <= MAX_BYTES else None)
+
+
+_NOFOLLOW = getattr(os, "O_NOFOLLOW", 0)
+
+
+def read(root: str, rel: object) -> bytes | None:
+    """A regular file of the project, whole, when it is confined and at most ``MAX_BYTES``; else None."""
+    full = confined(root, rel)
+    if full is None or not inside(root, os.path.dirname(full)):
+        return None
+    found = opened(full)
+    return found[2] if found is not None else None
 
 
 def digest(data: bytes) -> str:
@@ -377,17 +398,11 @@ def line_hash(key: str) -> str:
 
 
 def fingerprint(text: str, limit: int = LINES_KEPT) -> list[str]:
-    """Hashes of the first ``limit`` distinct non-trivial lines of ``text`` (what a session wrote)."""
-    found: list[str] = []
-    for line in text.splitlines():
-        key = line_key(line)
-        if key:
-            digest = line_hash(key)
-            if digest not in found:
-                found.append(digest)
-                if len(found) >= limit:
-                    break
-    return found
+    """Hashes of at most ``limit`` distinct non-trivial lines of ``text`` (what a session wrote),
+    spread evenly over it: a whole file written is told by its body, not only its imports."""
+    keys = list(dict.fromkeys(k for k in (line_key(line) for line in text.splitlines()[:5000]) if k))
+    picked = keys if len(keys) <= limit else [keys[i * len(keys) // limit] for i in range(limit)]
+    return [line_hash(k) for k in picked]
 
 
 def line_hashes(text: str) -> set[str]:

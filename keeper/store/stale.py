@@ -16,20 +16,23 @@ content (``keeper.store.verdicts``). Standard library only: SessionStart runs it
 from __future__ import annotations
 
 import os
+from functools import partial
 
 from keeper.store import claims, paths, provenance
 from keeper.text import inline
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
-    from collections.abc import Iterable
+    from collections.abc import Callable, Iterable
     from typing import Any
 
     Event = dict[str, Any]
+    Previous = tuple[dict[str, Any], dict[str, Any]]  # the last check's inputs and answers
     Verdict = tuple[str, int, str]  # holds | broken | unchecked, how decisive, why
 
 MAX_READS = 400  # files (and folders) one check may look at, whatever the memory's size
 MAX_SIBLINGS = 30  # files beside a claim's file searched for an identifier that moved
+MIN_LINES = 4  # written lines of a file below which its fingerprint tells nothing
 REASON_CHARS = 160
 RANKS = {"value": 4, "name": 3, "path": 2, "lines": 1}  # how decisive a broken claim of each kind is
 HOLDS: Verdict = ("holds", 0, "holds")
@@ -43,33 +46,21 @@ def say(text: str, limit: int = REASON_CHARS) -> str:
 
 class Reader:
     """The project's files as the check reads them: confined to the project, each once, at most
-    ``limit`` in all; ``inputs`` says what the verdicts rest on (``keeper.store.verdicts``)."""
+    ``limit`` in all. ``inputs`` says what the verdicts rest on and ``answers`` what each file said
+    (``keeper.store.verdicts`` keeps both); a file whose size and time are as the last check found
+    them gives that check's answers (``previous``) without being read again."""
 
-    def __init__(self, root: str, limit: int = MAX_READS) -> None:
+    def __init__(self, root: str, limit: int = MAX_READS, previous: Previous | None = None) -> None:
         self.root, self.limit = root, limit
         self.inputs: dict[str, list[Any]] = {}  # rel -> ["e", exists] | ["f", size, mtime_ns, digest] | ["d", digest]
-        self._texts: dict[str, str | bool | None] = {}
-        self._hashes: dict[str, set[str]] = {}
+        self.answers: dict[str, dict[str, Any]] = {}  # rel -> question -> answer, for a file of the project
+        self._before = previous or ({}, {})
+        self._texts: dict[str, str | None] = {}
         self._folders: dict[str, bool] = {}
+        self._wrote: dict[str, dict[str, list[str]]] = {}
 
     def _spend(self) -> bool:
         return len(self.inputs) < self.limit
-
-    def exists(self, rel: str) -> bool | None:
-        """Whether a path is there; None when it is not the project's or the budget is spent."""
-        full = claims.confined(self.root, rel)
-        if full is None:
-            return None
-        known = self.inputs.get(rel)
-        if known is not None:
-            return bool(known[1]) if known[0] == "e" else known[3] != ""
-        if not self._spend():
-            return None
-        if not self._folder_inside(os.path.dirname(full)):
-            return None  # a link out of the project: nothing there is looked at
-        found = claims.present(full)
-        self.inputs[rel] = ["e", found]
-        return found
 
     def _folder_inside(self, folder: str) -> bool:
         """Whether a folder, its links followed, is the project's (worked out once a folder)."""
@@ -77,33 +68,89 @@ class Reader:
             self._folders[folder] = claims.inside(self.root, folder)
         return self._folders[folder]
 
-    def text(self, rel: str) -> str | bool | None:
-        """A file's text; None when it is gone; False when it cannot be told (not the project's, not
-        a regular file, too large, the budget spent)."""
-        if rel in self._texts:
-            return self._texts[rel]
+    def _full(self, rel: str) -> str | None:
+        """The path of a project's file to look at, or None: not the project's, or the budget spent."""
         full = claims.confined(self.root, rel)
-        if full is None or not self._spend():
-            return False
-        found: str | bool | None
-        try:
-            stat = os.stat(full)
-        except (OSError, ValueError):
-            self.inputs[rel] = ["f", -1, -1, ""]
-            found = None
-        else:
-            data = claims.read(self.root, rel)
-            digest = claims.digest(data) if data is not None else "?"
-            self.inputs[rel] = ["f", stat.st_size, stat.st_mtime_ns, digest]
-            found = claims.decode(data) if data is not None else False
-        self._texts[rel] = found
+        if full is None or not self._spend() or not self._folder_inside(os.path.dirname(full)):
+            return None
+        return full
+
+    def exists(self, rel: str) -> bool | None:
+        """Whether a path is there; None when it is not the project's or the budget is spent."""
+        known = self.inputs.get(rel)
+        if known is not None:
+            return bool(known[1]) if known[0] == "e" else known[3] != ""
+        full = self._full(rel)
+        if full is None:
+            return None  # a link out of the project: nothing there is looked at
+        found = claims.present(full)
+        self.inputs[rel] = ["e", found]
         return found
 
-    def hashes(self, rel: str) -> set[str]:
-        if rel not in self._hashes:
-            text = self.text(rel)
-            self._hashes[rel] = claims.line_hashes(text) if isinstance(text, str) else set()
-        return self._hashes[rel]
+    def _state(self, rel: str) -> str:
+        """``ok`` (a readable file), ``gone`` or ``unknown``; its answers from the last check when
+        its size and time are as they were, else its text read now."""
+        known = self.inputs.get(rel)
+        if known is not None and known[0] == "f":
+            return "gone" if known[3] == "" else "unknown" if known[3] == "?" else "ok"
+        full = self._full(rel)
+        if full is None:
+            return "unknown"
+        try:
+            found = os.lstat(full)
+        except (FileNotFoundError, NotADirectoryError):
+            self.inputs[rel] = ["f", -1, -1, ""]
+            return "gone"
+        except (OSError, ValueError):
+            return "unknown"
+        if self._as_before(rel, [found.st_size, found.st_mtime_ns]):
+            return "ok"
+        return self._read(rel, full)
+
+    def _as_before(self, rel: str, stamp: list[int]) -> bool:
+        """Take the last check's answers for a file whose size and time are as they were."""
+        before, said = self._before[0].get(rel), self._before[1].get(rel)
+        if not (isinstance(before, list) and len(before) == 4 and before[0] == "f" and isinstance(said, dict)):
+            return False
+        if before[1:3] != stamp or before[3] in ("", "?") or not isinstance(before[3], str):
+            return False
+        self.inputs[rel], self.answers[rel] = before, dict(said)
+        return True
+
+    def _read(self, rel: str, full: str) -> str:
+        got = claims.opened(full)
+        if got is None:
+            self.inputs[rel] = ["f", -1, -1, ""]
+            return "gone"
+        size, mtime_ns, data = got
+        self.inputs[rel] = ["f", size, mtime_ns, claims.digest(data) if data is not None else "?"]
+        if data is None:
+            return "unknown"
+        self._texts[rel] = claims.decode(data)
+        self.answers[rel] = {}
+        return "ok"
+
+    def ask(self, rel: str, question: str, kind: type, compute: Callable[[str], Any]) -> tuple[str, Any]:
+        """``(state, answer)``: what ``compute`` says of a file's text (of type ``kind``), when the
+        file is there (``ok``); else ``gone`` or ``unknown`` and None."""
+        state = self._state(rel)
+        if state != "ok":
+            return state, None
+        mine = self.answers.setdefault(rel, {})
+        if not isinstance(mine.get(question), kind) or isinstance(mine.get(question), bool) != (kind is bool):
+            if rel not in self._texts:  # answered last time, but not this question: read it now
+                data = claims.read(self.root, rel)
+                if data is None or claims.digest(data) != self.inputs[rel][3]:
+                    return "unknown", None
+                self._texts[rel] = claims.decode(data)
+            mine[question] = compute(str(self._texts[rel]))
+        return "ok", mine[question]
+
+    def wrote(self, session: str, facts: Event) -> dict[str, list[str]]:
+        """A session's written-lines fingerprint by file, worked out once a session."""
+        if session not in self._wrote:
+            self._wrote[session] = _wrote(facts)
+        return self._wrote[session]
 
     def beside(self, rel: str) -> list[str]:
         """Files in the same folder with the same extension (where a moved identifier would go)."""
@@ -118,6 +165,16 @@ class Reader:
         return [f"{folder}/{n}" if folder else n for n in same[:MAX_SIBLINGS]]
 
 
+def _occurs(reader: Reader, rel: str, name: str) -> tuple[str, bool]:
+    state, found = reader.ask(rel, "o:" + name, bool, lambda text: bool(claims.occurs(name, text)))
+    return state, found is True
+
+
+def _values(reader: Reader, rel: str, name: str) -> tuple[str, list[str]]:
+    state, found = reader.ask(rel, "v:" + name, list, lambda text: claims.values(name, text))
+    return state, [v for v in found if isinstance(v, str)] if isinstance(found, list) else []
+
+
 def _held(claim: Event) -> list[str]:
     where = claim.get("in")
     return [w for w in where if isinstance(w, str)][: claims.MAX_IN] if isinstance(where, list) else []
@@ -127,8 +184,9 @@ def _found_beside(name: str, where: list[str], reader: Reader, want: str = "") -
     """Whether ``name`` (with the value ``want``, when given) is in a file beside where it was."""
     for rel in where:
         for other in reader.beside(rel):
-            text = reader.text(other)
-            if isinstance(text, str) and (want in claims.values(name, text) if want else claims.occurs(name, text)):
+            if want and want in _values(reader, other, name)[1]:
+                return True
+            if not want and _occurs(reader, other, name)[1]:
                 return True
     return False
 
@@ -136,12 +194,12 @@ def _found_beside(name: str, where: list[str], reader: Reader, want: str = "") -
 def _name(name: str, where: list[str], reader: Reader) -> Verdict:
     gone = False
     for rel in where:
-        text = reader.text(rel)
-        if text is False:
+        state, found = _occurs(reader, rel, name)
+        if state == "unknown":
             return ("unchecked", 0, f"{rel} cannot be read")
-        if isinstance(text, str) and claims.occurs(name, text):
+        if found:
             return HOLDS
-        gone = gone or text is None
+        gone = gone or state == "gone"
     if _found_beside(name, where, reader):
         return ("holds", 0, "moved beside where it was")
     tail = f" ({where[0]} is gone)" if gone and len(where) == 1 else ""
@@ -149,10 +207,9 @@ def _name(name: str, where: list[str], reader: Reader) -> Verdict:
 
 
 def _value(name: str, want: str, rel: str, reader: Reader) -> Verdict:
-    text = reader.text(rel)
-    if text is False:
+    state, found = _values(reader, rel, name)
+    if state == "unknown":
         return ("unchecked", 0, f"{rel} cannot be read")
-    found = claims.values(name, text) if isinstance(text, str) else []
     if want in found:
         return HOLDS
     if found:
@@ -194,28 +251,41 @@ def _wrote(facts: Event) -> dict[str, list[str]]:
     }
 
 
+def _kept(hashes: list[str], text: str) -> int:
+    have = claims.line_hashes(text)
+    return sum(1 for h in hashes if h in have)
+
+
 def lines_verdict(wrote: dict[str, list[str]], tied: set[str] | None, reader: Reader) -> Verdict:
-    """Whether most of the lines the item's session wrote in a file it rests on are gone (``tied``:
-    the files its claims held in; None: every file the session wrote)."""
-    checked = False
+    """Whether most of the lines the item's session wrote are gone: in a file its claims held in
+    (``tied``), or, when none held (None), across every file the session wrote."""
+    seen: list[tuple[int, int, str, bool]] = []  # lines lost, lines written, file, gone
     for rel, hashes in wrote.items():
-        if len(hashes) < 3 or (tied is not None and rel not in tied):
+        if len(hashes) < MIN_LINES or (tied is not None and rel not in tied):
             continue
-        text = reader.text(rel)
-        if text is False:
-            continue
-        checked = True
-        if text is None:
-            return ("broken", RANKS["lines"], f"{say(rel, 100)}, where its session wrote, is gone")
-        have = reader.hashes(rel)
-        kept = sum(1 for h in hashes if h in have)
-        if kept * 2 < len(hashes):
-            return (
-                "broken",
-                RANKS["lines"],
-                f"most lines its session wrote in {say(rel, 100)} were rewritten ({kept} of {len(hashes)} left)",
-            )
-    return HOLDS if checked else ("unchecked", 0, "no line it wrote is in a file of the project")
+        question = "k:" + claims.digest(",".join(hashes).encode("utf-8", "surrogatepass"))[:16]
+        state, kept = reader.ask(rel, question, int, partial(_kept, hashes))
+        if state != "unknown":
+            kept = 0 if state == "gone" else min(kept, len(hashes))
+            seen.append((len(hashes) - kept, len(hashes), rel, state == "gone"))
+    if not seen:
+        return ("unchecked", 0, "no line it wrote is in a file of the project")
+    groups = [[one] for one in seen] if tied is not None else [seen]
+    for group in groups:
+        lost, total = sum(g[0] for g in group), sum(g[1] for g in group)
+        if lost * 2 > total:
+            return ("broken", RANKS["lines"], _rewritten(group, total - lost, total))
+    return HOLDS
+
+
+def _rewritten(group: list[tuple[int, int, str, bool]], kept: int, total: int) -> str:
+    """``most lines its session wrote in src/cache.py were rewritten (1 of 7 left)``."""
+    worst = max(group)
+    if len(group) == 1 and worst[3]:
+        return f"{say(worst[2], 100)}, where its session wrote, is gone"
+    where = f"in {say(worst[2], 100)} " if len(group) == 1 else ""
+    most = f", most in {say(worst[2], 100)}" if len(group) > 1 else ""
+    return f"most lines its session wrote {where}were rewritten ({kept} of {total} left{most})"
 
 
 def evidence(history: list[Event]) -> Event | None:
@@ -232,8 +302,9 @@ def verdicts(history: list[Event], sessions: dict[str, Event], reader: Reader) -
     if newest is None or not isinstance(said, list):
         return []
     found = [(c, judge(c, reader)) for c in said[: claims.MAX_CLAIMS] if isinstance(c, dict)]
-    facts = sessions.get(str(newest.get("session") or ""), {})
-    wrote = _wrote(facts) if isinstance(facts, dict) else {}
+    session = str(newest.get("session") or "")
+    facts = sessions.get(session, {})
+    wrote = reader.wrote(session, facts) if isinstance(facts, dict) else {}
     if wrote:
         held = {w for c, v in found if v[0] != "unchecked" for w in _held(c)}
         lines = {"kind": "lines", "name": ", ".join(sorted(wrote)[:3]), "in": sorted(wrote)}
@@ -272,17 +343,19 @@ def stale_items(
     if not text:
         return []
     firsts = {} if firsts is None else firsts
+    previous = None
     if keep:
         from keeper.store import verdicts as kept_verdicts
 
         want = kept_verdicts.key(project, text)  # before reading the record
         kept = kept_verdicts.load(project, want)
-        if kept is not None:
-            firsts.update(kept[1])
-            return [Stale(*row) for row in kept[0]]
+        if kept.verdicts is not None:
+            firsts.update(kept.firsts)
+            return [Stale(*row) for row in kept.verdicts]
+        previous = kept.inputs, kept.answers
     events = provenance.read(project.dir)
     history, sessions = provenance.by_item(events), provenance.session_facts(events)
-    reader = Reader(project.checkout)
+    reader = Reader(project.checkout, previous=previous)
     found: list[Stale] = []
     for section, item_key, item, _ in provenance.listed(text, firsts):
         why = reason(history.get(item_key, []), sessions, reader)
@@ -291,7 +364,7 @@ def stale_items(
     found.sort(key=lambda s: -s.rank)
     if keep:
         rows = [(s.key, s.text, s.section, s.reason, s.rank) for s in found]
-        kept_verdicts.save(project, want, reader.inputs, rows, firsts)
+        kept_verdicts.save(project, want, reader, rows, firsts)
     return found
 
 

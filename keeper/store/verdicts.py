@@ -29,6 +29,8 @@ TYPE_CHECKING = False
 if TYPE_CHECKING:
     from typing import Any
 
+    from keeper.store.stale import Reader
+
     Verdict = tuple[str, str, str, str, int]  # an item's key, text, section, why, rank (``stale.Stale``)
 
 FORMAT = 2  # raise it when the check's rules change within a version
@@ -58,11 +60,8 @@ def key(project: paths.Project, text: str) -> dict[str, Any]:
     }
 
 
-def _same_file(root: str, rel: str, fact: list[Any]) -> bool:
+def _same_file(full: str, fact: list[Any]) -> bool:
     if len(fact) != 4 or not isinstance(fact[3], str):
-        return False
-    full = claims.confined(root, rel)
-    if full is None:
         return False
     try:
         stat = os.stat(full)
@@ -72,19 +71,25 @@ def _same_file(root: str, rel: str, fact: list[Any]) -> bool:
         return True
     if fact[3] in ("", "?"):
         return False
-    data = claims.read(root, rel)
-    return data is not None and claims.digest(data) == fact[3]
+    found = claims.opened(full)
+    return found is not None and found[2] is not None and claims.digest(found[2]) == fact[3]
 
 
-def _same(root: str, rel: object, fact: object) -> bool:
-    """Whether one input of the check is as it was."""
+def _same(root: str, rel: object, fact: object, folders: dict[str, bool]) -> bool:
+    """Whether one input of the check is as it was (``folders``: whether each folder, its links
+    followed, is the project's, worked out once a folder)."""
     if not isinstance(rel, str) or not isinstance(fact, list) or not fact:
         return False
-    if fact[0] == "e" and len(fact) == 2:
+    if fact[0] in ("e", "f"):
         full = claims.confined(root, rel)
-        return full is not None and claims.inside(root, os.path.dirname(full)) and claims.present(full) == fact[1]
-    if fact[0] == "f":
-        return _same_file(root, rel, fact)
+        if full is None:
+            return False
+        folder = rel.rpartition("/")[0]
+        if folder not in folders:
+            folders[folder] = claims.inside(root, os.path.dirname(full))
+        if not folders[folder]:
+            return False
+        return claims.present(full) == fact[1] if fact[0] == "e" and len(fact) == 2 else _same_file(full, fact)
     if fact[0] == "d" and len(fact) == 2 and rel.endswith("/"):
         full = claims.confined(root, rel[:-1]) if rel != "/" else root
         names = claims.listing(full) if full is not None else []
@@ -99,43 +104,64 @@ def _verdict(row: object) -> Verdict | None:
     return (row[0], row[1], row[2], row[3], rank) if isinstance(rank, int) and not isinstance(rank, bool) else None
 
 
-def load(project: paths.Project, want: dict[str, Any]) -> tuple[list[Verdict], dict[str, str]] | None:
-    """The kept verdicts, in the check's order, and items' first lines -> keys, when they were worked
-    out from ``want`` (``key``) and every input of the check holds the same; else None."""
+class Kept:
+    """What the last check left: its verdicts when they hold (else None), items' first lines ->
+    keys, and its inputs and answers, which a full check takes for each file still as it was."""
+
+    __slots__ = ("answers", "firsts", "inputs", "verdicts")
+
+    def __init__(self) -> None:
+        self.verdicts: list[Verdict] | None = None
+        self.firsts: dict[str, str] = {}
+        self.inputs: dict[str, Any] = {}
+        self.answers: dict[str, Any] = {}
+
+
+def _read(project: paths.Project) -> dict[str, Any]:
     try:
         with open(cache_file(project), encoding="utf-8") as fh:
             kept = jsonio.loads(fh.read())
     except (OSError, ValueError, RecursionError):
-        return None
-    if not isinstance(kept, dict) or kept.get("key") != want:
-        return None
-    inputs, firsts, rows = (kept.get(k) for k in ("inputs", "firsts", "verdicts"))
-    if not (isinstance(inputs, dict) and isinstance(firsts, dict) and isinstance(rows, list)):
-        return None
+        return {}
+    return kept if isinstance(kept, dict) else {}
+
+
+def load(project: paths.Project, want: dict[str, Any]) -> Kept:
+    """The kept verdicts, in the check's order, when they were worked out from ``want`` (``key``)
+    and every input of the check holds the same; the inputs and answers of the same work tree
+    whatever else changed."""
+    kept, found = _read(project), Kept()
+    inputs, answers, firsts, rows = (kept.get(k) for k in ("inputs", "answers", "firsts", "verdicts"))
+    key = kept.get("key")
+    if not (isinstance(key, dict) and key.get("checkout") == project.checkout and key.get("format") == FORMAT):
+        return found
+    if isinstance(inputs, dict) and isinstance(answers, dict):
+        found.inputs, found.answers = inputs, answers
+    if key != want or not (isinstance(inputs, dict) and isinstance(firsts, dict) and isinstance(rows, list)):
+        return found
     if not all(isinstance(v, str) for v in firsts.values()):
-        return None
-    if not all(_same(project.checkout, rel, fact) for rel, fact in inputs.items()):
-        return None
+        return found
+    folders: dict[str, bool] = {}
+    if not all(_same(project.checkout, rel, fact, folders) for rel, fact in inputs.items()):
+        return found
     verdicts = [_verdict(row) for row in rows]
-    if any(v is None for v in verdicts):
-        return None
-    return [v for v in verdicts if v is not None], firsts
+    if all(v is not None for v in verdicts):
+        found.verdicts, found.firsts = [v for v in verdicts if v is not None], firsts
+    return found
 
 
 def save(
-    project: paths.Project,
-    want: dict[str, Any],
-    inputs: dict[str, list[Any]],
-    verdicts: list[Verdict],
-    firsts: dict[str, str],
+    project: paths.Project, want: dict[str, Any], reader: Reader, verdicts: list[Verdict], firsts: dict[str, str]
 ) -> None:
-    """Keep the verdicts of a full check of ``want`` (``key``; ``inputs``: what the check looked at,
-    ``stale.Reader.inputs``), unless the record is too young to trust."""
+    """Keep the verdicts of a full check of ``want`` (``key``) with what the check looked at and
+    what each file said (``reader``), unless the record is too young to trust."""
     young = time.time_ns() - GRANULARITY_NS
     if want["record"][0] > young:
         return
-    facts = {rel: [*f[:2], -1, f[3]] if f[0] == "f" and f[2] > young else f for rel, f in inputs.items()}
-    data: dict[str, object] = {"key": want, "inputs": facts, "firsts": firsts, "verdicts": [list(v) for v in verdicts]}
+    facts = {rel: [*f[:2], -1, f[3]] if f[0] == "f" and f[2] > young else f for rel, f in reader.inputs.items()}
+    answers = {rel: said for rel, said in reader.answers.items() if said and facts.get(rel, [""])[0] == "f"}
+    data: dict[str, object] = {"key": want, "inputs": facts, "answers": answers, "firsts": firsts}
+    data["verdicts"] = [list(v) for v in verdicts]
     path = cache_file(project)
     tmp = os.path.join(project.state, f".{paths.STALE_CACHE}.{os.getpid()}.tmp")
     flags = os.O_WRONLY | os.O_CREAT | os.O_TRUNC | getattr(os, "O_NOFOLLOW", 0) | getattr(os, "O_BINARY", 0)
