@@ -118,6 +118,8 @@ def checked(found: dict[str, Any]) -> Event | None:
         return None
     if kind != SESSION and not item:
         return None  # an item's event names no item
+    if all(type(v) is str and len(v) <= FIELDS.get(k, -1) for k, v in found.items()):
+        return found  # every field a known text within its bound: what Keeper writes
     event: Event = {}
     others = 0
     for name, value in found.items():
@@ -225,8 +227,11 @@ def by_item(events: Iterable[Event]) -> dict[str, list[Event]]:
         before = event.get("from") if event["event"] == "edited" else None
         mine = found.setdefault(event["item"], [])
         if isinstance(before, str) and before in found and before != event["item"]:
-            held = {id(e) for e in mine}  # the item's own events so far: none in a chain of edits
-            mine[:0] = [e for e in found[before] if id(e) not in held] if held else found[before]
+            if mine:  # the item's own events so far are not carried twice (none in a chain of edits)
+                held = {id(e) for e in mine}
+                mine[:0] = [e for e in found[before] if id(e) not in held]
+            else:
+                mine[:0] = found[before]
         mine.append(event)
         if len(mine) > MAX_HISTORY:
             half = MAX_HISTORY // 2
@@ -292,8 +297,13 @@ def origin(history: list[Event]) -> Event | None:
 
 
 def is_removed(history: list[Event]) -> bool:
-    last = [e for e in history if e["event"] in (*REMOVALS, *EVIDENCE)]
-    return bool(last) and last[-1]["event"] in REMOVALS
+    """Whether an item's newest removal or evidence is a removal (looked for from the newest)."""
+    for event in reversed(history):
+        if event["event"] in REMOVALS:
+            return True
+        if event["event"] in EVIDENCE:
+            return False
+    return False
 
 
 def relative_files(files: Iterable[str], root: str) -> list[str]:
