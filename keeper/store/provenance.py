@@ -10,7 +10,10 @@ transcript, and the files the session had changed (relative to the project's roo
 
 Events are facts that never change, so two records merge by the union of their lines (``merge``):
 sync, import and a hand edit of memory.md that reorders items lose nothing, and an item is found
-by its identity, never by its place. The record is durable (export and sync carry it).
+by its identity, never by its place. The record is durable (export and sync carry it), so it is
+read as what it is, text from anyone: each line once, at the boundary (``checked``), into an event
+whose every field is of its type and within its bound; a damaged line is skipped (and logged), an
+event dated past this machine's clock is not acted on, and every reading is linear in the record.
 
 Staleness needs no model and no git: an item whose evidence (the files its sessions changed, the
 repository paths its text names) was changed after it, by mtime, or is gone, may be stale. The
