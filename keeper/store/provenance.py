@@ -117,8 +117,10 @@ def checked(found: dict[str, Any]) -> Event | None:
     at, kind, item = found.get("at"), found.get("event"), found.get("item")
     if not (isinstance(at, str) and isinstance(kind, str) and isinstance(item, str)):
         return None
-    if not (kind.isascii() and kind.isidentifier() and len(kind) <= FIELDS["event"]) or _when(at[:40]) is None:
+    if not (kind.isascii() and kind.isidentifier() and len(kind) <= FIELDS["event"]) or len(at) > FIELDS["at"]:
         return None
+    if stamp_of(found) is None:
+        return None  # not a date
     if kind != SESSION and not item:
         return None  # an item's event names no item
     if all(type(v) is str and len(v) <= FIELDS.get(k, -1) for k, v in found.items()):
@@ -358,15 +360,12 @@ def _local(stamp: str) -> float | None:
 _STAMPS: dict[str, float | None] = {}  # the events of one save share their time: each is worked out once
 
 
-def _when(at: str) -> float | None:
+def stamp_of(event: Event) -> float | None:
+    """An event's time as seconds since the epoch (local time, as it was written)."""
+    at = str(event["at"])
     if at not in _STAMPS:
         _STAMPS[at] = _local(at)
     return _STAMPS[at]
-
-
-def stamp_of(event: Event) -> float | None:
-    """An event's time as seconds since the epoch (local time, as it was written)."""
-    return _when(str(event["at"]))
 
 
 def day_stamp(day: str | None) -> float | None:
