@@ -141,6 +141,19 @@ def test_a_session_line_naming_150000_files_is_read_bounded() -> None:
     assert 0 < len(facts["s1"]["files"]) <= provenance.MAX_SESSION_FILES
 
 
+def test_a_record_keeps_its_newest_lines_within_its_size(saved: paths.Project, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setattr(provenance, "MAX_RECORD", 50_000)  # 32 MiB in use: the same rule, smaller
+    lines = [
+        _line(event="added", item=f"item {i:04d}", at=f"2026-01-02T10:{i // 60:02d}:{i % 60:02d}", text="x" * 900)
+        for i in range(200)
+    ]
+    merged = provenance.merge("\n".join(lines))
+    assert 0 < len(merged) <= 50_000 and provenance.merge(merged, "\n".join(lines[:100])) == merged
+    assert provenance.parse(merged)[-1]["item"] == "item 0199"  # the newest are kept
+    _add(saved.dir, *lines)
+    assert provenance.read(saved.dir)[-1]["item"] == "item 0199"
+
+
 def test_damaged_lines_are_skipped_and_logged_once_a_read(saved: paths.Project, tmp_path: Path) -> None:
     _add(saved.dir, *HOSTILE)
     assert provenance.read(saved.dir)

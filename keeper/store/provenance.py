@@ -39,6 +39,7 @@ SESSION = "session"  # not an item's event: the facts of the session that saved 
 EVIDENCE = ("added", "confirmed", "edited", "restored")  # events that date what an item rests on
 REMOVALS = ("retired", "resolved")
 KEPT = 50_000  # newest events a record keeps
+MAX_RECORD = 32 << 20  # and at most this many characters of them (50,000 events as Keeper writes them are far less)
 MAX_STATS = 400  # file stats one staleness check may make, whatever the memory's size
 MAX_FILES = 60  # changed files kept on one session line
 MAX_SESSION_FILES = 10 * MAX_FILES  # changed files known of one session, whatever its saves
@@ -150,8 +151,9 @@ def read(folder: str) -> list[Event]:
     read), events dated past this machine's clock (plus ``SKEW``) left for their time to come."""
     path = record_file(folder)
     try:
-        with open(path, encoding="utf-8", errors="replace") as fh:
-            lines = fh.read().splitlines()
+        with open(path, "rb") as fh:
+            fh.seek(max(os.fstat(fh.fileno()).st_size - MAX_RECORD, 0))  # a larger one: its newest lines
+            lines = fh.read().decode("utf-8", "replace").splitlines()
     except OSError:
         return []
     events = [e for e in (_event(line) for line in lines) if e is not None]
@@ -177,8 +179,14 @@ def merge(*texts: str | None) -> str:
     ends with the same bytes.
     """
     lines = {_line(e) for text in texts for e in parse(text)}
-    ordered = sorted(lines)  # keys sorted, "at" first: oldest first
-    return "".join(line + "\n" for line in ordered[-KEPT:])
+    kept: list[str] = []
+    size = 0
+    for line in reversed(sorted(lines)[-KEPT:]):  # keys sorted, "at" first: newest last
+        size += len(line) + 1
+        if size > MAX_RECORD:
+            break
+        kept.append(line + "\n")
+    return "".join(reversed(kept))
 
 
 def is_record(path: str) -> bool:
