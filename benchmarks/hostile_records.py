@@ -28,18 +28,43 @@ ITEMS = 200
 AT = "2026-11-20T10:00:00.000000"
 
 
+def _item(i: int) -> str:
+    return f"Decision number {i} keeps src/mod{i}.py small"
+
+
+def _key(i: int) -> str:
+    """The item's key in the record (``keeper.memory.items.key``)."""
+    sys.path.insert(0, REPO)
+    from keeper.memory.items import key
+
+    return key(_item(i))
+
+
 def _memory(name: str) -> str:
     lines = [f"# Project Memory: {name}", "", "## Core Decisions"]
-    lines += [f"- Decision number {i} keeps src/mod{i}.py small" for i in range(ITEMS)]
+    lines += [f"- {_item(i)}" for i in range(ITEMS)]
     return "\n".join([*lines, "", "## Current State", "- Last updated: 2026-11-20 10:00", ""]) + "\n"
 
 
 def _edits() -> list[dict[str, object]]:
     """20,000 edited events, each from the item before; the chain ends at the 200 real items."""
-    chain = [f"old item {i}" for i in range(20_000 - ITEMS)] + [f"decision number {i}" for i in range(ITEMS)]
+    chain = [f"old item {i}" for i in range(20_000 - ITEMS)] + [_key(i) for i in range(ITEMS)]
     found: list[dict[str, object]] = [{"at": AT, "event": "added", "item": chain[0], "session": "s1"}]
     for before, item in zip(chain, chain[1:]):
         found.append({"at": AT, "event": "edited", "item": item, "from": before, "session": "s1"})
+    return found
+
+
+def _ordinary() -> list[dict[str, object]]:
+    """For comparison: 20,000 events as Keeper writes them, 100 saves confirming the 200 items."""
+    found: list[dict[str, object]] = []
+    for save in range(100):
+        at = f"2026-11-{1 + save // 24:02d}T{save % 24:02d}:00:00.000000"
+        found.append({"at": at, "event": "session", "item": "", "session": f"s{save}", "files": ["src/a.py"]})
+        found += [
+            {"at": at, "event": "confirmed", "item": _key(i), "section": "decisions", "session": f"s{save}"}
+            for i in range(ITEMS)
+        ]
     return found
 
 
@@ -47,8 +72,14 @@ def _files() -> list[dict[str, object]]:
     """One session line naming 150,000 files; every item's event names that session."""
     line: dict[str, object] = {"at": AT, "event": "session", "item": "", "session": "s1"}
     line["files"] = [f"src/f{i}.py" for i in range(150_000)]
-    return [line] + [
-        {"at": AT, "event": "added", "item": f"decision number {i}", "session": "s1"} for i in range(ITEMS)
+    return [line] + [  # each item saved at its own minute: no two share a staleness check
+        {
+            "at": f"2026-11-20T{i // 60:02d}:{i % 60:02d}:00.000000",
+            "event": "added",
+            "item": _key(i),
+            "session": "s1",
+        }
+        for i in range(ITEMS)
     ]
 
 
@@ -75,8 +106,8 @@ def _time(command: list[str], env: dict[str, str], stdin: str, state: str) -> fl
     # run from the project: ``python -m`` puts the working directory first on sys.path
     done = subprocess.run(command, input=stdin.encode(), env=env, capture_output=True, timeout=900, cwd=env["HOME"])
     took = time.perf_counter() - began
-    if done.returncode != 0:
-        sys.exit(f"failed: {done.stderr.decode()[-500:]}")
+    if done.returncode != 0 or (stdin and b"Decision number" not in done.stdout):
+        sys.exit(f"failed (no memory given): {done.stdout.decode()[-300:]} {done.stderr.decode()[-500:]}")
     return took
 
 
@@ -90,7 +121,12 @@ def main() -> int:
     parser.add_argument("--save", action="store_true", help="time a save after the start too")
     args = parser.parse_args()
     SRC[0] = os.path.abspath(args.src)
-    for name, events in (("20,000 edited events", _edits()), ("150,000-file session line", _files())):
+    cases = (
+        ("20,000 ordinary events", _ordinary()),
+        ("20,000 edited events", _edits()),
+        ("150,000-file session line", _files()),
+    )
+    for name, events in cases:
         with tempfile.TemporaryDirectory() as base:
             env, root, folder = _store(base, events)
             payload = json.dumps({"session_id": "s9", "cwd": root, "source": "startup"})

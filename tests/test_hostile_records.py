@@ -99,16 +99,24 @@ def test_a_hostile_provenance_line_switches_nothing_off(
     assert DECISION in out
 
 
+def _bounded(event: dict[str, Any]) -> None:
+    """An event as the boundary lets it through: each field of its type and within its bound."""
+    assert isinstance(event["at"], str) and isinstance(event["event"], str) and isinstance(event["item"], str)
+    assert event["item"] or event["event"] == provenance.SESSION
+    assert len(event) <= len(provenance.FIELDS) + 1 + provenance.MAX_OTHER
+    for name, value in event.items():
+        if name == "files":
+            assert len(value) <= provenance.MAX_FILES and all(isinstance(f, str) for f in value)
+        elif name in provenance.FIELDS:
+            assert isinstance(value, str) and len(value) <= provenance.FIELDS[name]
+        else:
+            assert value is None or isinstance(value, (str, int, float))
+
+
 def test_every_field_is_of_its_type_and_within_its_bound() -> None:
     text = "\n".join(HOSTILE)
     for event in provenance.parse(text):
-        assert isinstance(event["at"], str) and isinstance(event["event"], str) and isinstance(event["item"], str)
-        assert event["item"] or event["event"] == provenance.SESSION
-        for name, value in event.items():
-            if name == "files":
-                assert len(value) <= provenance.MAX_FILES and all(isinstance(f, str) for f in value)
-            elif name in provenance.FIELDS:
-                assert isinstance(value, str) and len(value) <= provenance.FIELDS[name]
+        _bounded(event)
     facts = provenance.session_facts(provenance.parse(text))
     assert all(isinstance(f, str) for fact in facts.values() for f in fact["files"])
 
@@ -131,6 +139,28 @@ def test_a_session_line_naming_150000_files_is_read_bounded() -> None:
     lines = [{"at": AT, "event": "session", "item": "", "session": "s1", "files": files[i::15]} for i in range(15)]
     facts = provenance.session_facts(provenance.parse("".join(json.dumps(e) + "\n" for e in lines)))
     assert 0 < len(facts["s1"]["files"]) <= provenance.MAX_SESSION_FILES
+
+
+def test_a_record_keeps_its_newest_lines_within_its_size(saved: paths.Project, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setattr(provenance, "MAX_RECORD", 50_000)  # 32 MiB in use: the same rule, smaller
+    lines = [
+        _line(event="added", item=f"item {i:04d}", at=f"2026-01-02T10:{i // 60:02d}:{i % 60:02d}", text="x" * 900)
+        for i in range(200)
+    ]
+    merged = provenance.merge("\n".join(lines))
+    assert 0 < len(merged) <= 50_000 and provenance.merge(merged, "\n".join(lines[:100])) == merged
+    assert provenance.parse(merged)[-1]["item"] == "item 0199"  # the newest are kept
+    _add(saved.dir, *lines)
+    assert provenance.read(saved.dir)[-1]["item"] == "item 0199"
+
+
+def test_damaged_lines_are_skipped_and_logged_once_a_read(saved: paths.Project, tmp_path: Path) -> None:
+    _add(saved.dir, *HOSTILE)
+    assert provenance.read(saved.dir)
+    logged = [
+        line for p in tmp_path.rglob("keeper.log*") for line in p.read_text().splitlines() if "provenance" in line
+    ]
+    assert len(logged) == 1 and " WARNING " in logged[0] and "damaged line(s) skipped" in logged[0]
 
 
 def test_an_event_dated_ahead_of_this_machines_clock_is_not_acted_on(saved: paths.Project) -> None:
@@ -218,11 +248,13 @@ FIELD = st.sampled_from([*provenance.FIELDS, "files", "other"])
 EVENTS = st.dictionaries(FIELD, JSON | st.sampled_from([AT, "added", "edited", "session", ITEM, "", ["a.py"]]))
 
 
-@settings(max_examples=300)
+@settings(max_examples=200, deadline=None)
 @given(st.lists(EVENTS | JSON, max_size=8), st.binary(max_size=200))
 def test_any_json_lines_or_bytes_read_by_every_record_reader_without_an_error(lines: list[Any], raw: bytes) -> None:
     text = "\n".join(json.dumps(x) for x in lines) + "\n" + raw.decode("utf-8", "replace")
     events = provenance.parse(text)
+    for event in events:
+        _bounded(event)
     history, facts = provenance.by_item(events), provenance.session_facts(events)
     for mine in history.values():
         assert len(mine) <= provenance.MAX_HISTORY

@@ -10,7 +10,10 @@ transcript, and the files the session had changed (relative to the project's roo
 
 Events are facts that never change, so two records merge by the union of their lines (``merge``):
 sync, import and a hand edit of memory.md that reorders items lose nothing, and an item is found
-by its identity, never by its place. The record is durable (export and sync carry it).
+by its identity, never by its place. The record is durable (export and sync carry it), so it is
+read as what it is, text from anyone: each line once, at the boundary (``checked``), into an event
+whose every field is of its type and within its bound; a damaged line is skipped (and logged), an
+event dated past this machine's clock is not acted on, and every reading is linear in the record.
 
 An item's evidence events carry what its text claims about the code (``claims``, see
 ``keeper.store.claims``) and a session's line the lines it wrote (``wrote``); whether those still
@@ -36,6 +39,7 @@ SESSION = "session"  # not an item's event: the facts of the session that saved 
 EVIDENCE = ("added", "confirmed", "edited", "restored")  # events that date what an item rests on
 REMOVALS = ("retired", "resolved")
 KEPT = 50_000  # newest events a record keeps
+MAX_RECORD = 32 << 20  # and at most this many characters of them (50,000 events as Keeper writes them are far less)
 MAX_FILES = 60  # changed files kept on one session line
 MAX_SESSION_FILES = 10 * MAX_FILES  # changed files known of one session, whatever its saves
 MAX_HISTORY = 64  # events of one item's history kept: its oldest and its newest
@@ -143,10 +147,14 @@ def checked(found: dict[str, Any]) -> Event | None:
     at, kind, item = found.get("at"), found.get("event"), found.get("item")
     if not (isinstance(at, str) and isinstance(kind, str) and isinstance(item, str)):
         return None
-    if not (kind.isascii() and kind.isidentifier() and len(kind) <= FIELDS["event"]) or _when(at[:40]) is None:
+    if not (kind.isascii() and kind.isidentifier() and len(kind) <= FIELDS["event"]) or len(at) > FIELDS["at"]:
         return None
+    if stamp_of(found) is None:
+        return None  # not a date
     if kind != SESSION and not item:
         return None  # an item's event names no item
+    if all(type(v) is str and len(v) <= FIELDS.get(k, -1) for k, v in found.items()):
+        return found  # every field a known text within its bound: what Keeper writes
     event: Event = {}
     others = 0
     for name, value in found.items():
@@ -174,8 +182,9 @@ def read(folder: str) -> list[Event]:
     read), events dated past this machine's clock (plus ``SKEW``) left for their time to come."""
     path = record_file(folder)
     try:
-        with open(path, encoding="utf-8", errors="replace") as fh:
-            lines = fh.read().splitlines()
+        with open(path, "rb") as fh:
+            fh.seek(max(os.fstat(fh.fileno()).st_size - MAX_RECORD, 0))  # a larger one: its newest lines
+            lines = fh.read().decode("utf-8", "replace").splitlines()
     except OSError:
         return []
     events = [e for e in (_event(line) for line in lines) if e is not None]
@@ -201,8 +210,14 @@ def merge(*texts: str | None) -> str:
     ends with the same bytes.
     """
     lines = {_line(e) for text in texts for e in parse(text)}
-    ordered = sorted(lines)  # keys sorted, "at" first: oldest first
-    return "".join(line + "\n" for line in ordered[-KEPT:])
+    kept: list[str] = []
+    size = 0
+    for line in reversed(sorted(lines)[-KEPT:]):  # keys sorted, "at" first: newest last
+        size += len(line) + 1
+        if size > MAX_RECORD:
+            break
+        kept.append(line + "\n")
+    return "".join(reversed(kept))
 
 
 def is_record(path: str) -> bool:
@@ -256,8 +271,11 @@ def by_item(events: Iterable[Event]) -> dict[str, list[Event]]:
         before = event.get("from") if event["event"] == "edited" else None
         mine = found.setdefault(event["item"], [])
         if isinstance(before, str) and before in found and before != event["item"]:
-            held = {id(e) for e in mine}  # the item's own events so far: none in a chain of edits
-            mine[:0] = [e for e in found[before] if id(e) not in held] if held else found[before]
+            if mine:  # the item's own events so far are not carried twice (none in a chain of edits)
+                held = {id(e) for e in mine}
+                mine[:0] = [e for e in found[before] if id(e) not in held]
+            else:
+                mine[:0] = found[before]
         mine.append(event)
         if len(mine) > MAX_HISTORY:
             half = MAX_HISTORY // 2
@@ -323,8 +341,13 @@ def origin(history: list[Event]) -> Event | None:
 
 
 def is_removed(history: list[Event]) -> bool:
-    last = [e for e in history if e["event"] in (*REMOVALS, *EVIDENCE)]
-    return bool(last) and last[-1]["event"] in REMOVALS
+    """Whether an item's newest removal or evidence is a removal (looked for from the newest)."""
+    for event in reversed(history):
+        if event["event"] in REMOVALS:
+            return True
+        if event["event"] in EVIDENCE:
+            return False
+    return False
 
 
 def relative_files(files: Iterable[str], root: str) -> list[str]:
@@ -383,15 +406,12 @@ def _days(year: int, month: int, day: int) -> int:
 _STAMPS: dict[str, float | None] = {}  # the events of one save share their time: each is worked out once
 
 
-def _when(at: str) -> float | None:
+def stamp_of(event: Event) -> float | None:
+    """An event's time as seconds since the epoch (by its UTC offset, else as local time)."""
+    at = str(event.get("at"))
     if at not in _STAMPS:
         _STAMPS[at] = _local(at)
     return _STAMPS[at]
-
-
-def stamp_of(event: Event) -> float | None:
-    """An event's time as seconds since the epoch (by its UTC offset, else as local time)."""
-    return _when(str(event.get("at")))
 
 
 def shown_at(event: Event) -> str:

@@ -9,7 +9,9 @@ repository) and ``items`` (an item's ``items.key``), each entry ``[stamp, remove
 stamp wins, so a ``keeper restore`` (``removed`` false) made after a clear undoes it everywhere,
 and a later removal undoes the restore.
 
-The stamp is an ISO time in UTC to the microsecond; entries older than ``KEEP_DAYS`` are dropped
+The stamp is an ISO time in UTC to the microsecond, read at the boundary (``parse``): one past this
+machine's clock plus ``SKEW`` (a hostile entry dated 9999, a clock that runs ahead) reads as now, so
+it can never outrank every later restore. Entries older than ``KEEP_DAYS`` are dropped
 when the record is written (by then every machine syncing has seen them, or will join with the
 remote's files, which no longer hold what they name).
 """
