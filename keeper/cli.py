@@ -404,6 +404,24 @@ def build_parser(only: str | None = None) -> argparse.ArgumentParser:
     return parser
 
 
+def parse(argv: list[str]) -> argparse.Namespace:
+    """The arguments; an option the command does not know gets that command's usage, not keeper's,
+    and the option it may have meant (``recall --limt 3`` -> ``--limit``)."""
+    import difflib
+
+    first = argv[0] if argv else None
+    parser = build_parser(first if first in COMMANDS and not {"-h", "--help"} & set(argv) else None)
+    args, unknown = parser.parse_known_args(argv)
+    if unknown:  # argparse's own message would show keeper's usage, not the command's
+        commands = next(action for action in parser._actions if action.dest == "command")
+        command: argparse.ArgumentParser = commands.choices[args.command]  # type: ignore[index]
+        known = [name for action in command._actions for name in action.option_strings]
+        meant = [difflib.get_close_matches(arg.split("=", 1)[0], known, n=1) for arg in unknown]
+        hint = "".join(f" (did you mean {found[0]}?)" for found in meant if found)
+        command.error(f"unrecognized arguments: {' '.join(unknown)}{hint}")
+    return args
+
+
 def _command(target: str) -> Callable[[Any], int]:
     """The function a command runs, ``MODULE[:FUNCTION]`` of ``keeper.commands`` (``run`` by default),
     imported now: importing every command to build the parser would cost each one's start-up."""
@@ -457,9 +475,7 @@ def main(argv: list[str] | None = None) -> int:
 
     args: Any = quick_recall_args(args_list)
     if args is None:
-        first = args_list[0] if args_list else None
-        parser = build_parser(first if first in COMMANDS and not {"-h", "--help"} & set(args_list) else None)
-        args = parser.parse_args(args_list)
+        args = parse(args_list)
     from keeper.store import migrate
 
     # a store an earlier release wrote is brought up to date first (doctor reports it; demo has its own)

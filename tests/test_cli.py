@@ -250,6 +250,24 @@ def test_usage_errors_exit_2(capsys: pytest.CaptureFixture[str]) -> None:
     assert exc.value.code == 2
 
 
+@pytest.mark.parametrize(
+    ("argv", "usage", "hint"),
+    [
+        (["recall", "--limt", "3", "cents"], "usage: keeper recall", "(did you mean --limit?)"),
+        (["status", "--jsn"], "usage: keeper status", "(did you mean --json?)"),
+        (["status", "extra"], "usage: keeper status", ""),
+    ],
+)
+def test_an_unknown_option_gets_the_commands_usage_and_the_option_it_may_mean(
+    argv: list[str], usage: str, hint: str, capsys: pytest.CaptureFixture[str]
+) -> None:
+    with pytest.raises(SystemExit) as exc:
+        main(argv)
+    err = capsys.readouterr().err
+    assert exc.value.code == 2 and err.startswith(usage), err
+    assert f"unrecognized arguments: {argv[1]} {hint}".strip() in err
+
+
 def test_status_counts_hooks_and_bytes_injected(
     project_dir: Path, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
 ) -> None:
