@@ -150,6 +150,7 @@ def _add_expand(sub: Any, common: argparse.ArgumentParser) -> None:
         "expand", parents=[common], help="print the whole section behind a recall result, with its session anchor"
     )
     p.add_argument("id", help="a result id from keeper recall, e.g. sessions/2026-11-21_1430.md:12")
+    _json_flag(p, "the section (path, heading, text, transcript)")
     p.set_defaults(func="recall:run_expand")
 
 
@@ -217,6 +218,7 @@ def _add_restore(sub: Any, common: argparse.ArgumentParser) -> None:
     p.add_argument("backup", nargs="?", help="backup name (default: the newest); see --list")
     p.add_argument("--list", action="store_true", help="list the backups instead")
     p.add_argument("--item", nargs="+", metavar="WORDS|ID", help="bring back one retired or resolved item instead")
+    _json_flag(p, "the --list of backups (name, made, reason, files)")
     _project_flag(p)
     p.set_defaults(func="clear:run_restore")
 

@@ -164,6 +164,10 @@ def test_clear_all_then_restore_brings_everything_back(project_dir: Path, capsys
     assert code == 0 and "Undo with: keeper restore" in out and not memory_file(project_dir).exists()
     code, out, _ = cli(["restore", "--list"], capsys)
     assert out.strip()
+    code, out, _ = cli(["restore", "--list", "--json"], capsys)  # the README: data-printing commands take --json
+    (backup,) = json.loads(out)
+    assert out.startswith("[") and backup["reason"] == "keeper clear all" and "memory.md" in backup["files"]
+    assert backup["name"] in cli(["restore", "--list"], capsys)[1]
     code, out, _ = cli(["restore"], capsys)
     assert code == 0 and memory_file(project_dir).read_bytes() == before
 

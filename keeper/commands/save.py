@@ -53,8 +53,10 @@ def run(args: argparse.Namespace) -> int:
 
     def text() -> list[str]:
         if not saved:  # only text no key places: the session file keeps it, memory took nothing
-            lines = ["Nothing was saved to memory: no key of this save is one Keeper knows; save it again under a known key."]
-            return [*lines, *(f"  ! {problem}" for problem in problems), f"Session file: {session_file}"]
+            nothing = (
+                "Nothing was saved to memory: no key of this save is one Keeper knows; save it again under a known key."
+            )
+            return [nothing, *(f"  ! {problem}" for problem in problems), f"Session file: {session_file}"]
         where = " and ".join(report.written or [at.project.memory])  # a global-only save leaves memory.md be
         lines = [f"Saved to {at.project.team} (commit it to share it)" if save.scope == "team" else f"Saved to {where}"]
         if problems:
