@@ -68,6 +68,13 @@ def pytest_cmdline_main(config: pytest.Config) -> None:
         option.dist = "loadfile"
 
 
+def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
+    """On xdist's workers the end-to-end files, the longest by far, are handed out first, so the run
+    does not end with one worker alone on them; each file's tests keep their order."""
+    if hasattr(config, "workerinput"):
+        items.sort(key=lambda item: not item.nodeid.startswith("tests/e2e/"))
+
+
 @pytest.fixture(autouse=True)
 def isolated(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
     for name in list(os.environ):
