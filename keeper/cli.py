@@ -79,7 +79,8 @@ def _add_recall(sub: Any, common: argparse.ArgumentParser) -> None:
         parents=[common],
         help="search this project's memory, best first (tolerates typos)",
         description="Keyword search over memory.md, the session files, the global memory and Claude Code's "
-        "auto memory of this project. Words are matched literally.",
+        "auto memory of this project. Typos and word forms are forgiven ('totl' and 'making' find 'made the "
+        "total'); quotes, wildcards and $(…) are plain text, never a pattern or a command.",
     )
     p.add_argument("query", nargs="+", help="words to look for")
     p.add_argument("--limit", type=int, default=None, help="most results to show (default: recall_limit)")
