@@ -153,3 +153,27 @@ def test_every_flag_the_manual_shows_for_a_command_is_one_it_takes() -> None:
         taken = {flag for action in sub.choices[name]._actions for flag in action.option_strings}  # type: ignore[index]
         for flag in re.findall(r"--[a-z][a-z-]*", rest):
             assert flag in taken, f"`keeper {name}{rest}`: {flag}"
+
+
+def test_security_names_every_file_a_save_writes_into_the_repository_and_every_network_use(
+    project_dir: Path,
+) -> None:
+    """docs/SECURITY.md said Keeper makes no network connection of any kind and writes nothing into
+    the repository; a team save writes two files there, the set-up fetches from PyPI, sync pushes."""
+    from keeper.cli import main
+
+    before = {p for p in project_dir.rglob("*") if ".git" not in p.parts}
+    assert main(["save", "--decision", "Cents, not floats", "--summary", "cart"]) == 0
+    assert {p for p in project_dir.rglob("*") if ".git" not in p.parts} == before  # a save writes elsewhere
+    assert main(["save", "--team", "--decision", "Cents, not floats"]) == 0
+    written = {p.relative_to(project_dir).as_posix() for p in project_dir.rglob("*") if p.is_file()} - {
+        p.relative_to(project_dir).as_posix() for p in before
+    }
+    assert written == {".claude/keeper/team.md", ".claude/keeper/.gitattributes"}
+    security = " ".join((REPO / "docs" / "SECURITY.md").read_text(encoding="utf-8").split())
+    assert all(f"`{path}`" in security for path in written)
+    assert (
+        "no network connection of any kind" not in security
+        and "nothing is written into your repository" not in security
+    )
+    assert "from PyPI" in security and "`keeper sync`" in security and "pushes" in security
