@@ -79,7 +79,8 @@ def _add_recall(sub: Any, common: argparse.ArgumentParser) -> None:
         parents=[common],
         help="search this project's memory, best first (tolerates typos)",
         description="Keyword search over memory.md, the session files, the global memory and Claude Code's "
-        "auto memory of this project. Words are matched literally.",
+        "auto memory of this project. Typos and word forms are forgiven ('totl' and 'making' find 'made the "
+        "total'); quotes, wildcards and $(…) are plain text, never a pattern or a command.",
     )
     p.add_argument("query", nargs="+", help="words to look for")
     p.add_argument("--limit", type=int, default=None, help="most results to show (default: recall_limit)")
@@ -150,6 +151,7 @@ def _add_expand(sub: Any, common: argparse.ArgumentParser) -> None:
         "expand", parents=[common], help="print the whole section behind a recall result, with its session anchor"
     )
     p.add_argument("id", help="a result id from keeper recall, e.g. sessions/2026-11-21_1430.md:12")
+    _json_flag(p, "the section (path, heading, text, transcript)")
     p.set_defaults(func="recall:run_expand")
 
 
@@ -217,6 +219,7 @@ def _add_restore(sub: Any, common: argparse.ArgumentParser) -> None:
     p.add_argument("backup", nargs="?", help="backup name (default: the newest); see --list")
     p.add_argument("--list", action="store_true", help="list the backups instead")
     p.add_argument("--item", nargs="+", metavar="WORDS|ID", help="bring back one retired or resolved item instead")
+    _json_flag(p, "the --list of backups (name, made, reason, files)")
     _project_flag(p)
     p.set_defaults(func="clear:run_restore")
 
@@ -404,6 +407,24 @@ def build_parser(only: str | None = None) -> argparse.ArgumentParser:
     return parser
 
 
+def parse(argv: list[str]) -> argparse.Namespace:
+    """The arguments; an option the command does not know gets that command's usage, not keeper's,
+    and the option it may have meant (``recall --limt 3`` -> ``--limit``)."""
+    import difflib
+
+    first = argv[0] if argv else None
+    parser = build_parser(first if first in COMMANDS and not {"-h", "--help"} & set(argv) else None)
+    args, unknown = parser.parse_known_args(argv)
+    if unknown:  # argparse's own message would show keeper's usage, not the command's
+        commands = next(action for action in parser._actions if action.dest == "command")
+        command: argparse.ArgumentParser = commands.choices[args.command]  # type: ignore[index]
+        known = [name for action in command._actions for name in action.option_strings]
+        meant = [difflib.get_close_matches(arg.split("=", 1)[0], known, n=1) for arg in unknown]
+        hint = "".join(f" (did you mean {found[0]}?)" for found in meant if found)
+        command.error(f"unrecognized arguments: {' '.join(unknown)}{hint}")
+    return args
+
+
 def _command(target: str) -> Callable[[Any], int]:
     """The function a command runs, ``MODULE[:FUNCTION]`` of ``keeper.commands`` (``run`` by default),
     imported now: importing every command to build the parser would cost each one's start-up."""
@@ -457,9 +478,7 @@ def main(argv: list[str] | None = None) -> int:
 
     args: Any = quick_recall_args(args_list)
     if args is None:
-        first = args_list[0] if args_list else None
-        parser = build_parser(first if first in COMMANDS and not {"-h", "--help"} & set(args_list) else None)
-        args = parser.parse_args(args_list)
+        args = parse(args_list)
     from keeper.store import migrate
 
     # a store an earlier release wrote is brought up to date first (doctor reports it; demo has its own)

@@ -4,6 +4,10 @@ Hooks fail open for users (any error is logged and the hook still answers), whic
 hide bugs from tests: a handler that crashed and one that rightly did nothing both reply ``{}``.
 So every test fails when Keeper logs an ERROR, in-process or in a subprocess it started, unless
 the test says which errors it expects (it proves that those failures are survived).
+
+Being isolated, the tests run in parallel by themselves (pytest-xdist, one worker per core, a file's
+tests together on one worker), and everything they keep between runs lives outside the clone: a
+clone added as a local marketplace is copied whole into Claude Code's plugin cache.
 """
 
 from __future__ import annotations
@@ -17,6 +21,58 @@ import pytest
 from keeper.store import log
 
 REPO = Path(__file__).resolve().parent.parent
+
+
+def _test_cache() -> Path:
+    """Where the tests keep what outlives a run (pinned CLIs, hypothesis' examples, screenshots):
+    the user's cache folder, read at import, before the fixtures point HOME elsewhere."""
+    import platformdirs
+
+    return Path(platformdirs.user_cache_dir("keeper-tests"))
+
+
+TEST_CACHE = _test_cache()
+
+
+def pytest_addoption(parser: pytest.Parser, pluginmanager: pytest.PytestPluginManager) -> None:
+    """pyproject's ``cache_dir`` stays a known key when the cache is off (``-p no:cacheprovider``, the
+    Windows lane), which ``--strict-config`` would otherwise refuse."""
+    if not pluginmanager.hasplugin("cacheprovider"):
+        parser.addini("cache_dir", "where pytest's cache would be (unused: -p no:cacheprovider)")
+
+
+def pytest_configure(config: pytest.Config) -> None:
+    """Hypothesis keeps its examples under the tests' cache, not in a ``.hypothesis`` in the clone."""
+    from hypothesis import configuration
+
+    configuration.set_hypothesis_home_dir(TEST_CACHE / "hypothesis")
+
+
+@pytest.hookimpl(tryfirst=True)
+def pytest_cmdline_main(config: pytest.Config) -> None:
+    """``python -m pytest`` runs on every core when pytest-xdist is installed (``-n 0``: one process).
+
+    A file's tests stay on one worker (``--dist loadfile``): its module fixtures (a Wine prefix, a
+    Codex install) are made once and its tests run in their order. A run of a single file stays in
+    one process, where workers would only add their start-up. The Windows lane has no xdist.
+    """
+    option = config.option
+    if not config.pluginmanager.hasplugin("xdist") or hasattr(config, "workerinput"):
+        return
+    if option.numprocesses is None and not option.tx and option.dist == "no":
+        files = {str(arg).split("::")[0] for arg in config.args}
+        if len(files) == 1 and Path(files.pop()).is_file():
+            return
+        option.numprocesses = "auto"
+    if option.numprocesses and option.dist == "no":
+        option.dist = "loadfile"
+
+
+def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
+    """On xdist's workers the end-to-end files, the longest by far, are handed out first, so the run
+    does not end with one worker alone on them; each file's tests keep their order."""
+    if hasattr(config, "workerinput"):
+        items.sort(key=lambda item: not item.nodeid.startswith("tests/e2e/"))
 
 
 @pytest.fixture(autouse=True)

@@ -164,6 +164,10 @@ def test_clear_all_then_restore_brings_everything_back(project_dir: Path, capsys
     assert code == 0 and "Undo with: keeper restore" in out and not memory_file(project_dir).exists()
     code, out, _ = cli(["restore", "--list"], capsys)
     assert out.strip()
+    code, out, _ = cli(["restore", "--list", "--json"], capsys)  # the README: data-printing commands take --json
+    (backup,) = json.loads(out)
+    assert out.startswith("[") and backup["reason"] == "keeper clear all" and "memory.md" in backup["files"]
+    assert backup["name"] in cli(["restore", "--list"], capsys)[1]
     code, out, _ = cli(["restore"], capsys)
     assert code == 0 and memory_file(project_dir).read_bytes() == before
 
@@ -248,6 +252,33 @@ def test_usage_errors_exit_2(capsys: pytest.CaptureFixture[str]) -> None:
     with pytest.raises(SystemExit) as exc:
         main(["clear", "everything"])
     assert exc.value.code == 2
+
+
+@pytest.mark.parametrize(
+    ("argv", "usage", "hint"),
+    [
+        (["recall", "--limt", "3", "cents"], "usage: keeper recall", "(did you mean --limit?)"),
+        (["status", "--jsn"], "usage: keeper status", "(did you mean --json?)"),
+        (["status", "extra"], "usage: keeper status", ""),
+    ],
+)
+def test_an_unknown_option_gets_the_commands_usage_and_the_option_it_may_mean(
+    argv: list[str], usage: str, hint: str, capsys: pytest.CaptureFixture[str]
+) -> None:
+    with pytest.raises(SystemExit) as exc:
+        main(argv)
+    err = capsys.readouterr().err
+    assert exc.value.code == 2 and err.startswith(usage), err
+    assert f"unrecognized arguments: {argv[1]} {hint}".strip() in err
+
+
+def test_recall_help_says_typos_are_forgiven_not_that_words_match_literally(
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    with pytest.raises(SystemExit):
+        main(["recall", "--help"])
+    said = " ".join(capsys.readouterr().out.split())
+    assert "literally" not in said and "Typos and word forms are forgiven" in said
 
 
 def test_status_counts_hooks_and_bytes_injected(
@@ -415,3 +446,13 @@ def test_a_reader_that_stops_early_gets_no_error(project_dir: Path, unbuffered: 
     finally:
         os.close(writer)
     assert done.returncode == 0 and done.stderr == ""
+
+
+def test_status_says_which_config_files_do_not_exist(project_dir: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    (project_dir / ".claude").mkdir()
+    (project_dir / ".claude" / "keeper.yaml").write_text("save_every: 5\n", encoding="utf-8")
+    out = cli(["status"], capsys)[1]
+    line = next(line for line in out.splitlines() if line.startswith("  config "))
+    assert "config.yaml (none) + " in line and f"{project_dir / '.claude' / 'keeper.yaml'} + " in line
+    files = json.loads(cli(["status", "--json"], capsys)[1])["config"]
+    assert files["global_exists"] is False and files["project_exists"] is True

@@ -153,3 +153,69 @@ def test_every_flag_the_manual_shows_for_a_command_is_one_it_takes() -> None:
         taken = {flag for action in sub.choices[name]._actions for flag in action.option_strings}  # type: ignore[index]
         for flag in re.findall(r"--[a-z][a-z-]*", rest):
             assert flag in taken, f"`keeper {name}{rest}`: {flag}"
+
+
+def test_security_names_every_file_a_save_writes_into_the_repository_and_every_network_use(
+    project_dir: Path,
+) -> None:
+    """docs/SECURITY.md said Keeper makes no network connection of any kind and writes nothing into
+    the repository; a team save writes two files there, the set-up fetches from PyPI, sync pushes."""
+    from keeper.cli import main
+
+    before = {p for p in project_dir.rglob("*") if ".git" not in p.parts}
+    assert main(["save", "--decision", "Cents, not floats", "--summary", "cart"]) == 0
+    assert {p for p in project_dir.rglob("*") if ".git" not in p.parts} == before  # a save writes elsewhere
+    assert main(["save", "--team", "--decision", "Cents, not floats"]) == 0
+    written = {p.relative_to(project_dir).as_posix() for p in project_dir.rglob("*") if p.is_file()} - {
+        p.relative_to(project_dir).as_posix() for p in before
+    }
+    assert written == {".claude/keeper/team.md", ".claude/keeper/.gitattributes"}
+    security = " ".join((REPO / "docs" / "SECURITY.md").read_text(encoding="utf-8").split())
+    assert all(f"`{path}`" in security for path in written)
+    assert (
+        "no network connection of any kind" not in security
+        and "nothing is written into your repository" not in security
+    )
+    assert "from PyPI" in security and "`keeper sync`" in security and "pushes" in security
+
+
+def test_the_store_tree_in_configuration_names_every_file_the_commands_make(project_dir: Path, tmp_path: Path) -> None:
+    from keeper.cli import main
+
+    assert (
+        main(["save", "--summary", "cart", "--decision", "Cents, not floats", "--global", "--feedback", "Brief"]) == 0
+    )
+    for argv in (["hub"], ["clear", "all", "--yes"], ["restore"], ["export", "--out", str(tmp_path / "a.zip")]):
+        assert main(argv) == 0
+    store = tmp_path / "store"
+    (project,) = (store / "projects").iterdir()
+    made = [*store.iterdir(), *project.iterdir(), *(store / "global").iterdir()]
+    page = (REPO / "docs" / "configuration.md").read_text(encoding="utf-8")
+    tree = page[page.index("```\n<store>/") : page.index("```", page.index("```\n<store>/") + 3)]
+    missing = sorted({p.name for p in made if not p.name.startswith(".")} - set(re.findall(r"[\w.-]+", tree)))
+    assert not missing, f"docs/configuration.md's store tree lacks {missing}"
+
+
+def test_every_repository_file_the_manual_cites_is_in_the_repository() -> None:
+    """docs/codex.md cited research/codex/codex-spec.md, which the repository does not hold."""
+    tops = (
+        "research/",
+        "tests/",
+        "keeper/",
+        "docs/",
+        "benchmarks/",
+        "launcher/",
+        "bin/",
+        "hooks/",
+        "commands/",
+        ".ci/",
+    )
+    cited = {m for m in re.findall(r"`([^`\s<>*{}$…]+)`", MANUAL) if m.startswith(tops)}
+    assert cited and not [c for c in sorted(cited) if not (REPO / c.split(":")[0]).exists()]
+
+
+def test_the_readme_and_the_codex_page_agree_that_codex_hooks_are_trusted_again_after_an_update() -> None:
+    codex = " ".join((REPO / "docs" / "codex.md").read_text(encoding="utf-8").split())
+    readme = " ".join(README.split())
+    assert "again after every update" in codex
+    assert "trust Keeper's hooks in `/hooks`, and again after each update" in readme and "hooks once" not in readme

@@ -196,3 +196,14 @@ def test_an_unwritable_store_is_a_problem(project_dir: Path, tmp_path: Path, mon
 
 def test_python_check_passes_here() -> None:
     assert doctor._python().ok is (sys.version_info >= (3, 9))
+
+
+def test_doctor_on_a_fresh_home_finds_the_store_in_this_keepers_format(
+    project_dir: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    from keeper.store import migrate
+
+    main(["doctor"])  # its first run makes the store folder: that store is in this Keeper's format
+    out = capsys.readouterr().out
+    assert "store format 0" not in out
+    assert f"store format {len(migrate.MIGRATIONS)}, this Keeper's own" in out

@@ -29,9 +29,9 @@ import pytest
 from keeper.cli import main
 from keeper.hub import build
 from tests import hubstore
-from tests.conftest import REPO
+from tests.conftest import REPO, TEST_CACHE
 
-ARTIFACTS = REPO / "tests" / "artifacts"
+ARTIFACTS = TEST_CACHE / "hub-screenshots"  # outside the clone, as every test artefact
 VOID = {"meta", "br", "input", "img", "link", "hr", "col", "area", "base", "embed", "source", "track", "wbr"}
 SAVE_LABELS = {"Decision": "decided", "Issue": "opened", "Resolved": "resolved", "Retired": "retired"}
 
@@ -380,7 +380,7 @@ def first_pixel(png: Path) -> tuple[int, ...]:
 def test_screenshots_in_light_and_dark(
     built: Built, tmp_path: Path, name: str, fragment: str, flags: tuple[str, ...], dark: bool
 ) -> None:
-    ARTIFACTS.mkdir(exist_ok=True)
+    ARTIFACTS.mkdir(parents=True, exist_ok=True)
     shot = ARTIFACTS / f"{name}.png"
     shot.unlink(missing_ok=True)
     fragment = fragment.replace("project=shop-api", f"project={ids(built)['shop-api']}")

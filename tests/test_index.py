@@ -187,6 +187,22 @@ def test_expand_prints_the_whole_section_and_the_session_anchor(
         assert "is not a result id" in capsys.readouterr().err
 
 
+def test_expand_refuses_a_line_past_the_end_and_prints_json(
+    project_dir: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    project = seed(project_dir)
+    t = realistic(tmp_path / "t.jsonl")
+    record.update(project, config.load(None), "old-1", {}, str(t.path))
+    lines = len(Path(project.memory).read_text(encoding="utf-8").splitlines())
+    assert main(["expand", "memory.md:999"]) == 1  # was exit 0 with the last section
+    assert f"has {lines} lines, so no line 999" in capsys.readouterr().err
+    ident = next(r.id for r in search.search(project, "token bucket"))
+    assert main(["expand", ident, "--json"]) == 0
+    found = json.loads(capsys.readouterr().out)
+    assert "Rate limiter for the login endpoint" in found["text"] and found["transcript"] == str(t.path)
+    assert found["path"].endswith(ident.rsplit(":", 1)[0]) and found["heading"]
+
+
 def test_transcript_prints_turns_and_focuses_on_one(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
     t = realistic(tmp_path / "t.jsonl")
     assert main(["transcript", str(t.path)]) == 0

@@ -183,6 +183,15 @@ def test_dedup_never_merges_a_negation(text: list[str], negation: str) -> None:
     assert items.find(negated, [plain]).found == [] and items.find(plain, [negated]).found == []
 
 
+def test_a_name_whose_words_one_item_alone_holds_names_that_item() -> None:
+    issues = ["Flaky login test on CI", "Slow build"]
+    assert items.find("flaky login", issues).found == [0]  # was refused: "could be: 'Flaky login test on CI'"
+    assert items.find("flaky login", [*issues, issues[0]]).found == [0, 2]  # every copy of it
+    assert items.find("Use Redis", ["Use Redis for caching", "Use Redis for sessions"]).found == []
+    assert items.find("login", issues).found == []  # one word is no obvious candidate
+    assert items.find("use redis", ["never use redis here"]).found == []  # nor one that negates it
+
+
 def test_document_sections_parse_after_a_move() -> None:
     text, _ = merge(None, decisions=["a thing", "b thing"], issues=["an issue"])
     text, _ = merge(text, decisions=["a thing"])

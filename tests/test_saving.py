@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 import multiprocessing
 import os
 from pathlib import Path
@@ -79,6 +80,36 @@ def test_an_unknown_key_is_reported_to_the_model_and_kept_in_the_session_file(
     project = identity.make_project(identity.find_project_root(str(project_dir)))
     record = next(Path(project.sessions).glob("*.md")).read_text(encoding="utf-8")
     assert "- Not merged (summry): Reworked the cart" in record
+
+
+def test_a_save_of_unknown_keys_alone_says_nothing_was_saved_and_keeps_the_text(project_dir: Path) -> None:
+    """``printf 'summry: typo key' | keeper save`` saved nothing: it does not claim "Saved", exits 1 so
+    the model saves again, keeps the hint, keeps the text in the session file (the contract), and the
+    counter still waits for a real save."""
+    import subprocess
+    import sys
+
+    def save(text: str) -> subprocess.CompletedProcess[str]:
+        return subprocess.run(
+            [sys.executable, "-m", "keeper", "save", "--session", "s1"],
+            input=text,
+            capture_output=True,
+            text=True,
+            timeout=60,
+            check=False,
+        )
+
+    done = save("summry: typo key\n")
+    assert done.returncode == 1, done.stdout + done.stderr
+    assert "Saved" not in done.stdout and done.stdout.startswith("Nothing was saved to memory")
+    assert "did you mean 'summary'?" in done.stdout
+    project = identity.make_project(identity.find_project_root(str(project_dir)))
+    assert not os.path.exists(project.memory)
+    (record,) = Path(project.sessions).glob("*.md")
+    assert "- Not merged (summry): typo key" in record.read_text(encoding="utf-8")
+    status = subprocess.run([sys.executable, "-m", "keeper", "status", "--json"], capture_output=True, text=True)
+    assert json.loads(status.stdout)["last_save"] is None
+    assert save("summary: typo key\n").returncode == 0
 
 
 def test_typed_lists_and_their_scope_are_read() -> None:

@@ -201,6 +201,8 @@ def save(
             with project_lock(os.path.join(paths.global_dir(), ".lock")):
                 origins.append(paths.global_dir(), theirs, patterns)
         sessions.append_save(session_file, sessions.render_save(now, data, report))
+        if not data.holds_memory():  # only text no key places: kept above, but no save the counter sees
+            return report, session_file
         state = sessions.read_state(project, session)
         state.last_save = now.isoformat(timespec="seconds")
         sessions.write_state(project, session, state)

@@ -94,10 +94,8 @@ def run_restore(args: argparse.Namespace) -> int:
     project, _ = common.stored_project(args)
     if args.list:
         found = trash.backups(project)
-        for backup in found:
-            print(trash.listing(backup))
-        if not found:
-            print("No backups.")
+        listed = [trash.about(b)._asdict() for b in found]
+        common.emit(args, listed, lambda: [trash.listing(b) for b in found] or ["No backups."])
         return 0
     restored, kept = trash.restore(project, args.backup)
     print(f"Restored {count(len(restored), 'file')} into {project.dir}")

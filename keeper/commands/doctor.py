@@ -156,13 +156,20 @@ def _codex() -> list[Check]:
 
 
 def _store() -> Check:
+    """Whether the store can be written; one this check makes is in this Keeper's format (on a fresh
+    HOME, doctor reported "store format 0" for the folder it had just made)."""
+    from keeper.store import migrate
+
     root = paths.data_root()
     probe = os.path.join(root, f".doctor-{os.getpid()}")
     try:
+        new = not os.path.isdir(root)
         ensure_dir(root)
         with open(probe, "w", encoding="utf-8") as fh:
             fh.write("ok")
         os.remove(probe)
+        if new:
+            migrate.stamp(root)
     except OSError as exc:
         return Check(
             "store",

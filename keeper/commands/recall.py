@@ -39,10 +39,13 @@ def run_expand(args: argparse.Namespace) -> int:
 
     at = common.resolve_args(args)
     path, heading, text = search.section_for(at.project, args.id, at.cfg.team)
-    print(redact(f"{heading}\n{path}\n\n{text}", at.cfg.redact_patterns))
+    found = {"path": path, "heading": heading, "text": redact(text, at.cfg.redact_patterns), "transcript": None}
+    lines = [redact(f"{heading}\n{path}\n\n{text}", at.cfg.redact_patterns)]
     if os.path.dirname(path) == at.project.sessions:
         facts = sessions.read_facts(read_text(path) or "")
         if facts.get("Transcript"):
             session = facts.get("Session id", "?")
-            print(f"\nSession {session}; the whole conversation: keeper transcript {facts['Transcript']}")
+            found["transcript"] = facts["Transcript"]
+            lines.append(f"\nSession {session}; the whole conversation: keeper transcript {facts['Transcript']}")
+    common.emit(args, found, lambda: lines)
     return 0

@@ -49,7 +49,14 @@ def run(args: argparse.Namespace) -> int:
             save.scope = args.scope
     report, session_file = saving.save(at.project, at.cfg, save, at.session)
 
+    saved = save.holds_memory()
+
     def text() -> list[str]:
+        if not saved:  # only text no key places: the session file keeps it, memory took nothing
+            nothing = (
+                "Nothing was saved to memory: no key of this save is one Keeper knows; save it again under a known key."
+            )
+            return [nothing, *(f"  ! {problem}" for problem in problems), f"Session file: {session_file}"]
         where = " and ".join(report.written or [at.project.memory])  # a global-only save leaves memory.md be
         lines = [f"Saved to {at.project.team} (commit it to share it)" if save.scope == "team" else f"Saved to {where}"]
         if problems:
@@ -59,6 +66,14 @@ def run(args: argparse.Namespace) -> int:
         return [*lines, f"Session file: {session_file}"]
 
     common.emit(
-        args, {"memory": at.project.memory, "session_file": session_file, "problems": problems, **vars(report)}, text
+        args,
+        {
+            "saved": saved,
+            "memory": at.project.memory,
+            "session_file": session_file,
+            "problems": problems,
+            **vars(report),
+        },
+        text,
     )
-    return 0
+    return 0 if saved else 1

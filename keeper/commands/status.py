@@ -77,7 +77,7 @@ def collect(project: paths.Project, cfg: Config) -> dict[str, Any]:
         },
         "last_save": last_save,
         "hooks": counters.hook_summary(project.state),
-        "config": {"global": paths.global_config_file(), "warnings": cfg.warnings},
+        "config": _config_files(project, cfg),
         "last_error": log.last_error(),
         "log": log.log_file(),
         "keeper_on_path": install.keeper_on_path(),
@@ -108,6 +108,17 @@ def _global_memory() -> dict[str, Any]:
         "bytes": len(text.encode("utf-8")) if text else 0,
         "items": document.overview(text).typed,
     }
+
+
+def _config_files(project: paths.Project, cfg: Config) -> dict[str, Any]:
+    """The configuration files this project reads, saying which exist (a path alone reads as a file that does)."""
+    found: dict[str, Any] = {
+        "global": paths.global_config_file(),
+        "project": os.path.join(project.root, paths.PROJECT_CONFIG),
+    }
+    for name in ("global", "project"):
+        found[f"{name}_exists"] = os.path.isfile(found[name])
+    return {**found, "warnings": cfg.warnings}
 
 
 def _team_memory(project: paths.Project, cfg: Config) -> dict[str, Any]:
@@ -192,7 +203,9 @@ def lines(data: dict[str, Any]) -> list[str]:
             out.append(f"  slowest       {slowest} (recent calls, time in Keeper)")
         out.append(f"  injected      {size(injected)} in all; the last session start put {size(start)} into context")
     out += report.lines(data["sync"])
-    out.append(f"  config        {data['config']['global']} (+ .claude/keeper.yaml, KEEPER_* variables)")
+    files = data["config"]
+    named = [f"{files[k]}{'' if files[k + '_exists'] else ' (none)'}" for k in ("global", "project")]
+    out.append(f"  config        {' + '.join(named)} + KEEPER_* variables over the defaults")
     out += [f"  config issue  {warning}" for warning in data["config"]["warnings"]]
     out.append(f"  log           {data['log']}")
     if data["last_error"]:

@@ -126,16 +126,13 @@ class SaveInput:
         self.scope = scope  # where the typed lists go: "project" or "global"
 
     def is_empty(self) -> bool:
-        return not (
-            self.summary
-            or self.decisions
-            or self.state
-            or self.issues
-            or self.resolved
-            or self.retired
-            or self.unplaced
-            or self.typed
-        )
+        return not (self.unplaced or self.holds_memory())
+
+    def holds_memory(self) -> bool:
+        """Whether memory can take any of it: a save of unplaced text alone saves nothing there."""
+        return bool(
+            self.summary or self.decisions or self.state or self.issues or self.resolved or self.retired
+        ) or bool(self.typed)
 
 
 class MergeReport:

@@ -152,8 +152,30 @@ def find(name: str, texts: Sequence[str], keys: Sequence[str] | None = None) -> 
     second = scored[1][0] if len(scored) > 1 else 0.0
     if best_score >= NEAR and best_score - second >= MARGIN and compatible(wanted, keys[best]):
         return Match([best], False, [])
+    holding = _holding_every_word(wanted, keys)
+    if holding:
+        return Match(holding, False, [])
     shown = [texts[index] for score, index in scored[:CANDIDATES] if score >= 50.0]
     return Match([], False, shown)
+
+
+def _holding_every_word(wanted: str, keys: Sequence[str]) -> list[int]:
+    """The copies of the one item that holds every word of a name of two words or more, in its order
+    and with the same negations (``Flaky login`` names ``Flaky login test on CI``); none when no item
+    or several do."""
+    words = _words(wanted)
+    if len(words) < 2:
+        return []
+
+    def holds(other: str) -> bool:
+        rest = iter(_words(other))
+        return all(word in rest for word in words) and negations(other) == negations(wanted)
+
+    found = {other for other in keys if holds(other)}
+    if len(found) != 1:
+        return []
+    (only,) = found
+    return [index for index, other in enumerate(keys) if other == only]
 
 
 def similar(new: str, keys: Sequence[str], texts: Sequence[str]) -> str | None:

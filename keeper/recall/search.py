@@ -595,7 +595,9 @@ def section_for(project: paths.Project, ident: str, team: bool = False) -> tuple
     text = sources.read_named(path, name)
     if text is None:
         raise KeeperError(f"{path} no longer exists; run keeper recall again for fresh ids")
-    wanted = int(line_text)
+    wanted, lines = int(line_text), text.count("\n") + (not text.endswith("\n"))
+    if not 1 <= wanted <= lines:  # the last section is not what a line past the end means
+        raise KeeperError(f"{path} has {lines} lines, so no line {wanted}; run keeper recall again for fresh ids")
     found = sections_of(path, text)
     chosen = next((s for s in found if s[1] == wanted), None) or next((s for s in found[::-1] if s[1] <= wanted), None)
     if chosen is None:

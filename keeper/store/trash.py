@@ -12,6 +12,7 @@ import os
 import shutil
 import time
 from datetime import date, datetime, timedelta
+from typing import NamedTuple
 
 from keeper.errors import KeeperError
 from keeper.records import Record, texts
@@ -133,9 +134,17 @@ def nothing_to_clear(project: paths.Project, what: str, older_than_days: int) ->
     return f"no session file of '{project.name}' started before {when} (of {count(held, 'session file')})"
 
 
-def listing(backup: str) -> str:
-    """One line of ``keeper restore --list``: the backup's name (what ``keeper restore`` takes),
-    when it was made, what made it and what it holds."""
+class Backup(NamedTuple):
+    """A backup as ``keeper restore --list`` shows it: its name (what ``keeper restore`` takes), when
+    it was made, what made it and the files it holds."""
+
+    name: str
+    made: str
+    reason: str | None
+    files: list[str]
+
+
+def about(backup: str) -> Backup:
     name = os.path.basename(backup)
     try:
         made = datetime.strptime(name[:15], "%Y%m%d-%H%M%S").strftime("%Y-%m-%d %H:%M")
@@ -147,9 +156,14 @@ def listing(backup: str) -> str:
         for n in names
         if os.path.join(folder, n) != os.path.join(backup, MANIFEST)
     ]
-    reason = manifest_of(backup).reason
-    by = f"{reason}: " if reason else ""
-    return f"{name}  {made}  {by}{described(held)}"
+    return Backup(name, made, manifest_of(backup).reason or None, sorted(held))
+
+
+def listing(backup: str) -> str:
+    """One line of ``keeper restore --list``."""
+    found = about(backup)
+    by = f"{found.reason}: " if found.reason else ""
+    return f"{found.name}  {found.made}  {by}{described(found.files)}"
 
 
 def clear(project: paths.Project, files: list[str], reason: str, keep_days: int) -> str:

@@ -12,19 +12,16 @@ from typing import Any
 
 import pytest
 
-from tests.conftest import REPO
+from tests.conftest import REPO, TEST_CACHE
 
 CLAUDE_VERSION = "2.1.330"
 
 
 def _cache() -> Path:
     """Where the pinned Claude Code is installed: outside the repository, because a clone added as a
-    local marketplace is copied whole into Claude Code's plugin cache (it honours no ignore file).
-    Read at import, before the per-test fixtures point HOME elsewhere."""
-    import platformdirs
-
+    local marketplace is copied whole into Claude Code's plugin cache (it honours no ignore file)."""
     explicit = os.environ.get("KEEPER_TEST_CACHE")
-    return Path(explicit) if explicit else Path(platformdirs.user_cache_dir("keeper-tests")) / "claude-code"
+    return Path(explicit) if explicit else TEST_CACHE / "claude-code"
 
 
 CACHE = _cache()
@@ -40,6 +37,14 @@ def pinned_cli(name: str, package: str, version: str, cache: Path, variable: str
     explicit = os.environ.get(variable)
     if explicit:
         return explicit
+    from filelock import FileLock
+
+    cache.parent.mkdir(parents=True, exist_ok=True)
+    with FileLock(str(cache.with_name(cache.name + ".lock"))):  # parallel workers install it once
+        return _installed(name, package, version, cache, variable)
+
+
+def _installed(name: str, package: str, version: str, cache: Path, variable: str) -> str:
     bin_dir = cache / "node_modules" / ".bin"
     found = shutil.which(name, path=str(bin_dir))
     if found and version in _version(found).split():
