@@ -193,3 +193,12 @@ def test_any_text_in_gives_a_memory_md_out(base: str | None, x: str, y: str) -> 
     merged = merge3(base, x, y)
     assert isinstance(merged, str)
     assert merge3(base, merged, merged) == merged
+
+
+@pytest.mark.parametrize("stamp", ["9999-12-31 23:59", "zzzz"])
+def test_a_current_state_dated_in_the_future_never_outranks_a_later_save(stamp: str) -> None:
+    """Item 3 of issue 38: a memory.md from elsewhere dated 9999 kept its Current State forever."""
+    ours = BASE.replace("2026-01-01 10:00\n- Base state", "2026-01-03 09:00\n- Saved here")
+    theirs = BASE.replace("2026-01-01 10:00\n- Base state", f"{stamp}\n- From the future")
+    for merged in (merge3(BASE, ours, theirs), merge3(BASE, theirs, ours)):
+        assert [t for t, _ in document.items(merged, "state")] == ["Last updated: 2026-01-03 09:00", "Saved here"]

@@ -10,8 +10,8 @@ ancestor by Keeper's rules, never with a conflict marker:
 - every other line (a person's prose) is kept the same way, by its exact text;
 - Current State: Keeper's block (the ``- Last updated:`` line and the bullets right after it)
   comes from the side whose ``Last updated:`` is newer (in the same minute, the side that changed
-  it, else the larger text: both machines end with the same block); a person's other lines of
-  both stay;
+  it, else the larger text: both machines end with the same block; a time past this machine's
+  clock counts as none); a person's other lines of both stay;
 - Recent Context: unioned, then Keeper's dated lines newest first (at most ``recent_sessions``
   of them when given);
 - sections only one side has are kept (one the other side deleted goes, unless it holds new lines).
@@ -50,6 +50,7 @@ if TYPE_CHECKING:
     from collections.abc import Collection, Iterator
 
 _BLANK = ""  # the key of a blank line: layout, never merged
+SKEW = 600.0  # seconds another machine's clock may run ahead of this one's (a later ``Last updated`` is none)
 
 
 class _Unit:
@@ -355,10 +356,15 @@ def _block_text(section: Section | None) -> str:
 
 
 def _last_updated(section: Section) -> str:
-    """The section's ``Last updated: YYYY-MM-DD HH:MM`` value ("" without one); such values sort by time."""
-    return next(
+    """The section's ``Last updated: YYYY-MM-DD HH:MM`` value ("" without one); such values sort by time.
+    One past this machine's clock plus ``SKEW`` (a document from elsewhere dated 9999, or a clock
+    that runs ahead) counts as none: it cannot outrank every later save."""
+    import time
+
+    found = next(
         (text[len(LAST_UPDATED) :].strip() for _, text in section.bullets() if text.startswith(LAST_UPDATED)), ""
     )
+    return found if found <= time.strftime("%Y-%m-%d %H:%M", time.localtime(time.time() + SKEW)) else ""
 
 
 def _merge_lines(
