@@ -1,4 +1,4 @@
-"""Claude Code transcripts and Codex rollouts (JSONL): what a session did, read without a model, in bounded memory.
+"""Claude Code transcripts, Codex rollouts and Gemini CLI chats (JSONL): what a session did, read without a model, in bounded memory.
 
 The format is internal to Claude Code and changes between versions, so the reader is defensive:
 unknown record types are skipped, malformed or truncated lines are counted and skipped, and a
@@ -9,7 +9,8 @@ very long unread transcript is read from its end (plus its first prompt) rather 
 ``Activity`` is the deterministic digest a session record shows: the user's real prompts (turn
 boundaries; tool results, meta and compaction-summary messages are not prompts), files written
 and edited, commands run (Keeper's own saves counted apart), tool counts, errors met, branch,
-compactions and time span. A Codex rollout's lines are folded by ``rollout`` into the same digest.
+compactions and time span. A Codex rollout's lines are folded by ``rollout``, a Gemini chat's by
+``chats``, into the same digest.
 """
 
 from __future__ import annotations
@@ -17,7 +18,7 @@ from __future__ import annotations
 import os
 
 from keeper import jsonio
-from keeper.capture import rollout
+from keeper.capture import chats, rollout
 from keeper.capture.shell import is_save_command
 
 TYPE_CHECKING = False
@@ -212,6 +213,9 @@ class Activity:
         if kind in rollout.KINDS:  # a Codex rollout
             rollout.fold(self, entry)
             return
+        if chats.is_record(entry):  # a Gemini CLI chat
+            chats.fold(self, entry, self._seen_tool_ids)
+            return
         branch = entry.get("gitBranch")
         if isinstance(branch, str) and branch and branch != "HEAD":
             self.branch = branch
@@ -351,6 +355,7 @@ def turns(path: str, text_limit: int = 600) -> list[Turn]:
     """The transcript as turns (a turn starts at each real prompt), in bounded memory per turn."""
     found: list[Turn] = []
     names: dict[str, str] = {}
+    seen: set[str] = set()
     for line, _ in read_lines(path):
         try:
             entry = jsonio.loads(line.decode("utf-8", "replace")) if line is not None else None
@@ -358,8 +363,9 @@ def turns(path: str, text_limit: int = 600) -> list[Turn]:
             continue
         if not isinstance(entry, dict):
             continue
-        if entry.get("type") in rollout.KINDS:  # a Codex rollout
-            started, said = rollout.turn_lines(entry, _short)
+        if entry.get("type") in rollout.KINDS or chats.is_record(entry):  # a Codex rollout or a Gemini chat
+            is_chat = chats.is_record(entry)
+            started, said = chats.turn_lines(entry, seen, _short) if is_chat else rollout.turn_lines(entry, _short)
             if started:
                 found.append(Turn(started[0], str(entry.get("timestamp", "")), _short(started[1], 2000)))
             for item in said if found else []:

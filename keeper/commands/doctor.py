@@ -155,6 +155,26 @@ def _codex() -> list[Check]:
     return checks
 
 
+def _gemini() -> list[Check]:
+    """Keeper in Gemini CLI: installed, its hooks complete and not switched off in Gemini's settings."""
+    from keeper.plugin import gemini
+
+    found = gemini.installs()
+    if not found:
+        if shutil.which("gemini"):
+            return [Check("gemini", None, "Gemini CLI is here without Keeper", gemini.install_hint())]
+        return []
+    extension = found[0]
+    how = f"linked to {extension.root}" if extension.linked else f"installed in {extension.folder}"
+    off = extension.hooks_off(gemini.settings())
+    if off:
+        return [Check("gemini", False, f"Keeper {extension.version} is {how}, but {off}", "turn them back on")]
+    if not extension.complete:
+        detail = f"Keeper {extension.version} is {how}; its hooks so far only finish its set-up"
+        return [Check("gemini", None, detail, gemini.COMPLETE_STEP)]
+    return [Check("gemini", True, f"Keeper {extension.version} is {how}, its hooks complete (no trust step needed)")]
+
+
 def _store() -> Check:
     root = paths.data_root()
     probe = os.path.join(root, f".doctor-{os.getpid()}")
@@ -228,6 +248,7 @@ def run_checks(project: paths.Project, config_warnings: list[str]) -> list[Check
         _python(),
         *_plugin_installs(),
         *_codex(),
+        *_gemini(),
         _command(),
         *_windows(),
         _store(),
