@@ -1,4 +1,5 @@
-"""Claude Code transcripts, Codex rollouts and Gemini CLI chats (JSONL): what a session did, read without a model, in bounded memory.
+"""Claude Code transcripts, Codex rollouts and Gemini CLI chats (JSONL): what a session did, read without a
+model, in bounded memory.
 
 The format is internal to Claude Code and changes between versions, so the reader is defensive:
 unknown record types are skipped, malformed or truncated lines are counted and skipped, and a

@@ -8,7 +8,7 @@ import shutil
 import subprocess
 import sys
 from pathlib import Path
-from typing import Any
+from typing import Any, Callable
 
 import pytest
 
@@ -287,6 +287,87 @@ class Codex:
             capture_output=True,
             text=True,
             timeout=120,
+            stdin=subprocess.DEVNULL,
+            check=False,
+        )
+
+
+# -- Gemini CLI --------------------------------------------------------------------------------
+
+GEMINI_VERSION = "0.61.0"
+GEMINI_CACHE = CACHE.parent / "gemini"  # beside Claude Code's, outside the repository for the same reason
+
+
+def _locked_install(cache: Path, install: Callable[[], str]) -> str:
+    """``install()`` under a lock file beside the cache: two test workers never run npm into it at once."""
+    import filelock
+
+    cache.parent.mkdir(parents=True, exist_ok=True)
+    with filelock.FileLock(str(cache) + ".lock", timeout=900):
+        return install()
+
+
+@pytest.fixture(scope="session")
+def gemini_bin() -> str:
+    """The pinned ``gemini`` binary: $KEEPER_TEST_GEMINI, the cache, or installed there from npm."""
+    return _locked_install(
+        GEMINI_CACHE,
+        lambda: pinned_cli("gemini", "@google/gemini-cli", GEMINI_VERSION, GEMINI_CACHE, "KEEPER_TEST_GEMINI"),
+    )
+
+
+class Gemini:
+    """Runs ``gemini -p`` sessions with Keeper installed as a Gemini user installs it, in one HOME and store.
+
+    ``security.auth.selectedType`` is the one setting the offline runs need: with only an API key and
+    ``GOOGLE_GEMINI_BASE_URL``, 0.61.0's headless mode refuses the auth type the base URL implies.
+    """
+
+    def __init__(self, binary: str, home: Path, store: Path) -> None:
+        self.binary, self.home, self.store = binary, home, store
+        self.gemini_home = home / ".gemini"
+        self.gemini_home.mkdir(parents=True, exist_ok=True)
+        settings = {"security": {"auth": {"selectedType": "gemini-api-key"}}}
+        (self.gemini_home / "settings.json").write_text(json.dumps(settings), encoding="utf-8")
+        self.extension = self.gemini_home / "extensions" / "keeper"
+
+    def env(self, extra: dict[str, str] | None = None) -> dict[str, str]:
+        drop = ("CLAUDE", "CODEX", "GEMINI", "GOOGLE", "KEEPER_")
+        env = {k: v for k, v in os.environ.items() if not k.startswith(drop)}
+        env.update(HOME=str(self.home), GEMINI_API_KEY="test-key", KEEPER_HOME=str(self.store))
+        here = os.path.dirname(sys.executable)  # no `keeper` on PATH: the extension's own launcher runs it
+        env["PATH"] = os.pathsep.join(p for p in env.get("PATH", "").split(os.pathsep) if p != here)
+        env.update(extra or {})
+        return env
+
+    def install(self, source: Path = REPO) -> subprocess.CompletedProcess[str]:
+        """``gemini extensions install SOURCE --consent``, the README's line (a local folder asks to be
+        trusted first; a user answers yes, the test says so with GEMINI_CLI_TRUST_WORKSPACE)."""
+        done = subprocess.run(
+            [self.binary, "extensions", "install", str(source), "--consent"],
+            cwd=self.home,
+            env=self.env({"GEMINI_CLI_TRUST_WORKSPACE": "true"}),
+            capture_output=True,
+            text=True,
+            timeout=120,
+            stdin=subprocess.DEVNULL,
+            check=False,
+        )
+        assert done.returncode == 0, done.stderr
+        return done
+
+    def run(
+        self, prompt: str, cwd: Path, api_url: str, extra_env: dict[str, str] | None = None
+    ) -> subprocess.CompletedProcess[str]:
+        """One ``gemini -p`` against the fake Gemini API at ``api_url``."""
+        env = self.env({"GOOGLE_GEMINI_BASE_URL": api_url, **(extra_env or {})})
+        return subprocess.run(
+            [self.binary, "-p", prompt, "--yolo", "--skip-trust"],
+            cwd=cwd,
+            env=env,
+            capture_output=True,
+            text=True,
+            timeout=180,
             stdin=subprocess.DEVNULL,
             check=False,
         )
