@@ -184,10 +184,11 @@ def stop(event: Event, at: Resolved) -> Reply:
     record.update_from_hook(event.name, at, {**found, "Ended": None}, event.transcript_path, last_reply)
     if event.stop_hook_active:
         return {}  # this Stop follows our own request (or another hook's): never loop
-    if not counters.final_ask_due(seen, at.cfg.final_save_min, at.cfg.save_every):
+    from keeper.plugin import agents
+
+    if not agents.can_hold_stop() or not counters.final_ask_due(seen, at.cfg.final_save_min, at.cfg.save_every):
         return {}
     from keeper.hooks import context
-    from keeper.plugin import agents
 
     counters.append(_tally(at), counters.FINAL_ASK)
     unsaved = counters.unsaved(seen)

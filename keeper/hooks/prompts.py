@@ -25,9 +25,9 @@ NATIVE_INDEX = "MEMORY.md"  # Claude Code's auto memory index: in context alread
 
 
 def slash_command(prompt: str) -> tuple[str, str] | None:
-    """``("keeper:recall", "the query")`` for a prompt that invokes one of Keeper's commands: its first
-    line (Gemini's commands expand to the command's line, then the instructions for the model)."""
-    parts = prompt.strip().split("\n", 1)[0].split(None, 1)
+    """``("keeper:recall", "the query")`` for a prompt that invokes one of Keeper's commands, up to a
+    blank line (Gemini's commands expand to the command's line, a blank line, the instructions)."""
+    parts = prompt.strip().split("\n\n", 1)[0].split(None, 1)
     if not parts or not parts[0].startswith("/") or parts[0][1:] not in SLASH_COMMANDS:
         return None
     return parts[0][1:], parts[1].strip() if len(parts) > 1 else ""

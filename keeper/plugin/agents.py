@@ -6,8 +6,10 @@ login shell whose profile may reset PATH anyway), so a save request there names 
 absolute path; Codex's shell tool carries the session in ``CODEX_SESSION_ID`` where Claude Code's
 Bash tool has ``CLAUDE_CODE_SESSION_ID``, and Gemini's carries none, so its save request names the
 session itself. Gemini runs its hooks with ``GEMINI_SESSION_ID`` and ``GEMINI_PROJECT_DIR`` set, and
-Keeper's Gemini hooks set ``CLAUDE_PLUGIN_ROOT`` to the extension's folder. Standard library only: the
-hooks ask these questions.
+Keeper's Gemini hooks set ``CLAUDE_PLUGIN_ROOT`` to the extension's folder. OpenCode's plugin
+(``opencode/keeper.js``) runs the hooks with ``KEEPER_AGENT=opencode`` and gives its shell tool the
+session in ``KEEPER_SESSION_ID`` and the launcher's folder on PATH. Standard library only: the hooks
+ask these questions.
 """
 
 from __future__ import annotations
@@ -17,7 +19,8 @@ import os
 
 def session_from_env() -> str:
     """The session a command runs in, from the agent's shell tool (empty outside one)."""
-    return os.environ.get("CLAUDE_CODE_SESSION_ID") or os.environ.get("CODEX_SESSION_ID") or ""
+    found = os.environ.get("CLAUDE_CODE_SESSION_ID") or os.environ.get("CODEX_SESSION_ID")
+    return found or os.environ.get("KEEPER_SESSION_ID") or ""
 
 
 def under_codex() -> bool:
@@ -31,9 +34,21 @@ def under_gemini() -> bool:
     return bool(os.environ.get("GEMINI_SESSION_ID")) and bool(os.environ.get("GEMINI_PROJECT_DIR"))
 
 
+def under_opencode() -> bool:
+    """Whether this hook runs from Keeper's OpenCode plugin, which says so."""
+    return os.environ.get("KEEPER_AGENT") == "opencode"
+
+
+def can_hold_stop() -> bool:
+    """Whether the agent can keep a turn from ending with a request: OpenCode's plugins cannot."""
+    return not under_opencode()
+
+
 def model() -> str:
-    """Whom Keeper's one-line notices say it asked: ``Codex``, ``Gemini``, else ``Claude``."""
-    return "Codex" if under_codex() else "Gemini" if under_gemini() else "Claude"
+    """Whom Keeper's one-line notices say it asked: ``Codex``, ``Gemini``, ``OpenCode``, else ``Claude``."""
+    if under_codex():
+        return "Codex"
+    return "Gemini" if under_gemini() else "OpenCode" if under_opencode() else "Claude"
 
 
 def names_session() -> bool:
