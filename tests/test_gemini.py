@@ -79,7 +79,8 @@ def test_gemini_hooks_file_runs_the_launcher_for_each_event_keeper_answers() -> 
     for groups in GEMINI.values():
         [handler] = groups[0]["hooks"]
         assert handler["command"].startswith('"${extensionPath}/bin/keeper" hook ')
-        assert handler["env"] == {"CLAUDE_PLUGIN_ROOT": "${extensionPath}"} and handler["timeout"] >= 1000
+        assert handler["env"]["CLAUDE_PLUGIN_ROOT"] == "${extensionPath}" and handler["timeout"] >= 1000
+        assert handler["env"]["CLAUDE_PLUGIN_DATA"] == "${extensionPath}/../../keeper"  # bin/keeper's choice too
     assert set(expected.values()) <= set(entry.HANDLERS)
 
 

@@ -125,3 +125,25 @@ def test_the_plugin_maps_each_opencode_call_onto_a_keeper_hook(tmp_path: Path) -
     assert calls[1]["prompt"] == "fix the bug" and calls[2]["tool_name"] == "Bash"
     chat = Path(calls[3]["transcript_path"])
     assert chat.parent == tmp_path / "opencode" / "keeper" / "chats" and "fix the bug" not in chat.read_text()
+
+
+def test_doctor_and_status_name_the_plugin_opencode_loads_and_whether_it_runs_keeper(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    monkeypatch.setenv("XDG_CONFIG_HOME", str(tmp_path / "config"))
+    monkeypatch.setenv("PATH", "/usr/bin:/bin")  # no `keeper` on it
+    config = tmp_path / "config" / "opencode"
+    config.mkdir(parents=True)
+    gone = tmp_path / "old-keeper" / "opencode"
+    listed = {"plugin": [str(REPO / "opencode"), str(gone), "some-other-plugin"]}
+    (config / "opencode.jsonc").write_text(json.dumps(listed), encoding="utf-8")
+    cli.main(["doctor"])
+    said = [line for line in capsys.readouterr().out.splitlines() if " opencode " in line]
+    assert len(said) == 2 and f"from {REPO / 'opencode'} (no trust step)" in said[0]  # the clone's launcher
+    assert "which is gone" in said[1]
+    (config / "plugin").mkdir()
+    shutil.copy2(REPO / "opencode" / "keeper.js", config / "plugin" / "keeper.js")
+    cli.main(["status", "--json"])
+    found = json.loads(capsys.readouterr().out)["opencode"]
+    assert [f["present"] for f in found] == [True, False, True]
+    assert found[2]["runs_keeper"] is False  # a copied file needs `keeper` on PATH

@@ -175,6 +175,25 @@ def _gemini() -> list[Check]:
     return [Check("gemini", True, f"Keeper {extension.version} is {how}, its hooks complete (no trust step needed)")]
 
 
+def _opencode() -> list[Check]:
+    """Keeper's plugin in OpenCode: present where OpenCode's config says, and able to run Keeper."""
+    from keeper.plugin import opencode
+
+    checks = []
+    for found in opencode.installs():
+        where = found["plugin"]
+        if not found["present"]:
+            step = "run `opencode plugin <clone>/opencode -g` with the clone's new path"
+            checks.append(Check("opencode", False, f"OpenCode loads Keeper's plugin from {where}, which is gone", step))
+        elif not found["runs_keeper"]:
+            detail = f"Keeper's plugin in OpenCode ({where}) finds no launcher beside it and no `keeper` on PATH"
+            checks.append(Check("opencode", False, detail, "install Keeper with pipx (see its README)"))
+        else:
+            detail = f"Keeper's plugin is loaded by OpenCode from {where} (no trust step)"
+            checks.append(Check("opencode", True, detail))
+    return checks
+
+
 def _store() -> Check:
     root = paths.data_root()
     probe = os.path.join(root, f".doctor-{os.getpid()}")
@@ -249,6 +268,7 @@ def run_checks(project: paths.Project, config_warnings: list[str]) -> list[Check
         *_plugin_installs(),
         *_codex(),
         *_gemini(),
+        *_opencode(),
         _command(),
         *_windows(),
         _store(),
