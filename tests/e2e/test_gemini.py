@@ -44,13 +44,12 @@ def follows_the_save_request(body: str) -> Any:
     return turn
 
 
-@pytest.fixture(scope="module")
-def machine(gemini_bin: str, tmp_path_factory: pytest.TempPathFactory) -> Gemini:
-    base = tmp_path_factory.mktemp("gemini machine")  # a space in every path: the hooks run through sh
-    gemini = Gemini(gemini_bin, base / "home", base / "store")
+def installed(gemini_bin: str, base: Path, store: Path) -> Gemini:
+    """Gemini CLI with Keeper installed as the README says and set up as its first session's end sets it up."""
+    gemini = Gemini(gemini_bin, base / "home", store)
     gemini.install()
     setup = [sys.executable, "-B", "-I", str(gemini.extension / "keeper" / "plugin" / "bootstrap.py")]
-    subprocess.run(  # what the first session's end starts in the background; here waited for
+    subprocess.run(  # what the first session's end starts in the background (it also completes the hooks)
         [*setup, "--root", str(gemini.extension), "--data", str(gemini.gemini_home / "keeper"), "--foreground"],
         cwd="/",
         env={**gemini.env(), "PIP_CACHE_DIR": PIP_CACHE},
@@ -59,6 +58,12 @@ def machine(gemini_bin: str, tmp_path_factory: pytest.TempPathFactory) -> Gemini
         timeout=300,
     )
     return gemini
+
+
+@pytest.fixture(scope="module")
+def machine(gemini_bin: str, tmp_path_factory: pytest.TempPathFactory) -> Gemini:
+    base = tmp_path_factory.mktemp("gemini machine")  # a space in every path: the hooks run through sh
+    return installed(gemini_bin, base, base / "store")
 
 
 def gemini_session(

@@ -42,10 +42,9 @@ def follows_the_save_request(body: str) -> Any:
     return turn
 
 
-@pytest.fixture(scope="module")
-def machine(opencode_bin: str, tmp_path_factory: pytest.TempPathFactory) -> OpenCode:
-    base = tmp_path_factory.mktemp("opencode machine")
-    opencode = OpenCode(opencode_bin, base / "home", base / "store")
+def installed(opencode_bin: str, base: Path, store: Path) -> OpenCode:
+    """OpenCode with Keeper's plugin installed as the README says and set up as its first hook sets it up."""
+    opencode = OpenCode(opencode_bin, base / "home", store)
     opencode.install()
     setup = [sys.executable, "-B", "-I", str(REPO / "keeper" / "plugin" / "bootstrap.py")]
     subprocess.run(  # what the first hook's launcher starts in the background; here waited for
@@ -57,6 +56,12 @@ def machine(opencode_bin: str, tmp_path_factory: pytest.TempPathFactory) -> Open
         timeout=300,
     )
     return opencode
+
+
+@pytest.fixture(scope="module")
+def machine(opencode_bin: str, tmp_path_factory: pytest.TempPathFactory) -> OpenCode:
+    base = tmp_path_factory.mktemp("opencode machine")
+    return installed(opencode_bin, base, base / "store")
 
 
 def opencode_session(
