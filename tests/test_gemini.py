@@ -272,3 +272,19 @@ def test_doctor_and_status_name_the_extension_and_whether_its_hooks_run(
     (gemini_home / "settings.json").write_text(json.dumps({"hooksConfig": {"enabled": False}}), encoding="utf-8")
     cli.main(["status"])
     assert "hooksConfig.enabled is false" in capsys.readouterr().out
+
+
+@pytest.mark.parametrize("name", ["save", "recall", "status", "clear", "hub"])
+def test_each_gemini_command_is_a_toml_file_whose_prompt_keeper_recognises(name: str) -> None:
+    """/keeper:NAME from commands/keeper/NAME.toml; the ones Keeper answers at BeforeAgent open with their
+    own line, so the expanded prompt is recognised as the command (arguments up to the blank line)."""
+    tomllib = pytest.importorskip("tomllib")
+    from keeper.hooks import prompts
+
+    command = tomllib.loads((REPO / "commands" / "keeper" / f"{name}.toml").read_text(encoding="utf-8"))
+    assert command["description"] and command["prompt"]
+    expanded = command["prompt"].replace("{{args}}", "old cache")
+    if name in ("save", "recall", "clear"):
+        assert prompts.slash_command(expanded) == (f"keeper:{name}", "" if name == "save" else "old cache")
+    else:
+        assert '!{"${GEMINI_CLI_HOME:-$HOME}/.gemini/extensions/keeper/bin/keeper" ' in command["prompt"]

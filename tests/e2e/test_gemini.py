@@ -14,6 +14,7 @@ import os
 import re
 import subprocess
 import sys
+import time
 from pathlib import Path
 from typing import Any
 
@@ -127,3 +128,22 @@ summary: Planned refunds
 decisions:
   - Refunds go back to the original card
 KEEPER"""
+
+
+def test_a_fresh_install_sets_itself_up_at_the_first_sessions_end_with_no_hook_error(
+    gemini_bin: str, tmp_path: Path
+) -> None:
+    """The README's one line and one session: the SessionEnd entry of the shared hooks file runs the
+    launcher, which finds no environment yet and starts the set-up; its first step completes the hooks."""
+    gemini = Gemini(gemini_bin, tmp_path / "home", tmp_path / "store")
+    gemini.install()
+    project = git_project(tmp_path, "fresh")
+    gemini_session(gemini, "hello", project, [say("Hi.")])  # no hook error, no Keeper error
+    hooks = gemini.extension / "hooks" / "hooks.json"
+    wanted = (gemini.extension / "hooks" / "gemini.json").read_bytes()
+    for _ in range(600):  # the set-up runs in the background; completing the hooks is its first step
+        if hooks.read_bytes() == wanted:
+            break
+        time.sleep(0.1)
+    assert hooks.read_bytes() == wanted
+    assert (gemini.gemini_home / "keeper" / "setup.log").exists()  # beside the extension, not in it
