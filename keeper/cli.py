@@ -64,7 +64,8 @@ def _add_save(sub: Any, common: argparse.ArgumentParser) -> None:
         help="send decisions, issues and the typed lists to the repository's team memory (.claude/keeper/team.md)",
     )
     p.add_argument(
-        "--session", help="session id (default: $CLAUDE_CODE_SESSION_ID or $CODEX_SESSION_ID, else one per day)"
+        "--session",
+        help="session id (default: $CLAUDE_CODE_SESSION_ID, $CODEX_SESSION_ID or $KEEPER_SESSION_ID, else one per day)",
     )
     _json_flag(p, "the result")
     p.set_defaults(func="save")

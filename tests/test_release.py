@@ -18,9 +18,11 @@ def test_every_spelling_of_the_version_is_keepers() -> None:
     plugin = json.loads((REPO / ".claude-plugin" / "plugin.json").read_text(encoding="utf-8"))
     marketplace = json.loads((REPO / ".claude-plugin" / "marketplace.json").read_text(encoding="utf-8"))
     codex = json.loads((REPO / ".codex-plugin" / "plugin.json").read_text(encoding="utf-8"))
+    gemini = json.loads((REPO / "gemini-extension.json").read_text(encoding="utf-8"))
+    opencode = json.loads((REPO / "opencode" / "package.json").read_text(encoding="utf-8"))
     launcher = (REPO / "bin" / "keeper").read_text(encoding="utf-8")
     windows = (REPO / "launcher" / "keeper.c").read_text(encoding="utf-8")  # bin/keeper.exe is built from it
-    assert plugin["version"] == codex["version"] == __version__
+    assert plugin["version"] == codex["version"] == gemini["version"] == opencode["version"] == __version__
     assert [entry["version"] for entry in marketplace["plugins"]] == [__version__]
     assert f"\nKEEPER_VERSION={__version__}\n" in launcher
     assert f'\n#define KEEPER_VERSION L"{__version__}"\n' in windows

@@ -1,4 +1,5 @@
-"""Claude Code transcripts and Codex rollouts (JSONL): what a session did, read without a model, in bounded memory.
+"""Claude Code transcripts, Codex rollouts and Gemini CLI chats (JSONL): what a session did, read without a
+model, in bounded memory.
 
 The format is internal to Claude Code and changes between versions, so the reader is defensive:
 unknown record types are skipped, malformed or truncated lines are counted and skipped, and a
@@ -9,7 +10,8 @@ very long unread transcript is read from its end (plus its first prompt) rather 
 ``Activity`` is the deterministic digest a session record shows: the user's real prompts (turn
 boundaries; tool results, meta and compaction-summary messages are not prompts), files written
 and edited, commands run (Keeper's own saves counted apart), tool counts, errors met, branch,
-compactions and time span. A Codex rollout's lines are folded by ``rollout`` into the same digest.
+compactions and time span. A Codex rollout's lines are folded by ``rollout``, a Gemini chat's by
+``chats``, an OpenCode session's messages by ``messages``, into the same digest.
 """
 
 from __future__ import annotations
@@ -17,7 +19,7 @@ from __future__ import annotations
 import os
 
 from keeper import jsonio
-from keeper.capture import rollout
+from keeper.capture import chats, messages, rollout
 from keeper.capture.shell import is_save_command
 
 TYPE_CHECKING = False
@@ -212,12 +214,18 @@ class Activity:
 
     def add(self, entry: dict[str, Any]) -> None:
         kind = entry.get("type")
-        stamp = entry.get("timestamp")
+        stamp = messages.stamp(entry) if messages.is_record(entry) else entry.get("timestamp")
         if isinstance(stamp, str) and stamp:
             self.first_ts = self.first_ts or stamp
             self.last_ts = max(self.last_ts, stamp)
         if kind in rollout.KINDS:  # a Codex rollout
             rollout.fold(self, entry)
+            return
+        if chats.is_record(entry):  # a Gemini CLI chat
+            chats.fold(self, entry, self._seen_tool_ids)
+            return
+        if messages.is_record(entry):  # an OpenCode session
+            messages.fold(self, entry)
             return
         branch = entry.get("gitBranch")
         if isinstance(branch, str) and branch and branch != "HEAD":
@@ -379,6 +387,7 @@ def turns(path: str, text_limit: int = 600) -> list[Turn]:
     """The transcript as turns (a turn starts at each real prompt), in bounded memory per turn."""
     found: list[Turn] = []
     names: dict[str, str] = {}
+    seen: set[str] = set()
     for line, _ in read_lines(path):
         try:
             entry = jsonio.loads(line.decode("utf-8", "replace")) if line is not None else None
@@ -386,10 +395,11 @@ def turns(path: str, text_limit: int = 600) -> list[Turn]:
             continue
         if not isinstance(entry, dict):
             continue
-        if entry.get("type") in rollout.KINDS:  # a Codex rollout
-            started, said = rollout.turn_lines(entry, _short)
+        if entry.get("type") in rollout.KINDS or chats.is_record(entry) or messages.is_record(entry):
+            started, said = _other_format(entry, seen)
             if started:
-                found.append(Turn(started[0], str(entry.get("timestamp", "")), _short(started[1], 2000)))
+                when = messages.stamp(entry) if messages.is_record(entry) else str(entry.get("timestamp", ""))
+                found.append(Turn(started[0], when, _short(started[1], 2000)))
             for item in said if found else []:
                 found[-1].add(item)
             continue
@@ -408,6 +418,15 @@ def turns(path: str, text_limit: int = 600) -> list[Turn]:
         if entry.get("type") == "system" and entry.get("subtype") == "compact_boundary":
             turn.add("(the conversation was compacted here)")
     return found
+
+
+def _other_format(entry: dict[str, Any], seen: set[str]) -> tuple[tuple[str, str] | None, list[str]]:
+    """A Codex rollout's, a Gemini chat's or an OpenCode session's line: the turn it starts, its lines."""
+    if chats.is_record(entry):
+        return chats.turn_lines(entry, seen, _short)
+    if messages.is_record(entry):
+        return messages.turn_lines(entry, _short)
+    return rollout.turn_lines(entry, _short)
 
 
 def _add_blocks(turn: Turn, entry: dict[str, Any], content: object, names: dict[str, str], text_limit: int) -> None:

@@ -20,7 +20,8 @@ def resolve_args(args: argparse.Namespace, session: str | None = None, store: bo
     """The project, config and session for ``--project-dir`` (default: $CLAUDE_PROJECT_DIR, else cwd).
 
     Config warnings go to stderr; the session is ``session``, else $CLAUDE_CODE_SESSION_ID (Claude
-    Code's Bash tool) or $CODEX_SESSION_ID (Codex's shell tool), else one per day (``manual-YYYYMMDD``).
+    Code's Bash tool), $CODEX_SESSION_ID (Codex's shell tool) or $KEEPER_SESSION_ID (OpenCode's, from
+    Keeper's plugin), else one per day (``manual-YYYYMMDD``).
     """
     import time
 

@@ -155,6 +155,45 @@ def _codex() -> list[Check]:
     return checks
 
 
+def _gemini() -> list[Check]:
+    """Keeper in Gemini CLI: installed, its hooks complete and not switched off in Gemini's settings."""
+    from keeper.plugin import gemini
+
+    found = gemini.installs()
+    if not found:
+        if shutil.which("gemini"):
+            return [Check("gemini", None, "Gemini CLI is here without Keeper", gemini.install_hint())]
+        return []
+    extension = found[0]
+    how = f"linked to {extension.root}" if extension.linked else f"installed in {extension.folder}"
+    off = extension.hooks_off(gemini.settings())
+    if off:
+        return [Check("gemini", False, f"Keeper {extension.version} is {how}, but {off}", "turn them back on")]
+    if not extension.complete:
+        detail = f"Keeper {extension.version} is {how}; its hooks so far only finish its set-up"
+        return [Check("gemini", None, detail, gemini.COMPLETE_STEP)]
+    return [Check("gemini", True, f"Keeper {extension.version} is {how}, its hooks complete (no trust step needed)")]
+
+
+def _opencode() -> list[Check]:
+    """Keeper's plugin in OpenCode: present where OpenCode's config says, and able to run Keeper."""
+    from keeper.plugin import opencode
+
+    checks = []
+    for found in opencode.installs():
+        where = found["plugin"]
+        if not found["present"]:
+            step = "run `opencode plugin <clone>/opencode -g` with the clone's new path"
+            checks.append(Check("opencode", False, f"OpenCode loads Keeper's plugin from {where}, which is gone", step))
+        elif not found["runs_keeper"]:
+            detail = f"Keeper's plugin in OpenCode ({where}) finds no launcher beside it and no `keeper` on PATH"
+            checks.append(Check("opencode", False, detail, "install Keeper with pipx (see its README)"))
+        else:
+            detail = f"Keeper's plugin is loaded by OpenCode from {where} (no trust step)"
+            checks.append(Check("opencode", True, detail))
+    return checks
+
+
 def _store() -> Check:
     """Whether the store can be written; one this check makes is in this Keeper's format (on a fresh
     HOME, doctor reported "store format 0" for the folder it had just made)."""
@@ -235,6 +274,8 @@ def run_checks(project: paths.Project, config_warnings: list[str]) -> list[Check
         _python(),
         *_plugin_installs(),
         *_codex(),
+        *_gemini(),
+        *_opencode(),
         _command(),
         *_windows(),
         _store(),

@@ -9,7 +9,7 @@ import sys
 from keeper import __version__
 from keeper.commands import common
 from keeper.memory import document
-from keeper.plugin import agents, codex, install
+from keeper.plugin import agents, codex, gemini, install, opencode
 from keeper.store import counters, identity, log, paths, repo, sessions
 from keeper.store.config import Config
 from keeper.store.fsutil import read_text
@@ -84,6 +84,8 @@ def collect(project: paths.Project, cfg: Config) -> dict[str, Any]:
         "running": {"python": sys.executable, "plugin_environment": install.running_in_plugin_env()},
         "plugin": [plugin.as_dict() for plugin in install.plugin_installs()],
         "codex": [plugin.as_dict() for plugin in codex.plugin_installs()],
+        "gemini": [extension.as_dict() for extension in gemini.installs()],
+        "opencode": opencode.installs(),
         "platform_data_dir_agrees": bool(os.environ.get("KEEPER_HOME")) or expected == data_root,
     }
 
@@ -228,6 +230,12 @@ def lines(data: dict[str, Any]) -> list[str]:
         if plugin["untrusted_hooks"]:
             trust = f"Codex was not told to trust {count(len(plugin['untrusted_hooks']), 'hook')}: run `keeper doctor`"
         out.append(f"  codex         {plugin['plugin']} {plugin['version']}: {trust}")
+    for extension in data["gemini"]:
+        hooks = "hooks complete" if extension["hooks_complete"] else "hooks complete after one session"
+        out.append(f"  gemini        keeper {extension['version']}: {extension['hooks_off'] or hooks}")
+    for found in data["opencode"]:
+        state = "runs Keeper" if found["runs_keeper"] else "cannot run Keeper: run `keeper doctor`"
+        out.append(f"  opencode      {found['plugin']}: {state if found['present'] else 'gone: run `keeper doctor`'}")
     if not data["plugin"] and not data["keeper_on_path"]:
         out.append("  problem       no keeper plugin is enabled in Claude Code and no `keeper` is on PATH:")
         out.append(f"                {install.install_hint()}")

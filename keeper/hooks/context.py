@@ -41,21 +41,28 @@ def end_marker() -> str:
     return "KEEPER_" + os.urandom(6).hex().upper()
 
 
-def save_command(windows: bool = False, end: str = "") -> str:
+def save_command(windows: bool = False, end: str = "", session: str = "") -> str:
     """The exact command a model should run to save: a quoted heredoc, so nothing is expanded,
     ended by ``end`` (a fresh ``end_marker()`` when not given).
 
     The body is ``saveformat.template()``, which the save format's own tests parse back exactly.
-    Under Codex the command names the plugin's launcher by its path: no ``keeper`` is on its PATH.
+    Under Codex and Gemini the command names the plugin's launcher by its path: no ``keeper`` is on
+    their PATH; under Gemini it names ``session`` too, as its shell tool carries no session id.
     """
     from keeper.capture import saveformat
     from keeper.plugin import agents
 
     end = end or end_marker()
-    body = f"{agents.save_program()} save <<'{end}'\n" + saveformat.template() + end
+    named = f" --session {session}" if session and agents.names_session() and _plain(session) else ""
+    body = f"{agents.save_program()} save{named} <<'{end}'\n" + saveformat.template() + end
     if windows:
         body += "\n\nIn PowerShell, pipe the same lines instead: @'\n...the lines above...\n'@ | keeper save"
     return body
+
+
+def _plain(session: str) -> bool:
+    """A session id safe to write into a shell line as it is (Gemini's are UUIDs)."""
+    return all(c.isalnum() or c in "-_." for c in session)
 
 
 TYPED_HINT = (
@@ -68,30 +75,30 @@ TYPED_HINT = (
 )
 
 
-def _how_to_save() -> str:
+def _how_to_save(session: str) -> str:
     from keeper.capture import saveformat
 
     return (
         f"{saveformat.rules()} {TYPED_HINT} Replace the example values with this session's:\n\n"
-        f"{save_command(os.name == 'nt')}"
+        f"{save_command(os.name == 'nt', session=session)}"
     )
 
 
-def save_request(unsaved: int) -> str:
+def save_request(unsaved: int, session: str = "") -> str:
     """PostToolUse's periodic request, exact enough to get right on the first try."""
     return (
         f"Keeper memory: {unsaved} tool uses since this session's memory was last saved. Saving now keeps "
-        f"this session's decisions and progress for future sessions, in one Bash command. {_how_to_save()}\n\n"
-        "After it prints what changed, carry on with the task."
+        f"this session's decisions and progress for future sessions, in one Bash command. "
+        f"{_how_to_save(session)}\n\nAfter it prints what changed, carry on with the task."
     )
 
 
-def final_save_request(unsaved: int) -> str:
+def final_save_request(unsaved: int, session: str = "") -> str:
     """Stop's request before the session may end with unsaved work."""
     return (
         f"Keeper memory: {unsaved} tool uses in this session are not yet in memory. Before finishing, save "
         f"what future sessions should know in one Bash command, then finish your reply as you intended. "
-        f"{_how_to_save()}"
+        f"{_how_to_save(session)}"
     )
 
 

@@ -63,6 +63,7 @@ class Event:
     __slots__ = (
         "agent_id",
         "cwd",
+        "hook_name",
         "is_save",
         "last_reply",
         "name",
@@ -85,8 +86,13 @@ class Event:
         self.cwd = text("cwd")
         self.transcript_path = text("transcript_path")
         self.source = text("source") or "startup"
+        self.hook_name = text("hook_event_name")
         self.prompt = text("prompt")
-        self.last_reply = text("last_assistant_message")
+        if self.prompt.startswith("<hook_context>"):  # Gemini's -p mode puts SessionStart's context in front
+            from keeper.capture.chats import without_hook_context
+
+            self.prompt = without_hook_context(self.prompt)
+        self.last_reply = text("last_assistant_message") or text("prompt_response")  # Gemini: prompt_response
         self.trigger = text("trigger")
         self.reason = text("reason")
         self.agent_id = bool(payload.get("agent_id"))
@@ -94,7 +100,7 @@ class Event:
         tool_input = payload.get("tool_input")
         command = tool_input.get("command") if isinstance(tool_input, dict) else None
         self.is_save = False
-        if text("tool_name") == "Bash" and isinstance(command, str):
+        if text("tool_name") in ("Bash", "run_shell_command") and isinstance(command, str):
             from keeper.capture.shell import is_save_command  # only a Bash tool use can be a save
 
             self.is_save = is_save_command(command)
@@ -159,7 +165,8 @@ def post_tool_use(event: Event, at: Resolved) -> Reply:
             unsaved = counters.unsaved(seen)
             seen = tally.append(counters.REMIND)
             notice = f"Keeper: asked {agents.model()} to save ({unsaved} tool uses since the last save)"
-            reply = _noticed(at, _specific(_EVENT_NAMES[event.name], context.save_request(unsaved)), notice)
+            request = context.save_request(unsaved, at.session)
+            reply = _noticed(at, _specific(event.hook_name or _EVENT_NAMES[event.name], request), notice)
         handoff.grant(seen, at, path, STARTED)
     return reply
 
@@ -177,18 +184,33 @@ def stop(event: Event, at: Resolved) -> Reply:
     record.update_from_hook(event.name, at, {**found, "Ended": None}, event.transcript_path, last_reply)
     if event.stop_hook_active:
         return {}  # this Stop follows our own request (or another hook's): never loop
-    if not counters.final_ask_due(seen, at.cfg.final_save_min, at.cfg.save_every):
+    from keeper.plugin import agents
+
+    if not agents.can_hold_stop() or not counters.final_ask_due(seen, at.cfg.final_save_min, at.cfg.save_every):
         return {}
     from keeper.hooks import context
-    from keeper.plugin import agents
 
     counters.append(_tally(at), counters.FINAL_ASK)
     unsaved = counters.unsaved(seen)
-    request = context.final_save_request(unsaved)
-    # Codex takes no additionalContext from Stop (the hook "fails"); a block with a reason continues the turn
-    asked = {"decision": "block", "reason": request} if agents.under_codex() else _specific("Stop", request)
+    request = context.final_save_request(unsaved, at.session)
+    asked = _final_ask(request)
     notice = f"Keeper: asked {agents.model()} to save before it finishes ({unsaved} unsaved tool uses)"
     return _noticed(at, asked, notice)
+
+
+def _final_ask(request: str) -> Reply:
+    """How each agent takes Stop's request so the model acts on it. Codex takes no additionalContext
+    from Stop (the hook "fails"): a block with a reason continues the turn. Gemini's AfterAgent sends
+    a deny's reason as a new user message, while its system prompt tells the model to treat any
+    ``<hook_context>`` as data, not instructions; its ``stop_hook_active`` is unreliable, so the
+    tally's final-ask mark is what keeps this to once (``counters.final_ask_due``)."""
+    from keeper.plugin import agents
+
+    if agents.under_codex():
+        return {"decision": "block", "reason": request}
+    if agents.under_gemini():
+        return {"decision": "deny", "reason": request}
+    return _specific("Stop", request)
 
 
 def pre_compact(event: Event, at: Resolved) -> Reply:
@@ -205,6 +227,12 @@ def session_end(event: Event, at: Resolved) -> Reply:
     record.stamp(event.name, at, "Ended", event.reason, event.last_reply, event.transcript_path)
     record.mark_ended(at.project, at.session)
     _sync_in_background(at)
+    from keeper.plugin import agents
+
+    if agents.under_gemini():  # the first session after an install or update completes the extension's hooks
+        from keeper.plugin import gemini
+
+        gemini.complete_hooks(os.environ.get("CLAUDE_PLUGIN_ROOT", ""))
     return {}
 
 
@@ -221,12 +249,16 @@ def _sync_in_background(at: Resolved) -> None:
 def user_prompt_submit(event: Event, at: Resolved) -> Reply:
     from keeper.hooks import prompts
 
+    if event.prompt.startswith(OWN_REQUEST):  # Gemini sends Stop's request back as a prompt: not the user's
+        return {}
+
     if at.has_session:
         counters.append(_tally(at), counters.TURN)  # a turn starts: Stop never asks in a turn that saved
     found = prompts.answer(at.project, at.cfg, event.prompt, at.session)
     return _noticed(at, _specific("UserPromptSubmit", found.context), found.notice) if found.context else {}
 
 
+OWN_REQUEST = "Keeper memory: "  # how Keeper's save requests begin (keeper.hooks.context)
 HANDLERS: dict[str, Callable[[Event, Resolved], Reply]] = {
     "session-start": session_start,
     "user-prompt-submit": user_prompt_submit,

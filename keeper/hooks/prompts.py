@@ -25,8 +25,9 @@ NATIVE_INDEX = "MEMORY.md"  # Claude Code's auto memory index: in context alread
 
 
 def slash_command(prompt: str) -> tuple[str, str] | None:
-    """``("keeper:recall", "the query")`` for a prompt that invokes one of Keeper's commands."""
-    parts = prompt.strip().split(None, 1)
+    """``("keeper:recall", "the query")`` for a prompt that invokes one of Keeper's commands, up to a
+    blank line (Gemini's commands expand to the command's line, a blank line, the instructions)."""
+    parts = prompt.strip().split("\n\n", 1)[0].split(None, 1)
     if not parts or not parts[0].startswith("/") or parts[0][1:] not in SLASH_COMMANDS:
         return None
     return parts[0][1:], parts[1].strip() if len(parts) > 1 else ""
@@ -50,17 +51,18 @@ def answer(project: paths.Project, cfg: Config, prompt: str, session: str) -> An
     if command.endswith("recall"):
         return recall_for_prompt(project, cfg, args)
     if command == "keeper:save":
-        return save_for_prompt()
+        return save_for_prompt(session)
     return clear_for_prompt(project, cfg, args)
 
 
-def save_for_prompt() -> Answer:
-    """/keeper:save: the command file's save, with an end marker drawn for this request."""
+def save_for_prompt(session: str = "") -> Answer:
+    """/keeper:save: the command file's save, with an end marker drawn for this request (and, where the
+    agent's shell carries no session id, the session)."""
     import os
 
     from keeper.hooks import context
 
-    command = context.save_command(os.name == "nt")
+    command = context.save_command(os.name == "nt", session=session)
     return Answer(
         f"Keeper: for this save, end the heredoc with the marker below instead of {context.STATIC_END}: "
         f"it was drawn for this request, so no saved line can end the input early.\n\n{command}"

@@ -5,7 +5,8 @@ when ``D/env/<version>-<digest>`` is missing. The digest is of the package's fil
 ``bin/keeper.digest`` so the launchers read it without starting a process: any change of code
 gets an environment of its own, and an environment never runs code it was not built from. Any
 Python 3.9+, standard library only, nothing imported from the package, nothing written into the
-plugin folder (for a local marketplace that is the user's own checkout). It builds the environment
+plugin folder (for a local marketplace that is the user's own checkout), except Gemini CLI's own
+copy of the extension, whose hooks file is completed (``complete_gemini_hooks``). It builds the environment
 in a temporary folder (a new one, or after an update a copy of the earlier one, which needs no
 network), installs the dependencies listed in ``pyproject.toml``, copies the package in, checks that
 it imports, and renames the folder into place, so a half-built environment is never used; then the
@@ -466,6 +467,40 @@ def _failed(data: str, reason: str) -> None:
         pass
 
 
+GEMINI_INSTALL = ".gemini-extension-install.json"  # Gemini CLI writes it into its own copy of an extension
+GEMINI_HOOKS = ("hooks", "gemini.json")  # Keeper's hooks as Gemini runs them
+SHARED_HOOKS = ("hooks", "hooks.json")  # the one hooks file Gemini reads: Claude Code's, which names no Gemini event
+
+
+def complete_gemini_hooks(root: str) -> bool:
+    """Give Gemini CLI's own copy of the extension its full hooks; whether the file was rewritten.
+
+    Gemini reads an extension's hooks only from ``hooks/hooks.json``, which Claude Code reads too and
+    whose strict check refuses Gemini's event names; so that file holds, for Gemini, one hook (at
+    SessionEnd) that comes here, and ``hooks/gemini.json`` is put in its place in Gemini's copy. Only
+    there: a copy Gemini made (never a ``link``ed checkout, nor Claude Code's or Codex's folders),
+    which an update replaces whole, so the first session after it completes the hooks again.
+    """
+    try:
+        with open(os.path.join(root, GEMINI_INSTALL), encoding="utf-8") as fh:
+            install = json.load(fh)
+        with open(os.path.join(root, *GEMINI_HOOKS), "rb") as fh:
+            wanted = fh.read()
+        with open(os.path.join(root, *SHARED_HOOKS), "rb") as fh:
+            if fh.read() == wanted:
+                return False
+    except (OSError, ValueError):
+        return False
+    if not isinstance(install, dict) or install.get("type") == "link":
+        return False
+    target = os.path.join(root, *SHARED_HOOKS)
+    temporary = f"{target}.{os.getpid()}.tmp"
+    with open(temporary, "wb") as fh:
+        fh.write(wanted)
+    os.replace(temporary, target)
+    return True
+
+
 def setup(root: str, data: str, foreground: bool = False, quick: bool = False) -> int:
     """Make ``data/env/<version>-<digest>`` ready; 0 when it is (or another run made it), 1 on failure.
 
@@ -474,6 +509,8 @@ def setup(root: str, data: str, foreground: bool = False, quick: bool = False) -
     """
     os.makedirs(data, exist_ok=True)
     log = Log(data, echo=foreground)
+    if complete_gemini_hooks(root):
+        log.write("gave Gemini CLI's copy of the extension its full hooks (from the next session on)")
     key = env_key(root)
     target = os.path.join(data, ENV_DIR, key)
     if is_ready(target, key):

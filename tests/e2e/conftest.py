@@ -8,7 +8,7 @@ import shutil
 import subprocess
 import sys
 from pathlib import Path
-from typing import Any
+from typing import Any, Callable
 
 import pytest
 
@@ -292,6 +292,194 @@ class Codex:
             capture_output=True,
             text=True,
             timeout=120,
+            stdin=subprocess.DEVNULL,
+            check=False,
+        )
+
+
+# -- Gemini CLI --------------------------------------------------------------------------------
+
+GEMINI_VERSION = "0.61.0"
+GEMINI_CACHE = CACHE.parent / "gemini"  # beside Claude Code's, outside the repository for the same reason
+
+
+def _locked_install(cache: Path, install: Callable[[], str]) -> str:
+    """``install()`` under a lock file beside the cache: two test workers never run npm into it at once."""
+    import filelock
+
+    cache.parent.mkdir(parents=True, exist_ok=True)
+    with filelock.FileLock(str(cache) + ".lock", timeout=900):
+        return install()
+
+
+@pytest.fixture(scope="session")
+def gemini_bin() -> str:
+    """The pinned ``gemini`` binary: $KEEPER_TEST_GEMINI, the cache, or installed there from npm."""
+    return _locked_install(
+        GEMINI_CACHE,
+        lambda: pinned_cli("gemini", "@google/gemini-cli", GEMINI_VERSION, GEMINI_CACHE, "KEEPER_TEST_GEMINI"),
+    )
+
+
+class Gemini:
+    """Runs ``gemini -p`` sessions with Keeper installed as a Gemini user installs it, in one HOME and store.
+
+    ``security.auth.selectedType`` is the one setting the offline runs need: with only an API key and
+    ``GOOGLE_GEMINI_BASE_URL``, 0.61.0's headless mode refuses the auth type the base URL implies.
+    """
+
+    def __init__(self, binary: str, home: Path, store: Path) -> None:
+        self.binary, self.home, self.store = binary, home, store
+        self.gemini_home = home / ".gemini"
+        self.gemini_home.mkdir(parents=True, exist_ok=True)
+        settings = {"security": {"auth": {"selectedType": "gemini-api-key"}}}
+        (self.gemini_home / "settings.json").write_text(json.dumps(settings), encoding="utf-8")
+        self.extension = self.gemini_home / "extensions" / "keeper"
+
+    def env(self, extra: dict[str, str] | None = None) -> dict[str, str]:
+        drop = ("CLAUDE", "CODEX", "GEMINI", "GOOGLE", "KEEPER_")
+        env = {k: v for k, v in os.environ.items() if not k.startswith(drop)}
+        env.update(HOME=str(self.home), GEMINI_API_KEY="test-key", KEEPER_HOME=str(self.store))
+        here = os.path.dirname(sys.executable)  # no `keeper` on PATH: the extension's own launcher runs it
+        env["PATH"] = os.pathsep.join(p for p in env.get("PATH", "").split(os.pathsep) if p != here)
+        env.update(extra or {})
+        return env
+
+    def install(self, source: Path = REPO) -> subprocess.CompletedProcess[str]:
+        """``gemini extensions install SOURCE --consent``, the README's line (a local folder asks to be
+        trusted first; a user answers yes, the test says so with GEMINI_CLI_TRUST_WORKSPACE)."""
+        done = subprocess.run(
+            [self.binary, "extensions", "install", str(source), "--consent"],
+            cwd=self.home,
+            env=self.env({"GEMINI_CLI_TRUST_WORKSPACE": "true"}),
+            capture_output=True,
+            text=True,
+            timeout=120,
+            stdin=subprocess.DEVNULL,
+            check=False,
+        )
+        assert done.returncode == 0, done.stderr
+        return done
+
+    def run(
+        self, prompt: str, cwd: Path, api_url: str, extra_env: dict[str, str] | None = None
+    ) -> subprocess.CompletedProcess[str]:
+        """One ``gemini -p`` against the fake Gemini API at ``api_url``."""
+        env = self.env({"GOOGLE_GEMINI_BASE_URL": api_url, **(extra_env or {})})
+        return subprocess.run(
+            [self.binary, "-p", prompt, "--yolo", "--skip-trust"],
+            cwd=cwd,
+            env=env,
+            capture_output=True,
+            text=True,
+            timeout=180,
+            stdin=subprocess.DEVNULL,
+            check=False,
+        )
+
+
+# -- OpenCode ----------------------------------------------------------------------------------
+
+OPENCODE_VERSION = "1.18.33"
+OPENCODE_CACHE = CACHE.parent / "opencode"
+OPENCODE_PLUGIN_API = CACHE.parent / "opencode-plugin"  # @opencode-ai/plugin, which OpenCode installs for plugins
+
+
+@pytest.fixture(scope="session")
+def opencode_bin() -> str:
+    """The pinned ``opencode`` binary: $KEEPER_TEST_OPENCODE, the cache, or installed there from npm."""
+    return _locked_install(
+        OPENCODE_CACHE,
+        lambda: pinned_cli("opencode", "opencode-ai", OPENCODE_VERSION, OPENCODE_CACHE, "KEEPER_TEST_OPENCODE"),
+    )
+
+
+def _plugin_api() -> Path:
+    """``@opencode-ai/plugin`` at OpenCode's version, installed once into the test cache.
+
+    OpenCode installs it into a config folder that holds a plugin before it starts, and offline
+    waits ~70 s for that to fail; a user's machine does it once, online. The tests give it ready.
+    """
+
+    def install() -> str:
+        found = OPENCODE_PLUGIN_API / "node_modules" / "@opencode-ai" / "plugin" / "package.json"
+        if not found.exists() or json.loads(found.read_text(encoding="utf-8")).get("version") != OPENCODE_VERSION:
+            npm = shutil.which("npm") or "npm"
+            package = f"@opencode-ai/plugin@{OPENCODE_VERSION}"
+            args = [npm, "install", "--prefix", str(OPENCODE_PLUGIN_API), "--no-audit", "--no-fund", package]
+            subprocess.run(args, check=True, timeout=600, capture_output=True)
+        return str(OPENCODE_PLUGIN_API)
+
+    return Path(_locked_install(OPENCODE_PLUGIN_API, install))
+
+
+class OpenCode:
+    """Runs ``opencode run`` sessions with Keeper's plugin installed as a user installs it, in one HOME and store."""
+
+    def __init__(self, binary: str, home: Path, store: Path) -> None:
+        self.binary, self.home, self.store = binary, home, store
+        self.config = home / ".config" / "opencode"
+        self.data = home / ".local" / "share" / "opencode" / "keeper"  # where the plugin sets Keeper up
+        self.config.mkdir(parents=True, exist_ok=True)
+        api = _plugin_api()
+        shutil.copytree(api / "node_modules", self.config / "node_modules", dirs_exist_ok=True)
+        shutil.copy2(api / "package.json", self.config / "package.json")
+
+    def env(self, extra: dict[str, str] | None = None) -> dict[str, str]:
+        drop = ("CLAUDE", "CODEX", "GEMINI", "OPENCODE", "OPENAI", "KEEPER_", "XDG_")
+        env = {k: v for k, v in os.environ.items() if not k.startswith(drop)}
+        env.update(
+            HOME=str(self.home),
+            XDG_CONFIG_HOME=str(self.home / ".config"),
+            XDG_DATA_HOME=str(self.home / ".local" / "share"),
+            XDG_CACHE_HOME=str(self.home / ".cache"),
+            XDG_STATE_HOME=str(self.home / ".local" / "state"),
+            OPENCODE_DISABLE_MODELS_FETCH="1",
+            OPENCODE_DISABLE_AUTOUPDATE="1",
+            OPENCODE_DISABLE_LSP_DOWNLOAD="1",
+            OPENCODE_DISABLE_SHARE="1",
+            KEEPER_HOME=str(self.store),
+        )
+        here = os.path.dirname(sys.executable)  # no `keeper` on PATH: the plugin's launcher runs it
+        env["PATH"] = os.pathsep.join(p for p in env.get("PATH", "").split(os.pathsep) if p != here)
+        env.update(extra or {})
+        return env
+
+    def install(self, plugin: Path = REPO / "opencode") -> None:
+        """``opencode plugin <folder> -g``, the README's line."""
+        done = subprocess.run(
+            [self.binary, "plugin", str(plugin), "-g"],
+            cwd=self.home,
+            env=self.env(),
+            capture_output=True,
+            text=True,
+            timeout=120,
+            stdin=subprocess.DEVNULL,
+            check=False,
+        )
+        assert done.returncode == 0, done.stdout + done.stderr
+
+    def run(
+        self, prompt: str, cwd: Path, api_url: str, extra_env: dict[str, str] | None = None
+    ) -> subprocess.CompletedProcess[str]:
+        """One ``opencode run`` against the fake Chat Completions API at ``api_url``."""
+        model = {"name": "Fake model", "tool_call": True, "limit": {"context": 100000, "output": 4096}}
+        provider = {"npm": "@ai-sdk/openai-compatible", "name": "Fake", "options": {"baseURL": api_url, "apiKey": "x"}}
+        config = {
+            "model": "fake/fake-model",
+            "small_model": "fake/fake-model",
+            "autoupdate": False,
+            "share": "disabled",
+        }
+        config["provider"] = {"fake": {**provider, "models": {"fake-model": model}}}
+        (self.config / "opencode.json").write_text(json.dumps(config), encoding="utf-8")
+        return subprocess.run(
+            [self.binary, "run", prompt],
+            cwd=cwd,
+            env=self.env({"PWD": str(cwd), **(extra_env or {})}),  # OpenCode takes its folder from PWD
+            capture_output=True,
+            text=True,
+            timeout=240,
             stdin=subprocess.DEVNULL,
             check=False,
         )

@@ -42,10 +42,9 @@ def follows_the_save_request(body: str) -> Any:
     return turn
 
 
-@pytest.fixture(scope="module")
-def machine(codex_bin: str, tmp_path_factory: pytest.TempPathFactory) -> Codex:
-    base = tmp_path_factory.mktemp("codex machine")  # a space in every path: Codex runs hooks through bash
-    codex = Codex(codex_bin, "", base / "home", base / "store")
+def installed(codex_bin: str, base: Path, store: Path) -> Codex:
+    """Codex with Keeper installed as the README says and set up as its first session sets it up."""
+    codex = Codex(codex_bin, "", base / "home", store)
     codex.install()
     plugin = next((codex.codex_home / "plugins" / "cache" / "keeper" / "keeper").iterdir())
     data = codex.codex_home / "plugins" / "data" / "keeper-keeper"
@@ -58,6 +57,13 @@ def machine(codex_bin: str, tmp_path_factory: pytest.TempPathFactory) -> Codex:
         check=True,
         timeout=300,
     )
+    return codex
+
+
+@pytest.fixture(scope="module")
+def machine(codex_bin: str, tmp_path_factory: pytest.TempPathFactory) -> Codex:
+    base = tmp_path_factory.mktemp("codex machine")  # a space in every path: Codex runs hooks through bash
+    codex = installed(codex_bin, base, base / "store")
     codex.fresh = (codex.hooks(base), keeper(codex, "doctor"))  # as installed, before anyone trusted a hook
     return codex
 
