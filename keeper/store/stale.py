@@ -207,13 +207,17 @@ def _name(name: str, where: list[str], reader: Reader) -> Verdict:
 
 
 def _value(name: str, want: str, rel: str, reader: Reader) -> Verdict:
+    if "[REDACTED:" in want:
+        return ("unchecked", 0, "a secret: never compared, never shown")
     state, found = _values(reader, rel, name)
     if state == "unknown":
         return ("unchecked", 0, f"{rel} cannot be read")
     if want in found:
         return HOLDS
     if found:
-        why = f"`{say(name, 60)}` is {say(found[0], 30)} in {say(rel, 80)}, not {say(want, 30)}"
+        from keeper.redact import redact  # the value a file holds now may be a secret
+
+        why = f"`{say(name, 60)}` is {say(redact(found[0]), 30)} in {say(rel, 80)}, not {say(want, 30)}"
         return ("broken", RANKS["value"], why)
     if _found_beside(name, [rel], reader, want):
         return ("holds", 0, "moved beside where it was")
