@@ -392,3 +392,23 @@ def test_another_worktree_of_the_repository_is_checked_against_its_own_files(
     monkeypatch.chdir(linked)
     after = marks_of(run_hook("session-start", payload, monkeypatch, capsys))
     assert after[ITEMS[0]] == CHANGED
+
+
+def test_a_file_changed_judges_again_only_the_items_resting_on_it(
+    repo: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    from keeper.store import stale
+
+    _, first = marked_then(repo, monkeypatch, capsys)
+    judged: list[str] = []
+    real = stale.reason
+
+    def counted(history: list[dict[str, Any]], *args: Any) -> tuple[str, int] | None:
+        judged.append(str(history[-1].get("text")) if history else "")
+        return real(history, *args)
+
+    monkeypatch.setattr(stale, "reason", counted)
+    (repo / "src" / "api.py").unlink()
+    after = marks_of(start(repo, "a-third-session", monkeypatch, capsys))
+    assert after == {**first, ITEMS[1]: "src/api.py is gone (moved or deleted)"}
+    assert judged == [ITEMS[1]]  # the others rest on nothing that changed

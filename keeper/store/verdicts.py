@@ -29,7 +29,7 @@ TYPE_CHECKING = False
 if TYPE_CHECKING:
     from typing import Any
 
-    from keeper.store.stale import Reader
+    from keeper.store.stale import Judged, Reader, Row
 
     Verdict = tuple[str, str, str, str, int]  # an item's key, text, section, why, rank (``stale.Stale``)
 
@@ -108,13 +108,16 @@ class Kept:
     """What the last check left: its verdicts when they hold (else None), items' first lines ->
     keys, and its inputs and answers, which a full check takes for each file still as it was."""
 
-    __slots__ = ("answers", "firsts", "inputs", "verdicts")
+    __slots__ = ("answers", "changed", "firsts", "inputs", "items", "order", "verdicts")
 
     def __init__(self) -> None:
         self.verdicts: list[Verdict] | None = None
         self.firsts: dict[str, str] = {}
         self.inputs: dict[str, Any] = {}
         self.answers: dict[str, Any] = {}
+        self.changed: set[str] | None = None  # when only files changed: those that did
+        self.items: dict[str, tuple[list[str], Row | None]] = {}  # each item's inputs and verdict
+        self.order: list[tuple[str, str, str]] = []  # each item's key, text and section, in order
 
 
 def _read(project: paths.Project) -> dict[str, Any]:
@@ -142,19 +145,50 @@ def load(project: paths.Project, want: dict[str, Any]) -> Kept:
     if not all(isinstance(v, str) for v in firsts.values()):
         return found
     folders: dict[str, bool] = {}
-    if not all(_same(project.checkout, rel, fact, folders) for rel, fact in inputs.items()):
-        return found
+    changed = {rel for rel, fact in inputs.items() if not _same(project.checkout, rel, fact, folders)}
     verdicts = [_verdict(row) for row in rows]
-    if all(v is not None for v in verdicts):
+    if not changed and all(v is not None for v in verdicts):
         found.verdicts, found.firsts = [v for v in verdicts if v is not None], firsts
+    elif changed:
+        _partial(found, kept, changed, firsts)
     return found
 
 
+def _partial(found: Kept, kept: dict[str, Any], changed: set[str], firsts: dict[str, str]) -> None:
+    """What a check that judges again only the items resting on ``changed`` takes from the last."""
+    items, order = kept.get("items"), kept.get("order")
+    if not (isinstance(items, dict) and isinstance(order, list)):
+        return
+    for entry in order:
+        if not (isinstance(entry, list) and len(entry) == 3 and all(isinstance(v, str) for v in entry)):
+            return
+        found.order.append((entry[0], entry[1], entry[2]))
+    for item_key, entry in items.items():
+        if isinstance(entry, list) and len(entry) == 2 and isinstance(entry[0], list):
+            row = _row(entry[1])
+            if entry[1] is None or row is not None:
+                found.items[item_key] = ([d for d in entry[0] if isinstance(d, str)], row)
+    found.changed, found.firsts = changed, firsts
+
+
+def _row(row: object) -> Row | None:
+    if not isinstance(row, list) or len(row) != 2 or not isinstance(row[0], str):
+        return None
+    rank = row[1]
+    return (row[0], rank) if isinstance(rank, int) and not isinstance(rank, bool) else None
+
+
 def save(
-    project: paths.Project, want: dict[str, Any], reader: Reader, verdicts: list[Verdict], firsts: dict[str, str]
+    project: paths.Project,
+    want: dict[str, Any],
+    reader: Reader,
+    verdicts: list[Verdict],
+    firsts: dict[str, str],
+    judged: list[Judged],
 ) -> None:
-    """Keep the verdicts of a full check of ``want`` (``key``) with what the check looked at and
-    what each file said (``reader``), unless the record is too young to trust."""
+    """Keep the verdicts of a check of ``want`` (``key``) with what the check looked at and what
+    each file said (``reader``), and each item's inputs and verdict (``judged``), unless the record
+    is too young to trust."""
     young = time.time_ns() - GRANULARITY_NS
     if want["record"][0] > young:
         return
@@ -162,6 +196,8 @@ def save(
     answers = {rel: said for rel, said in reader.answers.items() if said and facts.get(rel, [""])[0] == "f"}
     data: dict[str, object] = {"key": want, "inputs": facts, "answers": answers, "firsts": firsts}
     data["verdicts"] = [list(v) for v in verdicts]
+    data["items"] = {k: [deps, list(why) if why else None] for k, _, _, deps, why in judged}
+    data["order"] = [[k, item, section] for k, item, section, _, _ in judged]
     path = cache_file(project)
     tmp = os.path.join(project.state, f".{paths.STALE_CACHE}.{os.getpid()}.tmp")
     flags = os.O_WRONLY | os.O_CREAT | os.O_TRUNC | getattr(os, "O_NOFOLLOW", 0) | getattr(os, "O_BINARY", 0)
