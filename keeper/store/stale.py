@@ -387,12 +387,10 @@ def _judged(
     """Every item judged (or, for an item resting only on inputs as they were, ``kept``'s verdict
     taken), the stale ones most decisive first, with what each rests on."""
     reader = Reader(project.checkout, previous=(kept.inputs, kept.answers) if kept is not None else None)
+    reuse, same = {}, set()
     if kept is not None and kept.changed is not None:
-        order, reuse, same = kept.order, kept.items, set(kept.inputs) - kept.changed
-        firsts.update(kept.firsts)
-    else:
-        order = [(k, item, section) for section, k, item, _ in provenance.listed(text, firsts)]
-        reuse, same = {}, set()
+        reuse, same = kept.items, set(kept.inputs) - kept.changed
+    order = [(k, item, section) for section, k, item, _ in provenance.listed(text, firsts)]
     history: dict[str, list[Event]] | None = None
     sessions: dict[str, Event] = {}
     judged: list[Judged] = []

@@ -108,7 +108,7 @@ class Kept:
     """What the last check left: its verdicts when they hold (else None), items' first lines ->
     keys, and its inputs and answers, which a full check takes for each file still as it was."""
 
-    __slots__ = ("answers", "changed", "firsts", "inputs", "items", "order", "verdicts")
+    __slots__ = ("answers", "changed", "firsts", "inputs", "items", "verdicts")
 
     def __init__(self) -> None:
         self.verdicts: list[Verdict] | None = None
@@ -117,7 +117,6 @@ class Kept:
         self.answers: dict[str, Any] = {}
         self.changed: set[str] | None = None  # when only files changed: those that did
         self.items: dict[str, tuple[list[str], Row | None]] = {}  # each item's inputs and verdict
-        self.order: list[tuple[str, str, str]] = []  # each item's key, text and section, in order
 
 
 def _read(project: paths.Project) -> dict[str, Any]:
@@ -156,18 +155,16 @@ def load(project: paths.Project, want: dict[str, Any]) -> Kept:
 
 def _partial(found: Kept, kept: dict[str, Any], changed: set[str], firsts: dict[str, str]) -> None:
     """What a check that judges again only the items resting on ``changed`` takes from the last."""
-    items, order = kept.get("items"), kept.get("order")
-    if not (isinstance(items, dict) and isinstance(order, list)):
+    items = kept.get("items")
+    if not isinstance(items, dict):
         return
-    for entry in order:
-        if not (isinstance(entry, list) and len(entry) == 3 and all(isinstance(v, str) for v in entry)):
-            return
-        found.order.append((entry[0], entry[1], entry[2]))
+    names = list(found.inputs)
     for item_key, entry in items.items():
         if isinstance(entry, list) and len(entry) == 2 and isinstance(entry[0], list):
             row = _row(entry[1])
-            if entry[1] is None or row is not None:
-                found.items[item_key] = ([d for d in entry[0] if isinstance(d, str)], row)
+            deps = [names[i] for i in entry[0] if isinstance(i, int) and 0 <= i < len(names)]
+            if (entry[1] is None or row is not None) and len(deps) == len(entry[0]):
+                found.items[item_key] = (deps, row)
     found.changed, found.firsts = changed, firsts
 
 
@@ -196,8 +193,10 @@ def save(
     answers = {rel: said for rel, said in reader.answers.items() if said and facts.get(rel, [""])[0] == "f"}
     data: dict[str, object] = {"key": want, "inputs": facts, "answers": answers, "firsts": firsts}
     data["verdicts"] = [list(v) for v in verdicts]
-    data["items"] = {k: [deps, list(why) if why else None] for k, _, _, deps, why in judged}
-    data["order"] = [[k, item, section] for k, item, section, _, _ in judged]
+    index = {rel: at for at, rel in enumerate(facts)}  # an item's inputs by their place: a short file
+    data["items"] = {
+        k: [[index[d] for d in deps if d in index], list(why) if why else None] for k, _, _, deps, why in judged
+    }
     path = cache_file(project)
     tmp = os.path.join(project.state, f".{paths.STALE_CACHE}.{os.getpid()}.tmp")
     flags = os.O_WRONLY | os.O_CREAT | os.O_TRUNC | getattr(os, "O_NOFOLLOW", 0) | getattr(os, "O_BINARY", 0)
