@@ -75,21 +75,40 @@ def _same_file(full: str, fact: list[Any]) -> bool:
     return found is not None and found[2] is not None and claims.digest(found[2]) == fact[3]
 
 
-def _same(root: str, rel: object, fact: object, folders: dict[str, bool]) -> bool:
-    """Whether one input of the check is as it was (``folders``: whether each folder, its links
-    followed, is the project's, worked out once a folder)."""
+class Folders:
+    """The folders of a check's inputs, each looked at once: whether it is the project's (its links
+    followed) and which names it holds (one listing, not a stat a path)."""
+
+    def __init__(self, root: str) -> None:
+        self.root = root
+        self._full: dict[str, str | None] = {}
+        self._names: dict[str, set[str]] = {}
+
+    def full(self, folder: str) -> str | None:
+        if folder not in self._full:
+            full = claims.confined(self.root, folder) if folder else self.root
+            self._full[folder] = full if full is not None and claims.inside(self.root, full) else None
+        return self._full[folder]
+
+    def holds(self, folder: str, name: str, full: str) -> bool:
+        if folder not in self._names:
+            self._names[folder] = set(claims.listing(full))
+        # a name in another case is there on a case-blind file system: asked of the file system
+        return name in self._names[folder] or claims.present(os.path.join(full, name))
+
+
+def _same(root: str, rel: object, fact: object, folders: Folders) -> bool:
+    """Whether one input of the check is as it was."""
     if not isinstance(rel, str) or not isinstance(fact, list) or not fact:
         return False
     if fact[0] in ("e", "f"):
-        full = claims.confined(root, rel)
-        if full is None:
+        folder, _, name = rel.rpartition("/")
+        full = folders.full(folder)
+        if full is None or claims.confined(full, name) is None:
             return False
-        folder = rel.rpartition("/")[0]
-        if folder not in folders:
-            folders[folder] = claims.inside(root, os.path.dirname(full))
-        if not folders[folder]:
-            return False
-        return claims.present(full) == fact[1] if fact[0] == "e" and len(fact) == 2 else _same_file(full, fact)
+        if fact[0] == "e":
+            return len(fact) == 2 and folders.holds(folder, name, full) == fact[1]
+        return _same_file(os.path.join(full, name), fact)
     if fact[0] == "d" and len(fact) == 2 and rel.endswith("/"):
         full = claims.confined(root, rel[:-1]) if rel != "/" else root
         names = claims.listing(full) if full is not None else []
@@ -143,7 +162,7 @@ def load(project: paths.Project, want: dict[str, Any]) -> Kept:
         return found
     if not all(isinstance(v, str) for v in firsts.values()):
         return found
-    folders: dict[str, bool] = {}
+    folders = Folders(project.checkout)
     changed = {rel for rel, fact in inputs.items() if not _same(project.checkout, rel, fact, folders)}
     verdicts = [_verdict(row) for row in rows]
     if not changed and all(v is not None for v in verdicts):
