@@ -60,7 +60,9 @@ def key(project: paths.Project, text: str) -> dict[str, Any]:
     }
 
 
-def _same_file(full: str, fact: list[Any]) -> bool:
+def _same_file(full: str, fact: list[Any], fresh: list[int]) -> bool:
+    """Whether a file is as it was: the same size and time, or the same bytes (then ``fresh`` gets
+    its size and time now, for the kept verdicts to be stamped anew)."""
     if len(fact) != 4 or not isinstance(fact[3], str):
         return False
     try:
@@ -72,7 +74,10 @@ def _same_file(full: str, fact: list[Any]) -> bool:
     if fact[3] in ("", "?"):
         return False
     found = claims.opened(full)
-    return found is not None and found[2] is not None and claims.digest(found[2]) == fact[3]
+    if found is None or found[2] is None or claims.digest(found[2]) != fact[3]:
+        return False
+    fresh += found[:2]
+    return True
 
 
 class Folders:
@@ -83,6 +88,7 @@ class Folders:
         self.root = root
         self._full: dict[str, str | None] = {}
         self._names: dict[str, set[str]] = {}
+        self.fresh: dict[str, list[int]] = {}  # files with the same bytes at another size or time
 
     def full(self, folder: str) -> str | None:
         if folder not in self._full:
@@ -108,7 +114,11 @@ def _same(root: str, rel: object, fact: object, folders: Folders) -> bool:
             return False
         if fact[0] == "e":
             return len(fact) == 2 and folders.holds(folder, name, full) == fact[1]
-        return _same_file(os.path.join(full, name), fact)
+        stamp: list[int] = []
+        same = _same_file(os.path.join(full, name), fact, stamp)
+        if stamp:
+            folders.fresh[rel] = stamp
+        return same
     if fact[0] == "d" and len(fact) == 2 and rel.endswith("/"):
         full = claims.confined(root, rel[:-1]) if rel != "/" else root
         names = claims.listing(full) if full is not None else []
@@ -167,6 +177,11 @@ def load(project: paths.Project, want: dict[str, Any]) -> Kept:
     verdicts = [_verdict(row) for row in rows]
     if not changed and all(v is not None for v in verdicts):
         found.verdicts, found.firsts = [v for v in verdicts if v is not None], firsts
+        if folders.fresh:  # the same bytes with new times (a checkout and back): stamped anew
+            young = time.time_ns() - GRANULARITY_NS
+            for rel, (size, mtime_ns) in folders.fresh.items():
+                inputs[rel] = ["f", size, -1 if mtime_ns > young else mtime_ns, inputs[rel][3]]
+            _write(project, kept)
     elif changed:
         _partial(found, kept, changed, firsts)
     return found
@@ -216,6 +231,10 @@ def save(
     data["items"] = {
         k: [[index[d] for d in deps if d in index], list(why) if why else None] for k, _, _, deps, why in judged
     }
+    _write(project, data)
+
+
+def _write(project: paths.Project, data: dict[str, Any]) -> None:
     path = cache_file(project)
     tmp = os.path.join(project.state, f".{paths.STALE_CACHE}.{os.getpid()}.tmp")
     flags = os.O_WRONLY | os.O_CREAT | os.O_TRUNC | getattr(os, "O_NOFOLLOW", 0) | getattr(os, "O_BINARY", 0)
