@@ -363,8 +363,8 @@ def stale_items(
     the verdicts of an earlier check while the files they rest on hold the same, judge again only
     the items resting on a file that changed, and keep these for the next one:
     ``keeper.store.verdicts``, for SessionStart)."""
-    if not text:
-        return []
+    if not text or not os.path.isdir(project.checkout):
+        return []  # no work tree here (a folder moved away): nothing can be told of its files
     firsts = {} if firsts is None else firsts
     if not keep:
         return _judged(project, text, firsts, None)[0]
