@@ -508,3 +508,19 @@ def test_an_item_with_no_claims_rests_on_all_its_session_wrote_not_on_one_file(
     later(repo, {"src/totals.py": "def totals():\n    return sum_every_total_of(DATABASE)\n"})
     reason = "most lines its session wrote were rewritten (0 of 12 left, most in src/totals.py)"
     assert marks(repo, monkeypatch, capsys) == {decision: reason}
+
+
+@pytest.mark.needs("git")
+def test_a_secret_a_constant_holds_never_reaches_a_mark(
+    repo: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    old, new = "AKIAIOSFODNN7EXAMPLE", "AKIAI44QH8DHBEXAMPLE"
+    decision = f"The deploy key is AWS_KEY = {old} in deploy/settings.py, and DEPLOY_REGION = eu-west-1"
+    settings = f"AWS_KEY = '{old}'\nDEPLOY_REGION = 'eu-west-1'\n"
+    session(repo, 1, {"deploy/settings.py": settings}, [decision], monkeypatch, capsys)
+    assert old not in Path(project_of(repo).provenance).read_text(encoding="utf-8")
+    later(repo, {"deploy/settings.py": settings.replace(old, new).replace("eu-west-1", "eu-west-2")})
+    reply = start(repo, NEXT, monkeypatch, capsys)
+    context = str(reply["hookSpecificOutput"]["additionalContext"])
+    assert new not in context  # what the file holds now reaches no mark (memory.md is the save's to redact)
+    assert "[may be stale: `DEPLOY_REGION` is eu-west-2 in deploy/settings.py, not eu-west-1]" in context

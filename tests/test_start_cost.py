@@ -182,12 +182,19 @@ def test_a_file_rewritten_with_the_same_bytes_keeps_the_verdicts(
     repo: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
 ) -> None:
     """A branch switched and switched back gives files new times, not new content."""
+    from keeper.store import claims
+
     reads, first = marked_then(repo, monkeypatch, capsys)
     for name in FILES:
         path = repo / name
         rewrite(path, path.read_text(encoding="utf-8"), time.time() - 60)
+    opened: list[str] = []
+    real = claims.opened
+    monkeypatch.setattr(claims, "opened", lambda full: opened.append(full) or real(full))
     assert marks_of(start(repo, "a-third-session", monkeypatch, capsys)) == first
-    assert reads.count == 0
+    assert reads.count == 0 and opened == [str(repo / "src" / "cache.py")]  # compared by content once
+    assert marks_of(start(repo, "a-fourth-session", monkeypatch, capsys)) == first
+    assert reads.count == 0 and len(opened) == 1  # and stamped anew: the next start reads nothing
 
 
 def test_deleting_the_kept_verdicts_costs_one_full_check_and_changes_nothing(
@@ -392,3 +399,23 @@ def test_another_worktree_of_the_repository_is_checked_against_its_own_files(
     monkeypatch.chdir(linked)
     after = marks_of(run_hook("session-start", payload, monkeypatch, capsys))
     assert after[ITEMS[0]] == CHANGED
+
+
+def test_a_file_changed_judges_again_only_the_items_resting_on_it(
+    repo: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    from keeper.store import stale
+
+    _, first = marked_then(repo, monkeypatch, capsys)
+    judged: list[str] = []
+    real = stale.reason
+
+    def counted(history: list[dict[str, Any]], *args: Any) -> tuple[str, int] | None:
+        judged.append(str(history[-1].get("text")) if history else "")
+        return real(history, *args)
+
+    monkeypatch.setattr(stale, "reason", counted)
+    (repo / "src" / "api.py").unlink()
+    after = marks_of(start(repo, "a-third-session", monkeypatch, capsys))
+    assert after == {**first, ITEMS[1]: "src/api.py is gone (moved or deleted)"}
+    assert judged == [ITEMS[1]]  # the others rest on nothing that changed

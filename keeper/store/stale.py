@@ -26,8 +26,12 @@ if TYPE_CHECKING:
     from collections.abc import Callable, Iterable
     from typing import Any
 
+    from keeper.store.verdicts import Kept
+
     Event = dict[str, Any]
     Previous = tuple[dict[str, Any], dict[str, Any]]  # the last check's inputs and answers
+    Row = tuple[str, int]  # why an item may be stale, and how decisive that is
+    Judged = tuple[str, str, str, list[str], "Row | None"]  # key, text, section, the inputs it rests on, why
     Verdict = tuple[str, int, str]  # holds | broken | unchecked, how decisive, why
 
 MAX_READS = 400  # files (and folders) one check may look at, whatever the memory's size
@@ -58,6 +62,7 @@ class Reader:
         self._texts: dict[str, str | None] = {}
         self._folders: dict[str, bool] = {}
         self._wrote: dict[str, dict[str, list[str]]] = {}
+        self.touched: set[str] = set()  # the inputs the item being judged rests on
 
     def _spend(self) -> bool:
         return len(self.inputs) < self.limit
@@ -75,8 +80,19 @@ class Reader:
             return None
         return full
 
+    def carry(self, rels: list[str]) -> None:
+        """Take the last check's facts and answers for inputs that are as they were (an item not
+        judged again rests on them)."""
+        for rel in rels:
+            if rel in self._before[0]:
+                self.inputs[rel] = self._before[0][rel]
+                said = self._before[1].get(rel)
+                if isinstance(said, dict):
+                    self.answers[rel] = dict(said)
+
     def exists(self, rel: str) -> bool | None:
         """Whether a path is there; None when it is not the project's or the budget is spent."""
+        self.touched.add(rel)
         known = self.inputs.get(rel)
         if known is not None:
             return bool(known[1]) if known[0] == "e" else known[3] != ""
@@ -90,6 +106,7 @@ class Reader:
     def _state(self, rel: str) -> str:
         """``ok`` (a readable file), ``gone`` or ``unknown``; its answers from the last check when
         its size and time are as they were, else its text read now."""
+        self.touched.add(rel)
         known = self.inputs.get(rel)
         if known is not None and known[0] == "f":
             return "gone" if known[3] == "" else "unknown" if known[3] == "?" else "ok"
@@ -155,6 +172,7 @@ class Reader:
     def beside(self, rel: str) -> list[str]:
         """Files in the same folder with the same extension (where a moved identifier would go)."""
         folder, _, name = rel.rpartition("/")
+        self.touched.add(folder + "/")
         full = claims.confined(self.root, folder) if folder else self.root
         if full is None or not self._spend():
             return []
@@ -207,13 +225,17 @@ def _name(name: str, where: list[str], reader: Reader) -> Verdict:
 
 
 def _value(name: str, want: str, rel: str, reader: Reader) -> Verdict:
+    if "[REDACTED:" in want:
+        return ("unchecked", 0, "a secret: never compared, never shown")
     state, found = _values(reader, rel, name)
     if state == "unknown":
         return ("unchecked", 0, f"{rel} cannot be read")
     if want in found:
         return HOLDS
     if found:
-        why = f"`{say(name, 60)}` is {say(found[0], 30)} in {say(rel, 80)}, not {say(want, 30)}"
+        from keeper.redact import redact  # the value a file holds now may be a secret
+
+        why = f"`{say(name, 60)}` is {say(redact(found[0]), 30)} in {say(rel, 80)}, not {say(want, 30)}"
         return ("broken", RANKS["value"], why)
     if _found_beside(name, [rel], reader, want):
         return ("holds", 0, "moved beside where it was")
@@ -338,34 +360,55 @@ def stale_items(
 ) -> list[Stale]:
     """The items of ``text`` (the project's memory.md) whose claims no longer hold, most decisive
     first, in memory.md's order within a rank (``firsts``: see ``provenance.listed``; ``keep``: take
-    the verdicts of an earlier check while the files they rest on hold the same, and keep these for
-    the next one: ``keeper.store.verdicts``, for SessionStart)."""
-    if not text:
-        return []
+    the verdicts of an earlier check while the files they rest on hold the same, judge again only
+    the items resting on a file that changed, and keep these for the next one:
+    ``keeper.store.verdicts``, for SessionStart)."""
+    if not text or not os.path.isdir(project.checkout):
+        return []  # no work tree here (a folder moved away): nothing can be told of its files
     firsts = {} if firsts is None else firsts
-    previous = None
-    if keep:
-        from keeper.store import verdicts as kept_verdicts
+    if not keep:
+        return _judged(project, text, firsts, None)[0]
+    from keeper.store import verdicts as kept_verdicts
 
-        want = kept_verdicts.key(project, text)  # before reading the record
-        kept = kept_verdicts.load(project, want)
-        if kept.verdicts is not None:
-            firsts.update(kept.firsts)
-            return [Stale(*row) for row in kept.verdicts]
-        previous = kept.inputs, kept.answers
-    events = provenance.read(project.dir)
-    history, sessions = provenance.by_item(events), provenance.session_facts(events)
-    reader = Reader(project.checkout, previous=previous)
-    found: list[Stale] = []
-    for section, item_key, item, _ in provenance.listed(text, firsts):
-        why = reason(history.get(item_key, []), sessions, reader)
-        if why is not None:
-            found.append(Stale(item_key, item, section, why[0], why[1]))
-    found.sort(key=lambda s: -s.rank)
-    if keep:
-        rows = [(s.key, s.text, s.section, s.reason, s.rank) for s in found]
-        kept_verdicts.save(project, want, reader, rows, firsts)
+    want = kept_verdicts.key(project, text)  # before reading the record
+    kept = kept_verdicts.load(project, want)
+    if kept.verdicts is not None:
+        firsts.update(kept.firsts)
+        return [Stale(*row) for row in kept.verdicts]
+    found, judged, reader = _judged(project, text, firsts, kept)
+    rows = [(s.key, s.text, s.section, s.reason, s.rank) for s in found]
+    kept_verdicts.save(project, want, reader, rows, firsts, judged)
     return found
+
+
+def _judged(
+    project: paths.Project, text: str, firsts: dict[str, str], kept: Kept | None
+) -> tuple[list[Stale], list[Judged], Reader]:
+    """Every item judged (or, for an item resting only on inputs as they were, ``kept``'s verdict
+    taken), the stale ones most decisive first, with what each rests on."""
+    reader = Reader(project.checkout, previous=(kept.inputs, kept.answers) if kept is not None else None)
+    reuse, same = {}, set()
+    if kept is not None and kept.changed is not None:
+        reuse, same = kept.items, set(kept.inputs) - kept.changed
+    order = [(k, item, section) for section, k, item, _ in provenance.listed(text, firsts)]
+    history: dict[str, list[Event]] | None = None
+    sessions: dict[str, Event] = {}
+    judged: list[Judged] = []
+    for item_key, item, section in order:
+        old = reuse.get(item_key)
+        if old is not None and same.issuperset(old[0]):  # every input it rests on is as it was
+            reader.carry(old[0])
+            judged.append((item_key, item, section, old[0], old[1]))
+            continue
+        if history is None:
+            events = provenance.read(project.dir)
+            history, sessions = provenance.by_item(events), provenance.session_facts(events)
+        reader.touched = set()
+        why = reason(history.get(item_key, []), sessions, reader)
+        judged.append((item_key, item, section, sorted(reader.touched), why))
+    found = [Stale(k, item, section, *why) for k, item, section, _, why in judged if why is not None]
+    found.sort(key=lambda s: -s.rank)
+    return found, judged, reader
 
 
 def explained(project: paths.Project, history: list[Event], sessions: dict[str, Event]) -> list[dict[str, str]]:

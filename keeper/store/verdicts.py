@@ -29,7 +29,7 @@ TYPE_CHECKING = False
 if TYPE_CHECKING:
     from typing import Any
 
-    from keeper.store.stale import Reader
+    from keeper.store.stale import Judged, Reader, Row
 
     Verdict = tuple[str, str, str, str, int]  # an item's key, text, section, why, rank (``stale.Stale``)
 
@@ -60,7 +60,9 @@ def key(project: paths.Project, text: str) -> dict[str, Any]:
     }
 
 
-def _same_file(full: str, fact: list[Any]) -> bool:
+def _same_file(full: str, fact: list[Any], fresh: list[int]) -> bool:
+    """Whether a file is as it was: the same size and time, or the same bytes (then ``fresh`` gets
+    its size and time now, for the kept verdicts to be stamped anew)."""
     if len(fact) != 4 or not isinstance(fact[3], str):
         return False
     try:
@@ -72,24 +74,51 @@ def _same_file(full: str, fact: list[Any]) -> bool:
     if fact[3] in ("", "?"):
         return False
     found = claims.opened(full)
-    return found is not None and found[2] is not None and claims.digest(found[2]) == fact[3]
+    if found is None or found[2] is None or claims.digest(found[2]) != fact[3]:
+        return False
+    fresh += found[:2]
+    return True
 
 
-def _same(root: str, rel: object, fact: object, folders: dict[str, bool]) -> bool:
-    """Whether one input of the check is as it was (``folders``: whether each folder, its links
-    followed, is the project's, worked out once a folder)."""
+class Folders:
+    """The folders of a check's inputs, each looked at once: whether it is the project's (its links
+    followed) and which names it holds (one listing, not a stat a path)."""
+
+    def __init__(self, root: str) -> None:
+        self.root = root
+        self._full: dict[str, str | None] = {}
+        self._names: dict[str, set[str]] = {}
+        self.fresh: dict[str, list[int]] = {}  # files with the same bytes at another size or time
+
+    def full(self, folder: str) -> str | None:
+        if folder not in self._full:
+            full = claims.confined(self.root, folder) if folder else self.root
+            self._full[folder] = full if full is not None and claims.inside(self.root, full) else None
+        return self._full[folder]
+
+    def holds(self, folder: str, name: str, full: str) -> bool:
+        if folder not in self._names:
+            self._names[folder] = set(claims.listing(full))
+        # a name in another case is there on a case-blind file system: asked of the file system
+        return name in self._names[folder] or claims.present(os.path.join(full, name))
+
+
+def _same(root: str, rel: object, fact: object, folders: Folders) -> bool:
+    """Whether one input of the check is as it was."""
     if not isinstance(rel, str) or not isinstance(fact, list) or not fact:
         return False
     if fact[0] in ("e", "f"):
-        full = claims.confined(root, rel)
-        if full is None:
+        folder, _, name = rel.rpartition("/")
+        full = folders.full(folder)
+        if full is None or claims.confined(full, name) is None:
             return False
-        folder = rel.rpartition("/")[0]
-        if folder not in folders:
-            folders[folder] = claims.inside(root, os.path.dirname(full))
-        if not folders[folder]:
-            return False
-        return claims.present(full) == fact[1] if fact[0] == "e" and len(fact) == 2 else _same_file(full, fact)
+        if fact[0] == "e":
+            return len(fact) == 2 and folders.holds(folder, name, full) == fact[1]
+        stamp: list[int] = []
+        same = _same_file(os.path.join(full, name), fact, stamp)
+        if stamp:
+            folders.fresh[rel] = stamp
+        return same
     if fact[0] == "d" and len(fact) == 2 and rel.endswith("/"):
         full = claims.confined(root, rel[:-1]) if rel != "/" else root
         names = claims.listing(full) if full is not None else []
@@ -108,13 +137,15 @@ class Kept:
     """What the last check left: its verdicts when they hold (else None), items' first lines ->
     keys, and its inputs and answers, which a full check takes for each file still as it was."""
 
-    __slots__ = ("answers", "firsts", "inputs", "verdicts")
+    __slots__ = ("answers", "changed", "firsts", "inputs", "items", "verdicts")
 
     def __init__(self) -> None:
         self.verdicts: list[Verdict] | None = None
         self.firsts: dict[str, str] = {}
         self.inputs: dict[str, Any] = {}
         self.answers: dict[str, Any] = {}
+        self.changed: set[str] | None = None  # when only files changed: those that did
+        self.items: dict[str, tuple[list[str], Row | None]] = {}  # each item's inputs and verdict
 
 
 def _read(project: paths.Project) -> dict[str, Any]:
@@ -141,20 +172,54 @@ def load(project: paths.Project, want: dict[str, Any]) -> Kept:
         return found
     if not all(isinstance(v, str) for v in firsts.values()):
         return found
-    folders: dict[str, bool] = {}
-    if not all(_same(project.checkout, rel, fact, folders) for rel, fact in inputs.items()):
-        return found
+    folders = Folders(project.checkout)
+    changed = {rel for rel, fact in inputs.items() if not _same(project.checkout, rel, fact, folders)}
     verdicts = [_verdict(row) for row in rows]
-    if all(v is not None for v in verdicts):
+    if not changed and all(v is not None for v in verdicts):
         found.verdicts, found.firsts = [v for v in verdicts if v is not None], firsts
+        if folders.fresh:  # the same bytes with new times (a checkout and back): stamped anew
+            young = time.time_ns() - GRANULARITY_NS
+            for rel, (size, mtime_ns) in folders.fresh.items():
+                inputs[rel] = ["f", size, -1 if mtime_ns > young else mtime_ns, inputs[rel][3]]
+            _write(project, kept)
+    elif changed:
+        _partial(found, kept, changed, firsts)
     return found
 
 
+def _partial(found: Kept, kept: dict[str, Any], changed: set[str], firsts: dict[str, str]) -> None:
+    """What a check that judges again only the items resting on ``changed`` takes from the last."""
+    items = kept.get("items")
+    if not isinstance(items, dict):
+        return
+    names = list(found.inputs)
+    for item_key, entry in items.items():
+        if isinstance(entry, list) and len(entry) == 2 and isinstance(entry[0], list):
+            row = _row(entry[1])
+            deps = [names[i] for i in entry[0] if isinstance(i, int) and 0 <= i < len(names)]
+            if (entry[1] is None or row is not None) and len(deps) == len(entry[0]):
+                found.items[item_key] = (deps, row)
+    found.changed, found.firsts = changed, firsts
+
+
+def _row(row: object) -> Row | None:
+    if not isinstance(row, list) or len(row) != 2 or not isinstance(row[0], str):
+        return None
+    rank = row[1]
+    return (row[0], rank) if isinstance(rank, int) and not isinstance(rank, bool) else None
+
+
 def save(
-    project: paths.Project, want: dict[str, Any], reader: Reader, verdicts: list[Verdict], firsts: dict[str, str]
+    project: paths.Project,
+    want: dict[str, Any],
+    reader: Reader,
+    verdicts: list[Verdict],
+    firsts: dict[str, str],
+    judged: list[Judged],
 ) -> None:
-    """Keep the verdicts of a full check of ``want`` (``key``) with what the check looked at and
-    what each file said (``reader``), unless the record is too young to trust."""
+    """Keep the verdicts of a check of ``want`` (``key``) with what the check looked at and what
+    each file said (``reader``), and each item's inputs and verdict (``judged``), unless the record
+    is too young to trust."""
     young = time.time_ns() - GRANULARITY_NS
     if want["record"][0] > young:
         return
@@ -162,6 +227,14 @@ def save(
     answers = {rel: said for rel, said in reader.answers.items() if said and facts.get(rel, [""])[0] == "f"}
     data: dict[str, object] = {"key": want, "inputs": facts, "answers": answers, "firsts": firsts}
     data["verdicts"] = [list(v) for v in verdicts]
+    index = {rel: at for at, rel in enumerate(facts)}  # an item's inputs by their place: a short file
+    data["items"] = {
+        k: [[index[d] for d in deps if d in index], list(why) if why else None] for k, _, _, deps, why in judged
+    }
+    _write(project, data)
+
+
+def _write(project: paths.Project, data: dict[str, Any]) -> None:
     path = cache_file(project)
     tmp = os.path.join(project.state, f".{paths.STALE_CACHE}.{os.getpid()}.tmp")
     flags = os.O_WRONLY | os.O_CREAT | os.O_TRUNC | getattr(os, "O_NOFOLLOW", 0) | getattr(os, "O_BINARY", 0)
