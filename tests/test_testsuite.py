@@ -39,6 +39,8 @@ def test_python_m_pytest_runs_on_every_core_and_leaves_the_clone_clean(tmp_path:
     )
     assert done.returncode == 0, done.stdout[-3000:] + done.stderr[-2000:]
     assert "created: " in done.stdout and " workers" in done.stdout  # pytest-xdist, with no -n given
-    assert files(clone) == before  # no .pytest_cache, .hypothesis or screenshots in the clone
+    linted = subprocess.run([sys.executable, "-m", "ruff", "check", "-q", "."], cwd=clone, env=env, check=False)
+    assert linted.returncode == 0
+    assert files(clone) == before  # no .pytest_cache, .hypothesis, screenshots or .ruff_cache in the clone
     cache = Path(os.environ["HOME"], ".cache", "keeper-tests")
-    assert (cache / "pytest").is_dir() and (cache / "hypothesis").is_dir()
+    assert (cache / "pytest").is_dir() and (cache / "hypothesis").is_dir() and (cache / "ruff").is_dir()
