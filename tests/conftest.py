@@ -66,6 +66,7 @@ def pytest_cmdline_main(config: pytest.Config) -> None:
         option.numprocesses = "auto"
     if option.numprocesses and option.dist == "no":
         option.dist = "loadfile"
+        option.loadscopereorder = False  # xdist would put the files of most tests first: the order below
 
 
 def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:

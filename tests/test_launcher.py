@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import json
 import os
+import re
 import shutil
 import subprocess
 import sys
@@ -112,6 +113,14 @@ def test_a_keeper_on_path_is_honoured_while_there_is_no_environment(tmp_path: Pa
     assert (other.parent / "calls.log").read_text() == "keeper save --summary x\n"  # itself skipped, no loop
 
 
+def c_string(name: str) -> str:
+    """A string constant of launcher/keeper.c, its adjacent literals joined."""
+    source = (REPO / "launcher" / "keeper.c").read_text(encoding="utf-8")
+    found = re.search(name + r'\[\] =((?:\s*"(?:[^"\\]|\\.)*")+)\s*;', source)
+    assert found, name
+    return "".join(re.findall(r'"((?:[^"\\]|\\.)*)"', found.group(1))).replace('\\"', '"')
+
+
 def test_while_setting_up_a_hook_answers_at_once_and_setup_starts_once(
     tmp_path: Path, base_env: dict[str, str]
 ) -> None:
@@ -123,7 +132,10 @@ def test_while_setting_up_a_hook_answers_at_once_and_setup_starts_once(
     started = time.monotonic()
     first = run(["hook", "session-start"], env)
     assert time.monotonic() - started < 1.5  # the set-up runs in the background
-    assert "setting itself up" in json.loads(first.stdout)["systemMessage"]
+    said = json.loads(first.stdout)["systemMessage"]
+    # it saves in this very session once set up (0.4.0 said "from your next session on", then asked for a save)
+    assert "setting itself up" in said and "saves the work of this session" in said and "saved and loaded" not in said
+    assert said == json.loads(c_string("MSG_SETTING_UP"))["systemMessage"]  # the Windows launcher's words
     Path(base_env["CLAUDE_PLUGIN_DATA"], "setup.lock").mkdir()  # as the running set-up holds it
     assert json.loads(run(["hook", "post-tool-use"], env).stdout) == {}
     time.sleep(0.3)
