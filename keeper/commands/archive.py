@@ -9,8 +9,9 @@ the trash are derived or local to a machine and stay out.
 Import trusts nothing in the archive. Only Keeper's own layout is read (anything else is named and
 skipped, never extracted by its name), every member is read in chunks against a size cap whatever
 its header claims, and the whole archive is read and checked before the first byte is written.
-Nothing is overwritten: session files are added (one of the same name with other bytes under
-``-imported`` names) and memory.md files are merged by ``keeper.memory.merge.merge_file``, under the project lock.
+Nothing is overwritten: session files are added (a session already here under any name is
+recognised; one of the same name with other bytes goes under ``-imported`` names) and memory.md
+files are merged by ``keeper.memory.merge.merge_file``, under the project lock.
 """
 
 from __future__ import annotations
@@ -152,28 +153,25 @@ def place(name: str) -> tuple[str, str, str]:
         raise _Skip("an empty, '.' or '..' part in the path")
     if parts == [MANIFEST]:
         return "manifest", "", MANIFEST
-    if parts == ["global", paths.MEMORY_FILE]:
-        return "global", "", paths.MEMORY_FILE
-    if parts == ["global", paths.PROVENANCE_FILE]:
-        return "origins", "", paths.PROVENANCE_FILE
-    if len(parts) < 3 or parts[0] != "projects":
-        raise _Skip("not a file Keeper exports")
-    try:
-        pid = identity.check_pinned_name(parts[1], "archive")
-    except KeeperError:
-        raise _Skip(f"project id {parts[1]!r} is not a safe folder name") from None
-    rest = parts[2:]
-    if rest == [paths.MEMORY_FILE]:
-        return "memory", pid, paths.MEMORY_FILE
-    if rest == [paths.PROVENANCE_FILE]:
-        return "origins", pid, paths.PROVENANCE_FILE
-    if rest == [paths.STATE_DIR, PROVENANCE]:
-        return "provenance", pid, PROVENANCE
-    if len(rest) == 2 and rest[0] == paths.SESSIONS_DIR:
-        if not paths.safe_session_name(rest[1]):
-            raise _Skip("not a safe session file name")
-        return "session", pid, rest[1]
+    pid = ""
+    if parts[0] == paths.PROJECTS_DIR and len(parts) >= 3:
+        try:
+            pid = identity.check_pinned_name(parts[1], "archive")
+        except KeeperError:
+            raise _Skip(f"project id {parts[1]!r} is not a safe folder name") from None
+    found = paths.file_kind(name)  # the store's own list of what it holds
+    in_sessions = pid != "" and len(parts) == 4 and parts[2] == paths.SESSIONS_DIR
+    if in_sessions and (found != paths.SESSION or not paths.safe_session_name(parts[-1])):
+        raise _Skip("not a safe session file name")
+    if found is not None:
+        return _MEMBER_KINDS[found] if pid or found != paths.MEMORY else "global", pid, parts[-1]
+    if pid and parts[2:] == [paths.STATE_DIR, PROVENANCE]:
+        return "provenance", pid, PROVENANCE  # which memory.md lines Keeper wrote: machine-local, yet carried
     raise _Skip("not a file Keeper exports")
+
+
+# An archive's name for each kind of durable file (``paths.file_kind``).
+_MEMBER_KINDS = {paths.MEMORY: "memory", paths.PROVENANCE: "origins", paths.SESSION: "session"}
 
 
 def _text(data: bytes, kind: str) -> str:
@@ -487,10 +485,19 @@ class Result:
 
 
 def _session_plan(files: ProjectFiles, project: paths.Project, result: Result) -> None:
-    """A new name is added; the same bytes under a name (or an ``-imported`` one) are skipped; others
-    go in as ``<name>-imported.md``, ``-imported-2.md`` … so neither copy is lost."""
+    """A session the project already holds, under any name (``exchange.sessions``: one a sync
+    brought with its machine's suffix, or this machine's own that went out and came back), is
+    skipped; a new name is added; other text under a name taken goes in as ``<name>-imported.md``,
+    ``-imported-2.md`` … so neither copy is lost."""
+    from keeper.exchange.sessions import Known
+
+    known = Known.in_folder(project.sessions)
     taken: dict[str, bytes] = {}
     for name, text in sorted(files.sessions.items()):
+        if known.copy_of(text) is not None:
+            result.identical.append(name)
+            continue
+        known.add(name, text)
         data = text.encode("utf-8")
         stem = name[: -len(".md")]
         tries = 0
@@ -617,6 +624,10 @@ def import_archive(path: str, only: str | None, into: paths.Project | None, dry_
     """Import an archive (or say what importing it would do); return the report."""
     archive = read_archive(path)
     results = [(plan if dry_run else apply)(files, project) for files, project in targets(archive, only, into)]
+    if into is not None and not dry_run:  # the folder is this clone's project: sync finds its repository by it
+        from keeper.store import resolve
+
+        resolve.remember_root(into, check=True)
     return {
         "archive": os.path.abspath(path),
         "dry_run": dry_run,

@@ -608,6 +608,7 @@ def _prepare(
         found = patterns.setdefault(copy.prefix, _patterns(copy))
         side = _Side(copy, machine, found, mine, blobs, cache)
         mine_files = {p: blobs[b] for p, b in mine.items() if b in blobs}
+        _recognise(side, mine_files, theirs)
         base_files = None if base_ids is None else {p: blobs[b] for p, b in base_ids.items() if b in blobs}
         parts.append(_Part(side, recorded, mine_files, base_files))
         result.held += [name for name in side.held if name not in result.held]
@@ -615,6 +616,25 @@ def _prepare(
     if (len(cache), cache) != before:
         _save_cache(cache)
     return theirs_commit, theirs_ids, theirs, parts, patterns
+
+
+def _recognise(side: _Side, mine: dict[str, bytes], theirs: dict[str, bytes]) -> None:
+    """A session file here that the repository holds under another name (it came here by an archive,
+    or went there by another machine's import) is sent under that name, so one session stays one
+    file everywhere: the name this copy synced it under before, else the remote's."""
+    from keeper.exchange.sessions import Known
+
+    folder = f"{side.copy.prefix}/{paths.SESSIONS_DIR}/"
+    new = [t for t in side.files if t.startswith(folder) and t not in mine and t not in theirs]
+    if not new or not any(p.startswith(folder) for files in (mine, theirs) for p in files):
+        return
+    held = (p for files in (mine, theirs) for p in sorted(files) if p.startswith(folder))
+    known = Known((p, kinds.text_of(mine.get(p, theirs.get(p))) or "") for p in dict.fromkeys(held))
+    for tree in new:
+        found = known.copy_of(kinds.text_of(side.files[tree]) or "")
+        if found is not None and found not in side.files:
+            side.files[found] = side.files.pop(tree)
+            side.local[found] = side.local.pop(tree)
 
 
 def _hold_unreadable(side: _Side, mine: dict[str, bytes], result: Result) -> bool:
