@@ -536,7 +536,7 @@ def test_an_imported_project_with_no_recorded_root_is_still_listed_and_in_the_hu
     [project_id] = _listed(capsys)
     assert b.sync("--remote", str(remote)) == 0
     record = json.loads((b.store / "projects" / project_id / "state" / paths.PROJECT_SYNC).read_text())
-    assert record["key"].startswith("local.")  # no root recorded: backed up as this machine's own
+    assert record["key"].startswith("origin.")  # the archive named its repository: that repository's memory here
     assert _listed(capsys) == [project_id]
     hub = tmp_path / "hub.html"
     assert b.run("hub", "--out", str(hub)) == 0

@@ -137,3 +137,26 @@ def test_a_session_that_went_out_and_came_back_in_an_archive_is_recognised(
     [report] = json.loads(capsys.readouterr().out)["projects"]
     assert report["sessions_identical"] and not report["sessions_added"] and not report["sessions_renamed"]
     assert {p.name for p in b.sessions()} == before
+
+
+@pytest.mark.parametrize("opened_first", [True, False])
+def test_an_archive_imported_without_flags_lands_in_the_project_of_the_same_repository(
+    machines: list[Machine], remote: Path, tmp_path: Path, opened_first: bool
+) -> None:
+    a, b, _ = machines
+    _save_session(a, "a-one", "--decision", "Use FTS5", "--summary", "first on a")
+    archive = tmp_path / "a.zip"
+    assert a.run("export", "--out", str(archive)) == 0
+    if opened_first:  # b's clone already is a project here, at another path, with its own id
+        b.save("--decision", "Use pytest")
+    assert b.run("import", str(archive)) == 0
+    assert len(_folders(b)) == 1
+    for m in (a, b, a, b):
+        assert m.sync("--remote", str(remote)) == 0
+    b.start_session("opened", automatic=True)  # the clone's first session takes over what arrived
+    for m in (a, b, a, b):
+        assert m.sync() == 0
+    decisions = ["Use FTS5", "Use pytest"] if opened_first else ["Use FTS5"]
+    for m in (a, b):
+        _holds_once(m, decisions)
+    assert _session_texts(a) == _session_texts(b)

@@ -66,12 +66,14 @@ class ProjectFiles:
 
 
 class Listed(Record):
-    """One project as the manifest lists it (for a person reading the archive)."""
+    """One project as the manifest lists it: for a person reading the archive, and its repository
+    (``key``: its folder's name in a sync repository, ``origin.…`` or ``pin.…``; None for a project
+    of one machine), by which import finds the same repository's project here whatever its path."""
 
-    __slots__ = ("id", "name", "root", "sessions")
+    __slots__ = ("id", "key", "name", "root", "sessions")
 
-    def __init__(self, id: str, name: str | None, root: str | None, sessions: int) -> None:
-        self.id, self.name, self.root, self.sessions = id, name, root, sessions
+    def __init__(self, id: str, name: str | None, root: str | None, sessions: int, key: str | None = None) -> None:
+        self.id, self.name, self.root, self.sessions, self.key = id, name, root, sessions, key
 
 
 class Manifest(Record):
@@ -105,6 +107,7 @@ class Manifest(Record):
                 p.get("name") if isinstance(p.get("name"), str) else None,
                 p.get("root") if isinstance(p.get("root"), str) else None,
                 p["sessions"] if isinstance(p.get("sessions"), int) and not isinstance(p.get("sessions"), bool) else 0,
+                _shared(p.get("key")),
             )
             for p in (listed if isinstance(listed, list) else [])
             if isinstance(p, dict) and isinstance(p.get("id"), str)
@@ -119,11 +122,33 @@ class Manifest(Record):
         )
 
     def dump(self) -> str:
-        listed = [{"id": p.id, "name": p.name, "root": p.root, "sessions": p.sessions} for p in self.projects]
+        listed = [
+            {"id": p.id, "name": p.name, "root": p.root, "sessions": p.sessions, **({"key": p.key} if p.key else {})}
+            for p in self.projects
+        ]
         fields = {"format": self.format, "keeper": self.keeper, "created": self.created, "scope": self.scope}
         return (
             json.dumps({**fields, "projects": listed, "global": self.has_global}, indent=1, ensure_ascii=False) + "\n"
         )
+
+
+def _shared(key: object) -> str | None:
+    """A project key of a repository shared between machines (``sync.mirror``), else None."""
+    from keeper.sync import mirror
+
+    return key if isinstance(key, str) and mirror.is_key(key) and not key.startswith("local.") else None
+
+
+def _key_here(folder: str) -> str | None:
+    """The repository a project folder of this store is (``sync.mirror.key_for``), if it is shared."""
+    from keeper.store import projects, resolve
+    from keeper.sync import mirror
+
+    root = resolve.recorded_root(folder)
+    if root and os.path.isdir(root):
+        project = paths.Project(root, os.path.basename(folder), folder)
+        return _shared(mirror.key_for(project, mirror.allowed_pins(), mirror.machine()))
+    return _shared(projects.sync_record(folder).key)
 
 
 class Archive:
@@ -337,6 +362,7 @@ def export(project: paths.Project | None, out: str | None) -> dict[str, Any]:
                 _title(files.memory) or (project.name if project else None),
                 project.root if project else None,
                 len(files.sessions),
+                _key_here(os.path.join(paths.projects_dir(), pid)),
             )
             for pid, files in sorted(archive.projects.items())
         ],
@@ -598,17 +624,23 @@ def apply(files: ProjectFiles, project: paths.Project) -> Result:
 
 
 def targets(archive: Archive, only: str | None, into: paths.Project | None) -> list[tuple[ProjectFiles, paths.Project]]:
-    """Which of the archive's projects go where: each to its own id, or one (``--project``) into
-    the project ``--project-dir`` names, since an id made from a folder's path differs on another
-    machine. The global memory comes along only with the whole archive."""
+    """Which of the archive's projects go where: each to the project of the same repository here
+    (its manifest's key), else to its own id; or one (``--project``) into the project
+    ``--project-dir`` names, since an id made from a folder's path differs on another machine. The
+    global memory comes along only with the whole archive."""
     chosen = dict(archive.projects)
     listing = ", ".join(sorted(chosen)) or "none"
     if only is not None:
         if only not in chosen:
             raise KeeperError(f"the archive holds no project {only!r}; it holds: {listing}.")
         chosen = {only: chosen[only]}
+    keys = {p.id: p.key for p in archive.manifest.projects if p.key}
+    here = _folders_by_key() if keys and into is None else {}
     base = paths.projects_dir()
-    found = [(files, paths.Project("", pid, os.path.join(base, pid))) for pid, files in sorted(chosen.items())]
+    found = [
+        (files, here.get(keys.get(pid, "")) or paths.Project("", pid, os.path.join(base, pid)))
+        for pid, files in sorted(chosen.items())
+    ]
     if only is None and into is None and archive.global_memory is not None:
         g = ProjectFiles()
         g.memory, g.origins = archive.global_memory, archive.global_origins
@@ -620,6 +652,35 @@ def targets(archive: Archive, only: str | None, into: paths.Project | None) -> l
     return found
 
 
+def _folders_by_key() -> dict[str, paths.Project]:
+    """This store's projects of shared repositories, by key: where a project of the same repository
+    lands, whatever its id (made from a folder's path) was on the machine that exported it."""
+    found: dict[str, paths.Project] = {}
+    base = paths.projects_dir()
+    try:
+        names = sorted(n for n in os.listdir(base) if os.path.isdir(os.path.join(base, n)))
+    except OSError:
+        return found
+    for name in names:
+        key = _key_here(os.path.join(base, name))
+        if key is not None:
+            found.setdefault(key, paths.Project("", name, os.path.join(base, name)))
+    return found
+
+
+def _note_repositories(archive: Archive, results: list[Result]) -> None:
+    """A project of a shared repository that landed in a folder of its own (no project here is that
+    repository yet) records its key, as a sync would: sync then keeps it as that repository's memory,
+    and the clone's first session here takes it over (``sync.mirror.adopt``), one folder in all."""
+    from keeper.store import projects
+
+    keys = {p.id: p.key for p in archive.manifest.projects if p.key}
+    for result in results:
+        key, record = keys.get(result.id), os.path.join(result.dir, paths.STATE_DIR, paths.PROJECT_SYNC)
+        if key and _key_here(result.dir) is None and os.path.isdir(result.dir):
+            atomic_write(record, projects.SyncRecord(key).dump())
+
+
 def import_archive(path: str, only: str | None, into: paths.Project | None, dry_run: bool) -> dict[str, Any]:
     """Import an archive (or say what importing it would do); return the report."""
     archive = read_archive(path)
@@ -628,6 +689,8 @@ def import_archive(path: str, only: str | None, into: paths.Project | None, dry_
         from keeper.store import resolve
 
         resolve.remember_root(into, check=True)
+    elif not dry_run:
+        _note_repositories(archive, results)
     return {
         "archive": os.path.abspath(path),
         "dry_run": dry_run,
