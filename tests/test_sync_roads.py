@@ -160,3 +160,35 @@ def test_an_archive_imported_without_flags_lands_in_the_project_of_the_same_repo
     for m in (a, b):
         _holds_once(m, decisions)
     assert _session_texts(a) == _session_texts(b)
+
+
+class _Killed(BaseException):
+    """A sync stopped dead (as by SIGKILL: nothing after it runs)."""
+
+
+def test_a_first_sync_killed_while_its_files_land_makes_no_second_project_folder(
+    machines: list[Machine], remote: Path
+) -> None:
+    from unittest import mock
+
+    from keeper.sync import engine
+
+    a, b, _ = machines
+    _save_session(a, "a-one", "--decision", "Use FTS5", "--summary", "first on a")
+    assert a.sync("--remote", str(remote)) == 0
+    real = engine._write_file
+
+    def once(*args: object, **kwargs: object) -> object:
+        written = real(*args, **kwargs)  # type: ignore[arg-type]
+        if written:
+            raise _Killed
+        return written
+
+    with mock.patch.object(engine, "_write_file", once), pytest.raises(_Killed):
+        b.sync("--remote", str(remote))  # b has never opened its clone: the memory lands in a folder of its own
+    _save_session(b, "b-one", "--decision", "Use pytest")  # the clone's first save takes that folder over
+    for m in (b, a, b, a):
+        assert m.sync() == 0
+    for m in (a, b):
+        _holds_once(m, ["Use FTS5", "Use pytest"])
+    assert _session_texts(a) == _session_texts(b)

@@ -741,6 +741,10 @@ def _write_back(
         )
         scrub = rules if redact.redact(incoming, rules) != incoming else None  # one scan, not one a file
         with project_lock(lock):
+            if copy.record and not os.path.exists(copy.record):
+                # the key before the files: a run killed while they land leaves this repository's
+                # memory, which the clone's first session takes over, not a project of this machine's own
+                atomic_write(copy.record, projects.SyncRecord(copy.key).dump())
             for path, content in sorted(mine.items()):
                 written = _write_file(part, path, content, machine, scrub, cache)
                 if written:
