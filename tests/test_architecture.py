@@ -27,6 +27,7 @@ RANKS: dict[str, int] = {
     "memory": 1,
     "store": 2,
     "capture": 3,
+    "exchange": 3,
     "recall": 3,
     "plugin": 3,
     "sync": 4,

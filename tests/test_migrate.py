@@ -238,3 +238,45 @@ def test_a_session_whose_first_hook_after_the_upgrade_is_not_a_start_goes_on_wit
     assert (state / "sessions" / "fixture-session-2.tally").read_bytes().startswith(counted)
     assert json.loads((state / "sessions" / "fixture-session-2.json").read_bytes())["file"] == "2026-11-26_0452-2.md"
     assert sorted(p.name for p in (store / "projects" / PROJECT_ID / "sessions").iterdir()) == sessions
+
+
+def _session(session: str, started: str, body: str) -> str:
+    return f"# Session {started} · api\n\n- Session id: {session}\n- Started: {started}\n\n## Saves\n\n{body}\n"
+
+
+def test_twins_of_a_session_that_came_by_import_and_by_sync_are_one_file_again_every_distinct_text_kept(
+    isolated: Path, tmp_path: Path
+) -> None:
+    root = tmp_path / "store"
+    sessions = root / "projects" / "api-0123456789" / "sessions"
+    sessions.mkdir(parents=True)
+    (root / "sync.json").write_text(json.dumps({"remote": str(tmp_path / "r.git"), "machine": "bbbbbb"}))
+    one, grown = _session("s1", "2026-11-27 17:52", "first"), _session("s1", "2026-11-27 17:52", "first\n\nmore")
+    mine, theirs = _session("s2", "2026-11-27 18:00", "mine"), _session("s2", "2026-11-27 18:00", "theirs")
+    written = {
+        "2026-11-27_1752.md": one,  # imported from a's archive (its plain name)
+        "2026-11-27_1752@aaaaaa.md": one,  # the same, as a's sync sent it
+        "2026-11-27_1752@aaaaaa-cccccc.md": grown,  # the same session, more text: distinct, kept
+        "2026-11-27_1800.md": mine,  # same session id, other text: both kept
+        "2026-11-27_1800@aaaaaa.md": theirs,
+        "2026-11-27_1900.md": "a note without a header\n",
+        "2026-11-27_1900-imported.md": "a note without a header\n",
+    }
+    for name, text in written.items():
+        (sessions / name).write_text(text)
+    (root / "format.json").write_text(json.dumps({"format": 2, "applied": [n for n, _ in migrate.MIGRATIONS[:2]]}))
+    done = migrate.upgrade(str(root))
+    assert done == ["session_twins: 2 session files removed, each the same text as one kept"]
+    left = {p.name: p.read_text() for p in sessions.iterdir()}
+    assert sorted(left.values()) == sorted(set(written.values()))  # every distinct text, once
+    # the name the sync repository sorts first stays (the same choice on every machine)
+    assert "2026-11-27_1752@aaaaaa.md" in left and "2026-11-27_1752.md" not in left
+    assert "2026-11-27_1900-imported.md" not in left
+    [backup] = (root / "backups").glob("session_twins-*")
+    manifest = json.loads((backup / "manifest.json").read_text())
+    assert sorted(manifest["changed"]) == [
+        "projects/api-0123456789/sessions/2026-11-27_1752.md",
+        "projects/api-0123456789/sessions/2026-11-27_1900-imported.md",
+    ]
+    assert (backup / "projects" / "api-0123456789" / "sessions" / "2026-11-27_1752.md").read_text() == one
+    assert migrate.upgrade(str(root)) == []

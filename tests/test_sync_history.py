@@ -206,6 +206,33 @@ def test_clear_all_on_a_synced_project_clears_it_everywhere_and_restore_brings_i
         assert "Use FTS5" in m.memory() and m.sessions(), m.name
 
 
+def test_the_clear_all_slash_command_on_a_synced_project_warns_that_it_clears_every_machine(
+    machines: list[Machine], remote: Path
+) -> None:
+    a, b, _ = machines
+    a.save("--decision", "Use FTS5", "--summary", "first session")
+    connect([a, b], remote)
+    payload = {
+        "session_id": "s9",
+        "cwd": str(a.project),
+        "hook_event_name": "UserPromptSubmit",
+        "prompt": "/keeper:clear all",
+    }
+    done = subprocess.run(
+        [sys.executable, "-m", "keeper", "hook", "user-prompt-submit"],
+        input=json.dumps(payload).encode(),
+        env={**a.env(), "KEEPER_SYNC": "false"},
+        capture_output=True,
+        timeout=60,
+    )
+    reply = json.loads(done.stdout)
+    context = reply["hookSpecificOutput"]["additionalContext"]
+    assert "keeper restore" in context and f"syncs with {remote}" in context and "on every machine" in context
+    assert "every machine" in reply["systemMessage"]
+    assert a.sync() == 0 and b.sync() == 0
+    assert "Use FTS5" not in b.memory()
+
+
 @pytest.mark.parametrize("new_remote", [False, True])
 def test_an_item_retired_then_cleared_before_a_sync_stays_retired_everywhere(
     machines: list[Machine], remote: Path, tmp_path: Path, new_remote: bool
@@ -509,7 +536,7 @@ def test_an_imported_project_with_no_recorded_root_is_still_listed_and_in_the_hu
     [project_id] = _listed(capsys)
     assert b.sync("--remote", str(remote)) == 0
     record = json.loads((b.store / "projects" / project_id / "state" / paths.PROJECT_SYNC).read_text())
-    assert record["key"].startswith("local.")  # no root recorded: backed up as this machine's own
+    assert record["key"].startswith("origin.")  # the archive named its repository: that repository's memory here
     assert _listed(capsys) == [project_id]
     hub = tmp_path / "hub.html"
     assert b.run("hub", "--out", str(hub)) == 0

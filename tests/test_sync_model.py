@@ -2,7 +2,8 @@
 
 Hypothesis plays saves, retirements, resolutions, hand edits and deletions, clears, deleted session files,
 syncs (some killed at a random point), a switched remote, a remote rolled back, replaced or with
-its branch deleted, and export and import, in any order. The model is what a person would expect:
+its branch deleted, and export and import (into the same machine, or an archive carried to another
+machine's clone), in any order. The model is what a person would expect:
 what was saved is held by every machine once they have all synced, unless it was removed (an item
 retired, resolved, cleared or deleted by hand; a session file deleted or cleared), and nothing else is ever removed.
 After every step: nothing lands in a trash that the model did not remove, no remote holds a
@@ -272,6 +273,17 @@ class SyncWorld(RuleBasedStateMachine):
             held = {name.rsplit("/", 1)[-1] for name in zf.namelist() if "/sessions/" in name}
         assert held == {p.name for p in self._sessions(machine)}
         assert self._keeper(machine, "import", str(archive), "--project-dir", project) == 0
+
+    @rule(source=st.sampled_from(NAMES), into=st.sampled_from(NAMES))
+    def carry_an_archive(self, source: str, into: str) -> None:
+        """The other road: one machine's project exported and imported into another's clone (its
+        path and id differ there), before or after any sync; what it carries lands there once."""
+        folder = self._project_dir(source)
+        if source == into or folder is None or not ((folder / "memory.md").exists() or self._sessions(source)):
+            return
+        archive = self.root / f"carried-{self._next()}.zip"
+        assert self._keeper(source, "export", "--project-dir", str(self.projects[source]), "--out", str(archive)) == 0
+        assert self._keeper(into, "import", str(archive), "--project-dir", str(self.projects[into])) == 0
 
     def _history(self) -> list[str]:
         found = subprocess.run(

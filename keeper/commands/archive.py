@@ -9,8 +9,9 @@ the trash are derived or local to a machine and stay out.
 Import trusts nothing in the archive. Only Keeper's own layout is read (anything else is named and
 skipped, never extracted by its name), every member is read in chunks against a size cap whatever
 its header claims, and the whole archive is read and checked before the first byte is written.
-Nothing is overwritten: session files are added (one of the same name with other bytes under
-``-imported`` names) and memory.md files are merged by ``keeper.memory.merge.merge_file``, under the project lock.
+Nothing is overwritten: session files are added (a session already here under any name is
+recognised; one of the same name with other bytes goes under ``-imported`` names) and memory.md
+files are merged by ``keeper.memory.merge.merge_file``, under the project lock.
 """
 
 from __future__ import annotations
@@ -65,12 +66,14 @@ class ProjectFiles:
 
 
 class Listed(Record):
-    """One project as the manifest lists it (for a person reading the archive)."""
+    """One project as the manifest lists it: for a person reading the archive, and its repository
+    (``key``: its folder's name in a sync repository, ``origin.…`` or ``pin.…``; None for a project
+    of one machine), by which import finds the same repository's project here whatever its path."""
 
-    __slots__ = ("id", "name", "root", "sessions")
+    __slots__ = ("id", "key", "name", "root", "sessions")
 
-    def __init__(self, id: str, name: str | None, root: str | None, sessions: int) -> None:
-        self.id, self.name, self.root, self.sessions = id, name, root, sessions
+    def __init__(self, id: str, name: str | None, root: str | None, sessions: int, key: str | None = None) -> None:
+        self.id, self.name, self.root, self.sessions, self.key = id, name, root, sessions, key
 
 
 class Manifest(Record):
@@ -104,6 +107,7 @@ class Manifest(Record):
                 p.get("name") if isinstance(p.get("name"), str) else None,
                 p.get("root") if isinstance(p.get("root"), str) else None,
                 p["sessions"] if isinstance(p.get("sessions"), int) and not isinstance(p.get("sessions"), bool) else 0,
+                _shared(p.get("key")),
             )
             for p in (listed if isinstance(listed, list) else [])
             if isinstance(p, dict) and isinstance(p.get("id"), str)
@@ -118,11 +122,33 @@ class Manifest(Record):
         )
 
     def dump(self) -> str:
-        listed = [{"id": p.id, "name": p.name, "root": p.root, "sessions": p.sessions} for p in self.projects]
+        listed = [
+            {"id": p.id, "name": p.name, "root": p.root, "sessions": p.sessions, **({"key": p.key} if p.key else {})}
+            for p in self.projects
+        ]
         fields = {"format": self.format, "keeper": self.keeper, "created": self.created, "scope": self.scope}
         return (
             json.dumps({**fields, "projects": listed, "global": self.has_global}, indent=1, ensure_ascii=False) + "\n"
         )
+
+
+def _shared(key: object) -> str | None:
+    """A project key of a repository shared between machines (``sync.mirror``), else None."""
+    from keeper.sync import mirror
+
+    return key if isinstance(key, str) and mirror.is_key(key) and not key.startswith("local.") else None
+
+
+def _key_here(folder: str) -> str | None:
+    """The repository a project folder of this store is (``sync.mirror.key_for``), if it is shared."""
+    from keeper.store import projects, resolve
+    from keeper.sync import mirror
+
+    root = resolve.recorded_root(folder)
+    if root and os.path.isdir(root):
+        project = paths.Project(root, os.path.basename(folder), folder)
+        return _shared(mirror.key_for(project, mirror.allowed_pins(), mirror.machine()))
+    return _shared(projects.sync_record(folder).key)
 
 
 class Archive:
@@ -152,28 +178,25 @@ def place(name: str) -> tuple[str, str, str]:
         raise _Skip("an empty, '.' or '..' part in the path")
     if parts == [MANIFEST]:
         return "manifest", "", MANIFEST
-    if parts == ["global", paths.MEMORY_FILE]:
-        return "global", "", paths.MEMORY_FILE
-    if parts == ["global", paths.PROVENANCE_FILE]:
-        return "origins", "", paths.PROVENANCE_FILE
-    if len(parts) < 3 or parts[0] != "projects":
-        raise _Skip("not a file Keeper exports")
-    try:
-        pid = identity.check_pinned_name(parts[1], "archive")
-    except KeeperError:
-        raise _Skip(f"project id {parts[1]!r} is not a safe folder name") from None
-    rest = parts[2:]
-    if rest == [paths.MEMORY_FILE]:
-        return "memory", pid, paths.MEMORY_FILE
-    if rest == [paths.PROVENANCE_FILE]:
-        return "origins", pid, paths.PROVENANCE_FILE
-    if rest == [paths.STATE_DIR, PROVENANCE]:
-        return "provenance", pid, PROVENANCE
-    if len(rest) == 2 and rest[0] == paths.SESSIONS_DIR:
-        if not paths.safe_session_name(rest[1]):
-            raise _Skip("not a safe session file name")
-        return "session", pid, rest[1]
+    pid = ""
+    if parts[0] == paths.PROJECTS_DIR and len(parts) >= 3:
+        try:
+            pid = identity.check_pinned_name(parts[1], "archive")
+        except KeeperError:
+            raise _Skip(f"project id {parts[1]!r} is not a safe folder name") from None
+    found = paths.file_kind(name)  # the store's own list of what it holds
+    in_sessions = pid != "" and len(parts) == 4 and parts[2] == paths.SESSIONS_DIR
+    if in_sessions and (found != paths.SESSION or not paths.safe_session_name(parts[-1])):
+        raise _Skip("not a safe session file name")
+    if found is not None:
+        return _MEMBER_KINDS[found] if pid or found != paths.MEMORY else "global", pid, parts[-1]
+    if pid and parts[2:] == [paths.STATE_DIR, PROVENANCE]:
+        return "provenance", pid, PROVENANCE  # which memory.md lines Keeper wrote: machine-local, yet carried
     raise _Skip("not a file Keeper exports")
+
+
+# An archive's name for each kind of durable file (``paths.file_kind``).
+_MEMBER_KINDS = {paths.MEMORY: "memory", paths.PROVENANCE: "origins", paths.SESSION: "session"}
 
 
 def _text(data: bytes, kind: str) -> str:
@@ -339,6 +362,7 @@ def export(project: paths.Project | None, out: str | None) -> dict[str, Any]:
                 _title(files.memory) or (project.name if project else None),
                 project.root if project else None,
                 len(files.sessions),
+                _key_here(os.path.join(paths.projects_dir(), pid)),
             )
             for pid, files in sorted(archive.projects.items())
         ],
@@ -487,10 +511,19 @@ class Result:
 
 
 def _session_plan(files: ProjectFiles, project: paths.Project, result: Result) -> None:
-    """A new name is added; the same bytes under a name (or an ``-imported`` one) are skipped; others
-    go in as ``<name>-imported.md``, ``-imported-2.md`` … so neither copy is lost."""
+    """A session the project already holds, under any name (``exchange.sessions``: one a sync
+    brought with its machine's suffix, or this machine's own that went out and came back), is
+    skipped; a new name is added; other text under a name taken goes in as ``<name>-imported.md``,
+    ``-imported-2.md`` … so neither copy is lost."""
+    from keeper.exchange.sessions import Known
+
+    known = Known.in_folder(project.sessions)
     taken: dict[str, bytes] = {}
     for name, text in sorted(files.sessions.items()):
+        if known.copy_of(text) is not None:
+            result.identical.append(name)
+            continue
+        known.add(name, text)
         data = text.encode("utf-8")
         stem = name[: -len(".md")]
         tries = 0
@@ -591,17 +624,23 @@ def apply(files: ProjectFiles, project: paths.Project) -> Result:
 
 
 def targets(archive: Archive, only: str | None, into: paths.Project | None) -> list[tuple[ProjectFiles, paths.Project]]:
-    """Which of the archive's projects go where: each to its own id, or one (``--project``) into
-    the project ``--project-dir`` names, since an id made from a folder's path differs on another
-    machine. The global memory comes along only with the whole archive."""
+    """Which of the archive's projects go where: each to the project of the same repository here
+    (its manifest's key), else to its own id; or one (``--project``) into the project
+    ``--project-dir`` names, since an id made from a folder's path differs on another machine. The
+    global memory comes along only with the whole archive."""
     chosen = dict(archive.projects)
     listing = ", ".join(sorted(chosen)) or "none"
     if only is not None:
         if only not in chosen:
             raise KeeperError(f"the archive holds no project {only!r}; it holds: {listing}.")
         chosen = {only: chosen[only]}
+    keys = {p.id: p.key for p in archive.manifest.projects if p.key}
+    here = _folders_by_key() if keys and into is None else {}
     base = paths.projects_dir()
-    found = [(files, paths.Project("", pid, os.path.join(base, pid))) for pid, files in sorted(chosen.items())]
+    found = [
+        (files, here.get(keys.get(pid, "")) or paths.Project("", pid, os.path.join(base, pid)))
+        for pid, files in sorted(chosen.items())
+    ]
     if only is None and into is None and archive.global_memory is not None:
         g = ProjectFiles()
         g.memory, g.origins = archive.global_memory, archive.global_origins
@@ -613,10 +652,45 @@ def targets(archive: Archive, only: str | None, into: paths.Project | None) -> l
     return found
 
 
+def _folders_by_key() -> dict[str, paths.Project]:
+    """This store's projects of shared repositories, by key: where a project of the same repository
+    lands, whatever its id (made from a folder's path) was on the machine that exported it."""
+    found: dict[str, paths.Project] = {}
+    base = paths.projects_dir()
+    try:
+        names = sorted(n for n in os.listdir(base) if os.path.isdir(os.path.join(base, n)))
+    except OSError:
+        return found
+    for name in names:
+        key = _key_here(os.path.join(base, name))
+        if key is not None:
+            found.setdefault(key, paths.Project("", name, os.path.join(base, name)))
+    return found
+
+
+def _note_repositories(archive: Archive, results: list[Result]) -> None:
+    """A project of a shared repository that landed in a folder of its own (no project here is that
+    repository yet) records its key, as a sync would: sync then keeps it as that repository's memory,
+    and the clone's first session here takes it over (``sync.mirror.adopt``), one folder in all."""
+    from keeper.store import projects
+
+    keys = {p.id: p.key for p in archive.manifest.projects if p.key}
+    for result in results:
+        key, record = keys.get(result.id), os.path.join(result.dir, paths.STATE_DIR, paths.PROJECT_SYNC)
+        if key and _key_here(result.dir) is None and os.path.isdir(result.dir):
+            atomic_write(record, projects.SyncRecord(key).dump())
+
+
 def import_archive(path: str, only: str | None, into: paths.Project | None, dry_run: bool) -> dict[str, Any]:
     """Import an archive (or say what importing it would do); return the report."""
     archive = read_archive(path)
     results = [(plan if dry_run else apply)(files, project) for files, project in targets(archive, only, into)]
+    if into is not None and not dry_run:  # the folder is this clone's project: sync finds its repository by it
+        from keeper.store import resolve
+
+        resolve.remember_root(into, check=True)
+    elif not dry_run:
+        _note_repositories(archive, results)
     return {
         "archive": os.path.abspath(path),
         "dry_run": dry_run,

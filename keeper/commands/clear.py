@@ -12,8 +12,6 @@ TYPE_CHECKING = False
 if TYPE_CHECKING:
     import argparse
 
-    from keeper.store.paths import Project
-
 
 def run_clear(args: argparse.Namespace) -> int:
     from keeper.errors import KeeperError
@@ -27,7 +25,9 @@ def run_clear(args: argparse.Namespace) -> int:
         common.emit(args, {"moved": [], "backup": None, "reason": why}, lambda: [f"Nothing to clear: {why}."])
         return 0
     moving = trash.described([os.path.relpath(f, project.dir) for f in files])
-    everywhere = _synced_everywhere(project, args.what)
+    from keeper.sync import remote
+
+    everywhere = remote.clears_everywhere(project, args.what)
     if everywhere:
         print(everywhere, file=sys.stderr)
     if not args.yes:
@@ -48,20 +48,6 @@ def run_clear(args: argparse.Namespace) -> int:
         ],
     )
     return 0
-
-
-def _synced_everywhere(project: Project, what: str) -> str | None:
-    """What a clear means when the project syncs: it is recorded and travels to every machine."""
-    from keeper.sync import remote
-
-    data = remote.read()
-    if not data or not os.path.exists(project.sync_record):
-        return None
-    scope = "the project" if what == "all" else "these session files"
-    return (
-        f"'{project.name}' syncs with {remote.shown(str(data['remote']))}: this clears {scope} on every machine "
-        "syncing with it (each keeps a restorable copy in its trash; keeper restore here brings it back everywhere)."
-    )
 
 
 def _restore_item(args: argparse.Namespace) -> int:

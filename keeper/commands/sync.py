@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import os
+import sys
 
 from keeper.commands import common
 
@@ -32,4 +33,8 @@ def run(args: argparse.Namespace) -> int:
         return [*result.lines(url), *([f"  {project.root} holds this memory now: {project.dir}"] if adopted else [])]
 
     common.emit(args, {"remote": url, **result.as_dict(), "adopted": project.dir if adopted else None}, text)
+    problem = result.problem()
+    if problem:  # the rest was synced; exit 1 until the person fixes it, as status and doctor say too
+        print(f"keeper: error: {problem}", file=sys.stderr)
+        return 1
     return 0

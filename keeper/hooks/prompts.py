@@ -117,6 +117,14 @@ def clear_for_prompt(project: paths.Project, cfg: Config, args: str) -> Answer:
         f"Keeper clear {what}: moved {moved} of project '{project.name}' to {backup}. "
         f"They can be brought back with `keeper restore` for {cfg.trash_days} days."
     )
+    from keeper.sync import remote
+
+    everywhere = remote.clears_everywhere(project, what)
+    if everywhere:  # as the CLI warns: the clear is recorded and travels to every machine
+        text += f" Tell the user this too: {everywhere}"
+        return Answer(
+            text, f"Keeper: moved {moved} to the trash on every machine that syncs; `keeper restore` undoes it"
+        )
     return Answer(text, f"Keeper: moved {moved} to the trash; `keeper restore` brings them back")
 
 

@@ -262,6 +262,51 @@ def session_state_folder(root: str, backup: Backup) -> str:
     return "; ".join(said)
 
 
+@migration
+def session_twins(root: str, backup: Backup) -> str:
+    """Up to 0.4.0 a session that reached a store by two roads (``keeper import`` and ``keeper
+    sync``) was kept twice, under its plain name and under a machine's suffix, the same text; on
+    every later exchange more copies came. Of the files of a project that hold the same text (which
+    records the session's id and start), one stays: the one whose name in the sync repository is
+    the shortest, then sorts first (no ``-imported`` suffix where one has none), the same choice on
+    every machine, so the next sync carries the removal of the others everywhere and no machine
+    removes the one another kept. A copy whose text differs is kept."""
+    from keeper.store.removals import tree_name
+    from keeper.store.sessions import forget_newest
+
+    machine = read_json(os.path.join(root, paths.SYNC_FILE)).get("machine")
+    machine = machine if isinstance(machine, str) else ""
+    removed = 0
+    projects = os.path.join(root, paths.PROJECTS_DIR)
+    for name in sorted(os.listdir(projects)) if os.path.isdir(projects) else []:
+        folder = os.path.join(projects, name)
+        sessions = os.path.join(folder, paths.SESSIONS_DIR)
+        names = sorted(n for n in _listing(sessions) if paths.safe_session_name(n))
+        if len(names) < 2:
+            continue
+        with project_lock(os.path.join(folder, LOCK)):
+            groups: dict[str, list[str]] = {}
+            for file in names:
+                path = os.path.join(sessions, file)
+                text = read_text(path, exact=True) if os.path.isfile(path) and not os.path.islink(path) else None
+                if text is not None:
+                    groups.setdefault(text, []).append(file)
+            twins = [
+                f for group in groups.values() for f in sorted(group, key=lambda n: _rank(tree_name(n, machine)))[1:]
+            ]
+            for file in twins:
+                backup.keep(os.path.join(sessions, file))
+                os.remove(os.path.join(sessions, file))
+            if twins:
+                forget_newest(os.path.join(folder, paths.STATE_DIR))
+            removed += len(twins)
+    return f"{count(removed, 'session file')} removed, each the same text as one kept" if removed else ""
+
+
+def _rank(name: str) -> tuple[int, str]:
+    return len(name), name
+
+
 def _listing(folder: str) -> list[str]:
     try:
         return os.listdir(folder)

@@ -49,7 +49,7 @@ INDEX_FILE = "index.sqlite3"  # in STATE_DIR, with SQLite's -wal, -shm and -jour
 OWNED_LINES = "memory.json"  # in STATE_DIR: which lines of memory.md Keeper wrote (export carries it)
 REMOVED = "removed.json"  # in STATE_DIR: the keys of items retired or resolved, so import cannot revive them
 STORE_FORMAT = "format.json"  # at the root: the store's format and the migrations it has had (store.migrate)
-FORMAT = 2  # the store format this code writes: len(store.migrate.MIGRATIONS), which a test holds equal
+FORMAT = 3  # the store format this code writes: len(store.migrate.MIGRATIONS), which a test holds equal
 PROVENANCE_FILE = "provenance.jsonl"  # beside memory.md: where each item came from (durable: export and sync carry it)
 STALE_CACHE = "stale-marks.cache"  # in STATE_DIR: the stale check's last verdicts (derived: store.verdicts)
 # In STATE_DIR and beside memory.md in the sync repository: the removals that travel (store.removals).
@@ -166,6 +166,31 @@ def sync_dir() -> str:
     return os.path.join(data_root(), SYNC_DIR)
 
 
+# The kinds of durable file a store holds (``file_kind``): what export, import, sync and the hub carry.
+MEMORY, PROVENANCE, SESSION = "memory", "provenance", "session"
+
+
+def file_kind(relpath: str) -> str | None:
+    """``MEMORY``, ``PROVENANCE`` or ``SESSION`` for a durable file, by its path relative to the
+    store's root, with ``/``; None for any other. An archive and the sync repository use the same
+    layout (``global/memory.md``, ``projects/<folder>/sessions/<name>.md`` …), so this one list
+    decides for export, import, sync and the hub alike."""
+    parts = relpath.split("/")
+    if parts[0] == GLOBAL_DIR and len(parts) == 2:
+        rest = parts[1:]
+    elif parts[0] == PROJECTS_DIR and len(parts) in (3, 4) and parts[1] not in ("", ".", ".."):
+        rest = parts[2:]
+    else:
+        return None
+    if rest == [MEMORY_FILE]:
+        return MEMORY
+    if rest == [PROVENANCE_FILE]:
+        return PROVENANCE
+    if parts[0] == PROJECTS_DIR and len(rest) == 2 and rest[0] == SESSIONS_DIR:
+        return SESSION if rest[1].endswith(".md") and not rest[1].startswith(".") else None
+    return None
+
+
 def kind(relpath: str) -> str:
     """``DURABLE``, ``LOCAL`` or ``DERIVED`` for a path relative to the store's root (``/`` or ``\\``).
 
@@ -180,18 +205,12 @@ def kind(relpath: str) -> str:
     parts = [p for p in relpath.replace("\\", "/").split("/") if p not in ("", ".")]
     if len(parts) == 1 and parts[0] in (CONFIG_FILE, PINS_FILE, SYNC_FILE, STORE_FORMAT):
         return LOCAL
-    if parts in ([GLOBAL_DIR, MEMORY_FILE], [GLOBAL_DIR, PROVENANCE_FILE]):
+    if parts and file_kind("/".join(parts)) is not None:
         return DURABLE
     if parts in ([GLOBAL_DIR, STATE_DIR, REMOVED], [GLOBAL_DIR, STATE_DIR, REMOVALS]):
         return LOCAL
-    if len(parts) >= 3 and parts[0] == PROJECTS_DIR:
-        rest = parts[2:]
-        if rest in ([MEMORY_FILE], [PROVENANCE_FILE]):
-            return DURABLE
-        if len(rest) == 2 and rest[0] == SESSIONS_DIR and rest[1].endswith(".md") and not rest[1].startswith("."):
-            return DURABLE
-        if len(rest) == 2 and rest[0] == STATE_DIR and rest[1] in RECORDS:
-            return LOCAL
+    if len(parts) == 4 and parts[0] == PROJECTS_DIR and parts[2] == STATE_DIR and parts[3] in RECORDS:
+        return LOCAL
     return DERIVED
 
 

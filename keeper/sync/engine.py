@@ -73,6 +73,7 @@ class Result:
         self.sent: list[str] = []  # repository files this machine changed
         self.removed: list[str] = []  # store files moved to this machine's trash by a recorded removal
         self.notes: list[str] = []  # what the sync found about the remote's history, one line each
+        self.held: list[str] = []  # session files not sent: their names look like they hold a secret (shown redacted)
         self.projects = 0
 
     def note(self, line: str) -> None:
@@ -85,6 +86,7 @@ class Result:
         self.sent = sorted({*earlier.sent, *self.sent})
         self.removed = earlier.removed + self.removed
         self.notes = earlier.notes + [n for n in self.notes if n not in earlier.notes]
+        self.held = sorted({*earlier.held, *self.held})
         self.pushed = self.pushed or earlier.pushed
 
     def as_dict(self) -> dict[str, Any]:
@@ -95,8 +97,18 @@ class Result:
             "sent": self.sent,
             "removed": self.removed,
             "notes": self.notes,
+            "held": self.held,
             "projects": self.projects,
         }
+
+    def problem(self) -> str | None:
+        """What the person must fix before everything is sent: files held back, named (redacted)."""
+        if not self.held:
+            return None
+        return (
+            f"held back {', '.join(self.held)}: a file name that looks like it holds a secret (a token, key or "
+            "password) is not sent; the rest was synced. Rename that file (keep .md at the end), then run keeper sync"
+        )
 
     def lines(self, url: str) -> list[str]:
         if not (self.received or self.sent or self.removed or self.notes):
@@ -179,6 +191,7 @@ class _Side:
         self.copy = copy
         self.files: dict[str, bytes] = {}
         self.local: dict[str, str] = {}  # tree path: store path
+        self.held: list[str] = []  # session files held back: a secret in the name (shown redacted)
         self._args = (patterns, base, blobs, cache)
         try:
             st = os.stat(copy.memory)
@@ -198,6 +211,10 @@ class _Side:
                 if not mirror.is_session(entry.name) or not entry.is_file(follow_symlinks=False):
                     continue
                 tree = f"{copy.prefix}/{paths.SESSIONS_DIR}/{mirror.tree_name(entry.name, machine)}"
+                hidden = scan.secret_name(tree, patterns)
+                if hidden is not None:  # not sent, and so neither removed elsewhere nor trashed here
+                    self.held.append(hidden)
+                    continue
                 self._add(tree, entry.path, entry.stat())
 
     def _add(self, tree: str, path: str, st: os.stat_result) -> None:
@@ -377,9 +394,11 @@ _NO_SUCH = ("does not appear to be a git repository", "not found", "no such", "a
 
 def _unreachable(url: str, err: bytes) -> KeeperError:
     """One line: why the remote could not be read, and what to do about it."""
-    said = _said(err)
+    said = _said(err, url)
     if any(words in said.lower() for words in _NO_SUCH):
-        advice = "check the address and that you may read it (git init --bare PATH makes a folder one); nothing changed"
+        advice = (
+            "check the address and that you may read it (git init --bare PATH makes a folder one); memory stays here"
+        )
     else:
         advice = "memory stays here, try later"
     return KeeperError(f"cannot reach the remote {remote.shown(url)} ({said}); {advice}")
@@ -396,15 +415,16 @@ def _not_keepers(url: str) -> str:
     )
 
 
-def _said(err: bytes) -> str:
+def _said(err: bytes, url: str) -> str:
     """What git said, in a few words: its first ``fatal:`` or ``error:`` line (the lines after it
-    are advice, such as "Please make sure … and the repository exists."), without that prefix."""
+    are advice, such as "Please make sure … and the repository exists."), without that prefix, and
+    without the URL's credentials should git have quoted it whole."""
     from keeper import process
 
     lines = [line.strip() for line in err.decode("utf-8", "replace").splitlines() if line.strip()]
     first = next((line for line in lines if line.startswith(("fatal:", "error:"))), None)
     text = first.split(":", 1)[1].strip() if first else process.last_words(err)
-    return text.rstrip(" .;:") or "no answer"
+    return text.replace(url, remote.shown(url)).rstrip(" .;:") or "no answer"
 
 
 def _push(repo: git.Repo, url: str, commit: str) -> bool:
@@ -421,7 +441,7 @@ def _push(repo: git.Repo, url: str, commit: str) -> bool:
     said = err.decode("utf-8", "replace")
     if "[rejected]" in said or "non-fast-forward" in said or "fetch first" in said or "cannot lock ref" in said:
         return False
-    raise KeeperError(f"cannot push to {remote.shown(url)} ({_said(err)}); memory stays here, try later")
+    raise KeeperError(f"cannot push to {remote.shown(url)} ({_said(err, url)}); memory stays here, try later")
 
 
 def sync(url_given: str | None = None, wait: float = LOCK_WAIT) -> tuple[Result, str]:
@@ -455,10 +475,18 @@ def sync(url_given: str | None = None, wait: float = LOCK_WAIT) -> tuple[Result,
         except KeeperError as exc:
             remote.write_status(last_error=str(exc), last_error_at=_now())
             if data != before and remote.read().get("remote") != url:
-                raise KeeperError(f"{exc}; {_still(before)}") from None
+                if isinstance(exc, NotKeepers):  # refused for what it holds: never recorded
+                    raise KeeperError(f"{exc}; {_still(before)}") from None
+                remote.accept(data)  # not reached yet is no refusal: the next keeper sync tries it again
+                raise KeeperError(f"{exc}; recorded as this machine's remote, keeper sync tries it again") from None
             raise
         remote.write_status(
-            last_sync=_now(), last_sync_epoch=time.time(), last_error=None, last_commit=result.commit, synced_with=url
+            last_sync=_now(),
+            last_sync_epoch=time.time(),
+            last_error=result.problem(),
+            last_error_at=_now() if result.held else None,
+            last_commit=result.commit,
+            synced_with=remote.shown(url),  # the credentials stay in sync.json alone
         )
         return result, url
     finally:
@@ -466,7 +494,7 @@ def sync(url_given: str | None = None, wait: float = LOCK_WAIT) -> tuple[Result,
 
 
 def _still(before: dict[str, Any]) -> str:
-    """What a refused or unreachable new ``--remote`` leaves in use: the one recorded before."""
+    """What a new ``--remote`` refused for what it holds leaves in use: the one recorded before."""
     if not before:
         return "no remote was recorded"
     return f"this machine still syncs with {remote.shown(str(before['remote']))}"
@@ -491,8 +519,8 @@ def _now() -> str:
 def _run(url: str, data: dict[str, Any], new: bool = False) -> Result:
     """One sync, as a plan: prepare (fetch, and each copy's files and bases), merge, commit and
     push (again from the fetch when another machine pushed first), write back. A ``new`` remote
-    (``--remote``) is recorded once the fetch accepted it, not before: a refused or unreachable
-    one leaves the remote recorded before in use."""
+    (``--remote``) is recorded once the fetch accepted it (``sync`` records one that could not be
+    reached too; one refused for what it holds leaves the remote recorded before in use)."""
     machine = str(data.get("machine") or "local")
     repo = _open_repo()
     result = Result()
@@ -580,12 +608,33 @@ def _prepare(
         found = patterns.setdefault(copy.prefix, _patterns(copy))
         side = _Side(copy, machine, found, mine, blobs, cache)
         mine_files = {p: blobs[b] for p, b in mine.items() if b in blobs}
+        _recognise(side, mine_files, theirs)
         base_files = None if base_ids is None else {p: blobs[b] for p, b in base_ids.items() if b in blobs}
         parts.append(_Part(side, recorded, mine_files, base_files))
+        result.held += [name for name in side.held if name not in result.held]
         parts[-1].held = _hold_unreadable(side, mine_files, result)
     if (len(cache), cache) != before:
         _save_cache(cache)
     return theirs_commit, theirs_ids, theirs, parts, patterns
+
+
+def _recognise(side: _Side, mine: dict[str, bytes], theirs: dict[str, bytes]) -> None:
+    """A session file here that the repository holds under another name (it came here by an archive,
+    or went there by another machine's import) is sent under that name, so one session stays one
+    file everywhere: the name this copy synced it under before, else the remote's."""
+    from keeper.exchange.sessions import Known
+
+    folder = f"{side.copy.prefix}/{paths.SESSIONS_DIR}/"
+    new = [t for t in side.files if t.startswith(folder) and t not in mine and t not in theirs]
+    if not new or not any(p.startswith(folder) for files in (mine, theirs) for p in files):
+        return
+    held = (p for files in (mine, theirs) for p in sorted(files) if p.startswith(folder))
+    known = Known((p, kinds.text_of(mine.get(p, theirs.get(p))) or "") for p in dict.fromkeys(held))
+    for tree in new:
+        found = known.copy_of(kinds.text_of(side.files[tree]) or "")
+        if found is not None and found not in side.files:
+            side.files[found] = side.files.pop(tree)
+            side.local[found] = side.local.pop(tree)
 
 
 def _hold_unreadable(side: _Side, mine: dict[str, bytes], result: Result) -> bool:
@@ -618,7 +667,7 @@ def _has_sections(text: str) -> bool:
 def _joined(url: str, theirs: str | None, data: dict[str, Any]) -> str:
     """The one line a sync says when the remote's history no longer holds its last sync."""
     last = remote.read_status().synced_with
-    if last is not None and last != url:
+    if last is not None and remote.shown(last) != remote.shown(url):
         return "a new remote: this machine's memory and the remote's were merged, nothing removed"
     if theirs is None:
         return (
@@ -692,6 +741,10 @@ def _write_back(
         )
         scrub = rules if redact.redact(incoming, rules) != incoming else None  # one scan, not one a file
         with project_lock(lock):
+            if copy.record and not os.path.exists(copy.record):
+                # the key before the files: a run killed while they land leaves this repository's
+                # memory, which the clone's first session takes over, not a project of this machine's own
+                atomic_write(copy.record, projects.SyncRecord(copy.key).dump())
             for path, content in sorted(mine.items()):
                 written = _write_file(part, path, content, machine, scrub, cache)
                 if written:

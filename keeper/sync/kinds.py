@@ -16,8 +16,6 @@ TYPE_CHECKING = False
 if TYPE_CHECKING:
     from collections.abc import Callable
 
-GLOBAL = "global"
-
 
 def text_of(data: bytes | None) -> str | None:
     return None if data is None else data.decode("utf-8", "surrogateescape")
@@ -33,14 +31,10 @@ class Rules:
 
 
 def kind(path: str) -> str:
-    """``memory``, ``session``, ``provenance`` or ``other`` (the record of removals, merged on its
-    own, or a file Keeper does not know: left as the remote has it)."""
-    if is_memory(path):
-        return "memory"
-    if provenance.is_record(path):
-        return "provenance"
-    folder = path.rsplit("/", 2)
-    return "session" if len(folder) == 3 and folder[1] == paths.SESSIONS_DIR else "other"
+    """``memory``, ``session`` or ``provenance`` (the store's kinds of durable file, ``paths.file_kind``)
+    or ``other`` (the record of removals, merged on its own, or a file Keeper does not know: left as
+    the remote has it)."""
+    return paths.file_kind(path) or "other"
 
 
 def merge_memory(path: str, ours: bytes | None, was: bytes | None, merged: dict[str, bytes], rules: Rules) -> None:
@@ -96,24 +90,13 @@ MERGERS: dict[str, Callable[[str, bytes | None, bytes | None, dict[str, bytes], 
 
 def acceptable(path: str, data: bytes | None) -> bool:
     """Whether a file of the repository may land in the store, read as ``keeper import`` reads an
-    archive's: a memory.md or a session file with a safe name, within the size an archive allows."""
+    archive's: one of the store's kinds of durable file, a session file with a safe name, within
+    the size an archive allows."""
     if data is None or len(data) > paths.MAX_FILE:
         return False
-    parts = path.split("/")
-    if is_memory(path) or parts == [GLOBAL, paths.PROVENANCE_FILE]:
-        return True
-    if len(parts) == 3 and parts[0] == paths.PROJECTS_DIR and parts[2] == paths.PROVENANCE_FILE:
-        return True
-    return (
-        len(parts) == 4
-        and parts[0] == paths.PROJECTS_DIR
-        and parts[2] == paths.SESSIONS_DIR
-        and paths.safe_session_name(parts[3])
-    )
+    found = paths.file_kind(path)
+    return found is not None and (found != paths.SESSION or paths.safe_session_name(path.rsplit("/", 1)[-1]))
 
 
 def is_memory(path: str) -> bool:
-    parts = path.split("/")
-    return (parts == [GLOBAL, paths.MEMORY_FILE]) or (
-        len(parts) == 3 and parts[0] == paths.PROJECTS_DIR and parts[2] == paths.MEMORY_FILE
-    )
+    return paths.file_kind(path) == paths.MEMORY

@@ -225,6 +225,23 @@ def store_name(name: str, machine: str) -> str:
     return name[: -len(suffix)] + ".md" if name.endswith(suffix) else name
 
 
+def _holder(key: str) -> str | None:
+    """The folder that holds a repository's memory no project of this machine claims yet: the one a
+    sync made (``local_dir_for``), else one ``keeper import`` filled under the exporting machine's
+    id; a folder with a recorded root is a project of this machine's own."""
+    first = local_dir_for(key)
+    try:
+        others = sorted(os.path.join(paths.projects_dir(), n) for n in os.listdir(paths.projects_dir()))
+    except OSError:
+        others = []
+    for folder in [first, *(f for f in others if f != first)]:
+        if projects.sync_record(folder).key == key and not os.path.exists(
+            os.path.join(folder, paths.STATE_DIR, paths.ROOT_RECORD)
+        ):
+            return folder
+    return None
+
+
 def adopt(project: paths.Project) -> bool:
     """Give a project new on this machine the memory its repository already has here by sync.
 
@@ -242,12 +259,8 @@ def adopt(project: paths.Project) -> bool:
         return False
     from keeper.store.fsutil import atomic_write, ensure_dir, project_lock
 
-    holder = local_dir_for(key)
-    if (
-        holder == project.dir
-        or projects.sync_record(holder).key != key
-        or os.path.exists(os.path.join(holder, paths.STATE_DIR, paths.ROOT_RECORD))
-    ):
+    holder = _holder(key)
+    if holder is None or holder == project.dir:
         # Nothing here yet (or another project of this machine has it): the next sync fills this one.
         atomic_write(project.sync_record, projects.SyncRecord(key).dump())
         return False

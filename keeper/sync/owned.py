@@ -46,15 +46,16 @@ def take_over(path: str, before: str | None, after: str, said: Collection[str] =
 
     owned = OwnedLines.parse(read_json(path))
     changed = False
-    state = Document.parse(after).find(SECTIONS["state"][1])
-    old_state = Document.parse(before or "").find(SECTIONS["state"][1])
+    now, was = Document.parse(after), Document.parse(before or "")  # each parsed once
+    state = now.find(SECTIONS["state"][1])
+    old_state = was.find(SECTIONS["state"][1])
     lines = [bare(line) for line in state.lines] if state is not None else []
     old_lines = [bare(line) for line in old_state.lines] if old_state is not None else []
     start = next((i for i, line in enumerate(lines) if line.startswith(f"- {LAST_UPDATED}")), None)
     if start is not None and lines[start] not in old_lines:  # another machine's newer Current State
         owned.state, changed = lines[start : _block_end(lines, start, said)], True
-    recent = Document.parse(after).find(SECTIONS["recent"][1])
-    old_recent = Document.parse(before or "").find(SECTIONS["recent"][1])
+    recent = now.find(SECTIONS["recent"][1])
+    old_recent = was.find(SECTIONS["recent"][1])
     had = {bare(line) for line in old_recent.lines} if old_recent is not None else set()
     for line in [bare(x) for x in recent.lines] if recent is not None else []:
         if line not in had and len(line) > 13 and line[2:6].isdigit() and line[12:14] == ": ":

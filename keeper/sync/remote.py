@@ -95,6 +95,19 @@ def shown(url: str) -> str:
     return url
 
 
+def clears_everywhere(project: paths.Project, what: str) -> str | None:
+    """What ``keeper clear`` or ``/keeper:clear`` means when the project syncs: it is recorded and
+    travels to every machine (None when the project does not sync)."""
+    data = read()
+    if not data or not os.path.exists(project.sync_record):
+        return None
+    scope = "the project" if what == "all" else "these session files"
+    return (
+        f"'{project.name}' syncs with {shown(str(data['remote']))}: this clears {scope} on every machine "
+        "syncing with it (each keeps a restorable copy in its trash; keeper restore here brings it back everywhere)."
+    )
+
+
 def status_file() -> str:
     return os.path.join(paths.sync_dir(), paths.SYNC_STATUS)
 

@@ -28,7 +28,7 @@ def check(outgoing: dict[str, bytes], patterns: dict[str, list[str]]) -> None:
     for path in sorted(outgoing):
         prefix = "/".join(path.split("/")[:2]) if path.startswith(paths.PROJECTS_DIR + "/") else "global"
         rules = patterns.get(prefix, [])
-        shown = _secret_name(path, rules)
+        shown = secret_name(path, rules)
         if shown is not None:
             raise KeeperError(
                 f"not pushing: the file name {shown} looks like it holds a secret (a token, key or password); "
@@ -45,13 +45,13 @@ def check(outgoing: dict[str, bytes], patterns: dict[str, list[str]]) -> None:
 def shown_name(path: str) -> str:
     """``path`` (a file name, or a path with ``/``) as Keeper may print it: a secret in its file
     name redacted."""
-    found = _secret_name(path if "/" in path else f"./{path}", [])
+    found = secret_name(path if "/" in path else f"./{path}", [])
     if found is None:
         return path
     return found if "/" in path else found[2:]
 
 
-def _secret_name(path: str, rules: list[str]) -> str | None:
+def secret_name(path: str, rules: list[str]) -> str | None:
     """``path`` with the secret in its file name redacted, or None when it holds none. Names Keeper
     gives (``2026-11-24_0930@a1b2c3.md``) cost nothing; any other is read from each word's start,
     since a token glued to a word (``notes_ghp_…``) is not one the text scan sees."""

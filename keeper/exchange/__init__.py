@@ -1,0 +1,6 @@
+"""Memory that arrives from elsewhere (``keeper import``, ``keeper sync``) and how it lands here once.
+
+Owns what decides whether what arrives is already here: the one identity of a session file,
+whichever road brought it (``sessions``). May import ``keeper.store``, ``keeper.memory`` and the
+standard-library leaves; ``keeper.sync`` and the commands import it.
+"""

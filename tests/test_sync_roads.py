@@ -1,0 +1,194 @@
+"""Memory that reaches a store by two roads (an archive and sync) lands once: one project folder per
+repository, each session text once, each decision once, the same files on every machine."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+
+from tests.syncstores import Machine, connect, machines_fixture, remote_fixture, trashed
+
+pytestmark = pytest.mark.needs("git")
+
+__all__ = ["machines_fixture", "remote_fixture"]  # the fixtures this module's tests use
+
+
+def _save_session(m: Machine, session: str, *flags: str) -> None:
+    m.monkeypatch.setenv("CLAUDE_CODE_SESSION_ID", session)
+    m.save(*flags)
+    m.monkeypatch.delenv("CLAUDE_CODE_SESSION_ID")
+
+
+def _project_id(m: Machine, capsys: pytest.CaptureFixture[str]) -> str:
+    capsys.readouterr()
+    assert m.run("projects", "--json") == 0
+    [found] = json.loads(capsys.readouterr().out)
+    return str(found["id"])
+
+
+def _session_texts(m: Machine) -> list[str]:
+    return sorted(p.read_text(encoding="utf-8") for p in m.sessions())
+
+
+def _folders(m: Machine) -> list[Path]:
+    return sorted(p for p in (m.store / "projects").iterdir() if p.is_dir())
+
+
+def _snapshot(m: Machine) -> dict[str, bytes]:
+    root = m.store / "projects"
+    return {
+        str(p.relative_to(root)): p.read_bytes()
+        for p in root.rglob("*")
+        if p.is_file() and "index" not in p.parts and p.suffix in (".md", ".jsonl")
+    }
+
+
+def _holds_once(m: Machine, decisions: list[str]) -> None:
+    assert len(_folders(m)) == 1, (m.name, _folders(m))
+    texts = _session_texts(m)
+    assert len(texts) == len(set(texts)), (m.name, [p.name for p in m.sessions()])
+    memory = m.memory()
+    for decision in decisions:
+        assert memory.count(decision) == 1, (m.name, decision, memory)
+
+
+def test_an_archive_imported_into_a_clone_then_synced_lands_once_on_both_machines(
+    machines: list[Machine], remote: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    a, b, _ = machines
+    _save_session(a, "a-one", "--decision", "Use FTS5", "--summary", "first on a")
+    _save_session(a, "a-two", "--decision", "Tag releases", "--summary", "second on a")
+    archive = tmp_path / "a.zip"
+    assert a.run("export", "--out", str(archive)) == 0
+    pid = _project_id(a, capsys)
+    assert b.run("import", str(archive), "--project", pid, "--project-dir", str(b.project)) == 0
+    _holds_once(b, ["Use FTS5", "Tag releases"])
+
+    for m in (a, b, a, b):
+        assert m.sync("--remote", str(remote)) == 0
+    decisions = ["Use FTS5", "Tag releases"]
+    for m in (a, b):
+        _holds_once(m, decisions)
+    assert _session_texts(a) == _session_texts(b) and len(_session_texts(a)) == 2
+
+    _save_session(b, "b-one", "--decision", "Use pytest", "--summary", "first on b")
+    for m in (b, a):
+        assert m.sync() == 0
+    second = tmp_path / "a2.zip"
+    assert a.run("export", "--out", str(second)) == 0
+    assert b.run("import", str(second), "--project", pid, "--project-dir", str(b.project)) == 0
+    for m in (a, b, a, b):
+        assert m.sync() == 0
+    decisions.append("Use pytest")
+    for m in (a, b):
+        _holds_once(m, decisions)
+    assert _session_texts(a) == _session_texts(b) and len(_session_texts(a)) == 3
+
+    before = _snapshot(b)
+    for _ in range(2):
+        assert b.run("import", str(second), "--project", pid, "--project-dir", str(b.project)) == 0
+        assert _snapshot(b) == before
+
+
+def test_a_store_holding_twins_from_0_4_0_is_repaired_and_the_machines_converge_losing_nothing(
+    machines: list[Machine], remote: Path
+) -> None:
+    from keeper.store import migrate
+
+    a, b, _ = machines
+    _save_session(a, "a-one", "--decision", "Use FTS5", "--summary", "first on a")
+    connect([a, b], remote)
+    [own] = a.sessions()
+    [received] = b.sessions()
+    # what 0.4.0 left after an import and a sync met: b also holds a's session under its plain name,
+    # sent it back under b's suffix, and a received it
+    (received.parent / own.name).write_bytes(received.read_bytes())
+    assert b.sync() == 0 and a.sync() == 0
+    texts = {p.read_text(encoding="utf-8") for p in a.sessions()}
+    assert len(a.sessions()) == 2 and len(b.sessions()) == 2 and len(texts) == 1
+    for m in (a, b):
+        (m.store / "format.json").write_text(
+            json.dumps({"format": 2, "applied": [n for n, _ in migrate.MIGRATIONS[:2]]})
+        )
+        assert m.run("status", "--project-dir", str(m.project)) == 0  # any command upgrades the store first
+        assert len(m.sessions()) == 1, m.name
+    for m in (a, b, a, b):
+        assert m.sync() == 0
+    for m in (a, b):
+        assert [p.read_text(encoding="utf-8") for p in m.sessions()] == sorted(texts), m.name
+        _holds_once(m, ["Use FTS5"])
+    assert sorted(p.name for p in trashed(a) + trashed(b) if p.suffix == ".md") == []  # nothing lost to a trash
+
+
+def test_a_session_that_went_out_and_came_back_in_an_archive_is_recognised(
+    machines: list[Machine], remote: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    a, b, _ = machines
+    _save_session(b, "b-one", "--decision", "Use pytest", "--summary", "made on b")
+    connect([a, b], remote)
+    assert a.sync() == 0 and "Use pytest" in a.memory()
+    archive = tmp_path / "a.zip"
+    assert a.run("export", "--project-dir", str(a.project), "--out", str(archive)) == 0
+    before = {p.name for p in b.sessions()}
+    capsys.readouterr()
+    assert b.run("import", str(archive), "--project-dir", str(b.project), "--json") == 0
+    [report] = json.loads(capsys.readouterr().out)["projects"]
+    assert report["sessions_identical"] and not report["sessions_added"] and not report["sessions_renamed"]
+    assert {p.name for p in b.sessions()} == before
+
+
+@pytest.mark.parametrize("opened_first", [True, False])
+def test_an_archive_imported_without_flags_lands_in_the_project_of_the_same_repository(
+    machines: list[Machine], remote: Path, tmp_path: Path, opened_first: bool
+) -> None:
+    a, b, _ = machines
+    _save_session(a, "a-one", "--decision", "Use FTS5", "--summary", "first on a")
+    archive = tmp_path / "a.zip"
+    assert a.run("export", "--out", str(archive)) == 0
+    if opened_first:  # b's clone already is a project here, at another path, with its own id
+        b.save("--decision", "Use pytest")
+    assert b.run("import", str(archive)) == 0
+    assert len(_folders(b)) == 1
+    for m in (a, b, a, b):
+        assert m.sync("--remote", str(remote)) == 0
+    b.start_session("opened", automatic=True)  # the clone's first session takes over what arrived
+    for m in (a, b, a, b):
+        assert m.sync() == 0
+    decisions = ["Use FTS5", "Use pytest"] if opened_first else ["Use FTS5"]
+    for m in (a, b):
+        _holds_once(m, decisions)
+    assert _session_texts(a) == _session_texts(b)
+
+
+class _Killed(BaseException):
+    """A sync stopped dead (as by SIGKILL: nothing after it runs)."""
+
+
+def test_a_first_sync_killed_while_its_files_land_makes_no_second_project_folder(
+    machines: list[Machine], remote: Path
+) -> None:
+    from unittest import mock
+
+    from keeper.sync import engine
+
+    a, b, _ = machines
+    _save_session(a, "a-one", "--decision", "Use FTS5", "--summary", "first on a")
+    assert a.sync("--remote", str(remote)) == 0
+    real = engine._write_file
+
+    def once(*args: object, **kwargs: object) -> object:
+        written = real(*args, **kwargs)  # type: ignore[arg-type]
+        if written:
+            raise _Killed
+        return written
+
+    with mock.patch.object(engine, "_write_file", once), pytest.raises(_Killed):
+        b.sync("--remote", str(remote))  # b has never opened its clone: the memory lands in a folder of its own
+    _save_session(b, "b-one", "--decision", "Use pytest")  # the clone's first save takes that folder over
+    for m in (b, a, b, a):
+        assert m.sync() == 0
+    for m in (a, b):
+        _holds_once(m, ["Use FTS5", "Use pytest"])
+    assert _session_texts(a) == _session_texts(b)
