@@ -303,22 +303,10 @@ GEMINI_VERSION = "0.61.0"
 GEMINI_CACHE = CACHE.parent / "gemini"  # beside Claude Code's, outside the repository for the same reason
 
 
-def _locked_install(cache: Path, install: Callable[[], str]) -> str:
-    """``install()`` under a lock file beside the cache: two test workers never run npm into it at once."""
-    import filelock
-
-    cache.parent.mkdir(parents=True, exist_ok=True)
-    with filelock.FileLock(str(cache) + ".lock", timeout=900):
-        return install()
-
-
 @pytest.fixture(scope="session")
 def gemini_bin() -> str:
     """The pinned ``gemini`` binary: $KEEPER_TEST_GEMINI, the cache, or installed there from npm."""
-    return _locked_install(
-        GEMINI_CACHE,
-        lambda: pinned_cli("gemini", "@google/gemini-cli", GEMINI_VERSION, GEMINI_CACHE, "KEEPER_TEST_GEMINI"),
-    )
+    return pinned_cli("gemini", "@google/gemini-cli", GEMINI_VERSION, GEMINI_CACHE, "KEEPER_TEST_GEMINI")
 
 
 class Gemini:
@@ -388,10 +376,16 @@ OPENCODE_PLUGIN_API = CACHE.parent / "opencode-plugin"  # @opencode-ai/plugin, w
 @pytest.fixture(scope="session")
 def opencode_bin() -> str:
     """The pinned ``opencode`` binary: $KEEPER_TEST_OPENCODE, the cache, or installed there from npm."""
-    return _locked_install(
-        OPENCODE_CACHE,
-        lambda: pinned_cli("opencode", "opencode-ai", OPENCODE_VERSION, OPENCODE_CACHE, "KEEPER_TEST_OPENCODE"),
-    )
+    return pinned_cli("opencode", "opencode-ai", OPENCODE_VERSION, OPENCODE_CACHE, "KEEPER_TEST_OPENCODE")
+
+
+def _locked_install(cache: Path, install: Callable[[], str]) -> str:
+    """``install()`` under a lock file beside the cache: two test workers never run npm into it at once."""
+    import filelock
+
+    cache.parent.mkdir(parents=True, exist_ok=True)
+    with filelock.FileLock(str(cache) + ".lock", timeout=900):
+        return install()
 
 
 def _plugin_api() -> Path:
