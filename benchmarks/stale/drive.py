@@ -41,9 +41,9 @@ def faketime_lib() -> str:
     sys.exit("benchmarks/stale: libfaketime is needed to let time pass between sessions (apt install faketime)")
 
 
-def git(*args: str, cwd: str | Path | None = None, text: bool = True) -> str:
+def git(*args: str, cwd: str | Path | None = None) -> str:
     out = subprocess.run(["git", *args], cwd=cwd, check=True, capture_output=True)
-    return out.stdout.decode("utf-8", "replace") if text else out.stdout.decode("latin-1")
+    return out.stdout.decode("utf-8", "replace")
 
 
 def show(mirror: str, commit: str, path: str) -> str | None:
@@ -85,12 +85,16 @@ def set_mtime(tree: Path, paths: list[str], when: float) -> None:
             os.utime(full, (when, when))
 
 
+def need_python_3_11() -> None:
+    if sys.version_info < (3, 11):
+        sys.exit("benchmarks/stale: Python 3.11 or newer (python -P) is needed")
+
+
 class Keeper:
     """One Keeper build (a source folder) on one throwaway store, run as separate processes."""
 
     def __init__(self, src: str, base: Path, python: str = sys.executable) -> None:
-        if sys.version_info < (3, 11):
-            sys.exit("benchmarks/stale: Python 3.11 or newer (python -P) is needed")
+        need_python_3_11()
         self.src, self.python = os.path.abspath(src), python
         self.home = base / "keeper-home"
         self.user_home = base / "home"
@@ -110,7 +114,6 @@ class Keeper:
             LD_PRELOAD=self.lib,
             FAKETIME=f"+{int(hours * HOUR)}",
             NO_FAKE_STAT="1",
-            FAKETIME_DONT_RESET="1",
         )
         return clean
 
@@ -132,14 +135,17 @@ class Keeper:
     def version(self) -> str:
         code = "import keeper, os; print(keeper.__version__, os.path.dirname(keeper.__file__))"
         env = {**os.environ, "PYTHONPATH": self.src}
-        return subprocess.run([self.python, "-c", code], capture_output=True, text=True, env=env).stdout.strip()
+        out: str = subprocess.run([self.python, "-c", code], capture_output=True, text=True, env=env).stdout
+        return out.strip()
 
     def hook(self, project: Path, hours: float, event: str, payload: dict[str, Any]) -> dict[str, Any]:
         out = self.run(project, hours, "hook", event, stdin=json.dumps(payload)).strip()
-        return json.loads(out) if out else {}
+        reply: dict[str, Any] = json.loads(out) if out else {}
+        return reply
 
     def status(self, project: Path, hours: float) -> dict[str, Any]:
-        return json.loads(self.run(project, hours, "status", "--json"))
+        found: dict[str, Any] = json.loads(self.run(project, hours, "status", "--json"))
+        return found
 
 
 def context_of(reply: dict[str, Any]) -> str:

@@ -29,7 +29,7 @@ from typing import Any
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
-from drive import HOUR, Keeper, Session, context_of, fresh, git, marks_in, rev, set_mtime, show, work_tree
+from drive import HOUR, Keeper, Session, context_of, fresh, git, marks_in, move_to, rev, set_mtime, show, work_tree
 
 MAX_HUNKS = 8  # a file changed in more places than this is written whole (Write), as Claude would
 CONTEXT = 1  # lines of context an Edit's old_string carries around a change
@@ -154,7 +154,7 @@ def judge(
     marks: dict[str, str], items: list[Item], mirror: str, commit: str, cache: dict[tuple[str, str], str | None]
 ) -> list[dict[str, Any]]:
     """Each mark with its item, the claims that broke (none: a false mark) and the written lines kept."""
-    found = []
+    found: list[dict[str, Any]] = []
     for text, reason in marks.items():
         item = next((i for i in items if i.text in text), None)
         if item is None:
@@ -215,7 +215,30 @@ def run(args: argparse.Namespace, base: Path) -> dict[str, Any]:
         session.end()
         parent = commit
         print(f"{number:3} {commit[:7]} items {len(items) - 1:3} stale {len(stale):3} shown {len(shown):2}", flush=True)
-    return summary(args, keeper, items, sessions, chosen)
+    result = summary(args, keeper, items, sessions, chosen)
+    if args.round_trip:
+        result["round_trip"] = round_trip(keeper, tree, chosen, args.round_trip, len(chosen) + 1.0, stale)
+    return result
+
+
+def round_trip(
+    keeper: Keeper, tree: Path, chosen: list[str], back: int, hours: float, before: dict[str, str]
+) -> dict[str, Any]:
+    """Check out the commit ``back`` commits before the end and come back (the same content, new file
+    dates, as a branch switched and switched back), start a session: what do the verdicts say now?"""
+    for step, commit in enumerate((chosen[-1 - back], chosen[-1]), start=1):
+        changed = move_to(tree, commit)
+        set_mtime(tree, changed, time.time() + (hours + step / 4) * HOUR)
+    Session(keeper, tree, hours + 1, tree.parent / "transcripts").start("Back on the branch")
+    after = stale_of(keeper, tree, hours + 1)
+    return {
+        "back": back,
+        "stale_before": len(before),
+        "stale_after": len(after),
+        "new": sorted(set(after) - set(before)),
+        "gone": sorted(set(before) - set(after)),
+        "reason_changed": sum(after[t] != before[t] for t in set(after) & set(before)),
+    }
 
 
 def summary(
@@ -275,6 +298,12 @@ def report(result: dict[str, Any]) -> None:
         f"  per start: {per['marks_shown_mean']} marks shown ({per['new_marks_mean']} new), "
         f"{per['stale_mean']} stale in all; of {per['marks_shown_total']} marks shown, {per['marks_shown_true']} true"
     )
+    trip = result.get("round_trip")
+    if trip:
+        print(
+            f"  {trip['back']} commits back and again: stale {trip['stale_before']} -> {trip['stale_after']}, "
+            f"{len(trip['new'])} new, {len(trip['gone'])} gone, {trip['reason_changed']} with another reason"
+        )
     watch = result["watch"]
     print(f"  `{watch['word']}`: marked at starts {watch['marked_at']}; at the end: {bool(watch['stale_at_end'])}")
     for mark in result["end_marks"]:
@@ -291,6 +320,7 @@ def main(argv: list[str] | None = None) -> int:
     p.add_argument("--base", default="d379f43~6", help="the commit the work tree starts at")
     p.add_argument("--commits", type=int, default=60, help="commits replayed after --base (first parent)")
     p.add_argument("--watch", default="restkey", help="a word whose decisions are followed start by start")
+    p.add_argument("--round-trip", type=int, default=10, help="at the end, check out N commits back and return (0: no)")
     p.add_argument("--json", help="write the results here")
     p.add_argument("--work", help="keep the store and work tree in this folder (default: a temporary one)")
     args = p.parse_args(argv)

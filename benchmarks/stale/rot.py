@@ -176,7 +176,13 @@ def run_window(window: Window, args: argparse.Namespace, base: Path) -> dict[str
     stale = keeper.status(tree, 2.0)["memory"]["stale"]
     rows = judged(window, mirror, chosen, stale)
     shown = marks_in(context_of(reply))
-    result = {
+    short = ("kind", "text", "reason")
+    picked = {
+        "false_alarms": [r for r in rows if r["reason"] is not None and not r["false"]],
+        "misses": [r for r in rows if r["reason"] is None and r["false"]],
+        "catches": [r for r in rows if r["reason"] is not None and r["false"]],
+    }
+    return {
         "window": {**window.__dict__, "files_changed": len(changed)},
         "counts": counts(rows),
         "table": table([counts(rows)]),
@@ -185,13 +191,8 @@ def run_window(window: Window, args: argparse.Namespace, base: Path) -> dict[str
         "keeper_calls": keeper.calls,
         "keeper_seconds": round(keeper.seconds, 1),
         "seconds": round(time.perf_counter() - began, 1),
-        "false_alarms": [r for r in rows if r["reason"] is not None and not r["false"]][: args.examples],
-        "misses": [r for r in rows if r["reason"] is None and r["false"]][: args.examples],
-        "catches": [r for r in rows if r["reason"] is not None and r["false"]][: args.examples],
+        **{name: [{k: r[k] for k in short} for r in found[: args.examples]] for name, found in picked.items()},
     }
-    for key in ("false_alarms", "misses", "catches"):
-        result[key] = [{k: r[k] for k in ("kind", "text", "reason")} for r in result[key]]
-    return result
 
 
 def print_table(name: str, rows: dict[str, dict[str, Any]]) -> None:
