@@ -221,16 +221,19 @@ def main(argv: list[str] | None = None) -> int:
     p.add_argument("--json", help="write the results here")
     p.add_argument("--work", help="keep the stores and work trees in this folder (default: a temporary one)")
     args = p.parse_args(argv)
-    wanted = args.repos.split(",")
-    results: dict[str, Any] = {"keeper": Keeper(args.keeper_src, Path(tempfile.gettempdir())).version()}
+    ran = [w for w in CORPUS if w.name in args.repos.split(",")]
+    windows: dict[str, Any] = {}
     with tempfile.TemporaryDirectory(prefix="keeper-rot-") as tmp:
         work = fresh(Path(args.work)) if args.work else Path(tmp)
-        for window in (w for w in CORPUS if w.name in wanted):
-            results[window.name] = run_window(window, args, work)
-            print_table(f"{window.name} ({results[window.name]['seconds']} s)", results[window.name]["table"])
-    ran = [w for w in CORPUS if w.name in results]
-    results["ALL"] = table([results[w.name]["counts"] for w in ran])
-    results["public"] = table([results[w.name]["counts"] for w in ran if w.mirror])
+        for window in ran:
+            windows[window.name] = run_window(window, args, work)
+            print_table(f"{window.name} ({windows[window.name]['seconds']} s)", windows[window.name]["table"])
+    results = {
+        "build": Keeper(args.keeper_src, Path(tempfile.gettempdir())).version(),
+        "ALL": table([windows[w.name]["counts"] for w in ran]),
+        "public": table([windows[w.name]["counts"] for w in ran if w.mirror]),
+        "windows": windows,
+    }
     print_table("public repositories (the mirrors)", results["public"])
     print_table("ALL repositories", results["ALL"])
     if args.json:
