@@ -17,6 +17,7 @@ from drive import files_at, show
 
 CLASSES = ("path", "symbol", "literal")
 MAX_LITERAL = 60  # a constant's repr longer than this is not one a developer would cite
+WROTE_LINES = 30  # lines of a definition (or a file's head) the saving session wrote, at most
 
 
 @dataclass(frozen=True)
@@ -25,7 +26,7 @@ class Claim:
     path: str
     name: str = ""
     value: str = ""  # the literal's repr
-    line: str = ""  # the line of the file at t0 the claim rests on (what the saving session "wrote")
+    wrote: str = ""  # what the saving session wrote at t0: the definition, the assignment, the file's head
 
     def text(self) -> str:
         """The memory item: a decision citing the claim."""
@@ -46,13 +47,19 @@ def _tree(source: str) -> ast.Module | None:
         return None
 
 
-def _symbols(module: ast.Module) -> dict[str, int]:
+def _symbols(module: ast.Module) -> dict[str, tuple[int, int]]:
     kinds = (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)
-    return {node.name: node.lineno for node in module.body if isinstance(node, kinds)}
+    return {node.name: _span(node) for node in module.body if isinstance(node, kinds)}
 
 
-def _literals(module: ast.Module) -> dict[str, tuple[str, int]]:
-    found: dict[str, tuple[str, int]] = {}
+def _span(node: ast.stmt) -> tuple[int, int]:
+    """A statement's first line (its decorators included) and last line, 1-based."""
+    first = min([node.lineno, *(d.lineno for d in getattr(node, "decorator_list", []))])
+    return first, node.end_lineno or node.lineno
+
+
+def _literals(module: ast.Module) -> dict[str, tuple[str, tuple[int, int]]]:
+    found: dict[str, tuple[str, tuple[int, int]]] = {}
     for node in module.body:
         if not (isinstance(node, ast.Assign) and len(node.targets) == 1 and isinstance(node.targets[0], ast.Name)):
             continue
@@ -60,12 +67,12 @@ def _literals(module: ast.Module) -> dict[str, tuple[str, int]]:
             continue
         shown = repr(node.value.value)
         if len(shown) <= MAX_LITERAL and "\n" not in shown:
-            found[node.targets[0].id] = (shown, node.lineno)
+            found[node.targets[0].id] = (shown, _span(node))
     return found
 
 
-def _first_line(source: str) -> str:
-    return next((ln for ln in source.splitlines() if ln.strip()), "")
+def _block(lines: list[str], span: tuple[int, int]) -> str:
+    return "\n".join(lines[span[0] - 1 : min(span[1], span[0] - 1 + WROTE_LINES)])
 
 
 def extract(mirror: str, commit: str, under: str) -> dict[str, list[Claim]]:
@@ -75,16 +82,16 @@ def extract(mirror: str, commit: str, under: str) -> dict[str, list[Claim]]:
         source = show(mirror, commit, path)
         if source is None or "\0" in source:
             continue
-        found["path"].append(Claim("path", path, line=_first_line(source)))
+        lines = source.splitlines()
+        found["path"].append(Claim("path", path, wrote=_block(lines, (1, len(lines)))))
         module = _tree(source) if path.endswith(".py") else None
         if module is None:
             continue
-        lines = source.splitlines()
-        for name, lineno in _symbols(module).items():
+        for name, span in _symbols(module).items():
             if not (name.startswith("__") and name.endswith("__")):
-                found["symbol"].append(Claim("symbol", path, name, line=lines[lineno - 1]))
-        for name, (value, lineno) in _literals(module).items():
-            found["literal"].append(Claim("literal", path, name, value, line=lines[lineno - 1]))
+                found["symbol"].append(Claim("symbol", path, name, wrote=_block(lines, span)))
+        for name, (value, span) in _literals(module).items():
+            found["literal"].append(Claim("literal", path, name, value, wrote=_block(lines, span)))
     return found
 
 

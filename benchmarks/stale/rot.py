@@ -94,9 +94,10 @@ HERE = Path(__file__).resolve().parents[2]  # this repository: Keeper's own hist
 
 
 def save_claims(keeper: Keeper, tree: Path, chosen: list[Claim], per_session: int, transcripts: Path) -> None:
-    """Sessions at t0, one per cited file (at most ``per_session`` claims each): each edits its file
-    (the cited lines are what it wrote) and saves one decision per claim, so what an item rests on
-    is the file it cites, as in bench/rot."""
+    """Sessions at t0, each editing one cited file and saving at most ``per_session`` decisions, one
+    per claim: what an item rests on is the file it names, as in bench/rot. What a session wrote is
+    what its claims rest on: the definition (at most ``WROTE_LINES`` lines), the assignment, the
+    file's head, each filling in a placeholder."""
     by_file: dict[str, list[Claim]] = {}
     for claim in chosen:
         by_file.setdefault(claim.path, []).append(claim)
@@ -106,8 +107,8 @@ def save_claims(keeper: Keeper, tree: Path, chosen: list[Claim], per_session: in
             session = Session(keeper, tree, 0.0, transcripts)
             session.start(f"Tidy up {path}")
             for claim in batch:
-                line = claim.line or claim.path
-                edit = {"file_path": str(tree / path), "old_string": line + "  # draft", "new_string": line}
+                placeholder = f"# TODO {claim.name or path}"
+                edit = {"file_path": str(tree / path), "old_string": placeholder, "new_string": claim.wrote or path}
                 session.use("Edit", edit, "The file has been updated.")
             session.save(f"Recorded {len(batch)} facts about {path}", [c.text() for c in batch])
             session.end()
@@ -210,12 +211,7 @@ def main(argv: list[str] | None = None) -> int:
     p.add_argument("--mirrors", default="/work/.mirror", help="folder of bare mirrors, OWNER+NAME/repo")
     p.add_argument("--repos", default=",".join(w.name for w in CORPUS))
     p.add_argument("--claims", type=int, default=150, help="claims per repository (a third per class)")
-    p.add_argument(
-        "--per-session",
-        type=int,
-        default=25,
-        help="most claims saved by one session at t0 (one session per cited file)",
-    )
+    p.add_argument("--per-session", type=int, default=5, help="most claims saved by one session at t0 (one file each)")
     p.add_argument("--seed", type=int, default=37)
     p.add_argument("--examples", type=int, default=8, help="false alarms, misses and catches kept per repository")
     p.add_argument("--json", help="write the results here")
@@ -228,7 +224,7 @@ def main(argv: list[str] | None = None) -> int:
         for window in ran:
             windows[window.name] = run_window(window, args, work)
             print_table(f"{window.name} ({windows[window.name]['seconds']} s)", windows[window.name]["table"])
-    results = {
+    results: dict[str, Any] = {
         "build": Keeper(args.keeper_src, Path(tempfile.gettempdir())).version(),
         "ALL": table([windows[w.name]["counts"] for w in ran]),
         "public": table([windows[w.name]["counts"] for w in ran if w.mirror]),
