@@ -61,14 +61,23 @@ def _span(node: ast.stmt) -> tuple[int, int]:
 def _literals(module: ast.Module) -> dict[str, tuple[str, tuple[int, int]]]:
     found: dict[str, tuple[str, tuple[int, int]]] = {}
     for node in module.body:
-        if not (isinstance(node, ast.Assign) and len(node.targets) == 1 and isinstance(node.targets[0], ast.Name)):
+        target = _assigned(node)
+        value = getattr(node, "value", None)
+        if target is None or not isinstance(value, ast.Constant) or value.value is Ellipsis:
             continue
-        if not isinstance(node.value, ast.Constant) or node.value.value is Ellipsis:
-            continue
-        shown = repr(node.value.value)
+        shown = repr(value.value)
         if len(shown) <= MAX_LITERAL and "\n" not in shown:
-            found[node.targets[0].id] = (shown, _span(node))
+            found[target] = (shown, _span(node))
     return found
+
+
+def _assigned(node: ast.stmt) -> str | None:
+    """The name a module-level assignment binds: ``NAME = value`` or ``NAME: Final = value``."""
+    if isinstance(node, ast.Assign) and len(node.targets) == 1 and isinstance(node.targets[0], ast.Name):
+        return node.targets[0].id
+    if isinstance(node, ast.AnnAssign) and node.value is not None and isinstance(node.target, ast.Name):
+        return node.target.id
+    return None
 
 
 def _block(lines: list[str], span: tuple[int, int]) -> str:
