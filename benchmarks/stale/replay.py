@@ -273,7 +273,6 @@ def summary(
             "marked_at": [s["session"] for s in sessions if any(m["text"] in watched for m in s["marks"])],
             "stale_at_end": [m for m in last["stale_all"] if m["text"] in watched],
         },
-        "decisions": [{"commit": i.commit[:7], "text": i.text} for i in items],
         "sessions": [
             {**{k: v for k, v in s.items() if k not in ("marks", "stale_all")}, "shown": shown_ids(s["marks"])}
             for s in sessions
@@ -287,6 +286,18 @@ def summary(
 def shown_ids(marks: list[dict[str, Any]]) -> list[str]:
     """A start's marks, short: the commit whose session saved the item, ``!`` where the mark is true."""
     return [f"{m.get('saved_at', '?')}{'!' if m['true'] else ''}" for m in marks]
+
+
+def without_text(result: dict[str, Any]) -> dict[str, Any]:
+    """The results to keep: items by the commit whose session saved them, without their text (made
+    from the repository's commit subjects, which stay in the mirror)."""
+
+    def bare(marks: list[dict[str, Any]]) -> list[dict[str, Any]]:
+        return [{k: v for k, v in m.items() if k != "text"} for m in marks]
+
+    watch = result["watch"]
+    watch = {**watch, "items": len(watch["items"]), "stale_at_end": bare(watch["stale_at_end"])}
+    return {**result, "watch": watch, "end_marks": bare(result["end_marks"])}
 
 
 def report(result: dict[str, Any]) -> None:
@@ -328,7 +339,7 @@ def main(argv: list[str] | None = None) -> int:
         result = run(args, fresh(Path(args.work)) if args.work else Path(tmp))
     report(result)
     if args.json:
-        Path(args.json).write_text(json.dumps(result, indent=1) + "\n", encoding="utf-8")
+        Path(args.json).write_text(json.dumps(without_text(result), indent=1) + "\n", encoding="utf-8")
     return 0
 
 

@@ -177,7 +177,7 @@ def run_window(window: Window, args: argparse.Namespace, base: Path) -> dict[str
     stale = keeper.status(tree, 2.0)["memory"]["stale"]
     rows = judged(window, mirror, chosen, stale)
     shown = marks_in(context_of(reply))
-    short = ("kind", "text", "reason")
+    short = ("kind", "path", "name", "reason")  # not the item's text: values stay in the mirror
     picked = {
         "false_alarms": [r for r in rows if r["reason"] is not None and not r["false"]],
         "misses": [r for r in rows if r["reason"] is None and r["false"]],
