@@ -26,6 +26,7 @@ from hypothesis import strategies as st
 
 from keeper.plugin import bootstrap
 from keeper.store import paths
+from tests.allowance_vectors import VECTORS, lay_out
 from tests.conftest import REPO
 
 pytestmark = [
@@ -279,16 +280,10 @@ def test_a_session_id_keeper_would_change_goes_to_keeper(world: World, project_d
 
 
 def _stale(world: World, project: Path, how: str) -> None:
+    """A record made stale or foreign by what it is keyed by; a record's own faults are allowance vectors."""
     record = world.data / "counter" / "s-1"
     if how == "the record is missing":
         record.unlink()
-    elif how == "the record is unfinished":
-        record.write_text(record.read_text().replace("end\n", ""))
-    elif how == "the record is of another format":
-        record.write_text(record.read_text().replace("keeper-allowance 1", "keeper-allowance 2"))
-    elif how == "the limit is not a number":
-        lines = record.read_text().splitlines(keepends=True)
-        record.write_text("".join([*lines[:2], "1e9\n", *lines[3:]]))
     elif how == "another KEEPER_SAVE_EVERY":
         world.env["KEEPER_SAVE_EVERY"] = "2"
     elif how == "another KEEPER_HOME":
@@ -299,29 +294,18 @@ def _stale(world: World, project: Path, how: str) -> None:
     elif how == "a settings file appeared":
         (project / ".claude").mkdir()
         (project / ".claude" / "keeper.yaml").write_text("save_every: 2\n")
-    elif how == "the environment is gone":
+    else:
+        assert how == "the environment is gone"
         os.rename(world.data / "env", world.data / "env-old")
         world.env["PATH"] = str(project / "no-python-here")  # and no Python to set it up with
-    elif how == "the tally was cleared":
-        next(world.store.glob("projects/*/state/sessions/s-1.tally")).unlink()
-    else:
-        assert how == "the tally is a link"
-        found = next(world.store.glob("projects/*/state/sessions/s-1.tally"))
-        found.rename(found.with_name("elsewhere"))
-        found.symlink_to(found.with_name("elsewhere"))
 
 
 STALE = [
     "the record is missing",
-    "the record is unfinished",
-    "the record is of another format",
-    "the limit is not a number",
     "another KEEPER_SAVE_EVERY",
     "another KEEPER_HOME",
     "another cwd",
     "a settings file appeared",
-    "the tally was cleared",
-    "the tally is a link",
     "the environment is gone",
 ]
 
@@ -339,6 +323,29 @@ def test_a_stale_or_foreign_allowance_is_none(world: World, project_dir: Path, h
         assert tally(world, "s-1") == b"uu"
         return
     assert python_starts(world.data) == 2
+
+
+@pytest.mark.parametrize("vector", VECTORS, ids=[vector["name"] for vector in VECTORS])
+def test_count_bash_reads_each_allowance_vector_as_written_down(
+    world: World, project_dir: Path, vector: dict[str, Any]
+) -> None:
+    """docs/counter.md's allowance file, read by bin/keeper under bash: the record is the vector's,
+    keyed as the launcher asked; whether Python started is the decision."""
+    world.hook("post-tool-use", payload("s-1", project_dir))
+    tally = lay_out(
+        vector, project_dir.parent / "vector", world.data / "counter" / "s-1", _key(world, project_dir), str
+    )
+    before = tally.read_bytes() if tally.is_file() else None
+    reply = world.hook("post-tool-use", payload("s-1", project_dir))
+    assert ("count" if python_starts(world.data) == 1 else "keeper") == vector["decision"]
+    assert reply == {} or vector["decision"] == "keeper"
+    if before is not None and not vector.get("links"):
+        assert tally.read_bytes() == before + b"u" * vector["appended"]
+
+
+def _key(world: World, project: Path) -> str:
+    """The launcher's key for this world's calls, as keeper/hooks/allowance.py wrote it."""
+    return (world.data / "counter" / "s-1").read_text(encoding="utf-8").splitlines()[1]
 
 
 def test_an_edited_settings_file_voids_the_allowance(world: World, project_dir: Path) -> None:
