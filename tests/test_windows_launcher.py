@@ -20,10 +20,12 @@ import time
 from collections.abc import Iterator, Sequence
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Any
 
 import pytest
 
 from keeper.plugin import bootstrap
+from tests.allowance_vectors import VECTORS, lay_out
 from tests.conftest import REPO
 
 TOOLS = ("wine", "wineserver", "x86_64-w64-mingw32-gcc")
@@ -469,23 +471,22 @@ def test_an_unusual_payload_goes_to_keeper_whole(plugin: Plugin, tmp_path: Path,
     assert tally.read_bytes() == b"u" and "KEEPER_COUNTED" not in passed(python, 1)
 
 
-def test_a_changed_settings_file_voids_the_allowance(plugin: Plugin, tmp_path: Path) -> None:
-    python = plugin.env_python(out="{}")
-    plugin.run(["hook", "post-tool-use"], stdin=tool_use())
-    grant(plugin, python, tmp_path, limit=100)
-    (tmp_path / "store ü" / "config.yaml").write_text("save_every: 2\n", encoding="utf-8")
-    plugin.run(["hook", "post-tool-use"], stdin=tool_use())
-    assert len(calls(python)) == 2
+WINDOWS_VECTORS = [vector for vector in VECTORS if not vector.get("posix_only")]
 
 
-def test_a_settings_file_replaced_with_an_older_mtime_voids_the_allowance(plugin: Plugin, tmp_path: Path) -> None:
-    """``mv``, ``cp -p`` and ``rsync -a`` keep a file's old mtime: the launcher compares its bytes too."""
+@pytest.mark.parametrize("vector", WINDOWS_VECTORS, ids=[vector["name"] for vector in WINDOWS_VECTORS])
+def test_keeper_exe_reads_each_allowance_vector_as_written_down(
+    plugin: Plugin, tmp_path: Path, vector: dict[str, Any]
+) -> None:
+    """docs/counter.md's allowance file, read by keeper.exe: the record is the vector's, keyed as the
+    launcher asked; whether python.exe started is the decision."""
     python = plugin.env_python(out="{}")
     plugin.run(["hook", "post-tool-use"], stdin=tool_use())
-    grant(plugin, python, tmp_path, limit=100)
-    assert plugin.run(["hook", "post-tool-use"], stdin=tool_use()).stdout == b"{}"  # the same bytes: counted
-    settings = tmp_path / "store ü" / "config.yaml"
-    settings.write_text("save_every: 2\n", encoding="utf-8")  # the same size
-    os.utime(settings, (time.time() - 60, time.time() - 60))
-    plugin.run(["hook", "post-tool-use"], stdin=tool_use())
-    assert len(calls(python)) == 2
+    key = passed(python, 0)["KEEPER_COUNTER_KEY"]
+    tally = lay_out(vector, tmp_path / "store ü", plugin.data / "counter" / "s-1", key, win)
+    before = tally.read_bytes() if tally.is_file() else None
+    done = plugin.run(["hook", "post-tool-use"], stdin=tool_use())
+    assert ("count" if len(calls(python)) == 1 else "keeper") == vector["decision"]
+    assert done.stdout == b"{}" or vector["decision"] == "keeper"
+    if before is not None:
+        assert tally.read_bytes() == before + b"u" * vector["appended"]
