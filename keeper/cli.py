@@ -28,33 +28,31 @@ def _json_flag(p: argparse.ArgumentParser, what: str) -> None:
 
 
 def _add_save(sub: Any, common: argparse.ArgumentParser) -> None:
+    from keeper.memory.savekeys import KEYS, TYPED
+
+    plain = ", ".join(key.name for key in KEYS if key.merge not in ("typed", "scope"))
     p = sub.add_parser(
         "save",
         parents=[common],
         help="merge a save into memory.md and this session's file",
         description="Read Keeper's save format on stdin (key: lines; list items as '  - item' lines; every "
-        "value plain text, stored as written) or a JSON object; or give the same with flags. Keys: summary, "
-        "decisions, state, issues, resolved, retired; typed lists feedback, user, tool, reference, and scope "
+        f"value plain text, stored as written) or a JSON object; or give the same with flags. Keys: {plain}; "
+        f"typed lists {', '.join(TYPED)}, and scope "
         "(project, global or team: where the typed lists go; team also takes decisions and issues). "
         "Prints what changed.",
     )
-    p.add_argument("--summary", help="what this session did (text)")
-    p.add_argument("--decision", action="append", default=[], help="a durable decision (repeatable)")
-    p.add_argument("--state", action="append", default=[], help="a current-state line (repeatable)")
-    p.add_argument("--issue", action="append", default=[], help="an open issue (repeatable)")
-    p.add_argument("--resolved", action="append", default=[], help="a fixed issue to remove (repeatable)")
-    p.add_argument("--retired", action="append", default=[], help="a decision that no longer holds (repeatable)")
-    p.add_argument("--feedback", action="append", default=[], help="a correction not to repeat (repeatable)")
-    p.add_argument("--user", action="append", default=[], help="who the user is, a preference (repeatable)")
-    p.add_argument("--tool", action="append", default=[], help="a binary or service: install, config, gotchas")
-    p.add_argument("--reference", action="append", default=[], help="stable technical knowledge (repeatable)")
+    for key in KEYS:
+        if key.kind == "text" and key.flag:
+            p.add_argument(key.flag, help=key.help)
+        elif key.flag:
+            p.add_argument(key.flag, action="append", default=[], help=key.help)
     p.add_argument(
         "--global",
         dest="scope",
         action="store_const",
         const="global",
         default="project",
-        help="send the typed lists (feedback, user, tool, reference) to the global memory",
+        help=f"send the typed lists ({', '.join(TYPED)}) to the global memory",
     )
     p.add_argument(
         "--team",

@@ -8,7 +8,8 @@ import pytest
 from hypothesis import HealthCheck, example, given, settings
 from hypothesis import strategies as st
 
-from keeper.capture.saveformat import KNOWN_KEYS, LIST_KEYS, TEXT_KEYS, ParsedSave, parse, rules, template
+from keeper.capture.saveformat import ParsedSave, parse, rules, template
+from keeper.memory.savekeys import KNOWN_KEYS, LIST_KEYS, TEXT_KEYS
 
 SETTINGS = settings(max_examples=300, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 

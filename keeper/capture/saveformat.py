@@ -48,9 +48,6 @@ TYPE_CHECKING = False
 if TYPE_CHECKING:
     from typing import Any
 
-LIST_KEYS = ("decisions", "state", "issues", "resolved", "retired", "feedback", "user", "tool", "reference")
-TEXT_KEYS = ("summary", "scope")
-KNOWN_KEYS = TEXT_KEYS + LIST_KEYS
 
 _LETTERS = frozenset("abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ")
 _NAME_CHARS = _LETTERS | frozenset("0123456789_-")
@@ -133,6 +130,8 @@ def parse(text: str) -> ParsedSave:
 
 def _key_line(line: str) -> tuple[str, str] | None:
     """``(name, value)`` when ``line`` is a key line, else None."""
+    from keeper.memory.savekeys import KNOWN_KEYS
+
     if not line or line[0] not in _LETTERS:
         return None
     end, size = 1, len(line)
@@ -282,6 +281,8 @@ class _Reader:
         return self.result()
 
     def start(self, number: int, name: str, value: str) -> None:
+        from keeper.memory.savekeys import KNOWN_KEYS, LIST_KEYS, TEXT_KEYS
+
         self.finish()
         folded = name.lower()
         canonical = folded if folded in KNOWN_KEYS else name
@@ -337,6 +338,8 @@ class _Reader:
                 self.note("no-marker", entry.name, number)
 
     def result(self) -> ParsedSave:
+        from keeper.memory.savekeys import KNOWN_KEYS
+
         result = ParsedSave()
         for name, entry in self.entries.items():
             target = result.values if name in KNOWN_KEYS else result.unknown
@@ -368,6 +371,8 @@ def _where(numbers: list[int]) -> tuple[str, str]:
 
 def _unknown(name: str) -> str:
     from difflib import get_close_matches
+
+    from keeper.memory.savekeys import KNOWN_KEYS
 
     close = get_close_matches(name.lower(), KNOWN_KEYS, n=1)
     hint = f"did you mean {close[0]!r}? " if close else ""
@@ -431,6 +436,8 @@ def _json_text(value: Any) -> str:
 
 
 def _from_json(pairs: list[tuple[str, Any]]) -> ParsedSave:
+    from keeper.memory.savekeys import KNOWN_KEYS, LIST_KEYS, TEXT_KEYS
+
     result = ParsedSave()
     nested: list[str] = []
     given: dict[str, int] = {}

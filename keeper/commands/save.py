@@ -14,22 +14,16 @@ if TYPE_CHECKING:
 def run(args: argparse.Namespace) -> int:
     from keeper.capture import saving
     from keeper.errors import KeeperError
+    from keeper.memory import savekeys
 
     at = common.resolve_args(args, args.session)
     from keeper.sync import mirror
 
     mirror.adopt(at.project)  # a clone whose memory a sync brought saves into that memory, not beside it
     flags: dict[str, str | list[str]] = {
-        "summary": args.summary or "",
-        "decisions": args.decision,
-        "state": args.state,
-        "issues": args.issue,
-        "resolved": args.resolved,
-        "retired": args.retired,
-        "feedback": args.feedback,
-        "user": args.user,
-        "tool": args.tool,
-        "reference": args.reference,
+        key.name: getattr(args, key.flag[2:].replace("-", "_")) or ("" if key.kind == "text" else [])
+        for key in savekeys.KEYS
+        if key.flag
     }
     problems: list[str] = []
     if any(flags.values()):

@@ -30,6 +30,7 @@ from keeper.markdown import (
     escape_line,
     unescape_line,
 )
+from keeper.memory import savekeys
 from keeper.records import Record
 from keeper.text import inline
 
@@ -43,13 +44,10 @@ SECTIONS: dict[str, tuple[str, tuple[str, ...]]] = {
     "recent": ("Recent Context", ("recent context", "recent sessions", "recent")),
     "issues": ("Known Issues", ("known issues", "issues", "open issues")),
     # typed memories: in a project's memory.md or the global one, merged like Core Decisions
-    "feedback": ("Feedback", ("feedback",)),
-    "user": ("User", ("user",)),
-    "tool": ("Tools", ("tools", "tool")),
-    "reference": ("Reference", ("reference", "references")),
+    **{key.name: (key.title, key.headings) for key in savekeys.KEYS if key.merge == "typed"},
 }
 PROJECT_SECTIONS = ("decisions", "state", "recent", "issues")
-TYPED = ("feedback", "user", "tool", "reference")
+TYPED = savekeys.TYPED
 GLOBAL_TITLE = "Global Memory"
 LAST_UPDATED = "Last updated:"
 
