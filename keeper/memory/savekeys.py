@@ -22,7 +22,9 @@ class SaveKey:
         # the merge rule (``keeper.memory.document.merge``): "recent", "add", "replace", "resolve",
         # "retire", "typed" (merged like Core Decisions, in its own section) or "scope" (where typed lists go)
         self.merge = merge
-        self.title, self.headings = title, headings  # a typed key's memory.md section, and headings read as it
+        # a typed key's memory.md section, and the headings read as it (folded as ``Section.key`` folds
+        # them: lower case letters and digits, single spaces)
+        self.title, self.headings = title, headings
 
 
 KEYS = (
