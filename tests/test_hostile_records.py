@@ -196,6 +196,7 @@ def test_a_removed_day_from_the_future_reads_as_today() -> None:
     assert set(found) == {"a", "b"}
 
 
+@pytest.mark.needs("git")
 def test_a_decision_saved_again_after_a_removal_dated_9999_stays_on_every_machine(
     machines: list[Machine], remote: Path
 ) -> None:

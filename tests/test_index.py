@@ -200,7 +200,7 @@ def test_expand_refuses_a_line_past_the_end_and_prints_json(
     assert main(["expand", ident, "--json"]) == 0
     found = json.loads(capsys.readouterr().out)
     assert "Rate limiter for the login endpoint" in found["text"] and found["transcript"] == str(t.path)
-    assert found["path"].endswith(ident.rsplit(":", 1)[0]) and found["heading"]
+    assert Path(found["path"]).as_posix().endswith(ident.rsplit(":", 1)[0]) and found["heading"]
 
 
 def test_transcript_prints_turns_and_focuses_on_one(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
