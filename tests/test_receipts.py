@@ -157,7 +157,7 @@ def test_items_not_shown_get_no_receipt(
 def test_keeper_why_lists_an_items_uses_and_status_gives_the_share_used(
     project_dir: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
 ) -> None:
-    project = seeded(project_dir)
+    seeded(project_dir)
     transcript = begin(project_dir, FIRST, monkeypatch, capsys)
     transcript.prompt("Start the app")
     transcript.tool("Bash", {"command": "npm run dev -- --port 8731"})
@@ -174,7 +174,7 @@ def test_keeper_why_lists_an_items_uses_and_status_gives_the_share_used(
     share = json.loads(capsys.readouterr().out)["uses"]
     assert share == {"sessions": 1, "shown": 3, "used": 1}
     assert main(["status"]) == 0
-    assert "1 of 3 items shown at the start of the last 1 session were used" in capsys.readouterr().out
+    assert "1 of 3 items shown at the start of the last 1 session were used (33%" in capsys.readouterr().out
 
 
 @pytest.mark.parametrize(
@@ -184,8 +184,8 @@ def test_keeper_why_lists_an_items_uses_and_status_gives_the_share_used(
         ("Config lives in settings/prod.toml", "cat settings/prod.toml", True),
         ("Config lives in settings/prod.toml", "the settings for production", False),
         ("The API client is called OrderGateway", "gw = OrderGateway()", True),
-        ("Deploys go through Fly and Tigris", "fly deploy; tigris bucket ls", True),
-        ("Deploys go through Fly and Tigris", "Deploys go through the pipeline", False),
+        ("Deploys go through Netlify and Tigris", "netlify deploy; tigris bucket ls", True),
+        ("Deploys go through Netlify and Tigris", "Deploys go through the pipeline", False),
         ("Timeouts are 2026 ms", "timeouts in 2026", False),
         ("Retry at most 5 times", "retry 5 times", False),
     ],
