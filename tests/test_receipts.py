@@ -194,3 +194,29 @@ def test_what_counts_as_distinctive(item: str, said: str, use: bool) -> None:
     watch = receipts.Watch("", {"watch": {"x": {"key": item.lower(), "tokens": receipts.distinctive(item)}}})
     watch.hear("tool:Bash", said)
     assert bool(watch.found) is use
+
+
+def rollout_item(kind: str, **fields: object) -> str:
+    entry = {
+        "timestamp": "2026-11-26T04:51:00.000Z",
+        "type": "event_msg",
+        "payload": {"type": "item_completed", "item": {"type": kind, **fields}},
+    }
+    return json.dumps(entry) + "\n"
+
+
+def test_a_codex_session_that_runs_an_items_command_gets_a_receipt_and_its_save_does_not(
+    project_dir: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    project = seeded(project_dir)
+    rollout = project_dir.parent / "rollout-2026-11-26T04-51-00-receipts.jsonl"
+    rollout.write_text(rollout_item("UserMessage", content=[{"type": "text", "text": "start the app"}]))
+    base = {"session_id": FIRST, "cwd": str(project_dir), "transcript_path": str(rollout)}
+    run_hook("session-start", {**base, "source": "startup"}, monkeypatch, capsys)
+    with rollout.open("a", encoding="utf-8") as fh:
+        fh.write(rollout_item("CommandExecution", command=["bash", "-lc", f"keeper save <<'EOF'\n{RETRY}\nEOF"]))
+        fh.write(rollout_item("CommandExecution", command=["bash", "-lc", "npm run dev -- --port 8731"], exit_code=0))
+        fh.write(rollout_item("AgentMessage", content=[{"type": "text", "text": "It runs on 8731."}]))
+    run_hook("stop", {**base, "stop_hook_active": False, "last_assistant_message": "Done."}, monkeypatch, capsys)
+    assert [(e["session"], e["where"]) for e in used(project)] == [(FIRST, "tool:Bash")]
+    assert "8731" in used(project)[0]["item"]
