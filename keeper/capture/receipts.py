@@ -125,6 +125,19 @@ class Watch:
         self.found: list[tuple[str, str]] = []  # (item key, where) receipted by this update
         self.scanned = 0
         self.changed = False
+        self._by_part: dict[str, set[str]] | None = None  # a token's first word -> the tokens
+
+    def _candidates(self, words: set[str]) -> set[str]:
+        """The watched tokens whose first word ``words`` holds: one set intersection a text, so a
+        text costs the same however many items are watched."""
+        if self._by_part is None:
+            self._by_part = {}
+            for entry in self.watch.values():
+                for token in entry["tokens"]:
+                    parts = token.translate(_TO_SPACE).split()
+                    if parts:
+                        self._by_part.setdefault(parts[0], set()).add(token)
+        return {t for part in words.intersection(self._by_part) for t in self._by_part[part]}
 
     def hear(self, where: str, text: str) -> None:
         """One thing said in the session: a prompt of the user's, a reply, a tool's input."""
@@ -133,15 +146,15 @@ class Watch:
         text = text[:MAX_PIECE].lower()
         self.scanned += len(text)
         words = set(text.translate(_TO_SPACE).split())
+        present = {t for t in self._candidates(words) if t not in self.heard and _present(t, text, words)}
+        if not present:
+            return
         if where == "prompt":
-            tokens = {t for entry in self.watch.values() for t in entry["tokens"]}
-            new = {t for t in tokens if t not in self.heard and _present(t, text, words)}
-            if new:
-                self.heard |= set(sorted(new)[: max(MAX_HEARD - len(self.heard), 0)])
-                self.changed = True
+            self.heard |= set(sorted(present)[: max(MAX_HEARD - len(self.heard), 0)])
+            self.changed = True
             return
         for shown, entry in list(self.watch.items()):
-            weight = sum(w for t, w in entry["tokens"].items() if t not in self.heard and _present(t, text, words))
+            weight = sum(w for t, w in entry["tokens"].items() if t in present)
             if weight >= USE_WEIGHT:
                 del self.watch[shown]
                 self.used.append(shown)
