@@ -1,14 +1,14 @@
 """Use receipts, measured: precision and recall of "used" on a labelled set of scripted sessions.
 
-A project's memory.md holds twelve decisions and issues (``ITEMS``). Each of the 36 sessions
+A project's memory.md holds twelve decisions and issues (``ITEMS``). Each of the 40 sessions
 (``SESSIONS``) starts through the real ``keeper hook session-start`` (which shows the items and
 remembers their ids), writes its Claude Code transcript (``tests.transcripts``), and stops through
 the real ``keeper hook stop``; the ``used`` events in the provenance record are then compared with
-the labels. Half the sessions use one item by its specific tokens (a command it names, a file, a
+the labels. Half the sessions (20) use one item by its specific tokens (a command it names, a file, a
 port, an identifier), in a tool's input or in a reply; the other half share only common words with
 an item, or name a specific token only after the user's prompt did, or only in a save restating
 the item, or only in a tool's result, or nothing at all. Every (session, item) pair is one
-decision: 36 x 12 = 432. Then the cost of looking: the words of 2 MB of replies and tool inputs
+decision: 40 x 12 = 480. Then the cost of looking: the words of 2 MB of replies and tool inputs
 checked against 200 watched items (the bounds a Stop keeps to).
 
     python benchmarks/receipts.py [--json out.json]
@@ -77,6 +77,9 @@ SESSIONS: list[tuple[int | None, list[Step]]] = [
     (4, [("prompt", "how do I change the schema?"),
          ("reply", "Let Alembic write it: `alembic revision --autogenerate`, then review the file.")]),
     (3, [("prompt", "is my change ready?"), ("tool", "Bash", '{"command": "make lint-all"}'), ("reply", "Clean.")]),
+    (7, [("prompt", "show the order time to the user"),
+         ("reply", "The order time stays in UTC in the database; I convert it in the UI component.")]),
+    (9, [("prompt", "the worker crashed at night"), ("reply", "Let me look in Loki for its errors.")]),
     # negatives
     (None, [("prompt", "tidy up"), ("reply", "I will keep the commits small with clear messages as I change the code.")]),
     (None, [("prompt", "fix the typo in the readme"),
@@ -106,6 +109,9 @@ SESSIONS: list[tuple[int | None, list[Step]]] = [
             ("reply", "make lint-all passes.")]),
     (None, [("prompt", "where are the tests?"), ("tool", "Bash", '{"command": "ls tests"}'),
             ("reply", "Tests are in tests/, one file a module.")]),
+    (None, [("prompt", "add the discount to the order response"),
+            ("reply", "The API returns JSON; I added a discount field to the order response.")]),
+    (None, [("prompt", "what changed lately?"), ("tool", "Bash", '{"command": "git log --oneline -5"}')]),
 ]  # fmt: skip
 
 
