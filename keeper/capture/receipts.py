@@ -218,7 +218,7 @@ def record(project: paths.Project, session: str, found: Watch, at: str, patterns
     """The receipts of one update into the project's provenance, and the state kept (call under the
     project's lock)."""
     events = [
-        {"at": at, "event": USED, "item": item_key, "session": session, "where": where}
+        {"at": at, "event": USED, "item": item_key, "session": session, "where": where[:64]}
         for item_key, where in found.found
     ]
     provenance.append(project.dir, events, patterns)
