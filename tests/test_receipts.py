@@ -220,3 +220,42 @@ def test_a_codex_session_that_runs_an_items_command_gets_a_receipt_and_its_save_
     run_hook("stop", {**base, "stop_hook_active": False, "last_assistant_message": "Done."}, monkeypatch, capsys)
     assert [(e["session"], e["where"]) for e in used(project)] == [(FIRST, "tool:Bash")]
     assert "8731" in used(project)[0]["item"]
+
+
+GEMINI_USER = {"type": "user", "id": "u1", "content": [{"text": "start the app"}]}
+GEMINI_SAVE = {
+    "type": "gemini",
+    "id": "g1",
+    "content": "Saving.",
+    "toolCalls": [{"id": "c1", "name": "run_shell_command", "args": {"command": f"keeper save <<'EOF'\n{RETRY}\nEOF"}}],
+}
+GEMINI_RUN = {
+    "type": "gemini",
+    "id": "g2",
+    "content": "Starting it.",
+    "toolCalls": [{"id": "c2", "name": "run_shell_command", "args": {"command": "npm run dev -- --port 8731"}}],
+}
+OPENCODE_USER = {"info": {"role": "user"}, "parts": [{"type": "text", "text": "start the app"}]}
+OPENCODE_SAVE = {
+    "info": {"role": "assistant"},
+    "parts": [{"type": "tool", "tool": "bash", "state": {"input": {"command": f"keeper save <<'EOF'\n{RETRY}\nEOF"}}}],
+}
+OPENCODE_RUN = {"info": {"role": "assistant"}, "parts": [{"type": "text", "text": "It listens on 8731 now."}]}
+
+
+@pytest.mark.parametrize(
+    ("lines", "where"),
+    [
+        ([GEMINI_USER, GEMINI_SAVE, GEMINI_RUN], "tool:run_shell_command"),
+        ([OPENCODE_USER, OPENCODE_SAVE, OPENCODE_RUN], "text"),
+    ],
+)
+def test_gemini_chats_and_opencode_messages_give_receipts_too(lines: list[dict[str, Any]], where: str) -> None:
+    from keeper.capture import transcript
+
+    tokens = {text: receipts.distinctive(text) for text in (RETRY, PORT)}
+    watch = receipts.Watch("", {"watch": {t[:4]: {"key": t, "tokens": tokens[t]} for t in tokens}})
+    activity = transcript.Activity(said=watch.hear)
+    for line in lines:
+        activity.add(line)
+    assert watch.found == [(PORT, where)]  # the save restating RETRY is not a use

@@ -11,8 +11,6 @@ another shape, is passed over: the format is Codex's own and changes between ver
 
 from __future__ import annotations
 
-from keeper.capture.shell import is_save_command
-
 TYPE_CHECKING = False
 if TYPE_CHECKING:
     from collections.abc import Callable
@@ -62,8 +60,7 @@ def fold(activity: Activity, entry: dict[str, Any]) -> None:
         activity.tools["Bash"] = activity.tools.get("Bash", 0) + 1  # the name Codex's hooks give its shell tool
         command = _command(item.get("command"))
         activity.note_command(command)
-        if not is_save_command(command):  # a save is evidence's, not a use
-            activity.note_said("tool:Bash", command)
+        activity.note_input("Bash", {"command": command})
         code = item.get("exit_code")
         if item.get("status") == "failed" or (isinstance(code, int) and code != 0):
             output = item.get("aggregated_output")

@@ -264,6 +264,12 @@ class Activity:
         if self._said is not None and text:
             self._said(where, text)
 
+    def note_input(self, tool: str, given: dict[str, Any]) -> None:
+        """What the assistant gave a tool, for use receipts; Keeper's own save is evidence's, not a use."""
+        command = given.get("command")
+        if self._said is not None and not (isinstance(command, str) and is_save_command(command)):
+            self.note_said(f"tool:{tool}", _inputs(given))
+
     def note_prompt(self, text: str) -> None:
         """One real prompt of the user's: a turn boundary."""
         self.note_said("prompt", text)
@@ -330,8 +336,7 @@ class Activity:
             command = tool_input.get("command")
             if name == "Bash" and isinstance(command, str):
                 self.note_command(command)
-            if not (isinstance(command, str) and is_save_command(command)):  # a save is evidence's, not a use
-                self.note_said(f"tool:{name}", _inputs(tool_input))
+            self.note_input(name, tool_input)
             path = tool_input.get("file_path") or tool_input.get("notebook_path")
             if name in _WRITE_TOOLS and isinstance(path, str):
                 self.note_file(path, _WRITE_TOOLS[name])
