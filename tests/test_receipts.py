@@ -259,3 +259,24 @@ def test_gemini_chats_and_opencode_messages_give_receipts_too(lines: list[dict[s
     for line in lines:
         activity.add(line)
     assert watch.found == [(PORT, where)]  # the save restating RETRY is not a use
+
+
+@pytest.mark.parametrize(
+    "kept",
+    [
+        "not json",
+        "[1, 2]",
+        '{"watch": [1], "heard": "x", "used": 3}',
+        '{"watch": {"a": 1, "b": {"key": 2}, "c": {"key": "k", "tokens": [1]}, "d": {"key": "k", "tokens": {"x": "y"}}}}',
+    ],
+)
+def test_a_damaged_receipts_file_never_breaks_a_stop(
+    kept: str, project_dir: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    project = seeded(project_dir)
+    transcript = begin(project_dir, FIRST, monkeypatch, capsys)
+    Path(project.session_file(FIRST, "receipts")).write_text(kept, encoding="utf-8")
+    transcript.prompt("Start the app")
+    transcript.tool("Bash", {"command": "npm run dev -- --port 8731"})
+    stop(project_dir, FIRST, transcript, monkeypatch, capsys)
+    assert [(e["session"], e["where"]) for e in used(project)] == [(FIRST, "tool:Bash")]

@@ -111,13 +111,24 @@ def _present(token: str, text: str, words: set[str]) -> bool:
     return False
 
 
+def _tokens(value: object) -> dict[str, int]:
+    """Kept tokens and weights as they may be used: texts to whole numbers, at most ``MAX_TOKENS``."""
+    found = value.items() if isinstance(value, dict) else ()
+    kept = {t: w for t, w in found if isinstance(t, str) and t and type(w) is int}
+    return dict(list(kept.items())[:MAX_TOKENS])
+
+
 class Watch:
     """The shown items a session has not used yet, their tokens, and what it used so far."""
 
     def __init__(self, path: str, data: dict[str, Any]) -> None:
         self.path = path
         watch = data.get("watch")
-        self.watch: dict[str, dict[str, Any]] = watch if isinstance(watch, dict) else {}
+        self.watch: dict[str, dict[str, Any]] = {
+            shown: {"key": entry["key"], "tokens": _tokens(entry.get("tokens"))}
+            for shown, entry in (watch.items() if isinstance(watch, dict) else ())
+            if isinstance(entry, dict) and isinstance(entry.get("key"), str)
+        }  # a damaged file reads as what it still holds, field by field
         heard = data.get("heard")
         self.heard: set[str] = {h for h in heard if isinstance(h, str)} if isinstance(heard, list) else set()
         used = data.get("used")
