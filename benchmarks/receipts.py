@@ -192,12 +192,58 @@ def cost() -> dict[str, float]:
     return {"seconds": time.perf_counter() - start, "characters": watcher.scanned, "items": len(items)}
 
 
+def stop_cost(workdir: str, items: int = 100, rounds: int = 30) -> dict[str, float]:
+    """A Stop's update of the session record, in process, with and without receipts to look for:
+    ``items`` decisions shown at the start, a turn of about 2 KB (a prompt, a reply, a command)
+    new at each Stop; the medians of ``rounds`` Stops each."""
+    import statistics
+
+    os.environ["KEEPER_HOME"] = os.path.join(workdir, "cost-store")
+    root = Path(workdir) / "cost"
+    (root / ".git").mkdir(parents=True)
+    from keeper.capture import record, saving
+    from keeper.hooks import marks
+    from keeper.memory.document import SaveInput
+    from keeper.store import config, identity, provenance
+
+    project = identity.make_project(identity.find_project_root(str(root)))
+    cfg = config.load(project.root)
+    texts = [f"Module {i} keeps its cache in src/mod_{i}/cache_{i}.py, port {9000 + i}" for i in range(items)]
+    saving.save(project, cfg, SaveInput(decisions=texts), "cost-seed")
+    ids = {provenance.shown_id(k) for _, k, _, _ in provenance.listed(Path(project.memory).read_text())}
+    spent: dict[str, list[float]] = {"without": [], "with": []}  # without first: it pays the imports
+    scripts = {}
+    for name in spent:
+        session = f"c0575e55-0000-4000-8000-0000000000{len(scripts):02d}"
+        scripts[name] = (session, Transcript(root.parent / f"{session}.jsonl", cwd=str(root)))
+        if name == "with":
+            marks.remember_shown(project, session, ids)
+    for turn in range(rounds):
+        for name, (session, script) in scripts.items():
+            script.prompt(f"Look at the request flow, part {turn}")
+            script.reply("The handler reads the rows and returns them; nothing stands out yet. " * 20)
+            script.tool("Bash", {"command": f"pytest -q tests/test_flow.py -k part_{turn}"}, "1 passed")
+            start = time.perf_counter()
+            record.update(project, cfg, session, {}, str(script.path))
+            spent[name].append(time.perf_counter() - start)
+    with_, without = statistics.median(spent["with"]), statistics.median(spent["without"])
+    return {
+        "items": items,
+        "with_ms": with_ * 1000,
+        "without_ms": without * 1000,
+        "added_ms": (with_ - without) * 1000,
+        "first_with_ms": spent["with"][0] * 1000,  # works out the items' tokens from memory.md
+        "first_without_ms": spent["without"][0] * 1000,
+    }
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     parser.add_argument("--json", help="write the results here")
     args = parser.parse_args()
     with tempfile.TemporaryDirectory(prefix="keeper-receipts-") as workdir:
         result = labelled(workdir)
+        result["stop"] = stop_cost(workdir)
     result["cost"] = cost()
     print(f"{result['sessions']} sessions, {result['pairs']} (session, item) pairs: "
           f"tp {result['tp']} fp {result['fp']} fn {result['fn']} tn {result['tn']}")  # fmt: skip
@@ -207,6 +253,10 @@ def main() -> None:
     spent = result["cost"]
     print(f"looking: {spent['characters'] / 1e6:.1f} M characters against {spent['items']} items in "
           f"{spent['seconds'] * 1000:.0f} ms")  # fmt: skip
+    stop = result["stop"]
+    print(f"a Stop's record update, {stop['items']} items shown, a 2 KB turn new: {stop['with_ms']:.1f} ms "
+          f"(without receipts {stop['without_ms']:.1f} ms; added {stop['added_ms']:.1f} ms); the first Stop "
+          f"{stop['first_with_ms']:.1f} ms (without {stop['first_without_ms']:.1f} ms)")  # fmt: skip
     if args.json:
         Path(args.json).write_text(json.dumps(result, indent=2) + "\n", encoding="utf-8")
 
