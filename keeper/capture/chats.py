@@ -82,11 +82,14 @@ def fold(activity: Activity, entry: dict[str, Any], seen: set[str]) -> None:
         if text:
             activity.note_prompt(text)
         return
+    said = entry.get("content")
+    activity.note_said("text", said if isinstance(said, str) else prompt_of(said))
     for call in _calls(entry, seen):
         name = str(call.get("name") or "tool")
         activity.tools[name] = activity.tools.get(name, 0) + 1
         raw = call.get("args")
         args: dict[str, Any] = raw if isinstance(raw, dict) else {}
+        activity.note_input(name, args)
         if name == SHELL and isinstance(args.get("command"), str):
             activity.note_command(args["command"])
         path = args.get("file_path")

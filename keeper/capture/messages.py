@@ -60,9 +60,13 @@ def fold(activity: Activity, entry: dict[str, Any]) -> None:
     text = prompt_of(entry)
     if text:
         activity.note_prompt(text)
+    elif entry["info"].get("role") == "assistant":
+        texts = [p["text"] for p in _parts(entry, "text") if isinstance(p.get("text"), str)]
+        activity.note_said("text", "\n".join(texts))
     for part in _parts(entry, "tool"):
         name, given, state = _tool(part)
         activity.tools[name] = activity.tools.get(name, 0) + 1
+        activity.note_input(name, given)
         if name == "bash" and isinstance(given.get("command"), str):
             activity.note_command(given["command"])
         path = given.get("filePath")

@@ -13,7 +13,7 @@ import os
 import time
 
 from keeper.errors import KeeperError
-from keeper.store import counters, identity, log, paths, sessions
+from keeper.store import counters, identity, log, paths, provenance, sessions
 from keeper.store.config import Config
 from keeper.store.fsutil import HOOK_LOCK_TIMEOUT, atomic_write, ensure_dir, guard, open_append, project_lock, read_text
 
@@ -21,6 +21,7 @@ TYPE_CHECKING = False
 if TYPE_CHECKING:
     from datetime import datetime
 
+    from keeper.capture import receipts
     from keeper.store.resolve import Resolved
 
     Facts = dict[str, str | None]  # header label -> value; None removes the line
@@ -187,8 +188,9 @@ def update(
 
         return redact.redact(text, patterns)
 
-    activity = transcript.Activity(state.activity, clean=clean)
     offset = state.offset or 0
+    watch = _watch(project, session, path, offset)
+    activity = transcript.Activity(state.activity, clean=clean, said=watch.hear if watch else None)
     old_facts = {k: v for k, v in state.facts.items() if v is not None} if state.facts is not None else None
     if path:
         read_from = offset
@@ -207,6 +209,9 @@ def update(
     if (state.facts, state.activity, state.offset, state.transcript, state.reply) == now_known and (
         sessions.existing_file(project, session)
     ):
+        if watch and watch.changed:
+            with project_lock(project.lock, timeout=HOOK_LOCK_TIMEOUT):
+                _receipts(project, session, watch, patterns)
         return False
     from datetime import datetime
 
@@ -222,7 +227,32 @@ def update(
         fresh.facts, fresh.activity, fresh.offset, fresh.transcript = merged, digest, offset, path
         fresh.reply = replied if reply else fresh.reply
         sessions.write_state(project, session, fresh)
+        if watch and watch.changed:
+            _receipts(project, session, watch, patterns)
     return True
+
+
+def _watch(project: paths.Project, session: str, path: str, offset: int) -> receipts.Watch | None:
+    """The use receipts to look for in the transcript's new lines; None when there are none, or none to
+    look for (``receipts``: loaded only then)."""
+    try:
+        new = bool(path) and os.path.getsize(path) > offset
+    except OSError:
+        new = False
+    if not new or not os.path.exists(provenance.shown_file(project, session)):
+        return None
+    from keeper.capture import receipts
+
+    return receipts.watch(project, session)
+
+
+def _receipts(project: paths.Project, session: str, watch: receipts.Watch, patterns: list[str]) -> None:
+    """Record what the update found used (under the project's lock)."""
+    from datetime import datetime
+
+    from keeper.capture import evidence, receipts
+
+    receipts.record(project, session, watch, evidence.stamp(datetime.now()), patterns)
 
 
 def update_from_hook(event: str, at: Resolved, new_facts: Facts, transcript_path: str, reply: str = "") -> None:

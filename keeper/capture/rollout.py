@@ -54,9 +54,13 @@ def fold(activity: Activity, entry: dict[str, Any]) -> None:
         text = _text(item.get("content")).strip()
         if text:
             activity.note_prompt(text)
+    elif kind == "AgentMessage":
+        activity.note_said("text", _text(item.get("content")))
     elif kind == "CommandExecution":
         activity.tools["Bash"] = activity.tools.get("Bash", 0) + 1  # the name Codex's hooks give its shell tool
-        activity.note_command(_command(item.get("command")))
+        command = _command(item.get("command"))
+        activity.note_command(command)
+        activity.note_input("Bash", {"command": command})
         code = item.get("exit_code")
         if item.get("status") == "failed" or (isinstance(code, int) and code != 0):
             output = item.get("aggregated_output")
@@ -64,6 +68,16 @@ def fold(activity: Activity, entry: dict[str, Any]) -> None:
     elif kind == "FileChange":
         activity.tools["apply_patch"] = activity.tools.get("apply_patch", 0) + 1
         _file_change(activity, item)
+        activity.note_said("tool:apply_patch", _patched(item.get("changes")))
+
+
+def _patched(changes: object) -> str:
+    """A patch as text: the files it names and the texts it gives them."""
+    found: list[str] = []
+    for path, change in (changes if isinstance(changes, dict) else {}).items():
+        found.append(str(path))
+        found += [v for v in (change.values() if isinstance(change, dict) else ()) if isinstance(v, str)]
+    return "\n".join(found)
 
 
 def _file_change(activity: Activity, item: dict[str, Any]) -> None:

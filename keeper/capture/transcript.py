@@ -155,14 +155,22 @@ def _short(text: str, limit: int) -> str:
 class Activity:
     """What a transcript shows a session did; persisted between hooks as plain JSON."""
 
-    def __init__(self, data: dict[str, Any] | None = None, clean: Callable[[str], str] = str) -> None:
-        """``clean`` is applied to every text kept (Keeper passes its redactor), so no secret is stored.
+    def __init__(
+        self,
+        data: dict[str, Any] | None = None,
+        clean: Callable[[str], str] = str,
+        said: Callable[[str, str], None] | None = None,
+    ) -> None:
+        """``clean`` is applied to every text kept (Keeper passes its redactor), so no secret is stored;
+        ``said`` hears what was said as it is read (``where``: ``prompt``, ``text`` or ``tool:NAME``),
+        unkept (use receipts, ``receipts``).
 
         ``data`` is the saved digest; a damaged one (wrong types, negative counts) reads as empty
         field by field, so the next Stop rebuilds what it can instead of failing.
         """
         data = data if isinstance(data, dict) else {}
         self._clean = clean
+        self._said = said
         self.first_ts: str = _text(data.get("first_ts"))
         self.last_ts: str = _text(data.get("last_ts"))
         self.branch: str = _text(data.get("branch"))
@@ -251,8 +259,20 @@ class Activity:
 
     # What any transcript format reports, folded the same way (the Codex reader uses these too).
 
+    def note_said(self, where: str, text: str) -> None:
+        """Something the assistant wrote (``text``) or gave a tool (``tool:NAME``), for use receipts."""
+        if self._said is not None and text:
+            self._said(where, text)
+
+    def note_input(self, tool: str, given: dict[str, Any]) -> None:
+        """What the assistant gave a tool, for use receipts; Keeper's own save is evidence's, not a use."""
+        command = given.get("command")
+        if self._said is not None and not (isinstance(command, str) and is_save_command(command)):
+            self.note_said(f"tool:{tool}", _inputs(given))
+
     def note_prompt(self, text: str) -> None:
         """One real prompt of the user's: a turn boundary."""
+        self.note_said("prompt", text)
         self.prompt_count += 1
         prompt = _short(self._clean(text[:4096]), 240)  # redact, then cut: a cut secret would no longer match
         if len(self.prompts) < KEEP_PROMPTS:
@@ -300,6 +320,8 @@ class Activity:
         if not isinstance(content, list):
             return
         for block in content:
+            if isinstance(block, dict) and block.get("type") == "text":
+                self.note_said("text", _text(block.get("text")))
             if not isinstance(block, dict) or block.get("type") != "tool_use":
                 continue
             block_id = str(block.get("id", ""))
@@ -314,10 +336,16 @@ class Activity:
             command = tool_input.get("command")
             if name == "Bash" and isinstance(command, str):
                 self.note_command(command)
+            self.note_input(name, tool_input)
             path = tool_input.get("file_path") or tool_input.get("notebook_path")
             if name in _WRITE_TOOLS and isinstance(path, str):
                 self.note_file(path, _WRITE_TOOLS[name])
                 self.note_lines(path, _written(tool_input))
+
+
+def _inputs(tool_input: dict[str, Any]) -> str:
+    """What the assistant gave a tool, as text: every text it passed but the code it replaced."""
+    return "\n".join(v for k, v in tool_input.items() if isinstance(v, str) and k != "old_string")
 
 
 def _written(tool_input: dict[str, Any]) -> str:

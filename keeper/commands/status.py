@@ -7,10 +7,11 @@ import os
 import sys
 
 from keeper import __version__
+from keeper.capture import receipts
 from keeper.commands import common
 from keeper.memory import document
 from keeper.plugin import agents, codex, gemini, install, opencode
-from keeper.store import counters, identity, log, paths, repo, sessions
+from keeper.store import counters, identity, log, paths, provenance, repo, sessions
 from keeper.store.config import Config
 from keeper.store.fsutil import read_text
 from keeper.store.projects import size
@@ -60,6 +61,7 @@ def collect(project: paths.Project, cfg: Config) -> dict[str, Any]:
             "last_updated": view.last_updated or _modified(project.memory),
             "stale": [item.as_dict() for item in stale_items(project, text)],
         },
+        "uses": receipts.share(project, provenance.read(project.dir)),
         "global": _global_memory(),
         "team": _team_memory(project, cfg),
         "sync": report.summary(),
@@ -156,6 +158,17 @@ def _team_line(team: dict[str, Any]) -> str:
     return f"  team memory   {size(team['bytes'])}, {count(team['items'], 'item')} at {team['path']}; {git}{read}"
 
 
+def _use_line(uses: dict[str, int]) -> list[str]:
+    """The share of the items shown at recent session starts that their sessions used."""
+    if not uses["shown"]:
+        return []
+    share = f"{uses['used'] / uses['shown']:.0%}"
+    return [
+        f"  used          {uses['used']} of {uses['shown']} items shown at the start of the last "
+        f"{count(uses['sessions'], 'session')} were used ({share}; keeper why ID lists an item's uses)"
+    ]
+
+
 def lines(data: dict[str, Any]) -> list[str]:
     """``keeper status`` as text, from what ``collect`` returned."""
     mem, ses, cnt = data["memory"], data["sessions"], data["counter"]
@@ -178,6 +191,7 @@ def lines(data: dict[str, Any]) -> list[str]:
             out += [f"    {s['id']} {s['text'][:60]!r}: {s['reason']}" for s in mem["stale"][:5]]
     else:
         out.append("  memory.md     not written yet (the first save creates it)")
+    out += _use_line(data["uses"])
     glob_ = data["global"]
     out.append(
         f"  global memory {size(glob_['bytes'])}, {count(glob_['items'], 'item')} at {glob_['path']}"

@@ -36,7 +36,7 @@ WORDS = {
 class Item:
     """One item as ``keeper why`` knows it: where it lives, its text, and its events."""
 
-    __slots__ = ("day", "folder", "history", "key", "scope", "section", "sessions", "status", "text")
+    __slots__ = ("day", "folder", "history", "key", "scope", "section", "sessions", "status", "text", "uses")
 
     def __init__(self, scope: str, folder: str, key: str, text: str, section: str, status: str) -> None:
         self.scope, self.folder, self.key, self.text, self.section, self.status = (
@@ -48,6 +48,7 @@ class Item:
             status,
         )
         self.history: list[dict[str, Any]] = []
+        self.uses: list[dict[str, Any]] = []  # its use receipts (``keeper.capture.receipts``), the newest
         self.sessions: dict[str, dict[str, Any]] = {}  # the facts of the sessions in its history
         self.day: str | None = None
 
@@ -61,6 +62,7 @@ def items(project: paths.Project) -> list[Item]:
     ):
         events = provenance.read(folder)
         history, sessions = provenance.by_item(events), provenance.session_facts(events)
+        uses = provenance.uses(events)
         present: set[str] = set()
         for section, key, text, day in provenance.listed(read_text(memory) or ""):
             if key in present:
@@ -68,6 +70,7 @@ def items(project: paths.Project) -> list[Item]:
             present.add(key)
             item = Item(scope, folder, key, text, section, "current")
             item.history, item.day, item.sessions = history.get(key, []), day, sessions
+            item.uses = uses.get(key, [])
             found.append(item)
         for key, events in history.items():
             if key not in present and provenance.is_removed(events):
@@ -148,6 +151,7 @@ def explain(project: paths.Project, name: str) -> dict[str, Any]:
         "status": item.status,
         "origin": start,
         "history": item.history,
+        "uses": item.uses,
         "stale": stale,
         "claims": claims,
         "checked": any(c["verdict"] != "unchecked" for c in claims),
@@ -208,8 +212,21 @@ def lines(data: dict[str, Any]) -> list[str]:
     if data["history"]:
         out.append("History:")
         out += [_event_line(e) for e in data["history"]]
+    out += _use_lines(data["uses"])
     if data["status"] == "current" and data["scope"] == "project":
         out += _claim_lines(data)
+    return out
+
+
+def _use_lines(uses: list[dict[str, Any]]) -> list[str]:
+    """The sessions that used the item after Keeper showed it, and where the use was seen."""
+    if not uses:
+        return []
+    count = len({str(u.get("session")) for u in uses})
+    out = [f"Used in {count} session{'s' if count != 1 else ''} Keeper showed it to (newest last):"]
+    for use in uses:
+        where = shown(str(use.get("where") or "?"), 64)
+        out.append(f"  {shown(provenance.shown_at(use))} by session {shown(use.get('session', '?'))} ({where})")
     return out
 
 

@@ -3,7 +3,9 @@
 Beside memory.md (which never holds any of it) each memory folder keeps ``provenance.jsonl``: one
 JSON object a line, one *event* of one item (``items.key``): ``added``, ``confirmed`` (saved again),
 ``echoed`` (saved again unchanged after Keeper had shown it in that session: not new evidence),
-``edited`` (its text changed by hand), ``retired``, ``resolved``, ``restored``. An event names the
+``edited`` (its text changed by hand), ``retired``, ``resolved``, ``restored``, and ``used`` (a
+session Keeper showed it to drew on it: a use receipt, ``keeper.capture.receipts``, which names
+where the use was seen; never evidence). An event names the
 item's text and section, when, and the session that made it; once a save, a ``session`` line gives
 that session's facts: the machine, the branch and commit where known, the session's file and
 transcript, and the files the session had changed (relative to the project's root).
@@ -38,6 +40,8 @@ if TYPE_CHECKING:
 SESSION = "session"  # not an item's event: the facts of the session that saved (one line per save)
 EVIDENCE = ("added", "confirmed", "edited", "restored")  # events that date what an item rests on
 REMOVALS = ("retired", "resolved")
+USED = "used"  # a use receipt: kept apart from an item's history (``uses``), so receipts never crowd it
+MAX_USES = 32  # receipts of one item kept by ``uses``: the newest
 KEPT = 50_000  # newest events a record keeps
 MAX_RECORD = 32 << 20  # and at most this many characters of them (50,000 events as Keeper writes them are far less)
 MAX_FILES = 60  # changed files kept on one session line
@@ -95,6 +99,7 @@ FIELDS = {
     "commit": 64,
     "record": 256,
     "transcript": MAX_PATH,
+    "where": 64,
 }  # every known field but ``files`` is a text
 
 
@@ -266,7 +271,7 @@ def by_item(events: Iterable[Event]) -> dict[str, list[Event]]:
     however long a chain of edits."""
     found: dict[str, list[Event]] = {}
     for event in events:
-        if event["event"] == SESSION:
+        if event["event"] in (SESSION, USED):
             continue
         before = event.get("from") if event["event"] == "edited" else None
         mine = found.setdefault(event["item"], [])
@@ -281,6 +286,18 @@ def by_item(events: Iterable[Event]) -> dict[str, list[Event]]:
             half = MAX_HISTORY // 2
             mine[half:] = mine[-half:]
     return found
+
+
+def uses(events: Iterable[Event]) -> dict[str, list[Event]]:
+    """Each item's use receipts, oldest first (at most ``MAX_USES``, the newest)."""
+    found: dict[str, list[Event]] = {}
+    for event in events:
+        if event["event"] == USED:
+            mine = found.setdefault(event["item"], [])
+            mine.append(event)
+            if len(mine) > 2 * MAX_USES:
+                del mine[:MAX_USES]
+    return {item: mine[-MAX_USES:] for item, mine in found.items()}
 
 
 def session_facts(events: Iterable[Event]) -> dict[str, Event]:

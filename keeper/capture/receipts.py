@@ -1,0 +1,257 @@
+"""Use receipts: which of the items a session's start-up context showed the session went on to use.
+
+Deterministic, no model: an item was used when its distinctive tokens (identifiers, paths, file
+names, flags, numbers, spans in backticks, proper nouns; never common words) reappear in what the
+assistant wrote or in a tool's input after the start. One strong token (an identifier, a path, a
+number) in one reply or one tool input is enough; weak ones (a proper noun, an acronym) need two.
+A token the user's own prompt held is no evidence (the assistant may be repeating the user), and
+Keeper's own saves are not read (a save that restates an item is an echo, ``evidence``).
+
+Each Stop reads only the transcript's new lines (``transcript.Activity`` passes what was said), so
+the work is bounded by what is new; the tokens of the shown items are worked out once a session
+and kept in the session's machine-local ``receipts`` file with the ids already receipted. A
+receipt is a ``used`` event in the item's provenance, once per item and session.
+"""
+
+from __future__ import annotations
+
+import os
+
+from keeper import jsonio
+from keeper.store import provenance
+
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    from typing import Any
+
+    from keeper.store import paths
+
+USED = provenance.USED
+MAX_ITEMS = 200  # shown items watched in one session
+MAX_TOKENS = 16  # distinctive tokens watched for one item
+MAX_HEARD = 2000  # watched tokens the user's prompts held, kept
+MAX_SCAN = 2 << 20  # characters of replies and tool inputs read in one update
+MAX_PIECE = 64 << 10  # characters of one reply or tool input read
+STRONG, WEAK = 2, 1  # a token's weight; a use needs USE_WEIGHT in one reply or tool input
+USE_WEIGHT = 2
+_WORD = frozenset("abcdefghijklmnopqrstuvwxyz0123456789_")
+_TO_SPACE = str.maketrans({chr(i): " " for i in range(128) if chr(i) not in _WORD})
+_EDGE = "`'\"()[]{}<>,;:!?*.…"
+# Words that look distinctive (capitalised, upper case) but say nothing of one item.
+COMMON = frozenset(
+    (  # noqa: SIM905 - a word list reads best as text
+        "always never use uses used using keep keeps prefer avoid must should note only also every each "
+        "when then this that these those with without from into after before because since until while "
+        "the and but for not all any our their your its api apis url urls cli json yaml http https sql "
+        "todo fixme note readme the tests test code file files user users data config docs"
+    ).split()
+)
+
+
+def _strip(word: str) -> str:
+    return word.strip(_EDGE)
+
+
+def _weight(word: str, first: bool) -> int:
+    """How much a word of an item's text says that a later text drew on the item (0: nothing)."""
+    bare = word.lstrip("-")
+    low = word.lower()
+    if len(bare) < 3 or low in COMMON:
+        return 0
+    if word.startswith("--") or "/" in word or "_" in bare.strip("_"):
+        return STRONG
+    stem, dot, ext = word.rpartition(".")
+    if dot and len(stem) >= 2 and 1 <= len(ext) <= 6 and ext[0].isalpha() and ext.isalnum():
+        return STRONG  # a file name
+    if any(c.isdigit() for c in word):
+        digits = "".join(c for c in word if c.isdigit())
+        year = len(digits) == 4 and digits[:2] in ("19", "20") and word.isdigit()
+        return 0 if year or (word.isdigit() and len(word) < 3) else STRONG
+    if any(a.islower() and b.isupper() for a, b in zip(word, word[1:])):
+        return STRONG  # camelCase
+    if not word.isalpha():
+        return 0
+    if word.isupper() and len(word) >= 3:
+        return WEAK  # an acronym
+    return WEAK if word[0].isupper() and not first and len(word) >= 4 else 0  # a proper noun
+
+
+def distinctive(text: str) -> dict[str, int]:
+    """An item's distinctive tokens (lower case) and their weights, the strongest first."""
+    found: dict[str, int] = {}
+    for span in text.split("`")[1::2]:  # code spans: a command, a name
+        span = span.strip().lower()
+        if len(span) >= 4 and span not in COMMON:
+            found[span] = STRONG
+    first = True
+    for raw in text.split():
+        word = _strip(raw)
+        weight = _weight(word, first) if word else 0
+        if weight:
+            found[word.lower()] = max(found.get(word.lower(), 0), weight)
+        first = raw.endswith((".", "!", "?", ":"))
+    ranked = sorted(found.items(), key=lambda kv: (-kv[1], -len(kv[0])))
+    return dict(ranked[:MAX_TOKENS])
+
+
+def _present(token: str, text: str, words: set[str]) -> bool:
+    """Whether ``token`` stands in ``text`` (lower case; ``words``: its words) as a whole."""
+    parts = token.translate(_TO_SPACE).split()
+    if not parts or not all(p in words for p in parts):
+        return False
+    if len(parts) == 1 and parts[0] == token:
+        return True
+    at = text.find(token)
+    while at >= 0:
+        before = text[at - 1] if at else " "
+        after = text[at + len(token) : at + len(token) + 1] or " "
+        if before not in _WORD and after not in _WORD:
+            return True
+        at = text.find(token, at + 1)
+    return False
+
+
+def _tokens(value: object) -> dict[str, int]:
+    """Kept tokens and weights as they may be used: texts to whole numbers, at most ``MAX_TOKENS``."""
+    found = value.items() if isinstance(value, dict) else ()
+    kept = {t: w for t, w in found if isinstance(t, str) and t and type(w) is int}
+    return dict(list(kept.items())[:MAX_TOKENS])
+
+
+class Watch:
+    """The shown items a session has not used yet, their tokens, and what it used so far."""
+
+    def __init__(self, path: str, data: dict[str, Any]) -> None:
+        self.path = path
+        watch = data.get("watch")
+        self.watch: dict[str, dict[str, Any]] = {
+            shown: {"key": entry["key"], "tokens": _tokens(entry.get("tokens"))}
+            for shown, entry in (watch.items() if isinstance(watch, dict) else ())
+            if isinstance(entry, dict) and isinstance(entry.get("key"), str)
+        }  # a damaged file reads as what it still holds, field by field
+        heard = data.get("heard")
+        self.heard: set[str] = {h for h in heard if isinstance(h, str)} if isinstance(heard, list) else set()
+        used = data.get("used")
+        self.used: list[str] = [u for u in used if isinstance(u, str)] if isinstance(used, list) else []
+        self.found: list[tuple[str, str]] = []  # (item key, where) receipted by this update
+        self.scanned = 0
+        self.changed = False
+        self._by_part: dict[str, set[str]] | None = None  # a token's first word -> the tokens
+
+    def _candidates(self, words: set[str]) -> set[str]:
+        """The watched tokens whose first word ``words`` holds: one set intersection a text, so a
+        text costs the same however many items are watched."""
+        if self._by_part is None:
+            self._by_part = {}
+            for entry in self.watch.values():
+                for token in entry["tokens"]:
+                    parts = token.translate(_TO_SPACE).split()
+                    if parts:
+                        self._by_part.setdefault(parts[0], set()).add(token)
+        return {t for part in words.intersection(self._by_part) for t in self._by_part[part]}
+
+    def hear(self, where: str, text: str) -> None:
+        """One thing said in the session: a prompt of the user's, a reply, a tool's input."""
+        if not self.watch or self.scanned >= MAX_SCAN:
+            return
+        text = text[:MAX_PIECE].lower()
+        self.scanned += len(text)
+        words = set(text.translate(_TO_SPACE).split())
+        present = {t for t in self._candidates(words) if t not in self.heard and _present(t, text, words)}
+        if not present:
+            return
+        if where == "prompt":
+            self.heard |= set(sorted(present)[: max(MAX_HEARD - len(self.heard), 0)])
+            self.changed = True
+            return
+        for shown, entry in list(self.watch.items()):
+            weight = sum(w for t, w in entry["tokens"].items() if t in present)
+            if weight >= USE_WEIGHT:
+                del self.watch[shown]
+                self.used.append(shown)
+                self.found.append((entry["key"], where))
+                self.changed = True
+
+    def save(self) -> None:
+        """Keep the state for the session's next update (machine-local, derived)."""
+        from keeper.store.fsutil import atomic_write
+
+        data = {"watch": self.watch, "heard": sorted(self.heard), "used": self.used}
+        try:
+            atomic_write(self.path, jsonio.dumps(data))
+        except OSError:
+            pass
+
+
+def _state_file(project: paths.Project, session: str) -> str:
+    return project.session_file(session, "receipts")
+
+
+def _shown(project: paths.Project, session: str) -> set[str]:
+    try:
+        with open(provenance.shown_file(project, session), encoding="utf-8") as fh:
+            return set(fh.read().split())
+    except OSError:
+        return set()
+
+
+def watch(project: paths.Project, session: str) -> Watch | None:
+    """What this session's update should look for; None when it showed nothing still unused.
+
+    The items' tokens are worked out from memory.md once, when the shown ids are new (a start, a
+    resume, a compaction), and kept beside the session's other state."""
+    shown = _shown(project, session)
+    if not shown:
+        return None
+    path = _state_file(project, session)
+    try:
+        with open(path, encoding="utf-8") as fh:
+            data = jsonio.loads(fh.read())
+    except (OSError, ValueError, RecursionError):
+        data = {}
+    found = Watch(path, data if isinstance(data, dict) else {})
+    known = set(found.watch) | set(found.used)
+    if shown - known:
+        from keeper.store.fsutil import read_text
+
+        for _, item_key, text, _ in provenance.listed(read_text(project.memory) or ""):
+            shown_id = provenance.shown_id(item_key)
+            if shown_id in shown and shown_id not in known and len(found.watch) < MAX_ITEMS:
+                tokens = distinctive(text)
+                if tokens:
+                    found.watch[shown_id] = {"key": item_key, "tokens": tokens}
+                known.add(shown_id)
+        found.changed = True
+    return found if found.watch or found.changed else None
+
+
+def record(project: paths.Project, session: str, found: Watch, at: str, patterns: list[str]) -> None:
+    """The receipts of one update into the project's provenance, and the state kept (call under the
+    project's lock)."""
+    events = [
+        {"at": at, "event": USED, "item": item_key, "session": session, "where": where[:64]}
+        for item_key, where in found.found
+    ]
+    provenance.append(project.dir, events, patterns)
+    found.save()
+
+
+def share(project: paths.Project, events: list[dict[str, Any]], sessions: int = 20) -> dict[str, int]:
+    """Of the items shown at the starts of the newest ``sessions`` sessions (this machine's), how
+    many the session used: ``{"sessions", "shown", "used"}``."""
+    import glob
+
+    files = glob.glob(os.path.join(glob.escape(project.session_state), "*.shown"))
+    newest = sorted(files, key=lambda f: (os.path.getmtime(f), f))[-sessions:]
+    used = {(str(e.get("session")), provenance.shown_id(str(e["item"]))) for e in events if e["event"] == USED}
+    shown = used_count = 0
+    for name in newest:
+        session = os.path.basename(name)[: -len(".shown")]
+        try:
+            with open(name, encoding="utf-8") as fh:
+                ids = set(fh.read().split())
+        except OSError:
+            continue
+        shown += len(ids)
+        used_count += sum(1 for i in ids if (session, i) in used)
+    return {"sessions": len(newest), "shown": shown, "used": used_count}

@@ -1,0 +1,282 @@
+"""Use receipts: which items a session's start-up context showed the session went on to use.
+
+Real hooks, real files, transcripts as Claude Code writes them: a session starts (Keeper shows
+memory.md), works (its transcript grows), stops and ends; the receipts land in the provenance record.
+"""
+
+from __future__ import annotations
+
+import json
+from datetime import datetime
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from keeper.capture import receipts, saving
+from keeper.cli import main
+from keeper.memory.document import SaveInput
+from keeper.store import config, identity, paths, provenance
+from tests.helpers import run_hook
+from tests.transcripts import Transcript
+
+FIRST = "3c1d2e4f-0a9b-4c8d-9e7f-6a5b4c3d2e1f"
+SECOND = "7e6d5c4b-3a29-4180-9f8e-7d6c5b4a3928"
+RETRY = "Retries go through `with_backoff()` in src/net/retry.py, capped at 5 attempts"
+PORT = "The dev server listens on port 8731; never bind 8080"
+PLAIN = "We prefer small commits and clear messages when we change the code"
+
+
+def project_of(root: Path) -> paths.Project:
+    return identity.make_project(identity.find_project_root(str(root)))
+
+
+def seeded(root: Path) -> paths.Project:
+    """A project whose memory holds three decisions, saved by an earlier session."""
+    project = project_of(root)
+    data = SaveInput(decisions=[RETRY, PORT, PLAIN])
+    saving.save(project, config.load(project.root), data, "an-earlier-session", now=datetime.now())
+    return project
+
+
+def payload(root: Path, session: str, transcript: Transcript) -> dict[str, Any]:
+    return {"session_id": session, "transcript_path": str(transcript.path), "cwd": str(root)}
+
+
+def begin(root: Path, session: str, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]) -> Transcript:
+    transcript = Transcript(root.parent / f"{session}.jsonl", cwd=str(root))
+    run_hook("session-start", {**payload(root, session, transcript), "source": "startup"}, monkeypatch, capsys)
+    return transcript
+
+
+def stop(
+    root: Path,
+    session: str,
+    transcript: Transcript,
+    monkeypatch: pytest.MonkeyPatch,
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    first = payload(root, session, transcript)
+    run_hook("stop", {**first, "stop_hook_active": False, "last_assistant_message": "Done."}, monkeypatch, capsys)
+
+
+def used(project: paths.Project) -> list[dict[str, Any]]:
+    return [e for e in provenance.read(project.dir) if e["event"] == "used"]
+
+
+def test_a_tool_input_that_uses_an_injected_decisions_identifier_gets_a_receipt(
+    project_dir: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    project = seeded(project_dir)
+    transcript = begin(project_dir, FIRST, monkeypatch, capsys)
+    transcript.prompt("The payment call fails now and then, make it sturdier")
+    transcript.tool("Read", {"file_path": str(project_dir / "src" / "pay.py")})
+    transcript.tool(
+        "Edit",
+        {
+            "file_path": str(project_dir / "src" / "pay.py"),
+            "old_string": "charge()",
+            "new_string": "with_backoff(charge)",
+        },
+    )
+    stop(project_dir, FIRST, transcript, monkeypatch, capsys)
+    found = used(project)
+    assert [(e["session"], e["where"]) for e in found] == [(FIRST, "tool:Edit")]
+    assert "with_backoff" in found[0]["item"]
+    assert provenance.checked(dict(found[0])) == found[0]  # the record's reader keeps it as written
+
+
+def test_words_in_common_are_no_use(
+    project_dir: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    project = seeded(project_dir)
+    transcript = begin(project_dir, FIRST, monkeypatch, capsys)
+    transcript.prompt("Tidy up the server code please")
+    transcript.reply("We prefer small commits, so I will change the server code in clear steps and retry the tests.")
+    transcript.tool("Bash", {"command": "git commit -am 'clear messages for the dev server'"})
+    stop(project_dir, FIRST, transcript, monkeypatch, capsys)
+    assert used(project) == []
+
+
+def test_a_reply_naming_the_port_is_a_use_and_is_recorded_once_per_session(
+    project_dir: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    project = seeded(project_dir)
+    transcript = begin(project_dir, FIRST, monkeypatch, capsys)
+    transcript.prompt("Start the app for me")
+    transcript.reply("Starting it on port 8731, as the project decided.")
+    stop(project_dir, FIRST, transcript, monkeypatch, capsys)
+    transcript.prompt("And again")
+    transcript.tool("Bash", {"command": "npm run dev -- --port 8731"})
+    stop(project_dir, FIRST, transcript, monkeypatch, capsys)
+    run_hook("session-end", {**payload(project_dir, FIRST, transcript), "reason": "other"}, monkeypatch, capsys)
+    assert [(e["session"], e["where"]) for e in used(project)] == [(FIRST, "text")]
+    later = begin(project_dir, SECOND, monkeypatch, capsys)  # another session: its own receipt
+    later.prompt("Run it")
+    later.tool("Bash", {"command": "npm run dev -- --port 8731"})
+    stop(project_dir, SECOND, later, monkeypatch, capsys)
+    assert [(e["session"], e["where"]) for e in used(project)] == [(FIRST, "text"), (SECOND, "tool:Bash")]
+
+
+def test_what_the_user_said_first_is_not_the_memorys_use(
+    project_dir: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    project = seeded(project_dir)
+    transcript = begin(project_dir, FIRST, monkeypatch, capsys)
+    transcript.prompt("Why does nothing answer on port 8731?")
+    transcript.reply("Nothing listens on 8731 yet; starting it.")
+    stop(project_dir, FIRST, transcript, monkeypatch, capsys)
+    assert used(project) == []
+
+
+def test_a_save_that_restates_an_item_is_an_echo_not_a_use(
+    project_dir: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    project = seeded(project_dir)
+    transcript = begin(project_dir, FIRST, monkeypatch, capsys)
+    transcript.prompt("Save what we know")
+    transcript.tool("Bash", {"command": f"keeper save <<'EOF'\ndecision: {PORT}\nEOF"})
+    saving.save(project, config.load(project.root), SaveInput(decisions=[PORT]), FIRST)
+    stop(project_dir, FIRST, transcript, monkeypatch, capsys)
+    assert used(project) == []
+    history = [h for k, h in provenance.by_item(provenance.read(project.dir)).items() if "8731" in k]
+    assert [[e["event"] for e in h] for h in history] == [["added", "echoed"]]
+
+
+def test_items_not_shown_get_no_receipt(
+    project_dir: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    project = seeded(project_dir)
+    transcript = Transcript(project_dir.parent / f"{FIRST}.jsonl", cwd=str(project_dir))  # no SessionStart ran
+    transcript.prompt("Start it")
+    transcript.tool("Bash", {"command": "npm run dev -- --port 8731"})
+    stop(project_dir, FIRST, transcript, monkeypatch, capsys)
+    assert used(project) == []
+
+
+def test_keeper_why_lists_an_items_uses_and_status_gives_the_share_used(
+    project_dir: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    seeded(project_dir)
+    transcript = begin(project_dir, FIRST, monkeypatch, capsys)
+    transcript.prompt("Start the app")
+    transcript.tool("Bash", {"command": "npm run dev -- --port 8731"})
+    stop(project_dir, FIRST, transcript, monkeypatch, capsys)
+    capsys.readouterr()
+    monkeypatch.chdir(project_dir)
+    assert main(["why", "8731"]) == 0
+    out = capsys.readouterr().out
+    assert "Used in 1 session" in out and FIRST[:8] in out and "tool:Bash" in out
+    assert main(["why", "8731", "--json"]) == 0
+    data = json.loads(capsys.readouterr().out)
+    assert [(u["session"], u["where"]) for u in data["uses"]] == [(FIRST, "tool:Bash")]
+    assert main(["status", "--json"]) == 0
+    share = json.loads(capsys.readouterr().out)["uses"]
+    assert share == {"sessions": 1, "shown": 3, "used": 1}
+    assert main(["status"]) == 0
+    assert "1 of 3 items shown at the start of the last 1 session were used (33%" in capsys.readouterr().out
+
+
+@pytest.mark.parametrize(
+    ("item", "said", "use"),
+    [
+        ("Use `make lint-all` before pushing", "Running make lint-all now", True),
+        ("Config lives in settings/prod.toml", "cat settings/prod.toml", True),
+        ("Config lives in settings/prod.toml", "the settings for production", False),
+        ("The API client is called OrderGateway", "gw = OrderGateway()", True),
+        ("Deploys go through Netlify and Tigris", "netlify deploy; tigris bucket ls", True),
+        ("Deploys go through Netlify and Tigris", "Deploys go through the pipeline", False),
+        ("Timeouts are 2026 ms", "timeouts in 2026", False),
+        ("Retry at most 5 times", "retry 5 times", False),
+    ],
+)
+def test_what_counts_as_distinctive(item: str, said: str, use: bool) -> None:
+    watch = receipts.Watch("", {"watch": {"x": {"key": item.lower(), "tokens": receipts.distinctive(item)}}})
+    watch.hear("tool:Bash", said)
+    assert bool(watch.found) is use
+
+
+def rollout_item(kind: str, **fields: object) -> str:
+    entry = {
+        "timestamp": "2026-11-26T04:51:00.000Z",
+        "type": "event_msg",
+        "payload": {"type": "item_completed", "item": {"type": kind, **fields}},
+    }
+    return json.dumps(entry) + "\n"
+
+
+def test_a_codex_session_that_runs_an_items_command_gets_a_receipt_and_its_save_does_not(
+    project_dir: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    project = seeded(project_dir)
+    rollout = project_dir.parent / "rollout-2026-11-26T04-51-00-receipts.jsonl"
+    rollout.write_text(rollout_item("UserMessage", content=[{"type": "text", "text": "start the app"}]))
+    base = {"session_id": FIRST, "cwd": str(project_dir), "transcript_path": str(rollout)}
+    run_hook("session-start", {**base, "source": "startup"}, monkeypatch, capsys)
+    with rollout.open("a", encoding="utf-8") as fh:
+        fh.write(rollout_item("CommandExecution", command=["bash", "-lc", f"keeper save <<'EOF'\n{RETRY}\nEOF"]))
+        fh.write(rollout_item("CommandExecution", command=["bash", "-lc", "npm run dev -- --port 8731"], exit_code=0))
+        fh.write(rollout_item("AgentMessage", content=[{"type": "text", "text": "It runs on 8731."}]))
+    run_hook("stop", {**base, "stop_hook_active": False, "last_assistant_message": "Done."}, monkeypatch, capsys)
+    assert [(e["session"], e["where"]) for e in used(project)] == [(FIRST, "tool:Bash")]
+    assert "8731" in used(project)[0]["item"]
+
+
+GEMINI_USER = {"type": "user", "id": "u1", "content": [{"text": "start the app"}]}
+GEMINI_SAVE = {
+    "type": "gemini",
+    "id": "g1",
+    "content": "Saving.",
+    "toolCalls": [{"id": "c1", "name": "run_shell_command", "args": {"command": f"keeper save <<'EOF'\n{RETRY}\nEOF"}}],
+}
+GEMINI_RUN = {
+    "type": "gemini",
+    "id": "g2",
+    "content": "Starting it.",
+    "toolCalls": [{"id": "c2", "name": "run_shell_command", "args": {"command": "npm run dev -- --port 8731"}}],
+}
+OPENCODE_USER = {"info": {"role": "user"}, "parts": [{"type": "text", "text": "start the app"}]}
+OPENCODE_SAVE = {
+    "info": {"role": "assistant"},
+    "parts": [{"type": "tool", "tool": "bash", "state": {"input": {"command": f"keeper save <<'EOF'\n{RETRY}\nEOF"}}}],
+}
+OPENCODE_RUN = {"info": {"role": "assistant"}, "parts": [{"type": "text", "text": "It listens on 8731 now."}]}
+
+
+@pytest.mark.parametrize(
+    ("lines", "where"),
+    [
+        ([GEMINI_USER, GEMINI_SAVE, GEMINI_RUN], "tool:run_shell_command"),
+        ([OPENCODE_USER, OPENCODE_SAVE, OPENCODE_RUN], "text"),
+    ],
+)
+def test_gemini_chats_and_opencode_messages_give_receipts_too(lines: list[dict[str, Any]], where: str) -> None:
+    from keeper.capture import transcript
+
+    tokens = {text: receipts.distinctive(text) for text in (RETRY, PORT)}
+    watch = receipts.Watch("", {"watch": {t[:4]: {"key": t, "tokens": tokens[t]} for t in tokens}})
+    activity = transcript.Activity(said=watch.hear)
+    for line in lines:
+        activity.add(line)
+    assert watch.found == [(PORT, where)]  # the save restating RETRY is not a use
+
+
+@pytest.mark.parametrize(
+    "kept",
+    [
+        "not json",
+        "[1, 2]",
+        '{"watch": [1], "heard": "x", "used": 3}',
+        '{"watch": {"a": 1, "b": {"key": 2}, "c": {"key": "k", "tokens": [1]}, "d": {"key": "k", "tokens": {"x": "y"}}}}',
+    ],
+)
+def test_a_damaged_receipts_file_never_breaks_a_stop(
+    kept: str, project_dir: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    project = seeded(project_dir)
+    transcript = begin(project_dir, FIRST, monkeypatch, capsys)
+    Path(project.session_file(FIRST, "receipts")).write_text(kept, encoding="utf-8")
+    transcript.prompt("Start the app")
+    transcript.tool("Bash", {"command": "npm run dev -- --port 8731"})
+    stop(project_dir, FIRST, transcript, monkeypatch, capsys)
+    assert [(e["session"], e["where"]) for e in used(project)] == [(FIRST, "tool:Bash")]
