@@ -3,9 +3,12 @@
 A save notes each item's claims and where they held (``keeper.store.claims``), and the session's
 facts carry a fingerprint of the lines it wrote in each file. At session start each claim is judged
 against the files as they are now: a path gone, an identifier gone from where it was and from the
-files beside them (where a move would take it), a constant with another value, or most of the lines
-the item's session wrote rewritten. A file that changed elsewhere is no reason, and no date or
-modification time takes part in a verdict: a branch switched and switched back changes nothing.
+files beside them (where a move would take it; one noted as defined must still be defined there, an
+import under its name is no definition), a constant with another value, or, for an item none of
+whose claims holds, most of the lines the item's session wrote rewritten (those lines are the whole
+save's, so they never outweigh a claim of the item's own that holds). A file that changed elsewhere
+is no reason, and no date or modification time takes part in a verdict: a branch switched and
+switched back changes nothing.
 
 The most decisive first (a changed value, a vanished identifier, a path gone, rewritten lines).
 Only the files claims name are read, each once, confined to the project and bounded
@@ -183,8 +186,13 @@ class Reader:
         return [f"{folder}/{n}" if folder else n for n in same[:MAX_SIBLINGS]]
 
 
-def _occurs(reader: Reader, rel: str, name: str) -> tuple[str, bool]:
-    state, found = reader.ask(rel, "o:" + name, bool, lambda text: bool(claims.occurs(name, text)))
+def _occurs(reader: Reader, rel: str, name: str, defined: bool = False) -> tuple[str, bool]:
+    """Whether ``name`` is in a file: defined there (``defined``: an import under that name is no
+    definition), or anywhere in it."""
+    if defined:
+        state, found = reader.ask(rel, "d:" + name, bool, partial(claims.defines, name))
+    else:
+        state, found = reader.ask(rel, "o:" + name, bool, lambda text: bool(claims.occurs(name, text)))
     return state, found is True
 
 
@@ -198,27 +206,30 @@ def _held(claim: Event) -> list[str]:
     return [w for w in where if isinstance(w, str)][: claims.MAX_IN] if isinstance(where, list) else []
 
 
-def _found_beside(name: str, where: list[str], reader: Reader, want: str = "") -> bool:
-    """Whether ``name`` (with the value ``want``, when given) is in a file beside where it was."""
+def _found_beside(name: str, where: list[str], reader: Reader, want: str = "", defined: bool = False) -> bool:
+    """Whether ``name`` (with the value ``want``, when given; defined, when ``defined``) is in a
+    file beside where it was."""
     for rel in where:
         for other in reader.beside(rel):
             if want and want in _values(reader, other, name)[1]:
                 return True
-            if not want and _occurs(reader, other, name)[1]:
+            if not want and _occurs(reader, other, name, defined)[1]:
                 return True
     return False
 
 
-def _name(name: str, where: list[str], reader: Reader) -> Verdict:
+def _name(name: str, where: list[str], reader: Reader, defined: bool) -> Verdict:
+    """A name noted as defined where it was is judged by its definition; one only used there, by
+    its presence."""
     gone = False
     for rel in where:
-        state, found = _occurs(reader, rel, name)
+        state, found = _occurs(reader, rel, name, defined)
         if state == "unknown":
             return ("unchecked", 0, f"{rel} cannot be read")
         if found:
             return HOLDS
         gone = gone or state == "gone"
-    if _found_beside(name, where, reader):
+    if _found_beside(name, where, reader, defined=defined):
         return ("holds", 0, "moved beside where it was")
     tail = f" ({where[0]} is gone)" if gone and len(where) == 1 else ""
     return ("broken", RANKS["name"], f"`{say(name, 60)}` is no longer in {say(where[0], 80)}{tail}")
@@ -255,7 +266,7 @@ def judge(claim: Event, reader: Reader) -> Verdict:
             return ("unchecked", 0, "not looked at")
         return HOLDS if found else ("broken", RANKS["path"], f"{say(where[0], 100)} is gone (moved or deleted)")
     if kind == "name":
-        return _name(name, where, reader)
+        return _name(name, where, reader, claim.get("defined") is True)
     want = claim.get("value")
     if kind == "value" and isinstance(want, str) and 0 < len(want) <= claims.MAX_NAME:
         return _value(name, want, where[0], reader)
@@ -279,8 +290,9 @@ def _kept(hashes: list[str], text: str) -> int:
 
 
 def lines_verdict(wrote: dict[str, list[str]], tied: set[str] | None, reader: Reader) -> Verdict:
-    """Whether most of the lines the item's session wrote are gone: in a file its claims held in
-    (``tied``), or, when none held (None), across every file the session wrote."""
+    """Whether most of the lines the item's session wrote are gone: in a file its broken claims
+    held in (``tied``), or, when it claims nothing that can be checked (None), across every file
+    the session wrote."""
     seen: list[tuple[int, int, str, bool]] = []  # lines lost, lines written, file, gone
     for rel, hashes in wrote.items():
         if len(hashes) < MIN_LINES or (tied is not None and rel not in tied):
@@ -328,10 +340,18 @@ def verdicts(history: list[Event], sessions: dict[str, Event], reader: Reader) -
     facts = sessions.get(session, {})
     wrote = reader.wrote(session, facts) if isinstance(facts, dict) else {}
     if wrote:
-        held = {w for c, v in found if v[0] != "unchecked" for w in _held(c)}
         lines = {"kind": "lines", "name": ", ".join(sorted(wrote)[:3]), "in": sorted(wrote)}
-        found.append((lines, lines_verdict(wrote, held or None, reader)))
+        found.append((lines, _lines(found, wrote, reader)))
     return found
+
+
+def _lines(found: list[tuple[Event, Verdict]], wrote: dict[str, list[str]], reader: Reader) -> Verdict:
+    """The written-lines rule, only for an item none of whose claims holds: the lines its session
+    wrote in a file are every item's of that save, so a claim that holds outweighs them."""
+    if any(v[0] == "holds" for _, v in found):
+        return ("unchecked", 0, "its claims hold; the lines its session wrote are its save's, not its own")
+    broken = {w for c, v in found if v[0] == "broken" for w in _held(c)}
+    return lines_verdict(wrote, broken or None, reader)
 
 
 def reason(history: list[Event], sessions: dict[str, Event], reader: Reader) -> tuple[str, int] | None:
