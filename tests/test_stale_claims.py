@@ -619,3 +619,15 @@ def test_a_marked_item_the_context_has_no_room_for_is_still_named_in_one_bounded
     assert len(context) <= 1500 and f"- {TTL}" not in context
     line = next(ln for ln in context.splitlines() if ln.startswith("May be stale, left out above for size"))
     assert line.endswith(f"(keeper why): {TTL} [may be stale: `TTL` is 60 in src/cache.py, not 30]")
+
+
+@pytest.mark.needs("git")
+def test_a_name_the_item_places_in_a_file_it_names_breaks_when_it_moves_beside_it(
+    repo: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    cli = "def _flatten(row):\n    return list(row)\n\n\ndef main(rows):\n    return [_flatten(r) for r in rows]\n"
+    placed, loose = "`_flatten` in pkg/cli.py flattens nested rows", "Nested rows are flattened by `_flatten`"
+    session(repo, 1, {"pkg/cli.py": cli}, [placed, loose], monkeypatch, capsys)
+    moved = cli.replace("def _flatten(row):\n    return list(row)\n", "from pkg.rows import _flatten\n")
+    later(repo, {"pkg/cli.py": moved, "pkg/rows.py": "def _flatten(row):\n    return list(row)\n"})
+    assert marks(repo, monkeypatch, capsys) == {placed: "`_flatten` is no longer in pkg/cli.py", loose: ""}

@@ -3,7 +3,7 @@
 A save notes each item's claims and where they held (``keeper.store.claims``), and the session's
 facts carry a fingerprint of the lines it wrote in each file. At session start each claim is judged
 against the files as they are now: a path gone, an identifier gone from where it was and from the
-files beside them (where a move would take it; one noted as defined must still be defined there, an
+files beside them (where a move would take it, unless the item names the file it was in; one noted as defined must still be defined there, an
 import under its name is no definition), a constant with another value, or, for an item none of
 whose claims holds, most of the lines the item's session wrote rewritten (those lines are the whole
 save's, so they never outweigh a claim of the item's own that holds). A file that changed elsewhere
@@ -218,9 +218,9 @@ def _found_beside(name: str, where: list[str], reader: Reader, want: str = "", d
     return False
 
 
-def _name(name: str, where: list[str], reader: Reader, defined: bool) -> Verdict:
+def _name(name: str, where: list[str], reader: Reader, defined: bool, roams: bool) -> Verdict:
     """A name noted as defined where it was is judged by its definition; one only used there, by
-    its presence."""
+    its presence; found beside where it was, it moved (``roams``: the item names none of its files)."""
     gone = False
     for rel in where:
         state, found = _occurs(reader, rel, name, defined)
@@ -229,13 +229,13 @@ def _name(name: str, where: list[str], reader: Reader, defined: bool) -> Verdict
         if found:
             return HOLDS
         gone = gone or state == "gone"
-    if _found_beside(name, where, reader, defined=defined):
+    if roams and _found_beside(name, where, reader, defined=defined):
         return ("holds", 0, "moved beside where it was")
     tail = f" ({where[0]} is gone)" if gone and len(where) == 1 else ""
     return ("broken", RANKS["name"], f"`{say(name, 60)}` is no longer in {say(where[0], 80)}{tail}")
 
 
-def _value(name: str, want: str, rel: str, reader: Reader) -> Verdict:
+def _value(name: str, want: str, rel: str, reader: Reader, roams: bool) -> Verdict:
     if "[REDACTED:" in want:
         return ("unchecked", 0, "a secret: never compared, never shown")
     state, found = _values(reader, rel, name)
@@ -248,13 +248,15 @@ def _value(name: str, want: str, rel: str, reader: Reader) -> Verdict:
 
         why = f"`{say(name, 60)}` is {say(redact(found[0]), 30)} in {say(rel, 80)}, not {say(want, 30)}"
         return ("broken", RANKS["value"], why)
-    if _found_beside(name, [rel], reader, want):
+    if roams and _found_beside(name, [rel], reader, want):
         return ("holds", 0, "moved beside where it was")
     return ("broken", RANKS["name"], f"`{say(name, 60)}` is no longer set in {say(rel, 80)}")
 
 
-def judge(claim: Event, reader: Reader) -> Verdict:
-    """One claim against the files as they are now."""
+def judge(claim: Event, reader: Reader, named: frozenset[str] = frozenset()) -> Verdict:
+    """One claim against the files as they are now (``named``: the files the item's path claims
+    name; an identifier or constant the item places in one of them must stay there, so a move
+    beside it breaks the claim)."""
     kind, name, where = claim.get("kind"), claim.get("name"), _held(claim)
     if not isinstance(name, str) or not name or len(name) > claims.MAX_NAME:
         return ("unchecked", 0, "not a claim")
@@ -266,10 +268,10 @@ def judge(claim: Event, reader: Reader) -> Verdict:
             return ("unchecked", 0, "not looked at")
         return HOLDS if found else ("broken", RANKS["path"], f"{say(where[0], 100)} is gone (moved or deleted)")
     if kind == "name":
-        return _name(name, where, reader, claim.get("defined") is True)
+        return _name(name, where, reader, claim.get("defined") is True, named.isdisjoint(where))
     want = claim.get("value")
     if kind == "value" and isinstance(want, str) and 0 < len(want) <= claims.MAX_NAME:
-        return _value(name, want, where[0], reader)
+        return _value(name, want, where[0], reader, where[0] not in named)
     return ("unchecked", 0, "not a claim")
 
 
@@ -335,7 +337,9 @@ def verdicts(history: list[Event], sessions: dict[str, Event], reader: Reader) -
     said = newest.get("claims") if newest is not None else None
     if newest is None or not isinstance(said, list):
         return []
-    found = [(c, judge(c, reader)) for c in said[: claims.MAX_CLAIMS] if isinstance(c, dict)]
+    mine = [c for c in said[: claims.MAX_CLAIMS] if isinstance(c, dict)]
+    named = frozenset(w for c in mine if c.get("kind") == "path" for w in _held(c))
+    found = [(c, judge(c, reader, named)) for c in mine]
     session = str(newest.get("session") or "")
     facts = sessions.get(session, {})
     wrote = reader.wrote(session, facts) if isinstance(facts, dict) else {}
