@@ -3,10 +3,11 @@
 A save notes each item's claims and where they held (``keeper.store.claims``), and the session's
 facts carry a fingerprint of the lines it wrote in each file. At session start each claim is judged
 against the files as they are now: a path gone, an identifier gone from where it was and from the
-files beside them (where a move would take it, unless the item names the file it was in; one noted as defined must still be defined there, an
-import under its name is no definition), a constant with another value, or, for an item none of
-whose claims holds, most of the lines the item's session wrote rewritten (those lines are the whole
-save's, so they never outweigh a claim of the item's own that holds). A file that changed elsewhere
+files beside them (where a move would take it, unless the item names the file it was in; one noted
+as defined must still be defined there, an import under its name is no definition), a constant
+with another value, or, for an item none of whose claims holds, most of the lines the item's
+session wrote rewritten (those lines are the whole save's, so they never outweigh a claim of the
+item's own that holds). A file that changed elsewhere
 is no reason, and no date or modification time takes part in a verdict: a branch switched and
 switched back changes nothing.
 
