@@ -524,3 +524,110 @@ def test_a_secret_a_constant_holds_never_reaches_a_mark(
     context = str(reply["hookSpecificOutput"]["additionalContext"])
     assert new not in context  # what the file holds now reaches no mark (memory.md is the save's to redact)
     assert "[may be stale: `DEPLOY_REGION` is eu-west-2 in deploy/settings.py, not eu-west-1]" in context
+
+
+# -- what the harness found (benchmarks/stale) ------------------------------------------------------
+
+LOAD = "\n".join(f"    step_{i} = scanner.scan_{i}(stream, depth={i})" for i in range(10))
+YAML_LOADER = f"""def load(stream):
+{LOAD}
+    return step_9
+
+
+def full_load(stream):
+    return load(stream, full_loader=True)
+"""
+FULL = "`full_load` in src/loader.py reads every tag"
+REDACT = "Secrets are masked by src/redact.py before a save"
+
+
+@pytest.mark.needs("git")
+@pytest.mark.parametrize("item", [FULL, REDACT], ids=["a definition unchanged", "a path still there"])
+def test_lines_another_item_of_the_same_save_wrote_do_not_mark_an_item_whose_claims_hold(
+    item: str, repo: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    loads = "`load` in src/loader.py reads one document"
+    files = {"src/loader.py": YAML_LOADER, "src/redact.py": YAML_LOADER.replace("load", "mask")}
+    session(repo, 1, files, [loads, item], monkeypatch, capsys)
+    rewritten = {rel: text.replace(LOAD, "    return scanner.scan_all(stream)") for rel, text in files.items()}
+    later(repo, rewritten)
+    assert marks(repo, monkeypatch, capsys) == {loads: "", item: ""}
+    later(repo, {"src/redact.py": None, "src/loader.py": rewritten["src/loader.py"].replace("def full_load", "def fl")})
+    assert marks(repo, monkeypatch, capsys)[item] in (
+        "`full_load` is no longer in src/loader.py",
+        "src/redact.py is gone (moved or deleted)",
+    )
+
+
+@pytest.mark.needs("git")
+def test_a_name_noted_as_defined_is_judged_by_its_definition_and_one_only_used_by_its_presence(
+    repo: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    cli = "from pkg.io import rows_from_file\n\n\ndef _flatten(row):\n    return list(row)\n\n\n" + (
+        "def main(fp):\n    return [_flatten(r) for r in rows_from_file(fp)]\n"
+    )
+    defined, used = "`_flatten` in pkg/cli.py flattens nested rows", "pkg/cli.py reads its input with `rows_from_file`"
+    session(repo, 1, {"pkg/cli.py": cli}, [defined, used], monkeypatch, capsys)
+    moved = cli.replace("def _flatten(row):\n    return list(row)\n", "").replace(
+        "import rows_from_file", "import rows_from_file\nfrom pkg.util.flat import flatten as _flatten"
+    )
+    later(repo, {"pkg/cli.py": moved, "pkg/util/flat.py": "def flatten(row):\n    return list(row)\n"})
+    assert marks(repo, monkeypatch, capsys) == {defined: "`_flatten` is no longer in pkg/cli.py", used: ""}
+
+
+WORKFLOW = """name: docs
+on: [push]
+jobs:
+  build-docs:
+    runs-on: ubuntu-latest
+    steps:
+      - uses: actions/checkout@v4
+      - run: pip install -e .[docs]
+      - run: sphinx-build -W docs docs/_build
+  readthedocs-preview:
+    runs-on: ubuntu-latest
+    steps:
+      - uses: readthedocs/actions/preview@v1
+"""
+
+
+@pytest.mark.needs("git")
+def test_a_backticked_hyphenated_name_that_disappeared_from_its_file_marks_the_item(
+    repo: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    assert claims.extract("A well-known `pre-commit` hook, not a re-run") == [("name", "pre-commit", "")]
+    decision = "Pull requests get a docs preview from the `readthedocs-preview` job"
+    session(repo, 1, {".github/workflows/docs.yml": WORKFLOW}, [decision], monkeypatch, capsys)
+    later(repo, {".github/workflows/docs.yml": WORKFLOW + "      - run: echo done\n"})
+    assert marks(repo, monkeypatch, capsys) == {decision: ""}
+    gone = WORKFLOW.split("  readthedocs-preview:")[0]
+    later(repo, {".github/workflows/docs.yml": gone})
+    reason = "`readthedocs-preview` is no longer in .github/workflows/docs.yml"
+    assert marks(repo, monkeypatch, capsys) == {decision: reason}
+
+
+@pytest.mark.needs("git")
+def test_a_marked_item_the_context_has_no_room_for_is_still_named_in_one_bounded_line(
+    worked: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    filler = [f"Decision {i}: " + "the export keeps every column in the order the shop sends it " * 3 for i in range(8)]
+    session(worked, 5, {"notes.txt": "filler\n"}, filler, monkeypatch, capsys)
+    later(worked, {"src/cache.py": CACHE.replace("TTL = 30", "TTL = 60")})
+    monkeypatch.setenv("KEEPER_CONTEXT_CHARS", "1500")
+    reply = start(worked, NEXT, monkeypatch, capsys)
+    context = str(reply["hookSpecificOutput"]["additionalContext"])
+    assert len(context) <= 1500 and f"- {TTL}" not in context
+    line = next(ln for ln in context.splitlines() if ln.startswith("May be stale, left out above for size"))
+    assert line.endswith(f"(keeper why): {TTL} [may be stale: `TTL` is 60 in src/cache.py, not 30]")
+
+
+@pytest.mark.needs("git")
+def test_a_name_the_item_places_in_a_file_it_names_breaks_when_it_moves_beside_it(
+    repo: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    cli = "def _flatten(row):\n    return list(row)\n\n\ndef main(rows):\n    return [_flatten(r) for r in rows]\n"
+    placed, loose = "`_flatten` in pkg/cli.py flattens nested rows", "Nested rows are flattened by `_flatten`"
+    session(repo, 1, {"pkg/cli.py": cli}, [placed, loose], monkeypatch, capsys)
+    moved = cli.replace("def _flatten(row):\n    return list(row)\n", "from pkg.rows import _flatten\n")
+    later(repo, {"pkg/cli.py": moved, "pkg/rows.py": "def _flatten(row):\n    return list(row)\n"})
+    assert marks(repo, monkeypatch, capsys) == {placed: "`_flatten` is no longer in pkg/cli.py", loose: ""}

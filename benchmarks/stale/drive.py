@@ -152,12 +152,20 @@ def context_of(reply: dict[str, Any]) -> str:
     return str(reply.get("hookSpecificOutput", {}).get("additionalContext", ""))
 
 
+UNSEEN = "May be stale, left out above for size (keeper why): "  # since 0.5: marked items with no room
+
+
 def marks_in(context: str) -> dict[str, str]:
-    """The items the start-up context marks: the line's text (before the mark) -> the reason."""
+    """The items the start-up context marks: the line's text (before the mark) -> the reason; an
+    item named in the line of marked items left out for size by its text as cut there (no ``…``)."""
     found: dict[str, str] = {}
     for line in context.splitlines():
         at = line.rfind(MARK)
-        if at >= 0 and line.endswith("]"):
+        if line.startswith(UNSEEN):
+            for one in line[len(UNSEEN) :].split("]; "):
+                text, _, why = one.partition(MARK)
+                found[text.strip().rstrip("…")] = why.removesuffix("]")
+        elif at >= 0 and line.endswith("]"):
             found[line[:at].strip()] = line[at + len(MARK) : -1]
     return found
 

@@ -156,7 +156,7 @@ def judge(
     """Each mark with its item, the claims that broke (none: a false mark) and the written lines kept."""
     found: list[dict[str, Any]] = []
     for text, reason in marks.items():
-        item = next((i for i in items if i.text in text), None)
+        item = next((i for i in items if i.text in text or i.text.startswith(text)), None)
         if item is None:
             found.append({"text": text, "reason": reason, "item": None, "true": None})
             continue

@@ -3,7 +3,8 @@
 An item may be stale when what it claims about the code no longer holds: a path it names is gone,
 an identifier or value it names is no longer where it was, or the lines its session wrote were
 rewritten (``keeper.store.stale``). The most decisive marks are shown first; a mark whose item is
-not shown, or that does not fit the room, passes its slot to the next. The ids of the items shown
+not shown, or that does not fit the room, passes its slot to the next, and the items left out for
+size that carry a mark are named in one bounded line after memory.md. The ids of the items shown
 are remembered for the session, so a save that only restates one of them counts as an echo, not
 as new evidence (``keeper.capture.evidence``).
 """
@@ -15,12 +16,15 @@ import os
 from keeper.markdown import bare
 from keeper.memory import document
 from keeper.store import paths, provenance
+from keeper.store.stale import say
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
     from keeper.store.stale import Stale
 
 MARKS_SHOWN = 12  # marks in one start-up context, the most decisive first
+UNSEEN_TEXT = 60  # characters of a marked item's text named in the line of those left out
+UNSEEN_HEAD = "\n\nMay be stale, left out above for size (keeper why): "
 
 
 def _items(lines: list[str], firsts: dict[str, str]) -> list[tuple[int, str]]:
@@ -52,23 +56,33 @@ def mark(body: str, stale: list[Stale], budget: int, firsts: dict[str, str] | No
     where = {item_key: last for last, item_key in items}
     shown = {provenance.shown_id(item_key) for _, item_key in items}
     marked = 0
-    for item in stale:  # most decisive first: one not shown or too long passes its slot on
+    unseen: list[str] = []  # marked items the context has no room for, named after memory.md
+    for item in stale:  # most decisive first: one that does not fit passes its slot on
         last = where.pop(item.key, None)
-        if last is None:
+        note = f" [may be stale: {item.reason}]" if last is not None else _unseen(item, not unseen)
+        if len(note) > budget:
             continue
-        note = f" [may be stale: {item.reason}]"
-        if len(note) <= budget:
+        if last is None:
+            unseen.append(note)
+        else:
             lines[last] += note
-            budget -= len(note)
-            marked += 1
-            if marked >= MARKS_SHOWN:
-                break
-    return "\n".join(lines), shown
+        budget -= len(note)
+        marked += 1
+        if marked >= MARKS_SHOWN:
+            break
+    return "\n".join(lines) + "".join(unseen), shown
+
+
+def _unseen(item: Stale, first: bool) -> str:
+    """A marked item left out for size, named in one line after memory.md (bounded, one line)."""
+    one = f"{say(item.text, UNSEEN_TEXT)} [may be stale: {item.reason}]"
+    return UNSEEN_HEAD + one if first else "; " + one
 
 
 def reserve(stale: list[Stale]) -> int:
     """Room the marks may take in the context."""
-    return sum(len(s.reason) + 20 for s in stale[:MARKS_SHOWN])
+    shown = sum(len(s.reason) + 20 for s in stale[:MARKS_SHOWN])
+    return shown + len(UNSEEN_HEAD) + UNSEEN_TEXT if stale else 0
 
 
 def remember_shown(project: paths.Project, session: str, ids: set[str]) -> None:

@@ -5,13 +5,15 @@ An item's text names repository paths (``src/app.py``, also as ``src/app.py:42``
 code-shaped: ``parse_order``, ``rowsFromFile``, ``run()``, ``--load-extension``) and constants or
 config keys with their value (``TTL = 30``, `` `save_every: 10` ``). No model and no git: words,
 and the files themselves. At save time ``observe`` notes where each claim held: the path existed;
-the files (among the session's changed ones and the ones the item names) that define or hold the
-identifier; the file that gave the constant that value. ``keeper.store.stale`` judges them again.
+the files (among the session's changed ones and the ones the item names) that define the identifier
+(``defined``: judged again by its definition, an import under its name is none) or, when none
+defines it, hold it (judged by presence, as are backticked hyphenated names: a workflow job, a
+subcommand, a package); the file that gave the constant that value. ``keeper.store.stale`` judges them again.
 
 A claim is a small dict, kept on the item's provenance event::
 
     {"kind": "path", "name": "src/app.py", "in": ["src/app.py"]}
-    {"kind": "name", "name": "restkey", "in": ["sqlite_utils/utils.py"]}
+    {"kind": "name", "name": "restkey", "in": ["sqlite_utils/utils.py"], "defined": True}
     {"kind": "value", "name": "TTL", "value": "30", "in": ["src/cache.py"]}
 
 An empty ``in`` is a claim that did not hold when it was saved (a folder a decision says to
@@ -140,6 +142,13 @@ def _is_flag(word: str) -> bool:
     return word.startswith("--") and shaped
 
 
+def _is_hyphenated(word: str) -> bool:
+    """``readthedocs-preview``, ``session-start``: a job, command or package name, read only when
+    backticked (prose has hyphenated words too)."""
+    parts = word.split("-")
+    return len(parts) > 1 and word[:1].isalpha() and all(p and all(ch in _WORD for ch in p) for p in parts)
+
+
 def _code_shaped(word: str) -> bool:
     """``parse_order``, ``rowsFromFile``, ``--load-extension``: not a word of prose."""
     if _is_flag(word):
@@ -220,12 +229,14 @@ def _fenced(span: str, add: Add) -> None:
             add("path", path, "")
             if anchor:
                 add("name", anchor, "")
-        elif _is_flag(word) or _is_ident(word.rsplit(".", 1)[-1]):
-            add("name", word if _is_flag(word) else word.rsplit(".", 1)[-1], "")
+        elif _is_flag(word) or _is_hyphenated(word):
+            add("name", word, "")
+        elif _is_ident(word.rsplit(".", 1)[-1]):
+            add("name", word.rsplit(".", 1)[-1], "")
         return
     for word in words:
         word = word.strip(_EDGE).rstrip("()").rstrip(".,;:")
-        if _code_shaped(word):
+        if _code_shaped(word) or _is_hyphenated(word):
             add("name", word, "")
 
 
@@ -361,9 +372,9 @@ def observe(
     for kind, name, value in claims:
         if kind == "name":
             texts = [(rel, t) for rel in candidates if (t := content(rel)) is not None and occurs(name, t)]
-            defining = [rel for rel, t in texts if defines(name, t)]
+            defining = [rel for rel, t in texts if defines(name, t)] if _is_ident(name) else []
             where = (defining or [rel for rel, _ in texts])[:MAX_IN]
-            found.append({"kind": "name", "name": name, "in": where})
+            found.append({"kind": "name", "name": name, "in": where, **({"defined": True} if defining else {})})
         elif kind == "value":
             where = [rel for rel in candidates if (t := content(rel)) is not None and value in values(name, t)]
             found.append({"kind": "value", "name": name, "value": value, "in": where[:1]})

@@ -120,6 +120,8 @@ def _claims(value: object) -> list[dict[str, Any]]:
             if isinstance(want, str):
                 kept["value"] = want[: claims.MAX_NAME]
             kept["in"] = _texts(claim.get("in"), claims.MAX_IN, MAX_PATH)
+            if claim.get("defined") is True:
+                kept["defined"] = True
             found.append(kept)
     return found
 

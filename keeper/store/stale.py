@@ -3,9 +3,13 @@
 A save notes each item's claims and where they held (``keeper.store.claims``), and the session's
 facts carry a fingerprint of the lines it wrote in each file. At session start each claim is judged
 against the files as they are now: a path gone, an identifier gone from where it was and from the
-files beside them (where a move would take it), a constant with another value, or most of the lines
-the item's session wrote rewritten. A file that changed elsewhere is no reason, and no date or
-modification time takes part in a verdict: a branch switched and switched back changes nothing.
+files beside them (where a move would take it, unless the item names the file it was in; one noted
+as defined must still be defined there, an import under its name is no definition), a constant
+with another value, or, for an item none of whose claims holds, most of the lines the item's
+session wrote rewritten (those lines are the whole save's, so they never outweigh a claim of the
+item's own that holds). A file that changed elsewhere
+is no reason, and no date or modification time takes part in a verdict: a branch switched and
+switched back changes nothing.
 
 The most decisive first (a changed value, a vanished identifier, a path gone, rewritten lines).
 Only the files claims name are read, each once, confined to the project and bounded
@@ -183,8 +187,13 @@ class Reader:
         return [f"{folder}/{n}" if folder else n for n in same[:MAX_SIBLINGS]]
 
 
-def _occurs(reader: Reader, rel: str, name: str) -> tuple[str, bool]:
-    state, found = reader.ask(rel, "o:" + name, bool, lambda text: bool(claims.occurs(name, text)))
+def _occurs(reader: Reader, rel: str, name: str, defined: bool = False) -> tuple[str, bool]:
+    """Whether ``name`` is in a file: defined there (``defined``: an import under that name is no
+    definition), or anywhere in it."""
+    if defined:
+        state, found = reader.ask(rel, "d:" + name, bool, partial(claims.defines, name))
+    else:
+        state, found = reader.ask(rel, "o:" + name, bool, lambda text: bool(claims.occurs(name, text)))
     return state, found is True
 
 
@@ -198,33 +207,36 @@ def _held(claim: Event) -> list[str]:
     return [w for w in where if isinstance(w, str)][: claims.MAX_IN] if isinstance(where, list) else []
 
 
-def _found_beside(name: str, where: list[str], reader: Reader, want: str = "") -> bool:
-    """Whether ``name`` (with the value ``want``, when given) is in a file beside where it was."""
+def _found_beside(name: str, where: list[str], reader: Reader, want: str = "", defined: bool = False) -> bool:
+    """Whether ``name`` (with the value ``want``, when given; defined, when ``defined``) is in a
+    file beside where it was."""
     for rel in where:
         for other in reader.beside(rel):
             if want and want in _values(reader, other, name)[1]:
                 return True
-            if not want and _occurs(reader, other, name)[1]:
+            if not want and _occurs(reader, other, name, defined)[1]:
                 return True
     return False
 
 
-def _name(name: str, where: list[str], reader: Reader) -> Verdict:
+def _name(name: str, where: list[str], reader: Reader, defined: bool, roams: bool) -> Verdict:
+    """A name noted as defined where it was is judged by its definition; one only used there, by
+    its presence; found beside where it was, it moved (``roams``: the item names none of its files)."""
     gone = False
     for rel in where:
-        state, found = _occurs(reader, rel, name)
+        state, found = _occurs(reader, rel, name, defined)
         if state == "unknown":
             return ("unchecked", 0, f"{rel} cannot be read")
         if found:
             return HOLDS
         gone = gone or state == "gone"
-    if _found_beside(name, where, reader):
+    if roams and _found_beside(name, where, reader, defined=defined):
         return ("holds", 0, "moved beside where it was")
     tail = f" ({where[0]} is gone)" if gone and len(where) == 1 else ""
     return ("broken", RANKS["name"], f"`{say(name, 60)}` is no longer in {say(where[0], 80)}{tail}")
 
 
-def _value(name: str, want: str, rel: str, reader: Reader) -> Verdict:
+def _value(name: str, want: str, rel: str, reader: Reader, roams: bool) -> Verdict:
     if "[REDACTED:" in want:
         return ("unchecked", 0, "a secret: never compared, never shown")
     state, found = _values(reader, rel, name)
@@ -237,13 +249,15 @@ def _value(name: str, want: str, rel: str, reader: Reader) -> Verdict:
 
         why = f"`{say(name, 60)}` is {say(redact(found[0]), 30)} in {say(rel, 80)}, not {say(want, 30)}"
         return ("broken", RANKS["value"], why)
-    if _found_beside(name, [rel], reader, want):
+    if roams and _found_beside(name, [rel], reader, want):
         return ("holds", 0, "moved beside where it was")
     return ("broken", RANKS["name"], f"`{say(name, 60)}` is no longer set in {say(rel, 80)}")
 
 
-def judge(claim: Event, reader: Reader) -> Verdict:
-    """One claim against the files as they are now."""
+def judge(claim: Event, reader: Reader, named: frozenset[str] = frozenset()) -> Verdict:
+    """One claim against the files as they are now (``named``: the files the item's path claims
+    name; an identifier or constant the item places in one of them must stay there, so a move
+    beside it breaks the claim)."""
     kind, name, where = claim.get("kind"), claim.get("name"), _held(claim)
     if not isinstance(name, str) or not name or len(name) > claims.MAX_NAME:
         return ("unchecked", 0, "not a claim")
@@ -255,10 +269,10 @@ def judge(claim: Event, reader: Reader) -> Verdict:
             return ("unchecked", 0, "not looked at")
         return HOLDS if found else ("broken", RANKS["path"], f"{say(where[0], 100)} is gone (moved or deleted)")
     if kind == "name":
-        return _name(name, where, reader)
+        return _name(name, where, reader, claim.get("defined") is True, named.isdisjoint(where))
     want = claim.get("value")
     if kind == "value" and isinstance(want, str) and 0 < len(want) <= claims.MAX_NAME:
-        return _value(name, want, where[0], reader)
+        return _value(name, want, where[0], reader, where[0] not in named)
     return ("unchecked", 0, "not a claim")
 
 
@@ -279,8 +293,9 @@ def _kept(hashes: list[str], text: str) -> int:
 
 
 def lines_verdict(wrote: dict[str, list[str]], tied: set[str] | None, reader: Reader) -> Verdict:
-    """Whether most of the lines the item's session wrote are gone: in a file its claims held in
-    (``tied``), or, when none held (None), across every file the session wrote."""
+    """Whether most of the lines the item's session wrote are gone: in a file its broken claims
+    held in (``tied``), or, when it claims nothing that can be checked (None), across every file
+    the session wrote."""
     seen: list[tuple[int, int, str, bool]] = []  # lines lost, lines written, file, gone
     for rel, hashes in wrote.items():
         if len(hashes) < MIN_LINES or (tied is not None and rel not in tied):
@@ -323,15 +338,25 @@ def verdicts(history: list[Event], sessions: dict[str, Event], reader: Reader) -
     said = newest.get("claims") if newest is not None else None
     if newest is None or not isinstance(said, list):
         return []
-    found = [(c, judge(c, reader)) for c in said[: claims.MAX_CLAIMS] if isinstance(c, dict)]
+    mine = [c for c in said[: claims.MAX_CLAIMS] if isinstance(c, dict)]
+    named = frozenset(w for c in mine if c.get("kind") == "path" for w in _held(c))
+    found = [(c, judge(c, reader, named)) for c in mine]
     session = str(newest.get("session") or "")
     facts = sessions.get(session, {})
     wrote = reader.wrote(session, facts) if isinstance(facts, dict) else {}
     if wrote:
-        held = {w for c, v in found if v[0] != "unchecked" for w in _held(c)}
         lines = {"kind": "lines", "name": ", ".join(sorted(wrote)[:3]), "in": sorted(wrote)}
-        found.append((lines, lines_verdict(wrote, held or None, reader)))
+        found.append((lines, _lines(found, wrote, reader)))
     return found
+
+
+def _lines(found: list[tuple[Event, Verdict]], wrote: dict[str, list[str]], reader: Reader) -> Verdict:
+    """The written-lines rule, only for an item none of whose claims holds: the lines its session
+    wrote in a file are every item's of that save, so a claim that holds outweighs them."""
+    if any(v[0] == "holds" for _, v in found):
+        return ("unchecked", 0, "its claims hold; the lines its session wrote are its save's, not its own")
+    broken = {w for c, v in found if v[0] == "broken" for w in _held(c)}
+    return lines_verdict(wrote, broken or None, reader)
 
 
 def reason(history: list[Event], sessions: dict[str, Event], reader: Reader) -> tuple[str, int] | None:

@@ -33,7 +33,7 @@ if TYPE_CHECKING:
 
     Verdict = tuple[str, str, str, str, int]  # an item's key, text, section, why, rank (``stale.Stale``)
 
-FORMAT = 2  # raise it when the check's rules change within a version
+FORMAT = 3  # raise it when the check's rules change within a version
 GRANULARITY_NS = 2_000_000_000
 
 
