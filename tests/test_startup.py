@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import ast
 import json
+import os
 import subprocess
 import sys
 from pathlib import Path
@@ -136,6 +137,26 @@ def test_session_start_with_memory_needs_no_dependency(project_dir: Path) -> Non
     )
     assert "Use FTS5" in reply["hookSpecificOutput"]["additionalContext"]
     assert not loaded & HEAVY
+
+
+def test_session_start_judges_claims_without_functools_or_collections(project_dir: Path) -> None:
+    """As the plugin's launcher runs it (no site: nothing a .pth file imports hides what Keeper loads),
+    a start that judges an item's claims loads neither ``functools`` nor ``collections`` (~3 ms)."""
+    save_in(project_dir, "--decision", "Use `parse_order` in src/app.py")
+    payload = json.dumps({"session_id": "s1", "cwd": str(project_dir), "source": "startup"}).encode()
+    env = {**os.environ, "PYTHONPATH": str(Path(__file__).resolve().parent.parent)}
+    done = subprocess.run(
+        [sys.executable, "-S", "-c", PROBE, "hook", "session-start"],
+        input=payload,
+        capture_output=True,
+        cwd=project_dir,
+        env=env,
+        check=True,
+    )
+    modules = set(ast.literal_eval(done.stderr.decode().rsplit("MODULES ", 1)[1]))
+    assert "parse_order" in json.loads(done.stdout)["hookSpecificOutput"]["additionalContext"]
+    assert "keeper.store.stale" in modules
+    assert not modules & {"functools", "collections", "re", "json", "typing"}, modules
 
 
 def test_the_save_due_path_may_load_what_it_needs(project_dir: Path, monkeypatch: pytest.MonkeyPatch) -> None:

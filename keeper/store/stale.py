@@ -20,7 +20,6 @@ content (``keeper.store.verdicts``). Standard library only: SessionStart runs it
 from __future__ import annotations
 
 import os
-from functools import partial
 
 from keeper.store import claims, paths, provenance
 from keeper.text import inline
@@ -191,7 +190,7 @@ def _occurs(reader: Reader, rel: str, name: str, defined: bool = False) -> tuple
     """Whether ``name`` is in a file: defined there (``defined``: an import under that name is no
     definition), or anywhere in it."""
     if defined:
-        state, found = reader.ask(rel, "d:" + name, bool, partial(claims.defines, name))
+        state, found = reader.ask(rel, "d:" + name, bool, lambda text: claims.defines(name, text))
     else:
         state, found = reader.ask(rel, "o:" + name, bool, lambda text: bool(claims.occurs(name, text)))
     return state, found is True
@@ -292,6 +291,12 @@ def _kept(hashes: list[str], text: str) -> int:
     return sum(1 for h in hashes if h in have)
 
 
+def _kept_of(hashes: list[str]) -> Callable[[str], int]:
+    """How many of ``hashes`` a file's text still holds, as a question ``Reader.ask`` puts (a closure,
+    not ``functools.partial``: importing functools costs a start ~3 ms)."""
+    return lambda text: _kept(hashes, text)
+
+
 def lines_verdict(wrote: dict[str, list[str]], tied: set[str] | None, reader: Reader) -> Verdict:
     """Whether most of the lines the item's session wrote are gone: in a file its broken claims
     held in (``tied``), or, when it claims nothing that can be checked (None), across every file
@@ -301,7 +306,7 @@ def lines_verdict(wrote: dict[str, list[str]], tied: set[str] | None, reader: Re
         if len(hashes) < MIN_LINES or (tied is not None and rel not in tied):
             continue
         question = "k:" + claims.digest(",".join(hashes).encode("utf-8", "surrogatepass"))[:16]
-        state, kept = reader.ask(rel, question, int, partial(_kept, hashes))
+        state, kept = reader.ask(rel, question, int, _kept_of(hashes))
         if state != "unknown":
             kept = 0 if state == "gone" else min(kept, len(hashes))
             seen.append((len(hashes) - kept, len(hashes), rel, state == "gone"))
