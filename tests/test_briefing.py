@@ -210,3 +210,25 @@ def test_a_huge_memory_file_is_read_only_as_far_as_a_briefing_needs(project_dir:
     assert peak < 20e6, f"SessionStart held {peak / 1e6:.0f} MB for a {target.stat().st_size / 1e6:.0f} MB file"
     assert f"{target} is 5" in text and "too large to read whole" in text and len(text) <= context.HARD_CAP
     assert "decision" in status
+
+
+def test_a_start_reads_memory_md_once_and_counts_in_words(project_dir: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """The start parses memory.md once for the choice and the status line; plurals come from text.count."""
+    from keeper import markdown
+
+    project = project_of(project_dir)
+    saving.save(
+        project, config.load(None), SaveInput(decisions=["Retry budget is 3 in src/retry.py"], issues=["a", "b"]), "s0"
+    )
+    memory = Path(project.memory).read_text(encoding="utf-8")
+    parsed: list[str] = []
+    real = markdown.Document.parse.__func__  # type: ignore[attr-defined]
+
+    def counted(cls: type[markdown.Document], text: str, split_level: int = 2) -> markdown.Document:
+        parsed.append(text)
+        return real(cls, text, split_level)  # type: ignore[no-any-return]
+
+    monkeypatch.setattr(markdown.Document, "parse", classmethod(counted))
+    _, status = context.session_start(project, 6000, "startup", "s1")
+    assert parsed.count(memory) == 1, len(parsed)
+    assert status.startswith("Keeper: 1 decision, 2 open issues, last saved")

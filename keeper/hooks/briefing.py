@@ -19,6 +19,7 @@ from keeper.markdown import Document, Section, bare
 from keeper.memory import document
 from keeper.store import paths, sessions
 from keeper.store.fsutil import read_head
+from keeper.text import count
 
 UNSAVED_SHOWN = 3  # sessions without a save, newest first
 UNSAVED_LOOKED_AT = 12  # newest session files considered for that
@@ -84,15 +85,21 @@ def _short(line: str) -> str:
     return line if len(line) <= HEADING_CHARS else line[: HEADING_CHARS - 2].rstrip() + " …"
 
 
-def select(text: str, limit: int) -> tuple[str, list[str]]:
+def parse(text: str) -> Document:
+    """A memory file as ``select`` reads it (a byte-order mark is not text)."""
+    return Document.parse(text.lstrip("\ufeff"))
+
+
+def select(text: str | Document, limit: int) -> tuple[str, list[str]]:
     """memory.md within ``limit`` characters, chosen by importance; and what was left out, by section.
 
     Linear in the file's size whatever its shape: a heading costs its length when its section's
     first item is taken (headings of a person's empty sections are kept while they take at most a
     quarter of the budget; Keeper's own empty sections are left out), and no heading or label is
-    longer than ``HEADING_CHARS``.
+    longer than ``HEADING_CHARS``. ``text`` may come parsed (``parse``), so a caller that reads the
+    same document for other ends parses it once.
     """
-    doc = Document.parse(text.lstrip("\ufeff"))
+    doc = parse(text) if isinstance(text, str) else text
     units: list[_Unit] = []
     heads: dict[int, str] = {}
     for index, section in enumerate(doc.sections):
@@ -131,8 +138,8 @@ def select(text: str, limit: int) -> tuple[str, list[str]]:
         dropped = len(mine) - len(kept)
         if dropped:
             label = _short(section.title) if section.title else "the opening text"
-            older = " older" if _name(section) in (*_NEWEST_FIRST, "recent") else ""
-            left.append(f"{dropped}{older} {'item' if dropped == 1 else 'items'} of '{label}'")
+            noun = "older item" if _name(section) in (*_NEWEST_FIRST, "recent") else "item"
+            left.append(f"{count(dropped, noun)} of '{label}'")
     return "".join(out).strip() + "\n", left
 
 

@@ -190,88 +190,159 @@ def _head(path: str) -> tuple[str, int]:
     return text, size if size > len(text.encode("utf-8", errors="replace")) else 0
 
 
+class Plan:
+    """The start-up context's budget, decided in one place.
+
+    Parts are asked for in priority order: the team notes' share of the whole, then what is shown
+    whole (``fixed``), then what fills a share of the room left (``room``, ``put``); ``text`` lays
+    them out in reading order (``ORDER``) whatever order they were asked in. What is written after
+    the choice (what was left out, a file cut) is paid from ``SLACK`` (``late``).
+    """
+
+    ORDER = ("team", "head", "global", "project", "missed", "so_far", "tail")
+    SLACK = 296  # with the two blank lines around the project's memory, 300 characters
+
+    def __init__(self, limit: int) -> None:
+        self.left = min(limit, HARD_CAP)
+        self.parts: dict[str, str] = {}
+
+    def room(self, share: float = 1.0) -> int:
+        """At most ``share`` of the room left."""
+        return int(max(self.left, 0) * share)
+
+    def put(self, name: str, text: str) -> None:
+        """A part of the context, paid for."""
+        self.parts[name] = text
+        self.left -= len(text)
+
+    def fixed(self, *parts: tuple[str, str]) -> None:
+        """Parts shown whole whatever they cost, and the slack kept back for ``late``."""
+        for name, text in parts:
+            self.put(name, text)
+        self.left -= self.SLACK
+
+    def reserve(self, size: int) -> int:
+        """Room kept back for what is written into a part after its choice (the stale marks)."""
+        self.left -= size
+        return size
+
+    def late(self, name: str, text: str) -> None:
+        """A part rewritten after the choice, paid from the slack."""
+        self.parts[name] = text
+
+    def text(self) -> str:
+        return "".join(self.parts.get(name, "") for name in self.ORDER).strip()[:HARD_CAP]
+
+
+TAIL = "Session files hold the full history; `keeper recall <words>` searches them and memory.md."
+
+
 def session_start(project: paths.Project, limit: int, source: str, session: str, team: bool = False) -> tuple[str, str]:
     """The context for a new (or resumed, cleared, compacted) session and the user's status line.
 
-    Everything fits in ``limit`` characters: the repository's team notes first in their own share
-    (``team``: read them), the global memory in its own share (feedback and the user first), then
-    the project's memory.md chosen by importance (``briefing.select``), sessions that ended
-    without a save, and after a compaction this session's own record so far.
+    Everything fits in ``limit`` characters (``Plan``): the repository's team notes first in their
+    own share (``team``: read them), then what is shown whole (the head, sessions that ended without
+    a save, after a compaction this session's own record so far), the stale marks' room, the global
+    memory in its own share (feedback and the user first), and the project's memory.md chosen by
+    importance (``briefing.select``) in what is left. memory.md is parsed once.
     """
     from keeper.hooks import briefing, marks
     from keeper.memory import document
-    from keeper.store import sessions
     from keeper.store.stale import stale_items
 
-    limit = min(limit, HARD_CAP)
+    plan = Plan(limit)
     text, cut = _head(project.memory)
     global_text, global_cut = _head(paths.global_memory_file())
     unsaved = briefing.unsaved_sessions(project, session)
-    shared, left_team, team_items = team_notes(project, int(limit * TEAM_SHARE)) if team else ("", [], 0)
+    shared, left, team_items = team_notes(project, plan.room(TEAM_SHARE)) if team else ("", [], 0)
     if not text.strip() and not unsaved and not global_text.strip() and not shared:
-        from keeper.plugin import agents
-
-        context = (
-            f"Keeper memory for project '{inline(project.name)}' is empty so far. Keeper asks for a save every "
-            f"few tool uses; a save is a `{agents.save_program()} save` Bash command with key: lines on stdin."
-        )
-        return context, f"Keeper: no memory yet for {inline(project.name)}; it saves as you work"
-    so_far = ""
-    if source == "compact":
-        own = sessions.existing_file(project, session)
-        own_text = _head(own)[0] if own else None
-        if own_text:
-            so_far, _ = briefing.select(own_text, SESSION_SO_FAR)
-            so_far = f"\n\nThis session so far ({os.path.basename(own or '')}):\n{so_far.strip()}"
-    missed = ""
-    if unsaved:
-        missed = "\n\nSessions that ended without a save (their records hold what they did):\n" + "\n".join(unsaved)
-    try:
-        saved = _age(time.time() - os.stat(project.memory).st_mtime)
-    except OSError:
-        saved = "never"
-    head = f"Keeper memory for project '{inline(project.name)}' (from {project.memory}, saved {saved})."
-    tail = "Session files hold the full history; `keeper recall <words>` searches them and memory.md."
+        return _empty(project)
+    saved = _saved(project)
+    plan.fixed(
+        ("team", shared),
+        ("head", f"Keeper memory for project '{inline(project.name)}' (from {project.memory}, saved {saved}).\n\n"),
+        ("missed", _missed(unsaved)),
+        ("so_far", _so_far(project, session) if source == "compact" else ""),
+        ("tail", "\n\n" + TAIL),
+    )
+    doc, across = briefing.parse(text), briefing.parse(global_text)
     firsts: dict[str, str] = {}
-    stale = stale_items(project, text, firsts, keep=True)
-    room = max(limit - len(head) - len(tail) - len(so_far) - len(missed) - len(shared) - 300, 0)
-    noted = min(marks.reserve(stale), room // 5)  # the marks' share: at most a fifth of the project's room
-    room -= noted
-    left: list[str] = list(left_team)
-    across = ""
+    stale = stale_items(project, text, firsts, keep=True, doc=doc)
+    noted = plan.reserve(min(marks.reserve(stale), plan.room() // 5))  # at most a fifth of the room
     if global_text.strip():
-        body, left_global = briefing.select(global_text, int(room * GLOBAL_SHARE))
-        across = f"Across all projects ({paths.global_memory_file()}):\n\n{body.strip()}\n\n"
+        body, left_global = briefing.select(across, plan.room(GLOBAL_SHARE))
+        plan.put("global", f"Across all projects ({paths.global_memory_file()}):\n\n{body.strip()}\n\n")
         left += [f"{item} (global)" for item in left_global]
-        room -= len(across)
-    body, left_project = briefing.select(text, room) if text.strip() else ("", [])
+    body, left_project = briefing.select(doc, plan.room()) if text.strip() else ("", [])
     body, shown = marks.mark(body, stale, noted, firsts)
     marks.remember_shown(project, session, shown)
-    left += left_project
+    plan.late("project", body.strip())
+    plan.late(
+        "tail", "\n\n" + _tail(left + left_project, ((project.memory, cut), (paths.global_memory_file(), global_cut)))
+    )
+    counted = document.counts(doc)
+    parts = [count(counted.decisions, "decision")]
+    for n, noun in (
+        (counted.issues, "open issue"),
+        (team_items, "team note"),
+        (document.counts(across).typed, "global note"),
+        (len(unsaved), "unsaved session"),
+    ):
+        parts += [count(n, noun)] if n else []
+    parts += [f"{len(stale)} may be stale (keeper why)"] if stale else []
+    return plan.text(), f"Keeper: {', '.join(parts)}, last saved {saved}"
+
+
+def _empty(project: paths.Project) -> tuple[str, str]:
+    """The context and status line of a project with no memory yet."""
+    from keeper.plugin import agents
+
+    context = (
+        f"Keeper memory for project '{inline(project.name)}' is empty so far. Keeper asks for a save every "
+        f"few tool uses; a save is a `{agents.save_program()} save` Bash command with key: lines on stdin."
+    )
+    return context, f"Keeper: no memory yet for {inline(project.name)}; it saves as you work"
+
+
+def _saved(project: paths.Project) -> str:
+    """How long ago memory.md was last written."""
+    try:
+        return _age(time.time() - os.stat(project.memory).st_mtime)
+    except OSError:
+        return "never"
+
+
+def _missed(unsaved: list[str]) -> str:
+    if not unsaved:
+        return ""
+    return "\n\nSessions that ended without a save (their records hold what they did):\n" + "\n".join(unsaved)
+
+
+def _so_far(project: paths.Project, session: str) -> str:
+    """After a compaction: this session's own record so far, chosen like memory.md."""
+    from keeper.hooks import briefing
+    from keeper.store import sessions
+
+    own = sessions.existing_file(project, session)
+    own_text = _head(own)[0] if own else None
+    if not own_text:
+        return ""
+    so_far, _ = briefing.select(own_text, SESSION_SO_FAR)
+    return f"\n\nThis session so far ({os.path.basename(own or '')}):\n{so_far.strip()}"
+
+
+def _tail(left: list[str], files: tuple[tuple[str, int], ...]) -> str:
+    """The closing line: what was left out for size, a memory file too large to read whole."""
+    tail = TAIL
     if left:
         tail = f"Left out for size: {'; '.join(left)}; `keeper recall <words>` finds them. " + tail
-    for name, size in ((project.memory, cut), (paths.global_memory_file(), global_cut)):
+    for name, size in files:
         if size:
             tail = (
                 f"{name} is {size / 1e6:.0f} MB, too large to read whole at session start: chosen from its "
                 f"first {BRIEFING_BYTES >> 20} MB only (trim it by hand; recall searches it all). " + tail
             )
-    context = shared + head + "\n\n" + across + body.strip() + missed + so_far + "\n\n" + tail
-    view = document.overview(text)
-    parts = [f"{view.decisions} decision{'s' if view.decisions != 1 else ''}"]
-    if view.issues:
-        parts.append(f"{view.issues} open issue{'s' if view.issues != 1 else ''}")
-    if team_items:
-        parts.append(f"{team_items} team note{'s' if team_items != 1 else ''}")
-    global_items = document.overview(global_text).typed
-    if global_items:
-        parts.append(f"{global_items} global note{'s' if global_items != 1 else ''}")
-    if unsaved:
-        parts.append(f"{len(unsaved)} unsaved session{'s' if len(unsaved) != 1 else ''}")
-    if stale:
-        parts.append(f"{len(stale)} may be stale (keeper why)")
-    status = f"Keeper: {', '.join(parts)}, last saved {saved}"
-    return context.strip()[:HARD_CAP], status
+    return tail
 
 
 def _grouped(results: list[Result]) -> list[tuple[str, list[Result]]]:

@@ -450,9 +450,11 @@ class Overview:
 
 
 def overview(text: str | None) -> Overview:
-    if not text:
-        return Overview()
-    doc = Document.parse(text)
+    return counts(Document.parse(text)) if text else Overview()
+
+
+def counts(doc: Document) -> Overview:
+    """``overview`` of a document already parsed (SessionStart parses memory.md once)."""
     found = Overview()
     for name, attr in (("decisions", "decisions"), ("issues", "issues"), ("recent", "recent")):
         section = doc.find(SECTIONS[name][1])

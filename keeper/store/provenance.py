@@ -35,6 +35,8 @@ if TYPE_CHECKING:
     from collections.abc import Iterable
     from typing import Any
 
+    from keeper.markdown import Document
+
     Event = dict[str, Any]
 
 SESSION = "session"  # not an item's event: the facts of the session that saved (one line per save)
@@ -332,14 +334,14 @@ def described(event: Event | None, sessions: dict[str, Event]) -> Event | None:
 CHECKED = ("decisions", "issues", "feedback", "user", "tool", "reference")  # the sections of items
 
 
-def listed(text: str, firsts: dict[str, str] | None = None) -> list[tuple[str, str, str, str | None]]:
+def listed(text: str | Document, firsts: dict[str, str] | None = None) -> list[tuple[str, str, str, str | None]]:
     """``(section, key, text, date)`` of every item of memory.md's item sections, in file order;
-    ``firsts`` gets each item's first line (as markdown shows it) -> key."""
+    ``firsts`` gets each item's first line (as markdown shows it) -> key. ``text`` may come parsed."""
     from keeper.markdown import Document, bare
     from keeper.memory import document
     from keeper.memory.items import key
 
-    doc = Document.parse(text.lstrip("\ufeff"))
+    doc = Document.parse(text.lstrip("\ufeff")) if isinstance(text, str) else text
     found: list[tuple[str, str, str, str | None]] = []
     for name in CHECKED:
         section = doc.find(document.SECTIONS[name][1])

@@ -29,6 +29,7 @@ if TYPE_CHECKING:
     from collections.abc import Callable, Iterable
     from typing import Any
 
+    from keeper.markdown import Document
     from keeper.store.verdicts import Kept
 
     Event = dict[str, Any]
@@ -386,18 +387,22 @@ class Stale:
 
 
 def stale_items(
-    project: paths.Project, text: str | None, firsts: dict[str, str] | None = None, keep: bool = False
+    project: paths.Project,
+    text: str | None,
+    firsts: dict[str, str] | None = None,
+    keep: bool = False,
+    doc: Document | None = None,
 ) -> list[Stale]:
     """The items of ``text`` (the project's memory.md) whose claims no longer hold, most decisive
     first, in memory.md's order within a rank (``firsts``: see ``provenance.listed``; ``keep``: take
     the verdicts of an earlier check while the files they rest on hold the same, judge again only
     the items resting on a file that changed, and keep these for the next one:
-    ``keeper.store.verdicts``, for SessionStart)."""
+    ``keeper.store.verdicts``, for SessionStart; ``doc``: ``text`` parsed already)."""
     if not text or not os.path.isdir(project.checkout):
         return []  # no work tree here (a folder moved away): nothing can be told of its files
     firsts = {} if firsts is None else firsts
     if not keep:
-        return _judged(project, text, firsts, None)[0]
+        return _judged(project, doc or text, firsts, None)[0]
     from keeper.store import verdicts as kept_verdicts
 
     want = kept_verdicts.key(project, text)  # before reading the record
@@ -405,14 +410,14 @@ def stale_items(
     if kept.verdicts is not None:
         firsts.update(kept.firsts)
         return [Stale(*row) for row in kept.verdicts]
-    found, judged, reader = _judged(project, text, firsts, kept)
+    found, judged, reader = _judged(project, doc or text, firsts, kept)
     rows = [(s.key, s.text, s.section, s.reason, s.rank) for s in found]
     kept_verdicts.save(project, want, reader, rows, firsts, judged)
     return found
 
 
 def _judged(
-    project: paths.Project, text: str, firsts: dict[str, str], kept: Kept | None
+    project: paths.Project, text: str | Document, firsts: dict[str, str], kept: Kept | None
 ) -> tuple[list[Stale], list[Judged], Reader]:
     """Every item judged (or, for an item resting only on inputs as they were, ``kept``'s verdict
     taken), the stale ones most decisive first, with what each rests on."""
