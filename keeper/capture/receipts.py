@@ -10,7 +10,9 @@ Keeper's own saves are not read (a save that restates an item is an echo, ``evid
 Each Stop reads only the transcript's new lines (``transcript.Activity`` passes what was said), so
 the work is bounded by what is new; the tokens of the shown items are worked out once a session
 and kept in the session's machine-local ``receipts`` file with the ids already receipted. A
-receipt is a ``used`` event in the item's provenance, once per item and session.
+receipt is a ``used`` event in the item's provenance, once per item and session; the items a
+session began to watch and used are counted in the project's tally too (``store.loads``), which
+SessionStart orders by.
 """
 
 from __future__ import annotations
@@ -18,7 +20,7 @@ from __future__ import annotations
 import os
 
 from keeper import jsonio
-from keeper.store import provenance
+from keeper.store import loads, provenance
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
@@ -134,6 +136,7 @@ class Watch:
         used = data.get("used")
         self.used: list[str] = [u for u in used if isinstance(u, str)] if isinstance(used, list) else []
         self.found: list[tuple[str, str]] = []  # (item key, where) receipted by this update
+        self.fresh: list[str] = []  # shown ids this update began to watch (``loads``: shown once more)
         self.scanned = 0
         self.changed = False
         self._by_part: dict[str, set[str]] | None = None  # a token's first word -> the tokens
@@ -220,6 +223,7 @@ def watch(project: paths.Project, session: str) -> Watch | None:
                 tokens = distinctive(text)
                 if tokens:
                     found.watch[shown_id] = {"key": item_key, "tokens": tokens}
+                    found.fresh.append(shown_id)
                 known.add(shown_id)
         found.changed = True
     return found if found.watch or found.changed else None
@@ -233,6 +237,8 @@ def record(project: paths.Project, session: str, found: Watch, at: str, patterns
         for item_key, where in found.found
     ]
     provenance.append(project.dir, events, patterns)
+    used = [provenance.shown_id(item_key) for item_key, _ in found.found]
+    loads.note(project, shown=found.fresh, used=used)
     found.save()
 
 

@@ -14,7 +14,7 @@ from keeper import redact
 from keeper.capture import evidence, record
 from keeper.errors import KeeperError
 from keeper.memory import document
-from keeper.store import counters, paths, removals, resolve, sessions
+from keeper.store import counters, loads, paths, removals, resolve, sessions
 from keeper.store import provenance as origins
 from keeper.store.config import Config
 from keeper.store.fsutil import atomic_write, project_lock, read_json, read_text, sweep_temp_files
@@ -26,6 +26,8 @@ if TYPE_CHECKING:
 
 SCOPES = ("project", "global", "team")
 REMOVED_KEPT = 20_000  # keys in the record of removed items (``read_removed``)
+
+RESTATED = ("confirmed", "echoed")  # a save that restates an item: evidence that it matters (``store.loads``)
 
 
 def read_input(text: str, extra_patterns: list[str]) -> tuple[document.SaveInput, list[str]]:
@@ -197,6 +199,7 @@ def save(
         told = evidence.edits(text, origins.read(project.dir), facts, now) + ours
         told = evidence.claimed(told, project.checkout, facts)  # what each item says about the code
         origins.append(project.dir, told, patterns)
+        loads.note(project, restated=[origins.shown_id(e["item"]) for e in ours if e["event"] in RESTATED])
         if theirs:
             with project_lock(os.path.join(paths.global_dir(), ".lock")):
                 origins.append(paths.global_dir(), theirs, patterns)

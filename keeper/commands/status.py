@@ -11,7 +11,7 @@ from keeper.capture import receipts
 from keeper.commands import common
 from keeper.memory import document
 from keeper.plugin import agents, codex, gemini, install, opencode
-from keeper.store import counters, identity, log, paths, provenance, repo, sessions
+from keeper.store import counters, identity, loads, log, paths, provenance, repo, sessions
 from keeper.store.config import Config
 from keeper.store.fsutil import read_text
 from keeper.store.projects import size
@@ -60,6 +60,7 @@ def collect(project: paths.Project, cfg: Config) -> dict[str, Any]:
             "recent": view.recent,
             "last_updated": view.last_updated or _modified(project.memory),
             "stale": [item.as_dict() for item in stale_items(project, text)],
+            "recall_only": loads.idle_items(project, text),
         },
         "uses": receipts.share(project, provenance.read(project.dir)),
         "global": _global_memory(),
@@ -169,6 +170,22 @@ def _use_line(uses: dict[str, int]) -> list[str]:
     ]
 
 
+RECALL_ONLY_SHOWN = 10  # items named in the text; --json lists them all
+
+
+def _recall_only_lines(idle: list[dict[str, str]]) -> list[str]:
+    """The items session starts leave to recall: shown at many, used in none (``store.loads``)."""
+    if not idle:
+        return []
+    head = (
+        f"  recall only   {count(len(idle), 'item')} shown at the start of {loads.IDLE_AFTER} or more sessions "
+        "and used in none: left out of the start, found by keeper recall; a use or a save brings one back:"
+    )
+    more = [f"    and {len(idle) - RECALL_ONLY_SHOWN} more (keeper status --json lists them all)"]
+    shown = [f"    {item['id']} {item['text'][:70]!r}" for item in idle[:RECALL_ONLY_SHOWN]]
+    return [head, *shown, *(more if len(idle) > RECALL_ONLY_SHOWN else [])]
+
+
 def lines(data: dict[str, Any]) -> list[str]:
     """``keeper status`` as text, from what ``collect`` returned."""
     mem, ses, cnt = data["memory"], data["sessions"], data["counter"]
@@ -189,6 +206,7 @@ def lines(data: dict[str, Any]) -> list[str]:
                 "(a claim about the code no longer holds; keeper why ID):"
             )
             out += [f"    {s['id']} {s['text'][:60]!r}: {s['reason']}" for s in mem["stale"][:5]]
+        out += _recall_only_lines(mem["recall_only"])
     else:
         out.append("  memory.md     not written yet (the first save creates it)")
     out += _use_line(data["uses"])

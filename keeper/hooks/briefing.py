@@ -5,9 +5,10 @@ recent context, at least the newest item of every section (so no heading is ever
 while the file has lines for it), then the open issues newest first, the sections a person
 added, and the decisions newest (or most recently re-confirmed) first. Typed memories rank with
 them: feedback beside the state, the user beside recent context, tools and references with the
-decisions. Items keep their dates so
-stale facts can be judged, and whatever did not fit is named with how to recall it. Sessions
-that ended without a save are listed too: their work is otherwise invisible until recalled.
+decisions. Within each of these ranks, what sessions used or restated lately comes first, and an
+item shown at many starts that no session used is left to recall (``Evidence``). Items keep their
+dates so stale facts can be judged, and whatever did not fit is named with how to recall it.
+Sessions that ended without a save are listed too: their work is otherwise invisible until recalled.
 """
 
 from __future__ import annotations
@@ -17,7 +18,7 @@ import time
 
 from keeper.markdown import Document, Section, bare
 from keeper.memory import document
-from keeper.store import paths, sessions
+from keeper.store import loads, paths, provenance, sessions
 from keeper.store.fsutil import read_head
 from keeper.text import count
 
@@ -44,14 +45,36 @@ _TIERS = {
 class _Unit:
     """One item (or one loose line) of a section, as it would be shown."""
 
-    __slots__ = ("key", "lines", "section", "size", "tier")
+    __slots__ = ("key", "lines", "rank", "section", "size", "tier")
 
-    def __init__(self, section: int, key: tuple[object, ...], lines: list[str], tier: int) -> None:
+    def __init__(self, section: int, key: tuple[object, ...], lines: list[str], tier: int, rank: int) -> None:
         text = "".join(lines)
         if len(text) > ITEM_CHARS:
             lines = [text[: ITEM_CHARS - 2].rstrip() + " …\n"]
-        self.section, self.key, self.lines, self.tier = section, key, lines, tier
+        self.section, self.key, self.lines, self.tier, self.rank = section, key, lines, tier, rank
         self.size = sum(len(line) for line in lines)
+
+
+class Evidence:
+    """What sessions did with the items they were shown (``store.loads``), as the choice weighs it:
+    an item used or restated lately comes first in its tier; one shown at many starts and never used
+    nor restated is left to recall (``left``: their texts) where ``loads.rank`` says so."""
+
+    def __init__(self, tally: loads.Loads, firsts: dict[str, str]) -> None:
+        self.tally, self.firsts = tally, firsts
+        self.left: list[str] = []
+
+    def rank(self, name: str | None, lines: list[str]) -> int:
+        """The item's rank in its tier (``loads.FAVOURED`` first); ``loads.IDLE``: leave it to recall."""
+        if name not in provenance.CHECKED:
+            return loads.NEUTRAL
+        from keeper.memory.items import key
+
+        item_key = self.firsts.get(lines[0].rstrip("\r\n")) or key(document.item_text(lines))
+        rank = self.tally.rank(provenance.shown_id(item_key), name)
+        if rank == loads.IDLE:
+            self.left.append(document.item_text(lines))
+        return rank
 
 
 def _name(section: Section) -> str | None:
@@ -61,8 +84,9 @@ def _name(section: Section) -> str | None:
     return None
 
 
-def _units(index: int, section: Section, name: str | None) -> list[_Unit]:
-    """A section's items (a bullet with its continuation lines, or a loose line), in display order."""
+def _units(index: int, section: Section, name: str | None, evidence: Evidence | None) -> list[_Unit]:
+    """A section's items (a bullet with its continuation lines, or a loose line), in display order;
+    without those ``evidence`` leaves to recall."""
     found: list[tuple[tuple[object, ...], list[str]]] = []
     position = 0
     while position < len(section.lines):
@@ -77,7 +101,12 @@ def _units(index: int, section: Section, name: str | None) -> list[_Unit]:
     if name in _NEWEST_FIRST:
         found.sort(key=lambda pair: pair[0], reverse=True)  # newest date first; later lines are newer
     tier = _TIERS.get(name or "", _OTHER)
-    return [_Unit(index, key, lines, _FIRST if i == 0 else tier) for i, (key, lines) in enumerate(found)]
+    units: list[_Unit] = []
+    for key, lines in found:
+        rank = evidence.rank(name, lines) if evidence is not None and lines[0][:2] == "- " else loads.NEUTRAL
+        if rank != loads.IDLE:
+            units.append(_Unit(index, key, lines, tier if units else _FIRST, rank))
+    return units
 
 
 def _short(line: str) -> str:
@@ -90,14 +119,15 @@ def parse(text: str) -> Document:
     return Document.parse(text.lstrip("\ufeff"))
 
 
-def select(text: str | Document, limit: int) -> tuple[str, list[str]]:
+def select(text: str | Document, limit: int, evidence: Evidence | None = None) -> tuple[str, list[str]]:
     """memory.md within ``limit`` characters, chosen by importance; and what was left out, by section.
 
     Linear in the file's size whatever its shape: a heading costs its length when its section's
     first item is taken (headings of a person's empty sections are kept while they take at most a
     quarter of the budget; Keeper's own empty sections are left out), and no heading or label is
     longer than ``HEADING_CHARS``. ``text`` may come parsed (``parse``), so a caller that reads the
-    same document for other ends parses it once.
+    same document for other ends parses it once. ``evidence`` orders each tier by what sessions
+    used and leaves to recall what none did (``Evidence``).
     """
     doc = parse(text) if isinstance(text, str) else text
     units: list[_Unit] = []
@@ -106,7 +136,7 @@ def select(text: str | Document, limit: int) -> tuple[str, list[str]]:
         name = _name(section)
         if section.heading is not None:
             heads[index] = _short(bare(section.heading)) + "\n"
-        units.extend(_units(index, section, name))
+        units.extend(_units(index, section, name, evidence))
     by_section: dict[int, list[int]] = {}
     for position, unit in enumerate(units):
         by_section.setdefault(unit.section, []).append(position)
@@ -118,7 +148,7 @@ def select(text: str | Document, limit: int) -> tuple[str, list[str]]:
             shown.add(index)
             budget -= len(head) + 1
     chosen: set[int] = set()
-    for position in sorted(range(len(units)), key=lambda i: units[i].tier):
+    for position in sorted(range(len(units)), key=lambda i: (units[i].tier, units[i].rank)):
         unit = units[position]
         cost = len(heads[unit.section]) + 1 if unit.section in heads and unit.section not in shown else 0
         if unit.size + cost <= budget:

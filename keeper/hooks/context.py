@@ -248,6 +248,7 @@ def session_start(project: paths.Project, limit: int, source: str, session: str,
     """
     from keeper.hooks import briefing, marks
     from keeper.memory import document
+    from keeper.store import loads
     from keeper.store.stale import stale_items
 
     plan = Plan(limit)
@@ -273,13 +274,14 @@ def session_start(project: paths.Project, limit: int, source: str, session: str,
         body, left_global = briefing.select(across, plan.room(GLOBAL_SHARE))
         plan.put("global", f"Across all projects ({paths.global_memory_file()}):\n\n{body.strip()}\n\n")
         left += [f"{item} (global)" for item in left_global]
-    body, left_project = briefing.select(doc, plan.room()) if text.strip() else ("", [])
+    tally = loads.read(project)
+    evidence = briefing.Evidence(tally, firsts) if tally.items else None
+    body, left_project = briefing.select(doc, plan.room(), evidence) if text.strip() else ("", [])
     body, shown = marks.mark(body, stale, noted, firsts)
     marks.remember_shown(project, session, shown)
     plan.late("project", body.strip())
-    plan.late(
-        "tail", "\n\n" + _tail(left + left_project, ((project.memory, cut), (paths.global_memory_file(), global_cut)))
-    )
+    files = ((project.memory, cut), (paths.global_memory_file(), global_cut))
+    plan.late("tail", "\n\n" + _tail(left + left_project, files, len(evidence.left) if evidence else 0))
     counted = document.counts(doc)
     parts = [count(counted.decisions, "decision")]
     for n, noun in (
@@ -331,9 +333,18 @@ def _so_far(project: paths.Project, session: str) -> str:
     return f"\n\nThis session so far ({os.path.basename(own or '')}):\n{so_far.strip()}"
 
 
-def _tail(left: list[str], files: tuple[tuple[str, int], ...]) -> str:
-    """The closing line: what was left out for size, a memory file too large to read whole."""
-    tail = TAIL
+RECALL_ONLY = (
+    "Left to recall: {items} shown at the start of {idle} or more sessions and used in none "
+    "(`keeper status` lists them; a use or a save brings one back). "
+)
+
+
+def _tail(left: list[str], files: tuple[tuple[str, int], ...], idle: int) -> str:
+    """The closing line: what was left out for size or left to recall, a memory file too large to
+    read whole."""
+    from keeper.store.loads import IDLE_AFTER
+
+    tail = RECALL_ONLY.format(items=count(idle, "item"), idle=IDLE_AFTER) + TAIL if idle else TAIL
     if left:
         tail = f"Left out for size: {'; '.join(left)}; `keeper recall <words>` finds them. " + tail
     for name, size in files:
