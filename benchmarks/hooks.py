@@ -37,6 +37,7 @@ TARGETS = {
     "session-start (sync on)": (2.0, 4.0),
     "session-start (300 items, provenance)": (2.0, 4.0),
     "session-start (300 items, one changed)": (2.0, 4.0),
+    "session-start (300 items, receipts)": (2.0, 4.0),
     "stop (nothing new)": (2.0, None),
     "user-prompt-submit": (None, 4.0),
 }
@@ -145,6 +146,23 @@ def provenance_memory(project: str, env: dict[str, str], count: int = 300) -> No
     )
 
 
+def receipts_tally(project: str, env: dict[str, str], used: int = 20, sessions: int = 8) -> None:
+    """What ``sessions`` sessions that were shown every item of ``project`` left in its tally
+    (``store.loads``), as their Stops record it: the first ``used`` items used now and then, the
+    others never (left to recall at the next start)."""
+    code = (
+        "import sys\n"
+        "from keeper.store import identity, loads, provenance\n"
+        "project = identity.make_project(identity.find_project_root(sys.argv[1]))\n"
+        "with open(project.memory, encoding='utf-8') as fh:\n"
+        "    ids = [k for _, k, _, _ in provenance.listed(fh.read())]\n"
+        "for n in range(int(sys.argv[3])):\n"
+        "    loads.note(project, shown=ids, used=ids[: int(sys.argv[2])] if n % 3 == 0 else [])\n"
+    )
+    run_env = {**env, "CLAUDE_PROJECT_DIR": project}
+    subprocess.run([sys.executable, "-c", code, project, str(used), str(sessions)], env=run_env, check=True)
+
+
 def large_store(project: str, env: dict[str, str], count: int) -> None:
     """A project with ``count`` past sessions: their files and the state each one left behind."""
     status = subprocess.run(
@@ -221,6 +239,10 @@ def main() -> int:
     items = os.path.join(base, "items-project")
     os.makedirs(os.path.join(items, ".git"))
     provenance_memory(items, env)
+    receipted = os.path.join(base, "receipted-project")  # the same, with what eight sessions used of it
+    os.makedirs(os.path.join(receipted, ".git"))
+    provenance_memory(receipted, env)
+    receipts_tally(receipted, env)
     edited = os.path.join(base, "edited-project")  # the same, with a file written before each start
     os.makedirs(os.path.join(edited, ".git"))
     provenance_memory(edited, env)
@@ -278,6 +300,11 @@ def main() -> int:
             cmd("session-start"),
             payload("session-start", source="startup", cwd=items),
             {"CLAUDE_PROJECT_DIR": items},
+        ),
+        "session-start (300 items, receipts)": (  # 20 used, 280 left to recall
+            cmd("session-start"),
+            payload("session-start", source="startup", cwd=receipted),
+            {"CLAUDE_PROJECT_DIR": receipted},
         ),
         "session-start (300 items, one changed)": (  # the kept verdicts cannot be used: a full check
             cmd("session-start"),

@@ -98,7 +98,7 @@ def test_an_item_used_lately_comes_before_newer_ones_of_its_rank(
     budget = 1200
     text, _ = context.session_start(project, budget, "startup", "before")
     assert old not in text  # the oldest decision: the first to go for size
-    loads.note(project, used=[provenance.shown_id(key(old))])
+    loads.note(project, used=[key(old)])
     text, _ = context.session_start(project, budget, "startup", "after")
     assert old in text  # used lately: first among the decisions
 
@@ -114,7 +114,7 @@ def test_at_300_items_with_receipts_every_open_issue_and_the_current_state_are_k
     saving.save(project, cfg, SaveInput(decisions=decisions, issues=issues, state=state), "s0")
     listed = provenance.listed(Path(project.memory).read_text(encoding="utf-8"))
     assert len(listed) == 300
-    every = [provenance.shown_id(item_key) for _, item_key, _, _ in listed]
+    every = [item_key for _, item_key, _, _ in listed]
     used = every[:20]  # the first twenty decisions are used now and then
     for n in range(8):
         loads.note(project, shown=every, used=used if n % 3 == 0 else [])

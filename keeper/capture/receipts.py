@@ -136,7 +136,7 @@ class Watch:
         used = data.get("used")
         self.used: list[str] = [u for u in used if isinstance(u, str)] if isinstance(used, list) else []
         self.found: list[tuple[str, str]] = []  # (item key, where) receipted by this update
-        self.fresh: list[str] = []  # shown ids this update began to watch (``loads``: shown once more)
+        self.fresh: list[str] = []  # keys of the items this update began to watch (``loads``: shown once more)
         self.scanned = 0
         self.changed = False
         self._by_part: dict[str, set[str]] | None = None  # a token's first word -> the tokens
@@ -223,7 +223,7 @@ def watch(project: paths.Project, session: str) -> Watch | None:
                 tokens = distinctive(text)
                 if tokens:
                     found.watch[shown_id] = {"key": item_key, "tokens": tokens}
-                    found.fresh.append(shown_id)
+                    found.fresh.append(item_key)
                 known.add(shown_id)
         found.changed = True
     return found if found.watch or found.changed else None
@@ -237,8 +237,7 @@ def record(project: paths.Project, session: str, found: Watch, at: str, patterns
         for item_key, where in found.found
     ]
     provenance.append(project.dir, events, patterns)
-    used = [provenance.shown_id(item_key) for item_key, _ in found.found]
-    loads.note(project, shown=found.fresh, used=used)
+    loads.note(project, shown=found.fresh, used=[item_key for item_key, _ in found.found])
     found.save()
 
 

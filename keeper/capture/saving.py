@@ -199,7 +199,7 @@ def save(
         told = evidence.edits(text, origins.read(project.dir), facts, now) + ours
         told = evidence.claimed(told, project.checkout, facts)  # what each item says about the code
         origins.append(project.dir, told, patterns)
-        loads.note(project, restated=[origins.shown_id(e["item"]) for e in ours if e["event"] in RESTATED])
+        loads.note(project, restated=[e["item"] for e in ours if e["event"] in RESTATED])
         if theirs:
             with project_lock(os.path.join(paths.global_dir(), ".lock")):
                 origins.append(paths.global_dir(), theirs, patterns)

@@ -58,11 +58,11 @@ class _Unit:
 class Evidence:
     """What sessions did with the items they were shown (``store.loads``), as the choice weighs it:
     an item used or restated lately comes first in its tier; one shown at many starts and never used
-    nor restated is left to recall (``left``: their texts) where ``loads.rank`` says so."""
+    nor restated is left to recall (``left``: how many) where ``loads.rank`` says so."""
 
     def __init__(self, tally: loads.Loads, firsts: dict[str, str]) -> None:
         self.tally, self.firsts = tally, firsts
-        self.left: list[str] = []
+        self.left = 0
 
     def rank(self, name: str | None, lines: list[str]) -> int:
         """The item's rank in its tier (``loads.FAVOURED`` first); ``loads.IDLE``: leave it to recall."""
@@ -71,9 +71,8 @@ class Evidence:
         from keeper.memory.items import key
 
         item_key = self.firsts.get(lines[0].rstrip("\r\n")) or key(document.item_text(lines))
-        rank = self.tally.rank(provenance.shown_id(item_key), name)
-        if rank == loads.IDLE:
-            self.left.append(document.item_text(lines))
+        rank = self.tally.rank(item_key, name)
+        self.left += rank == loads.IDLE
         return rank
 
 

@@ -281,7 +281,7 @@ def session_start(project: paths.Project, limit: int, source: str, session: str,
     marks.remember_shown(project, session, shown)
     plan.late("project", body.strip())
     files = ((project.memory, cut), (paths.global_memory_file(), global_cut))
-    plan.late("tail", "\n\n" + _tail(left + left_project, files, len(evidence.left) if evidence else 0))
+    plan.late("tail", "\n\n" + _tail(left + left_project, files, evidence.left if evidence else 0))
     counted = document.counts(doc)
     parts = [count(counted.decisions, "decision")]
     for n, noun in (

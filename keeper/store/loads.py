@@ -23,6 +23,7 @@ DEMOTABLE = ("decisions", "tool", "reference")  # the sections whose idle items 
 IDLE_AFTER = 5  # sessions an item is shown in, never used nor restated, before it is left to recall
 RECENT = 20  # sessions within which a use or a restatement puts an item first in its rank
 MAX_ITEMS = 5000  # items kept, the most recently noted
+MAX_KEY = 2000  # characters of an item's key: a longer item is not tallied (it loads as it would without)
 FAVOURED, NEUTRAL, IDLE = -1, 0, 1  # ``rank``: before the others of its tier, in its place, left to recall
 
 
@@ -38,8 +39,9 @@ def _counts(value: object) -> list[int] | None:
 
 
 class Loads:
-    """The tally of one project: ``items`` (shown id -> ``[shown, used, restated, last]``) and the
-    number of sessions noted."""
+    """The tally of one project: ``items`` (an item's key, ``memory.items.key`` -> ``[shown, used,
+    restated, last]``: keyed as SessionStart knows its items, so it hashes nothing) and the number of
+    sessions noted."""
 
     def __init__(self, data: object = None) -> None:
         found = data if isinstance(data, dict) else {}
@@ -49,34 +51,38 @@ class Loads:
         self.items: dict[str, list[int]] = {}
         for item, value in items.items() if isinstance(items, dict) else ():
             counts = _counts(value)
-            if isinstance(item, str) and counts is not None:  # a damaged file reads as what it still holds
+            if (
+                isinstance(item, str) and len(item) <= MAX_KEY and counts is not None
+            ):  # a damaged file: what it still holds
                 self.items[item] = counts
 
-    def never_used(self, shown_id: str) -> bool:
+    def never_used(self, item_key: str) -> bool:
         """Whether ``IDLE_AFTER`` sessions or more were shown the item and none used or restated it."""
-        counts = self.items.get(shown_id)
+        counts = self.items.get(item_key)
         return counts is not None and counts[0] >= IDLE_AFTER and not (counts[1] or counts[2])
 
-    def rank(self, shown_id: str, section: str) -> int:
+    def rank(self, item_key: str, section: str) -> int:
         """``FAVOURED`` when a session used or restated the item within the last ``RECENT``;
         ``IDLE`` when it was ``never_used`` and its section is one of ``DEMOTABLE``; else
         ``NEUTRAL`` (an item not yet judged too). Open issues, the current state and recent context
         are never left out this way, nor feedback and the user's own items, whose use shows in how
         a session works rather than in the words it writes."""
-        counts = self.items.get(shown_id)
+        counts = self.items.get(item_key)
         if counts is None:
             return NEUTRAL
         if counts[1] or counts[2]:
             return FAVOURED if self.sessions - counts[3] < RECENT else NEUTRAL
-        return IDLE if section in DEMOTABLE and self.never_used(shown_id) else NEUTRAL
+        return IDLE if section in DEMOTABLE and self.never_used(item_key) else NEUTRAL
 
     def note(self, shown: Iterable[str] = (), used: Iterable[str] = (), restated: Iterable[str] = ()) -> None:
         """One session's news: items it was shown (a new session when any), used, restated."""
         shown = list(shown)
         if shown:
             self.sessions += 1
-        for column, ids in ((0, shown), (1, used), (2, restated)):
-            for item in ids:
+        for column, keys in ((0, shown), (1, used), (2, restated)):
+            for item in keys:
+                if len(item) > MAX_KEY:
+                    continue
                 counts = self.items.pop(item, None) or [0, 0, 0, 0]
                 counts[column] += 1
                 if column:
@@ -123,6 +129,6 @@ def idle_items(project: paths.Project, text: str | None) -> list[dict[str, str]]
         return []
     found = []
     for section, item_key, item, _ in provenance.listed(text):
-        if tally.rank(provenance.shown_id(item_key), section) == IDLE:
+        if tally.rank(item_key, section) == IDLE:
             found.append({"id": provenance.item_id(item_key), "section": section, "text": item})
     return found
