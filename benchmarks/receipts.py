@@ -130,6 +130,8 @@ def session(index: int, steps: list[Step], root: Path, env: dict[str, str]) -> N
     name = f"5e55{index:04d}-0000-4000-8000-00000000{index:04d}"
     transcript = Transcript(root.parent / f"{name}.jsonl", cwd=str(root))
     base = {"session_id": name, "transcript_path": str(transcript.path), "cwd": str(root)}
+    for tally in Path(env["KEEPER_HOME"], "projects").glob("*/state/loads.cache"):  # every item shown at each
+        tally.unlink()  # start: this measures attribution, not what the start loads by evidence (store.loads)
     keeper(["hook", "session-start"], env, str(root), {**base, "source": "startup"})
     for step in steps:
         if step[0] == "prompt":

@@ -280,3 +280,58 @@ def test_a_damaged_receipts_file_never_breaks_a_stop(
     transcript.tool("Bash", {"command": "npm run dev -- --port 8731"})
     stop(project_dir, FIRST, transcript, monkeypatch, capsys)
     assert [(e["session"], e["where"]) for e in used(project)] == [(FIRST, "tool:Bash")]
+
+
+def left_to_recall(project: paths.Project, item: str) -> None:
+    """``item`` shown at enough starts, never used: the next start leaves it to recall (``store.loads``)."""
+    from keeper.memory.items import key
+    from keeper.store import loads
+
+    for _ in range(loads.IDLE_AFTER):
+        loads.note(project, shown=[key(item)])
+
+
+def prompt(root: Path, session: str, transcript: Transcript, text: str, monkeypatch: Any, capsys: Any) -> str:
+    transcript.prompt(text)
+    reply = run_hook("user-prompt-submit", {**payload(root, session, transcript), "prompt": text}, monkeypatch, capsys)
+    return str(reply.get("hookSpecificOutput", {}).get("additionalContext", ""))
+
+
+def test_an_item_automatic_recall_brought_back_and_the_session_used_gets_a_receipt_that_says_so(
+    project_dir: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    project = seeded(project_dir)
+    left_to_recall(project, RETRY)
+    transcript = begin(project_dir, FIRST, monkeypatch, capsys)
+    assert RETRY not in provenance.shown_file(project, FIRST) and provenance.shown_id(
+        provenance.item_id(RETRY)
+    ) not in Path(provenance.shown_file(project, FIRST)).read_text(encoding="utf-8")
+    said = prompt(project_dir, FIRST, transcript, "How do retries go through the backoff helper?", monkeypatch, capsys)
+    assert "automatic recall" in said and "with_backoff" in said
+    transcript.tool("Edit", {"file_path": str(project_dir / "src" / "net" / "retry.py"), "new_string": "x = 1"})
+    stop(project_dir, FIRST, transcript, monkeypatch, capsys)
+    receipts_ = [(e["session"], e["where"], e["item"]) for e in used(project)]
+    assert receipts_ == [(FIRST, "tool:Edit after auto-recall", key_of(RETRY))]
+
+
+def test_an_item_keeper_recall_showed_is_judged_and_the_users_own_words_are_still_no_use(
+    project_dir: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    project = seeded(project_dir)
+    left_to_recall(project, RETRY)
+    transcript = begin(project_dir, FIRST, monkeypatch, capsys)
+    said = prompt(project_dir, FIRST, transcript, "/keeper:recall with_backoff", monkeypatch, capsys)
+    assert "with_backoff" in said
+    transcript.reply("Found it: with_backoff() is the helper.")  # only what the user asked for: no use
+    stop(project_dir, FIRST, transcript, monkeypatch, capsys)
+    assert used(project) == []
+    transcript.prompt("Use it for the payment call")
+    transcript.tool("Bash", {"command": "sed -n 1,40p src/net/retry.py"})
+    stop(project_dir, FIRST, transcript, monkeypatch, capsys)
+    assert [(e["where"], e["item"]) for e in used(project)] == [("tool:Bash after recall", key_of(RETRY))]
+
+
+def key_of(item: str) -> str:
+    from keeper.memory.items import key
+
+    return key(item)

@@ -1,4 +1,8 @@
-"""Use receipts: which of the items a session's start-up context showed the session went on to use.
+"""Use receipts: which of the items Keeper put into a session's context the session went on to use.
+
+The items are those its start-up context showed, and the memory items a recall hit carried
+(``/keeper:recall`` and automatic recall, kept by ``hooks.prompts`` in the session's ``recalled``
+file; such a receipt says so: ``tool:Bash after auto-recall``).
 
 Deterministic, no model: an item was used when its distinctive tokens (identifiers, paths, file
 names, flags, numbers, spans in backticks, proper nouns; never common words) reappear in what the
@@ -36,6 +40,8 @@ MAX_SCAN = 2 << 20  # characters of replies and tool inputs read in one update
 MAX_PIECE = 64 << 10  # characters of one reply or tool input read
 STRONG, WEAK = 2, 1  # a token's weight; a use needs USE_WEIGHT in one reply or tool input
 USE_WEIGHT = 2
+VIAS = ("recall", "auto-recall")  # how else than at its start an item reaches a session (``hooks.prompts``)
+MAX_RECALLED = 400  # recall hits of one session looked at
 _WORD = frozenset("abcdefghijklmnopqrstuvwxyz0123456789_")
 _TO_SPACE = str.maketrans({chr(i): " " for i in range(128) if chr(i) not in _WORD})
 _EDGE = "`'\"()[]{}<>,;:!?*.…"
@@ -82,7 +88,7 @@ def distinctive(text: str) -> dict[str, int]:
     """An item's distinctive tokens (lower case) and their weights, the strongest first."""
     found: dict[str, int] = {}
     for span in text.split("`")[1::2]:  # code spans: a command, a name
-        span = span.strip().lower()
+        span = _strip(span.strip()).lower()  # `f()` is the name f, as said anywhere
         if len(span) >= 4 and span not in COMMON:
             found[span] = STRONG
     first = True
@@ -113,6 +119,11 @@ def _present(token: str, text: str, words: set[str]) -> bool:
     return False
 
 
+def _via(value: object) -> str:
+    """How a watched item reached the session: "" at its start, else the recall that brought it."""
+    return value if value in VIAS else ""
+
+
 def _tokens(value: object) -> dict[str, int]:
     """Kept tokens and weights as they may be used: texts to whole numbers, at most ``MAX_TOKENS``."""
     found = value.items() if isinstance(value, dict) else ()
@@ -127,10 +138,12 @@ class Watch:
         self.path = path
         watch = data.get("watch")
         self.watch: dict[str, dict[str, Any]] = {
-            shown: {"key": entry["key"], "tokens": _tokens(entry.get("tokens"))}
+            shown: {"key": entry["key"], "tokens": _tokens(entry.get("tokens")), "via": _via(entry.get("via"))}
             for shown, entry in (watch.items() if isinstance(watch, dict) else ())
             if isinstance(entry, dict) and isinstance(entry.get("key"), str)
         }  # a damaged file reads as what it still holds, field by field
+        recalled = data.get("recalled")
+        self.recalled: int = recalled if type(recalled) is int and recalled >= 0 else 0  # recall hits looked at
         heard = data.get("heard")
         self.heard: set[str] = {h for h in heard if isinstance(h, str)} if isinstance(heard, list) else set()
         used = data.get("used")
@@ -153,6 +166,19 @@ class Watch:
                         self._by_part.setdefault(parts[0], set()).add(token)
         return {t for part in words.intersection(self._by_part) for t in self._by_part[part]}
 
+    def look_for(self, item_key: str, text: str, known: set[str], via: str) -> bool:
+        """Watch an item not known yet to this session (``via``: how it came, "" for its start);
+        whether it is watched now (an item too plain to judge is only known)."""
+        shown_id = provenance.shown_id(item_key)
+        if shown_id in known or len(self.watch) >= MAX_ITEMS:
+            return False
+        known.add(shown_id)
+        tokens = distinctive(text)
+        if tokens:
+            self.watch[shown_id] = {"key": item_key, "tokens": tokens, "via": via}
+            self._by_part = None
+        return bool(tokens)
+
     def hear(self, where: str, text: str) -> None:
         """One thing said in the session: a prompt of the user's, a reply, a tool's input."""
         if not self.watch or self.scanned >= MAX_SCAN:
@@ -172,14 +198,14 @@ class Watch:
             if weight >= USE_WEIGHT:
                 del self.watch[shown]
                 self.used.append(shown)
-                self.found.append((entry["key"], where))
+                self.found.append((entry["key"], f"{where} after {entry['via']}" if entry["via"] else where))
                 self.changed = True
 
     def save(self) -> None:
         """Keep the state for the session's next update (machine-local, derived)."""
         from keeper.store.fsutil import atomic_write
 
-        data = {"watch": self.watch, "heard": sorted(self.heard), "used": self.used}
+        data = {"watch": self.watch, "heard": sorted(self.heard), "used": self.used, "recalled": self.recalled}
         try:
             atomic_write(self.path, jsonio.dumps(data))
         except OSError:
@@ -198,13 +224,51 @@ def _shown(project: paths.Project, session: str) -> set[str]:
         return set()
 
 
+def _recalled(project: paths.Project, session: str) -> list[tuple[str, str]]:
+    """``(via, text)`` of each recall hit put into the session's context (``hooks.prompts``), in order."""
+    try:
+        with open(project.session_file(session, "recalled"), encoding="utf-8") as fh:
+            lines = fh.read().splitlines()[:MAX_RECALLED]
+    except OSError:
+        return []
+    found: list[tuple[str, str]] = []
+    for line in lines:
+        try:
+            hit = jsonio.loads(line)
+        except (ValueError, RecursionError):
+            hit = None
+        if isinstance(hit, dict) and _via(hit.get("via")) and isinstance(hit.get("text"), str):
+            found.append((hit["via"], hit["text"]))
+    return found
+
+
+def carried(text: str, items: dict[str, str]) -> list[str]:
+    """The keys of the memory items (``items``: key -> text) a recall hit's ``text`` shows: its bullet
+    lines, as memory.md writes them or as a session file's save does (``- Decision: …``)."""
+    from keeper.memory.items import key
+
+    found: list[str] = []
+    for line in text.splitlines():
+        bare = line.strip()
+        if bare[:2] not in ("- ", "* "):
+            continue
+        body = bare[2:]
+        for candidate in (body, body.split(": ", 1)[-1]):
+            item_key = key(candidate)
+            if item_key in items and item_key not in found:
+                found.append(item_key)
+                break
+    return found
+
+
 def watch(project: paths.Project, session: str) -> Watch | None:
     """What this session's update should look for; None when it showed nothing still unused.
 
     The items' tokens are worked out from memory.md once, when the shown ids are new (a start, a
-    resume, a compaction), and kept beside the session's other state."""
+    resume, a compaction) or recall brought new hits, and kept beside the session's other state."""
     shown = _shown(project, session)
-    if not shown:
+    recalled = _recalled(project, session)
+    if not shown and not recalled:
         return None
     path = _state_file(project, session)
     try:
@@ -214,17 +278,19 @@ def watch(project: paths.Project, session: str) -> Watch | None:
         data = {}
     found = Watch(path, data if isinstance(data, dict) else {})
     known = set(found.watch) | set(found.used)
-    if shown - known:
+    fresh = recalled[found.recalled :]
+    if shown - known or fresh:
         from keeper.store.fsutil import read_text
 
-        for _, item_key, text, _ in provenance.listed(read_text(project.memory) or ""):
-            shown_id = provenance.shown_id(item_key)
-            if shown_id in shown and shown_id not in known and len(found.watch) < MAX_ITEMS:
-                tokens = distinctive(text)
-                if tokens:
-                    found.watch[shown_id] = {"key": item_key, "tokens": tokens}
-                    found.fresh.append(item_key)
-                known.add(shown_id)
+        listed = provenance.listed(read_text(project.memory) or "")
+        for _, item_key, text, _ in listed:
+            if provenance.shown_id(item_key) in shown and found.look_for(item_key, text, known, ""):
+                found.fresh.append(item_key)
+        items = {item_key: text for _, item_key, text, _ in listed}
+        for via, hit in fresh:
+            for item_key in carried(hit, items):
+                found.look_for(item_key, items[item_key], known, via)
+        found.recalled = len(recalled)
         found.changed = True
     return found if found.watch or found.changed else None
 

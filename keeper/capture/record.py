@@ -239,7 +239,8 @@ def _watch(project: paths.Project, session: str, path: str, offset: int) -> rece
         new = bool(path) and os.path.getsize(path) > offset
     except OSError:
         new = False
-    if not new or not os.path.exists(provenance.shown_file(project, session)):
+    shown = provenance.shown_file(project, session)
+    if not new or not (os.path.exists(shown) or os.path.exists(project.session_file(session, "recalled"))):
         return None
     from keeper.capture import receipts
 

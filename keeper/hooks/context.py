@@ -403,6 +403,9 @@ def _bounded(text: str, limit: int) -> str:
     return out if len(out) <= limit else out[: limit - 1] + "…"
 
 
+AUTO_SNIPPET = 300  # characters of one note automatic recall shows
+
+
 def auto_recall_block(results: list[Result], limit_chars: int) -> str:
     """What automatic recall adds to a prompt: a few dated, one-line pointers, bounded."""
     from keeper.recall import sources
@@ -412,6 +415,6 @@ def auto_recall_block(results: list[Result], limit_chars: int) -> str:
         dated = f"{item.chunk.date}, " if item.chunk.date else ""
         snippet = " ".join(item.snippet.split())
         label = sources.LABELS.get(item.scope, "")
-        lines.append(f"- {label}{inline(item.chunk.heading)} ({dated}id {item.id}): {snippet[:300]}")
+        lines.append(f"- {label}{inline(item.chunk.heading)} ({dated}id {item.id}): {snippet[:AUTO_SNIPPET]}")
     lines.append("The whole section: `keeper expand <id>`; more: `keeper recall <words>`.")
     return _bounded("\n".join(lines), limit_chars)

@@ -49,7 +49,7 @@ def answer(project: paths.Project, cfg: Config, prompt: str, session: str) -> An
         return auto_recall(project, cfg, prompt, session)
     command, args = found
     if command.endswith("recall"):
-        return recall_for_prompt(project, cfg, args)
+        return recall_for_prompt(project, cfg, args, session)
     if command == "keeper:save":
         return save_for_prompt(session)
     return clear_for_prompt(project, cfg, args)
@@ -69,7 +69,29 @@ def save_for_prompt(session: str = "") -> Answer:
     )
 
 
-def recall_for_prompt(project: paths.Project, cfg: Config, query: str) -> Answer:
+RECALLED_BYTES = 256 << 10  # recall hits kept for one session's use receipts; later ones are not judged
+
+
+def remember_recalled(project: paths.Project, session: str, via: str, snippets: list[str]) -> None:
+    """Keep what recall put into this session's context (``via``: how), one JSON line a hit, so the
+    session's Stop judges whether the memory items it carried were used (``capture.receipts``)."""
+    from keeper import jsonio
+
+    path = project.session_file(session, "recalled")
+    try:
+        if os.path.getsize(path) > RECALLED_BYTES:
+            return
+    except OSError:
+        pass
+    lines = "".join(jsonio.dumps({"via": via, "text": text}) + "\n" for text in snippets)
+    try:
+        with open(path, "a", encoding="utf-8") as fh:
+            fh.write(lines)
+    except OSError:
+        pass
+
+
+def recall_for_prompt(project: paths.Project, cfg: Config, query: str, session: str = "") -> Answer:
     from keeper.hooks import context
     from keeper.recall import search
 
@@ -88,7 +110,11 @@ def recall_for_prompt(project: paths.Project, cfg: Config, query: str) -> Answer
         if results
         else f"Keeper: nothing found for '{shown}'"
     )
-    return Answer(context.recall_block(query, results), notice)
+    block = context.recall_block(query, results)
+    if session and results:
+        hits = [r.snippet for r in results if r.snippet.split("\n", 1)[0] in block]  # not cut off the block
+        remember_recalled(project, session, "recall", hits)
+    return Answer(block, notice)
 
 
 def clear_for_prompt(project: paths.Project, cfg: Config, args: str) -> Answer:
@@ -159,4 +185,16 @@ def auto_recall(project: paths.Project, cfg: Config, prompt: str, session: str) 
     notice = f"Keeper: recalled {len(relevant)} earlier note{'s' if len(relevant) != 1 else ''}{when}"
     from keeper.hooks import context  # only for notes found: most prompts recall nothing
 
+    remember_recalled(project, session, "auto-recall", [_head(r.snippet, context.AUTO_SNIPPET) for r in relevant])
     return Answer(context.auto_recall_block(relevant, AUTO_CHARS), notice)
+
+
+def _head(snippet: str, size: int) -> str:
+    """The lines of ``snippet`` that automatic recall shows within ``size`` characters (it joins them)."""
+    kept, used = [], 0
+    for line in snippet.splitlines():
+        used += len(" ".join(line.split())) + 1
+        if used > size + 1:
+            break
+        kept.append(line)
+    return "\n".join(kept)

@@ -31,7 +31,7 @@ OPEN_SESSIONS = "open"  # in the state folder: one marker per session that start
 # (a session named ``memory`` once overwrote ``state/memory.json``). The kinds: its state (``json``),
 # its tally, the items shown to it, its start and end markers.
 SESSION_STATE = "sessions"
-SESSION_KINDS = ("json", "tally", "shown", "receipts", "start", "end")
+SESSION_KINDS = ("json", "tally", "shown", "recalled", "receipts", "start", "end")
 PROJECT_CONFIG = os.path.join(".claude", "keeper.yaml")
 TEAM_DIR = os.path.join(".claude", "keeper")  # in the repository: the only Keeper files that live there
 TEAM_FILE = "team.md"
@@ -52,7 +52,7 @@ STORE_FORMAT = "format.json"  # at the root: the store's format and the migratio
 FORMAT = 3  # the store format this code writes: len(store.migrate.MIGRATIONS), which a test holds equal
 PROVENANCE_FILE = "provenance.jsonl"  # beside memory.md: where each item came from (durable: export and sync carry it)
 STALE_CACHE = "stale-marks.cache"  # in STATE_DIR: the stale check's last verdicts (derived: store.verdicts)
-LOADS = "loads.json"  # in STATE_DIR: what sessions did with the items they were shown (derived: store.loads)
+LOADS = "loads.cache"  # in STATE_DIR: what sessions did with the items they were shown (derived: store.loads)
 # In STATE_DIR and beside memory.md in the sync repository: the removals that travel (store.removals).
 REMOVALS = "removals.json"
 SYNC_FILE = "sync.json"  # at the root: the recorded remote and this machine's id (machine-local, never synced)
