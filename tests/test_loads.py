@@ -141,3 +141,24 @@ def test_the_tally_keeps_the_newest_items_within_its_bound() -> None:
         tally.note(shown=[f"{n:08x}"])
     assert len(tally.items) == loads.MAX_ITEMS and "00000000" not in tally.items
     assert tally.sessions == loads.MAX_ITEMS + 10
+
+
+def test_the_hub_marks_the_items_no_session_used(
+    project_dir: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    from tests.test_hub import Dom, run_chromium
+
+    project = seeded(project_dir)
+    for n in range(loads.IDLE_AFTER):
+        work(project_dir, f"session-{n}", "npm run dev -- --port 8731", monkeypatch, capsys)
+    for _ in range(loads.IDLE_AFTER):  # an open issue no session used: marked, never left to recall
+        loads.note(project, shown=[key(ISSUE)])
+    page = tmp_path / "hub.html"
+    monkeypatch.chdir(project_dir)
+    assert main(["hub", "--out", str(page)]) == 0
+    dom = Dom(run_chromium(page, f"project={project.id}", f"--user-data-dir={tmp_path / 'profile'}", "--dump-dom"))
+    marks = sorted(dom.texts("div", **{"class": "unused"}))
+    assert marks == [
+        "never used: shown at the start of 10 sessions, used in none",
+        "never used: shown at the start of 5 sessions, used in none; left to recall at session start",
+    ]

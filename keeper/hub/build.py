@@ -197,7 +197,7 @@ def _reads_team(root: str) -> bool:
 
 def _origins(project: paths.Project, text: str) -> dict[str, Any]:
     """Where each item of a project's memory.md came from (keyed by its first line, as the page shows
-    it) and the items that may be stale (``keeper why`` says more)."""
+    it), the items that may be stale (``keeper why`` says more) and those no session used."""
     from keeper.store import provenance
     from keeper.text import shown
 
@@ -217,6 +217,7 @@ def _origins(project: paths.Project, text: str) -> dict[str, Any]:
         if files:
             line += " · changed " + ", ".join(files[:5]) + (f" and {len(files) - 5} more" if len(files) > 5 else "")
         found[redact.redact(item.split("\n", 1)[0])] = {"id": provenance.item_id(item_key), "origin": line}
+    _unused(project, text, found)
     from keeper.store.stale import stale_items
 
     stale = [s.as_dict() for s in stale_items(project, text)] if os.path.isdir(project.checkout) else []
@@ -224,6 +225,24 @@ def _origins(project: paths.Project, text: str) -> dict[str, Any]:
         first = redact.redact(str(entry["text"]).split("\n", 1)[0])
         found.setdefault(first, {"id": entry["id"], "origin": ""})["stale"] = entry["reason"]
     return {"origins": found, "stale": [{**s, "text": redact.redact(s["text"])} for s in stale]}
+
+
+def _unused(project: paths.Project, text: str, found: dict[str, dict[str, Any]]) -> None:
+    """Mark the items shown at the start of many sessions on this machine and used in none
+    (``store.loads``), saying whether session starts now leave them to recall."""
+    from keeper.store import loads, provenance
+
+    tally = loads.read(project)
+    if not tally.items:
+        return
+    for section, item_key, item, _ in provenance.listed(text):
+        if tally.never_used(item_key):
+            mark = f"shown at the start of {tally.items[item_key][0]} sessions, used in none"
+            if tally.rank(item_key, section) == loads.IDLE:
+                mark += "; left to recall at session start"
+            entry = found.setdefault(redact.redact(item.split("\n", 1)[0]), {"id": provenance.item_id(item_key)})
+            entry.setdefault("origin", "")
+            entry["unused"] = mark
 
 
 def collect(now: datetime | None = None) -> dict[str, Any]:

@@ -115,8 +115,9 @@ function markdown(text, origins) {
     var known = origins && Object.prototype.hasOwnProperty.call(origins, lines[0]) ? origins[lines[0]] : null;
     lines.forEach(function (line, i) { if (i) item.li.append(h('br')); inline(item.li, line); });
     if (date) item.li.append(h('span', {class: 'date'}, date[1]));
-    /* provenance: where the item came from (keeper why ID says all), and a stale mark */
+    /* provenance: where the item came from (keeper why ID says all), a stale mark, a never-used mark */
     if (known && known.stale) item.li.append(h('div', {class: 'stale'}, 'may be stale: ' + known.stale));
+    if (known && known.unused) item.li.append(h('div', {class: 'unused'}, 'never used: ' + known.unused));
     if (known && known.origin) item.li.append(h('div', {class: 'origin'}, known.origin + ' · keeper why ' + known.id));
     item = null;
   }
