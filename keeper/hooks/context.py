@@ -282,17 +282,16 @@ def session_start(project: paths.Project, limit: int, source: str, session: str,
     plan.late("project", body.strip())
     files = ((project.memory, cut), (paths.global_memory_file(), global_cut))
     plan.late("tail", "\n\n" + _tail(left + left_project, files, evidence.left if evidence else 0))
-    counted = document.counts(doc)
-    parts = [count(counted.decisions, "decision")]
-    for n, noun in (
-        (counted.issues, "open issue"),
-        (team_items, "team note"),
-        (document.counts(across).typed, "global note"),
-        (len(unsaved), "unsaved session"),
-    ):
-        parts += [count(n, noun)] if n else []
-    parts += [f"{len(stale)} may be stale (keeper why)"] if stale else []
-    return plan.text(), f"Keeper: {', '.join(parts)}, last saved {saved}"
+    counted, global_items = document.counts(doc), document.counts(across).typed
+    counts = (counted.issues, "open issue"), (team_items, "team note"), (global_items, "global note")
+    return plan.text(), _status(counted.decisions, (*counts, (len(unsaved), "unsaved session")), len(stale), saved)
+
+
+def _status(decisions: int, counts: tuple[tuple[int, str], ...], stale: int, saved: str) -> str:
+    """The user's one line: what memory holds (the decisions always, the rest when there are any)."""
+    parts = [count(decisions, "decision"), *(count(n, noun) for n, noun in counts if n)]
+    parts += [f"{stale} may be stale (keeper why)"] if stale else []
+    return f"Keeper: {', '.join(parts)}, last saved {saved}"
 
 
 def _empty(project: paths.Project) -> tuple[str, str]:
