@@ -207,8 +207,10 @@ def _temp_beside(path: str) -> tuple[int, str]:
             continue
 
 
-def atomic_write(path: str, text: str | bytes) -> None:
-    """Replace ``path`` with ``text`` so that readers see the old or the new file, never part of one."""
+def atomic_write(path: str, text: str | bytes, durable: bool = True) -> None:
+    """Replace ``path`` with ``text`` so that readers see the old or the new file, never part of one.
+
+    ``durable=False`` skips the fsync, for a derived file a crash may lose (``store.loads``)."""
     folder = os.path.dirname(path) or "."
     ensure_dir(folder)
     guard(path)
@@ -218,7 +220,8 @@ def atomic_write(path: str, text: str | bytes) -> None:
         with os.fdopen(fd, "wb") as fh:
             fh.write(data)
             fh.flush()
-            os.fsync(fh.fileno())
+            if durable:
+                os.fsync(fh.fileno())
         shared(lambda: os.replace(tmp, path))
     except BaseException:
         try:

@@ -115,7 +115,7 @@ def note(
     tally.note(shown, used, restated)
     try:
         os.makedirs(project.state, exist_ok=True)
-        atomic_write(_file(project), jsonio.dumps({"sessions": tally.sessions, "items": tally.items}))
+        atomic_write(_file(project), jsonio.dumps({"sessions": tally.sessions, "items": tally.items}), durable=False)
     except OSError:
         pass
 
