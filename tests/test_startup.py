@@ -159,6 +159,35 @@ def test_session_start_judges_claims_without_functools_or_collections(project_di
     assert not modules & {"functools", "collections", "re", "json", "typing"}, modules
 
 
+def test_a_start_that_loads_by_evidence_reads_the_tally_alone_with_the_standard_library(project_dir: Path) -> None:
+    """A start that leaves an item to recall reads the machine's tally (``store.loads``): no receipts
+    module, no provenance record, no json, re, functools or collections (run as the launcher does)."""
+    from keeper.memory.items import key
+    from keeper.store import identity, loads
+
+    save_in(
+        project_dir, "--decision", "Use `parse_order` in src/app.py", "--decision", "Ship on Fridays via deploy_bot"
+    )
+    project = identity.make_project(identity.find_project_root(str(project_dir)))
+    for _ in range(loads.IDLE_AFTER):
+        loads.note(project, shown=[key("Ship on Fridays via deploy_bot")])
+    payload = json.dumps({"session_id": "s1", "cwd": str(project_dir), "source": "startup"}).encode()
+    env = {**os.environ, "PYTHONPATH": str(Path(__file__).resolve().parent.parent)}
+    done = subprocess.run(
+        [sys.executable, "-S", "-c", PROBE, "hook", "session-start"],
+        input=payload,
+        capture_output=True,
+        cwd=project_dir,
+        env=env,
+        check=True,
+    )
+    modules = set(ast.literal_eval(done.stderr.decode().rsplit("MODULES ", 1)[1]))
+    context = json.loads(done.stdout)["hookSpecificOutput"]["additionalContext"]
+    assert "parse_order" in context and "deploy_bot" not in context and "Left to recall: 1 item" in context
+    assert "keeper.store.loads" in modules
+    assert not modules & {"functools", "collections", "re", "json", "typing", "keeper.capture.receipts"}, modules
+
+
 def test_the_save_due_path_may_load_what_it_needs(project_dir: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setenv("KEEPER_SAVE_EVERY", "1")
     loaded, reply = loaded_by(
