@@ -123,7 +123,7 @@ def test_at_300_items_with_receipts_every_open_issue_and_the_current_state_are_k
     assert all(issue in text for issue in issues) and all(line in text for line in state)
     assert all(decision in text for decision in decisions[:20])  # the ones used
     assert "Left to recall: 250 items" in text and "svc_200 " not in text
-    assert "270 decisions, 30 open issues" in status
+    assert "270 decisions, 30 open issues, 250 left to recall, last saved" in status
 
 
 def test_a_damaged_or_missing_tally_is_no_evidence_and_never_an_error(project_dir: Path) -> None:

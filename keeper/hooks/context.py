@@ -282,14 +282,16 @@ def session_start(project: paths.Project, limit: int, source: str, session: str,
     plan.late("project", body.strip())
     files = ((project.memory, cut), (paths.global_memory_file(), global_cut))
     plan.late("tail", "\n\n" + _tail(left + left_project, files, evidence.left if evidence else 0))
-    counted, global_items = document.counts(doc), document.counts(across).typed
-    counts = (counted.issues, "open issue"), (team_items, "team note"), (global_items, "global note")
-    return plan.text(), _status(counted.decisions, (*counts, (len(unsaved), "unsaved session")), len(stale), saved)
+    counted, idle = document.counts(doc), evidence.left if evidence else 0
+    counts = (counted.issues, "open issue"), (team_items, "team note"), (document.counts(across).typed, "global note")
+    found = [count(n, noun) for n, noun in (*counts, (len(unsaved), "unsaved session")) if n]
+    found += [f"{idle} left to recall"] if idle else []
+    return plan.text(), _status(counted.decisions, found, len(stale), saved)
 
 
-def _status(decisions: int, counts: tuple[tuple[int, str], ...], stale: int, saved: str) -> str:
+def _status(decisions: int, found: list[str], stale: int, saved: str) -> str:
     """The user's one line: what memory holds (the decisions always, the rest when there are any)."""
-    parts = [count(decisions, "decision"), *(count(n, noun) for n, noun in counts if n)]
+    parts = [count(decisions, "decision"), *found]
     parts += [f"{stale} may be stale (keeper why)"] if stale else []
     return f"Keeper: {', '.join(parts)}, last saved {saved}"
 
