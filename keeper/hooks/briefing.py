@@ -68,9 +68,11 @@ class Evidence:
         """The item's rank in its tier (``loads.FAVOURED`` first); ``loads.IDLE``: leave it to recall."""
         if name not in provenance.CHECKED:
             return loads.NEUTRAL
-        from keeper.memory.items import key
+        item_key = self.firsts.get(lines[0].rstrip("\r\n"))
+        if item_key is None:  # no stale check ran (no work tree here): the key worked out
+            from keeper.memory.items import key
 
-        item_key = self.firsts.get(lines[0].rstrip("\r\n")) or key(document.item_text(lines))
+            item_key = key(document.item_text(lines))
         rank = self.tally.rank(item_key, name)
         self.left += rank == loads.IDLE
         return rank

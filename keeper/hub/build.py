@@ -237,7 +237,7 @@ def _unused(project: paths.Project, text: str, found: dict[str, dict[str, Any]])
         return
     for section, item_key, item, _ in provenance.listed(text):
         if tally.never_used(item_key):
-            mark = f"shown at the start of {tally.items[item_key][0]} sessions, used in none"
+            mark = f"shown at the start of {(tally.counts(item_key) or [0])[0]} sessions, used in none"
             if tally.rank(item_key, section) == loads.IDLE:
                 mark += "; left to recall at session start"
             entry = found.setdefault(redact.redact(item.split("\n", 1)[0]), {"id": provenance.item_id(item_key)})

@@ -33,32 +33,35 @@ def _file(project: paths.Project) -> str:
 
 def _counts(value: object) -> list[int] | None:
     """``[shown, used, restated, last]`` as whole numbers, or None for anything else."""
-    if isinstance(value, list) and len(value) == 4 and all(type(n) is int and n >= 0 for n in value):
+    if type(value) is list and len(value) == 4 and [type(n) for n in value] == _INTS and min(value) >= 0:
         return value
     return None
 
 
+_INTS = [int] * 4
+
+
 class Loads:
-    """The tally of one project: ``items`` (an item's key, ``memory.items.key`` -> ``[shown, used,
-    restated, last]``: keyed as SessionStart knows its items, so it hashes nothing) and the number of
-    sessions noted."""
+    """The tally of one project: each item's counts (by its key, ``memory.items.key``: keyed as
+    SessionStart knows its items, so it hashes nothing) and the number of sessions noted.
+
+    A file from disk is taken as parsed and each item's counts checked when asked for (``counts``):
+    a start looks up the items it shows, not all the file holds; a damaged entry reads as none."""
 
     def __init__(self, data: object = None) -> None:
         found = data if isinstance(data, dict) else {}
         sessions = found.get("sessions")
         self.sessions: int = sessions if type(sessions) is int and sessions >= 0 else 0
         items = found.get("items")
-        self.items: dict[str, list[int]] = {}
-        for item, value in items.items() if isinstance(items, dict) else ():
-            counts = _counts(value)
-            if (
-                isinstance(item, str) and len(item) <= MAX_KEY and counts is not None
-            ):  # a damaged file: what it still holds
-                self.items[item] = counts
+        self.items: dict[str, object] = items if isinstance(items, dict) else {}
+
+    def counts(self, item_key: str) -> list[int] | None:
+        """``[shown, used, restated, last]`` of an item; None when it has none (or they are damaged)."""
+        return _counts(self.items.get(item_key))
 
     def never_used(self, item_key: str) -> bool:
         """Whether ``IDLE_AFTER`` sessions or more were shown the item and none used or restated it."""
-        counts = self.items.get(item_key)
+        counts = self.counts(item_key)
         return counts is not None and counts[0] >= IDLE_AFTER and not (counts[1] or counts[2])
 
     def rank(self, item_key: str, section: str) -> int:
@@ -67,29 +70,32 @@ class Loads:
         ``NEUTRAL`` (an item not yet judged too). Open issues, the current state and recent context
         are never left out this way, nor feedback and the user's own items, whose use shows in how
         a session works rather than in the words it writes."""
-        counts = self.items.get(item_key)
+        value = self.items.get(item_key)
+        counts = None if value is None else _counts(value)  # most items of a start: no lookup further
         if counts is None:
             return NEUTRAL
         if counts[1] or counts[2]:
             return FAVOURED if self.sessions - counts[3] < RECENT else NEUTRAL
-        return IDLE if section in DEMOTABLE and self.never_used(item_key) else NEUTRAL
+        return IDLE if section in DEMOTABLE and counts[0] >= IDLE_AFTER else NEUTRAL
 
     def note(self, shown: Iterable[str] = (), used: Iterable[str] = (), restated: Iterable[str] = ()) -> None:
         """One session's news: items it was shown (a new session when any), used, restated."""
         shown = list(shown)
         if shown:
             self.sessions += 1
+        kept = {k: c for k, c in ((k, self.counts(k)) for k in self.items) if c is not None and len(k) <= MAX_KEY}
         for column, keys in ((0, shown), (1, used), (2, restated)):
             for item in keys:
                 if len(item) > MAX_KEY:
                     continue
-                counts = self.items.pop(item, None) or [0, 0, 0, 0]
+                counts = kept.pop(item, None) or [0, 0, 0, 0]
                 counts[column] += 1
                 if column:
                     counts[3] = self.sessions
-                self.items[item] = counts  # the most recently noted last: the first to go are the oldest
-        for item in list(self.items)[: max(len(self.items) - MAX_ITEMS, 0)]:
-            del self.items[item]
+                kept[item] = counts  # the most recently noted last: the first to go are the oldest
+        for item in list(kept)[: max(len(kept) - MAX_ITEMS, 0)]:
+            del kept[item]
+        self.items = dict(kept)
 
 
 def read(project: paths.Project) -> Loads:
