@@ -207,3 +207,22 @@ def test_doctor_on_a_fresh_home_finds_the_store_in_this_keepers_format(
     out = capsys.readouterr().out
     assert "store format 0" not in out
     assert f"store format {len(migrate.MIGRATIONS)}, this Keeper's own" in out
+
+
+def test_the_live_check_runs_only_when_asked_and_says_what_it_costs_first(
+    project_dir: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    monkeypatch.setenv("PATH", str(tmp_path / "empty-bin"))
+    main(["doctor"])
+    assert " live " not in capsys.readouterr().out
+    assert main(["doctor", "--live"]) == 1
+    out = capsys.readouterr().out
+    assert (
+        "FAIL  live     neither `claude` nor `codex` is on PATH" in out and "fix: install Claude Code or Codex" in out
+    )
+    assert main(["doctor", "--live", "--agent", "codex", "--json"]) == 1
+    said = capsys.readouterr()
+    assert said.err.startswith("Live check: starting `codex exec` once") and "costs one request" in said.err
+    live = [c for c in json.loads(said.out) if c["check"] == "live"]
+    assert live == [{"check": "live", "ok": False, "detail": "no `codex` on PATH", "fix": live[0]["fix"]}]
+    assert "install Codex" in live[0]["fix"]

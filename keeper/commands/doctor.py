@@ -306,9 +306,24 @@ def lines(checks: list[Check]) -> list[str]:
     return out
 
 
+def _live(args: argparse.Namespace, cwd: str) -> list[Check]:
+    """``--live``: ask each agent (or the one named) for a word only Keeper's memory holds, saying first
+    what that costs."""
+    from keeper.commands import live
+
+    names = [args.agent] if args.agent else live.installed()
+    if not names:
+        fix = "install Claude Code or Codex (or put it on PATH), with Keeper's plugin"
+        return [Check("live", False, "neither `claude` nor `codex` is on PATH: no agent to ask", fix)]
+    print(live.notice(names), file=sys.stderr if args.json else sys.stdout, flush=True)
+    return [Check("live", *live.check(name, cwd, args.timeout)) for name in names]
+
+
 def run(args: argparse.Namespace) -> int:
     """Exit 1 when a problem was found, so scripts can tell."""
     at = common.resolve_args(args, store=False)
     checks = run_checks(at.project, at.cfg.warnings)
+    if getattr(args, "live", False):
+        checks += _live(args, at.project.checkout)
     common.emit(args, [c.as_dict() for c in checks], lambda: lines(checks))
     return 1 if any(c.ok is False for c in checks) else 0

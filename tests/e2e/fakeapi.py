@@ -1,6 +1,7 @@
 """A stand-in for the Anthropic Messages API on 127.0.0.1, answering with scripted turns.
 
-Each ``POST /v1/messages`` takes the next scripted reply (a list of content blocks) and streams it
+Each ``POST /v1/messages`` takes the next scripted reply (a list of content blocks, or a function
+of the request returning one: a model that reads what it was shown) and streams it
 as server-sent events the way the real API does; every request body is recorded so tests can
 assert what the model was shown. When the script runs out it answers with a short text reply.
 """
@@ -9,11 +10,13 @@ from __future__ import annotations
 
 import itertools
 import json
+import re
 import threading
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
-from typing import Any
+from typing import Any, Callable, Union
 
 Block = dict[str, Any]
+Script = Union[list[Block], Callable[[dict[str, Any]], list[Block]]]  # blocks, or a function of the request
 
 
 def text(message: str) -> list[Block]:
@@ -24,10 +27,25 @@ def bash(command: str, description: str = "run a command") -> list[Block]:
     return [{"type": "tool_use", "name": "Bash", "input": {"command": command, "description": description}}]
 
 
+CHECK_WORD = re.compile(r"keeper-live-[0-9a-f]{12}")
+
+
+def check_word(shown: str) -> str:
+    """What a model answers Keeper's live check (``keeper doctor --live``) when it reads what it was
+    shown: the check word, or NONE."""
+    found = CHECK_WORD.findall(shown)
+    return found[-1] if found else "NONE"
+
+
+def repeats_check_word(body: dict[str, Any]) -> list[Block]:
+    """A turn that answers the live check from the request, as a model that reads its context does."""
+    return text(check_word(texts_of(body)))
+
+
 class FakeAPI:
     """Serve scripted replies; ``requests`` holds the JSON body of every inference request."""
 
-    def __init__(self, script: list[list[Block]] | None = None) -> None:
+    def __init__(self, script: list[Script] | None = None) -> None:
         self.script = list(script or [])
         self.requests: list[dict[str, Any]] = []
         self._ids = itertools.count(1)
@@ -86,7 +104,8 @@ class FakeAPI:
     def _next(self, body: dict[str, Any]) -> list[Block]:
         with self._lock:
             self.requests.append(body)
-            blocks = self.script.pop(0) if self.script else text("Done.")
+            turn = self.script.pop(0) if self.script else text("Done.")
+        blocks = turn(body) if callable(turn) else turn
         out = []
         for block in blocks:
             block = dict(block)
