@@ -42,7 +42,7 @@ INHERITED = (
     *("CODEX_SESSION_ID", "CODEX_THREAD_ID", "CODEX_TOOL_CALL_ID", "CODEX_CI"),
     *("KEEPER_HOME", "KEEPER_SESSION_ID", "KEEPER_AGENT"),
 )
-LOGGED_OUT = re.compile(r"log ?in\b|/login|api key|unauthori[sz]ed|\b401\b|authenticat", re.IGNORECASE)
+LOGGED_OUT = re.compile(r"log(?:ged)? ?in\b|/login|api key|unauthori[sz]ed|\b401\b|authenticat", re.IGNORECASE)
 
 
 class Agent:

@@ -15,6 +15,8 @@ import pytest
 from tests.conftest import REPO, TEST_CACHE
 
 CLAUDE_VERSION = "2.1.330"
+# the user's pip cache (read before the test fixtures point HOME elsewhere), so a plugin's set-up runs offline
+PIP_CACHE = os.environ.get("PIP_CACHE_DIR") or os.path.expanduser(os.path.join("~", ".cache", "pip"))
 
 
 def _cache() -> Path:
@@ -167,6 +169,31 @@ def claude(claude_bin: str, keeper_bin_dir: str, tmp_path: Path) -> Claude:
     return Claude(claude_bin, keeper_bin_dir, tmp_path / "machine")
 
 
+def set_up_plugin(root: Path, data: Path, env: dict[str, str]) -> None:
+    """The plugin's environment, as its first session's launcher sets it up in the background; here waited for."""
+    setup = [sys.executable, "-B", "-I", str(root / "keeper" / "plugin" / "bootstrap.py")]
+    subprocess.run(
+        [*setup, "--root", str(root), "--data", str(data), "--foreground"],
+        cwd="/",
+        env={**env, "PIP_CACHE_DIR": PIP_CACHE},
+        capture_output=True,
+        check=True,
+        timeout=300,
+    )
+
+
+def claude_installed(claude: Claude) -> Claude:
+    """Claude Code with Keeper installed as the README says (marketplace add, plugin install) and set up."""
+    for args in (["plugin", "marketplace", "add", str(REPO)], ["plugin", "install", "keeper@keeper"]):
+        done = subprocess.run(
+            [claude.binary, *args], env=claude.env("http://127.0.0.1:9"), capture_output=True, text=True, timeout=120
+        )
+        assert done.returncode == 0, done.stdout + done.stderr
+    plugin = next((claude.home / ".claude" / "plugins" / "cache" / "keeper" / "keeper").iterdir())
+    set_up_plugin(plugin, claude.home / ".claude" / "plugins" / "data" / "keeper-keeper", claude.env(""))
+    return claude
+
+
 def git_project(base: Path, *parts: str) -> Path:
     folder = base.joinpath(*parts)
     (folder / ".git").mkdir(parents=True)
@@ -216,6 +243,13 @@ class Codex:
         )
         env.update(extra or {})
         return env
+
+    def installed(self) -> Codex:
+        """Keeper installed as the README says and set up as its first session sets it up."""
+        self.install()
+        plugin = next((self.codex_home / "plugins" / "cache" / "keeper" / "keeper").iterdir())
+        set_up_plugin(plugin, self.codex_home / "plugins" / "data" / "keeper-keeper", self.env())
+        return self
 
     def cli(self, *args: str, cwd: Path | None = None) -> subprocess.CompletedProcess[str]:
         done = subprocess.run(
