@@ -197,6 +197,11 @@ def save(
         told = evidence.edits(text, origins.read(project.dir), facts, now) + ours
         told = evidence.claimed(told, project.checkout, facts)  # what each item says about the code
         origins.append(project.dir, told, patterns)
+        echoed = [str(e["item"]) for e in ours if e.get("event") == "echoed"]
+        if echoed:  # restating what its start showed: the session used it (once), no new evidence
+            from keeper.capture import receipts
+
+            receipts.restated(project, session, echoed, evidence.stamp(now), patterns)
         if theirs:
             with project_lock(os.path.join(paths.global_dir(), ".lock")):
                 origins.append(paths.global_dir(), theirs, patterns)
