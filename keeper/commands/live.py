@@ -3,9 +3,10 @@
 The other checks read files; this one asks the model. It runs one headless session of Claude Code
 (``claude -p``) or Codex (``codex exec``) with the user's own login and no tools, in a throwaway
 store whose global memory holds a word drawn for this run, and asks for the word back. Every hook
-of that session writes into the throwaway store, which is deleted afterwards, so nothing of the run
-stays in the user's memory; before it goes, the store tells where a missing word was lost
-(SessionStart never ran, ran and gave nothing, or gave the word and the model did not repeat it).
+of that session writes into the throwaway store (the user's global settings copied in), which is
+deleted afterwards, so nothing of the run stays in the user's memory; before it goes, the store
+tells where a missing word was lost (SessionStart never ran, ran and gave nothing, or gave the word
+and the model did not repeat it).
 """
 
 from __future__ import annotations
@@ -17,7 +18,7 @@ import shutil
 import tempfile
 
 from keeper import process
-from keeper.store import counters
+from keeper.store import counters, paths
 from keeper.store.fsutil import atomic_write
 
 TYPE_CHECKING = False
@@ -90,9 +91,8 @@ def check(name: str, cwd: str, timeout: float = TIMEOUT) -> Finding:
     if not program:
         return False, f"no `{agent.name}` on PATH", f"install {agent.title}, or choose another agent with --agent"
     word = WORD + secrets.token_hex(6)
-    store = tempfile.mkdtemp(prefix="keeper-check-")
+    store = throwaway(word)
     try:
-        atomic_write(os.path.join(store, "global", "memory.md"), MEMORY.format(word=word))
         try:
             done = process.run(
                 [program, *agent.args, PROMPT],
@@ -110,6 +110,17 @@ def check(name: str, cwd: str, timeout: float = TIMEOUT) -> Finding:
         return _verdict(agent, done, word, store)
     finally:
         shutil.rmtree(store, ignore_errors=True)
+
+
+def throwaway(word: str) -> str:
+    """A new store for one check: a global memory holding ``word``, and the user's global settings
+    (context size and all), which ``KEEPER_HOME`` would otherwise hide from the session's hooks."""
+    settings = paths.global_config_file()
+    store = tempfile.mkdtemp(prefix="keeper-check-")
+    atomic_write(os.path.join(store, "global", "memory.md"), MEMORY.format(word=word))
+    if os.path.isfile(settings):
+        shutil.copyfile(settings, os.path.join(store, "config.yaml"))
+    return store
 
 
 def _verdict(agent: Agent, done: subprocess.CompletedProcess[bytes], word: str, store: str) -> Finding:
