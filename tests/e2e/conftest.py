@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 import os
+import re
 import shutil
 import subprocess
 import sys
@@ -192,6 +193,50 @@ def claude_installed(claude: Claude) -> Claude:
     plugin = next((claude.home / ".claude" / "plugins" / "cache" / "keeper" / "keeper").iterdir())
     set_up_plugin(plugin, claude.home / ".claude" / "plugins" / "data" / "keeper-keeper", claude.env(""))
     return claude
+
+
+def save_follower(
+    request: str, texts_of: Callable[[dict[str, Any]], str], shell: Callable[[str], Any]
+) -> Callable[[str], Callable[[dict[str, Any]], Any]]:
+    """A scripted model that follows Keeper's save request literally: the command line the latest
+    request gave (``request`` matches it, the heredoc's end marker its second group), with the
+    session's own values (``body``). ``texts_of`` and ``shell`` are the fake API's own."""
+    pattern = re.compile(request, re.MULTILINE)
+
+    def follows(body: str) -> Callable[[dict[str, Any]], Any]:
+        def turn(sent: dict[str, Any]) -> Any:
+            asked = pattern.findall(texts_of(sent))
+            assert asked, "no save request reached the model"
+            command, end = asked[-1]
+            return shell(f"{command}\n{body}\n{end}")
+
+        return turn
+
+    return follows
+
+
+CLAUDE_SAVE = """keeper save <<'KEEPER'
+summary: Planned refunds
+decisions:
+  - Refunds go back to the original card
+KEEPER"""
+
+
+def claude_takes_over(claude: Claude, project: Path, agent: str, decision: str) -> None:
+    """Claude Code in the same store: its session is shown ``decision``, which ``agent`` saved, and it
+    saves one of its own (refunds go back to the original card) for the agent's next session."""
+    from tests.e2e.fakeapi import FakeAPI, bash, text, texts_of
+
+    with FakeAPI([bash(CLAUDE_SAVE), text("Noted.")]) as api:
+        done = claude.run(f"what did {agent} decide about checkout?", project, api.url)
+    assert done.returncode == 0, done.stderr
+    assert decision in texts_of(api.requests[0])
+
+
+def keeper_errors(store: Path) -> list[str]:
+    """The ERROR lines Keeper logged in ``store`` (its hooks fail open: a test reads the log)."""
+    logs = sorted((store / "logs").glob("*.log"))
+    return [line for log in logs for line in log.read_text(encoding="utf-8").splitlines() if " ERROR " in line]
 
 
 def git_project(base: Path, *parts: str) -> Path:
@@ -383,6 +428,13 @@ class Gemini:
         assert done.returncode == 0, done.stderr
         return done
 
+    def installed(self) -> Gemini:
+        """Keeper installed as the README says and set up as its first session's end sets it up (in the
+        background, the set-up's first step completing the extension's hooks; here waited for)."""
+        self.install()
+        set_up_plugin(self.extension, self.gemini_home / "keeper", self.env())
+        return self
+
     def run(
         self, prompt: str, cwd: Path, api_url: str, extra_env: dict[str, str] | None = None
     ) -> subprocess.CompletedProcess[str]:
@@ -486,6 +538,12 @@ class OpenCode:
             check=False,
         )
         assert done.returncode == 0, done.stdout + done.stderr
+
+    def installed(self) -> OpenCode:
+        """Keeper's plugin installed as the README says and set up as its first hook's launcher sets it up."""
+        self.install()
+        set_up_plugin(REPO, self.data, self.env())
+        return self
 
     def run(
         self, prompt: str, cwd: Path, api_url: str, extra_env: dict[str, str] | None = None

@@ -13,10 +13,9 @@ import json
 import re
 import threading
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
-from typing import Any, Callable, Union
+from typing import Any
 
 Block = dict[str, Any]
-Script = Union[list[Block], Callable[[dict[str, Any]], list[Block]]]  # blocks, or a function of the request
 
 
 def text(message: str) -> list[Block]:
@@ -45,7 +44,7 @@ def repeats_check_word(body: dict[str, Any]) -> list[Block]:
 class FakeAPI:
     """Serve scripted replies; ``requests`` holds the JSON body of every inference request."""
 
-    def __init__(self, script: list[Script] | None = None) -> None:
+    def __init__(self, script: list[Any] | None = None) -> None:
         self.script = list(script or [])
         self.requests: list[dict[str, Any]] = []
         self._ids = itertools.count(1)
@@ -78,9 +77,11 @@ class FakeAPI:
         self.server = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
         self.thread = threading.Thread(target=self.server.serve_forever, daemon=True)
 
+    prefix = ""  # the API's path below the server, in the URL a client is given
+
     @property
     def url(self) -> str:
-        return f"http://127.0.0.1:{self.server.server_address[1]}"
+        return f"http://127.0.0.1:{self.server.server_address[1]}{self.prefix}"
 
     def __enter__(self) -> FakeAPI:
         self.thread.start()
@@ -101,11 +102,16 @@ class FakeAPI:
             return 200, self._sse(body, blocks), "text/event-stream"
         return 200, json.dumps(self._message(body, blocks)).encode(), "application/json"
 
-    def _next(self, body: dict[str, Any]) -> list[Block]:
+    def take(self, body: dict[str, Any], done: Any) -> Any:
+        """Keep one model step's request and play the next scripted turn (a function of the request is
+        called with it), or ``done`` once the script has run out."""
         with self._lock:
             self.requests.append(body)
-            turn = self.script.pop(0) if self.script else text("Done.")
-        blocks = turn(body) if callable(turn) else turn
+            turn = self.script.pop(0) if self.script else done
+        return turn(body) if callable(turn) else turn
+
+    def _next(self, body: dict[str, Any]) -> list[Block]:
+        blocks = self.take(body, text("Done."))
         out = []
         for block in blocks:
             block = dict(block)
