@@ -182,6 +182,16 @@ def _add_doctor(sub: Any, common: argparse.ArgumentParser) -> None:
     p = sub.add_parser(
         "doctor", parents=[common], help="check the install, PATH, store, config and plugin; say how to fix problems"
     )
+    p.add_argument(
+        "--live",
+        action="store_true",
+        help="also start one headless session of the installed agent (one model turn with your own login, "
+        "one request) and check that Keeper's memory reaches the model",
+    )
+    p.add_argument("--agent", choices=["claude", "codex"], help="with --live: the agent to ask (default: each on PATH)")
+    p.add_argument(
+        "--timeout", type=float, default=180.0, metavar="SECONDS", help="with --live: how long to wait (default 180)"
+    )
     _json_flag(p, "the findings")
     p.set_defaults(func="doctor")
 

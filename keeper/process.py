@@ -18,6 +18,7 @@ from keeper.errors import KeeperError
 TYPE_CHECKING = False
 if TYPE_CHECKING:
     from collections.abc import Mapping, Sequence
+    from typing import Any
 
 # Variables that change what git or Python do, whoever set them: never inherited by a child.
 _SCRUBBED_PREFIXES = ("GIT_", "PYTHON", "PIP_", "UV_", "VIRTUAL_ENV")
@@ -67,25 +68,35 @@ def run(
     env: Mapping[str, str] | None = None,
     input: bytes | None = None,
     check: bool = True,
+    group: bool = False,
+    drop: tuple[str, ...] = (),
 ) -> subprocess.CompletedProcess[bytes]:
     """Run ``argv`` (an absolute program path or a name found on PATH) in ``cwd`` and return what it did.
 
-    ``env`` is added to the scrubbed environment. Output is captured as bytes. With ``check``, a
-    non-zero exit raises ``ProcessFailed`` with the program's last line of error output; a timeout
-    or a program that cannot start always raises it.
+    ``env`` is added to the scrubbed environment, from which the variables whose names start with
+    one of ``drop`` are removed first. Output is captured as bytes. With ``check``, a non-zero exit
+    raises ``ProcessFailed`` with the program's last line of error output; a timeout or a program
+    that cannot start always raises it.
+    With ``group``, the program starts a process group of its own, and a timeout kills the whole
+    group: a coding agent's tools and hooks would otherwise outlive it and hold its output open.
     """
     name = os.path.basename(argv[0])
+    child_env = {key: value for key, value in clean_env().items() if not (drop and key.startswith(drop))}
+    child_env.update(env or {})
     try:
-        done = subprocess.run(
-            list(argv),
-            cwd=cwd,
-            env=clean_env(env),
-            input=input,
-            stdin=None if input is not None else subprocess.DEVNULL,
-            capture_output=True,
-            timeout=timeout,
-            check=False,
-        )
+        if group:
+            done = _run_group(list(argv), cwd, child_env, input, timeout)
+        else:
+            done = subprocess.run(
+                list(argv),
+                cwd=cwd,
+                env=child_env,
+                input=input,
+                stdin=None if input is not None else subprocess.DEVNULL,
+                capture_output=True,
+                timeout=timeout,
+                check=False,
+            )
     except subprocess.TimeoutExpired:
         raise ProcessFailed(f"{name} did not finish within {timeout:g} s; try again later") from None
     except OSError as exc:
@@ -93,6 +104,43 @@ def run(
     if check and done.returncode != 0:
         raise ProcessFailed(f"{name} {' '.join(argv[1:2])} failed: {last_words(done.stderr or done.stdout)}")
     return done
+
+
+def _run_group(
+    argv: list[str], cwd: str, env: dict[str, str], input: bytes | None, timeout: float
+) -> subprocess.CompletedProcess[bytes]:
+    """``subprocess.run`` for a program in its own process group, all of which a timeout kills."""
+    own: dict[str, Any] = (
+        {"creationflags": 0x00000200} if os.name == "nt" else {"start_new_session": True}  # NEW_PROCESS_GROUP
+    )
+    stdin = subprocess.PIPE if input is not None else subprocess.DEVNULL
+    with subprocess.Popen(
+        argv, cwd=cwd, env=env, stdin=stdin, stdout=subprocess.PIPE, stderr=subprocess.PIPE, **own
+    ) as child:
+        try:
+            out, err = child.communicate(input, timeout=timeout)
+        except subprocess.TimeoutExpired:
+            _kill_group(child)
+            raise
+    return subprocess.CompletedProcess(argv, child.returncode, out, err)
+
+
+def _kill_group(child: subprocess.Popen[bytes]) -> None:
+    """Kill a program and every process of its group, then reap it."""
+    if os.name == "nt":
+        subprocess.run(["taskkill", "/F", "/T", "/PID", str(child.pid)], capture_output=True, check=False)
+    else:
+        import signal
+
+        try:
+            os.killpg(child.pid, signal.SIGKILL)
+        except OSError:  # gone already
+            pass
+    child.kill()
+    try:
+        child.communicate(timeout=5)
+    except subprocess.TimeoutExpired:  # a process that left the group holds the pipes: leave it to them
+        pass
 
 
 def last_words(output: bytes) -> str:

@@ -207,3 +207,55 @@ def test_doctor_on_a_fresh_home_finds_the_store_in_this_keepers_format(
     out = capsys.readouterr().out
     assert "store format 0" not in out
     assert f"store format {len(migrate.MIGRATIONS)}, this Keeper's own" in out
+
+
+def test_the_live_check_runs_only_when_asked_and_says_what_it_costs_first(
+    project_dir: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    monkeypatch.setenv("PATH", str(tmp_path / "empty-bin"))
+    main(["doctor"])
+    assert " live " not in capsys.readouterr().out
+    assert main(["doctor", "--live"]) == 1
+    out = capsys.readouterr().out
+    assert (
+        "FAIL  live     neither `claude` nor `codex` is on PATH" in out and "fix: install Claude Code or Codex" in out
+    )
+    assert main(["doctor", "--live", "--agent", "codex", "--json"]) == 1
+    said = capsys.readouterr()
+    assert said.err.startswith("Live check: starting `codex exec` once") and "costs one request" in said.err
+    live = [c for c in json.loads(said.out) if c["check"] == "live"]
+    assert live == [{"check": "live", "ok": False, "detail": "no `codex` on PATH", "fix": live[0]["fix"]}]
+    assert "install Codex" in live[0]["fix"]
+
+
+def test_the_live_check_asks_nothing_where_keeper_is_turned_off(
+    project_dir: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    monkeypatch.setenv("PATH", str(tmp_path / "empty-bin"))
+    (project_dir / ".claude").mkdir()
+    (project_dir / ".claude" / "keeper.yaml").write_text("enabled: false\n")
+    assert main(["doctor", "--live"]) == 1
+    out = capsys.readouterr().out
+    assert "FAIL  live     Keeper is turned off here (enabled: false)" in out and "Live check:" not in out
+
+
+def test_the_live_checks_store_holds_the_word_and_the_users_settings_and_nothing_else() -> None:
+    from keeper.commands import live
+    from keeper.store import paths
+
+    Path(paths.data_root()).mkdir(parents=True, exist_ok=True)
+    Path(paths.global_config_file()).write_text("context_chars: 900\n", encoding="utf-8")
+    store = Path(live.throwaway("keeper-live-0123456789ab"))
+    try:
+        assert (store / "config.yaml").read_text(encoding="utf-8") == "context_chars: 900\n"
+        assert "- Keeper live check word: keeper-live-0123456789ab" in (store / "global" / "memory.md").read_text()
+        assert sorted(str(p.relative_to(store)) for p in store.rglob("*")) == [
+            "config.yaml",
+            "global",
+            "global/memory.md",
+        ]
+        assert str(store) != paths.data_root()
+    finally:
+        import shutil
+
+        shutil.rmtree(store)

@@ -60,3 +60,45 @@ def test_a_program_that_hangs_is_killed_at_its_time_limit(tmp_path: Path) -> Non
 def test_a_program_that_does_not_exist_is_said_so(tmp_path: Path) -> None:
     with pytest.raises(process.ProcessFailed, match="cannot run no-such-program"):
         process.run([str(tmp_path / "no-such-program")], cwd=str(tmp_path), timeout=5)
+
+
+def _alive(pid: int) -> bool:
+    """Whether ``pid`` still runs (a zombie waiting for its reaper does not)."""
+    try:
+        with open(f"/proc/{pid}/stat", encoding="utf-8") as fh:
+            return fh.read().rsplit(")", 1)[1].split()[0] != "Z"
+    except OSError:
+        return False
+
+
+@pytest.mark.skipif(not sys.platform.startswith("linux"), reason="reads /proc")
+def test_a_group_that_hangs_is_killed_whole_at_its_time_limit(tmp_path: Path) -> None:
+    """A coding agent's hook or tool outlives the agent unless its whole process group is killed."""
+    import time
+
+    spawn = (
+        "import os, subprocess, sys, time\n"
+        "p = subprocess.Popen([sys.executable, '-c', 'import time; time.sleep(120)'], stdout=subprocess.DEVNULL)\n"
+        f"open({str(tmp_path / 'pid')!r}, 'w').write(str(p.pid))\n"
+        "time.sleep(120)\n"
+    )
+    with pytest.raises(process.ProcessFailed, match=r"did not finish within 1 s"):
+        process.run([sys.executable, "-c", spawn], cwd=str(tmp_path), timeout=1, group=True)
+    pid = int((tmp_path / "pid").read_text())
+    for _ in range(100):  # the kill is sent; the kernel takes a moment to finish it
+        if not _alive(pid):
+            break
+        time.sleep(0.1)
+    assert not _alive(pid)
+
+
+def test_variables_a_caller_drops_never_reach_the_child(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> None:
+    monkeypatch.setenv("CLAUDECODE", "1")
+    monkeypatch.setenv("CLAUDE_CONFIG_DIR", str(tmp_path))
+    code = (
+        "import os, sys; sys.stdout.write(repr(sorted(k for k in os.environ if k.startswith(('CLAUDE', 'KEEPER_')))))"
+    )
+    done = process.run(
+        [sys.executable, "-c", code], cwd=str(tmp_path), timeout=30, drop=("CLAUDECODE",), env={"KEEPER_HOME": "x"}
+    )
+    assert done.stdout.decode() == repr(["CLAUDE_CONFIG_DIR", "KEEPER_HOME"])

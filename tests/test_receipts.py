@@ -129,18 +129,20 @@ def test_what_the_user_said_first_is_not_the_memorys_use(
     assert used(project) == []
 
 
-def test_a_save_that_restates_an_item_is_an_echo_not_a_use(
+def test_a_save_that_restates_an_item_is_a_use_once_and_no_new_evidence(
     project_dir: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
 ) -> None:
     project = seeded(project_dir)
     transcript = begin(project_dir, FIRST, monkeypatch, capsys)
     transcript.prompt("Save what we know")
     transcript.tool("Bash", {"command": f"keeper save <<'EOF'\ndecision: {PORT}\nEOF"})
-    saving.save(project, config.load(project.root), SaveInput(decisions=[PORT]), FIRST)
+    saving.save(project, config.load(project.root), SaveInput(decisions=[PORT, PLAIN]), FIRST)
+    transcript.tool("Bash", {"command": "npm run dev -- --port 8731"})  # used again: no second receipt
     stop(project_dir, FIRST, transcript, monkeypatch, capsys)
-    assert used(project) == []
+    saving.save(project, config.load(project.root), SaveInput(decisions=[PORT]), FIRST)  # restated again
+    assert sorted((e["where"], "8731" in e["item"]) for e in used(project)) == [("save", False), ("save", True)]
     history = [h for k, h in provenance.by_item(provenance.read(project.dir)).items() if "8731" in k]
-    assert [[e["event"] for e in h] for h in history] == [["added", "echoed"]]
+    assert [[e["event"] for e in h] for h in history] == [["added", "echoed", "echoed"]]  # no confirmation
 
 
 def test_items_not_shown_get_no_receipt(

@@ -9,7 +9,8 @@ names, flags, numbers, spans in backticks, proper nouns; never common words) rea
 assistant wrote or in a tool's input after the start. One strong token (an identifier, a path, a
 number) in one reply or one tool input is enough; weak ones (a proper noun, an acronym) need two.
 A token the user's own prompt held is no evidence (the assistant may be repeating the user), and
-Keeper's own saves are not read (a save that restates an item is an echo, ``evidence``).
+Keeper's own save commands are not read as text; a save that restates a shown item is a use of it
+instead, once (``restated``), and stays an echo, no new evidence (``evidence``).
 
 Each Stop reads only the transcript's new lines (``transcript.Activity`` passes what was said), so
 the work is bounded by what is new; the tokens of the shown items are worked out once a session
@@ -270,6 +271,12 @@ def watch(project: paths.Project, session: str) -> Watch | None:
     recalled = _recalled(project, session)
     if not shown and not recalled:
         return None
+    found = _load(project, session, shown, recalled)
+    return found if found.watch or found.changed else None
+
+
+def _load(project: paths.Project, session: str, shown: set[str], recalled: list[tuple[str, str]]) -> Watch:
+    """The session's receipts state, with what it was shown or recalled since its last update."""
     path = _state_file(project, session)
     try:
         with open(path, encoding="utf-8") as fh:
@@ -292,7 +299,25 @@ def watch(project: paths.Project, session: str) -> Watch | None:
                 found.look_for(item_key, items[item_key], known, via)
         found.recalled = len(recalled)
         found.changed = True
-    return found if found.watch or found.changed else None
+    return found
+
+
+def restated(project: paths.Project, session: str, items: list[str], at: str, patterns: list[str]) -> None:
+    """The items this session's own save restated from what its start showed (``echoed``): a use each,
+    once a session, however its tokens read (call under the project's lock). Restating an item says
+    the session read it; it stays no new evidence, and a later use in the session adds no receipt."""
+    shown = _shown(project, session)
+    if not shown or not items:
+        return
+    found = _load(project, session, shown, _recalled(project, session))
+    for item_key in dict.fromkeys(items):
+        shown_id = provenance.shown_id(item_key)
+        if shown_id in shown and shown_id not in found.used:
+            found.watch.pop(shown_id, None)
+            found.used.append(shown_id)
+            found.found.append((item_key, "save"))
+    if found.found:
+        record(project, session, found, at, patterns)
 
 
 def record(project: paths.Project, session: str, found: Watch, at: str, patterns: list[str]) -> None:

@@ -200,6 +200,11 @@ def save(
         told = evidence.claimed(told, project.checkout, facts)  # what each item says about the code
         origins.append(project.dir, told, patterns)
         loads.note(project, restated=[e["item"] for e in ours if e["event"] in RESTATED])
+        echoed = [str(e["item"]) for e in ours if e.get("event") == "echoed"]
+        if echoed:  # restating what its start showed: the session used it (once), no new evidence
+            from keeper.capture import receipts
+
+            receipts.restated(project, session, echoed, evidence.stamp(now), patterns)
         if theirs:
             with project_lock(os.path.join(paths.global_dir(), ".lock")):
                 origins.append(paths.global_dir(), theirs, patterns)

@@ -306,9 +306,27 @@ def lines(checks: list[Check]) -> list[str]:
     return out
 
 
+def _live(args: argparse.Namespace, cwd: str, enabled: bool) -> list[Check]:
+    """``--live``: ask each agent (or the one named) for a word only Keeper's memory holds, saying first
+    what that costs; nothing is asked where Keeper is turned off, which the answer would only repeat."""
+    from keeper.commands import live
+
+    if not enabled:
+        detail = "Keeper is turned off here (enabled: false), so its memory reaches no model; nothing was asked"
+        return [Check("live", False, detail, "remove `enabled: false` from the file or variable that sets it")]
+    names = [args.agent] if args.agent else live.installed()
+    if not names:
+        fix = "install Claude Code or Codex (or put it on PATH), with Keeper's plugin"
+        return [Check("live", False, "neither `claude` nor `codex` is on PATH: no agent to ask", fix)]
+    print(live.notice(names), file=sys.stderr if args.json else sys.stdout, flush=True)
+    return [Check("live", *live.check(name, cwd, args.timeout)) for name in names]
+
+
 def run(args: argparse.Namespace) -> int:
     """Exit 1 when a problem was found, so scripts can tell."""
     at = common.resolve_args(args, store=False)
     checks = run_checks(at.project, at.cfg.warnings)
+    if getattr(args, "live", False):
+        checks += _live(args, at.project.checkout, at.cfg.enabled)
     common.emit(args, [c.as_dict() for c in checks], lambda: lines(checks))
     return 1 if any(c.ok is False for c in checks) else 0

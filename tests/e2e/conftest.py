@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 import os
+import re
 import shutil
 import subprocess
 import sys
@@ -15,6 +16,8 @@ import pytest
 from tests.conftest import REPO, TEST_CACHE
 
 CLAUDE_VERSION = "2.1.330"
+# the user's pip cache (read before the test fixtures point HOME elsewhere), so a plugin's set-up runs offline
+PIP_CACHE = os.environ.get("PIP_CACHE_DIR") or os.path.expanduser(os.path.join("~", ".cache", "pip"))
 
 
 def _cache() -> Path:
@@ -167,6 +170,75 @@ def claude(claude_bin: str, keeper_bin_dir: str, tmp_path: Path) -> Claude:
     return Claude(claude_bin, keeper_bin_dir, tmp_path / "machine")
 
 
+def set_up_plugin(root: Path, data: Path, env: dict[str, str]) -> None:
+    """The plugin's environment, as its first session's launcher sets it up in the background; here waited for."""
+    setup = [sys.executable, "-B", "-I", str(root / "keeper" / "plugin" / "bootstrap.py")]
+    subprocess.run(
+        [*setup, "--root", str(root), "--data", str(data), "--foreground"],
+        cwd="/",
+        env={**env, "PIP_CACHE_DIR": PIP_CACHE},
+        capture_output=True,
+        check=True,
+        timeout=300,
+    )
+
+
+def claude_installed(claude: Claude) -> Claude:
+    """Claude Code with Keeper installed as the README says (marketplace add, plugin install) and set up."""
+    for args in (["plugin", "marketplace", "add", str(REPO)], ["plugin", "install", "keeper@keeper"]):
+        done = subprocess.run(
+            [claude.binary, *args], env=claude.env("http://127.0.0.1:9"), capture_output=True, text=True, timeout=120
+        )
+        assert done.returncode == 0, done.stdout + done.stderr
+    plugin = next((claude.home / ".claude" / "plugins" / "cache" / "keeper" / "keeper").iterdir())
+    set_up_plugin(plugin, claude.home / ".claude" / "plugins" / "data" / "keeper-keeper", claude.env(""))
+    return claude
+
+
+def save_follower(
+    request: str, texts_of: Callable[[dict[str, Any]], str], shell: Callable[[str], Any]
+) -> Callable[[str], Callable[[dict[str, Any]], Any]]:
+    """A scripted model that follows Keeper's save request literally: the command line the latest
+    request gave (``request`` matches it, the heredoc's end marker its second group), with the
+    session's own values (``body``). ``texts_of`` and ``shell`` are the fake API's own."""
+    pattern = re.compile(request, re.MULTILINE)
+
+    def follows(body: str) -> Callable[[dict[str, Any]], Any]:
+        def turn(sent: dict[str, Any]) -> Any:
+            asked = pattern.findall(texts_of(sent))
+            assert asked, "no save request reached the model"
+            command, end = asked[-1]
+            return shell(f"{command}\n{body}\n{end}")
+
+        return turn
+
+    return follows
+
+
+CLAUDE_SAVE = """keeper save <<'KEEPER'
+summary: Planned refunds
+decisions:
+  - Refunds go back to the original card
+KEEPER"""
+
+
+def claude_takes_over(claude: Claude, project: Path, agent: str, decision: str) -> None:
+    """Claude Code in the same store: its session is shown ``decision``, which ``agent`` saved, and it
+    saves one of its own (refunds go back to the original card) for the agent's next session."""
+    from tests.e2e.fakeapi import FakeAPI, bash, text, texts_of
+
+    with FakeAPI([bash(CLAUDE_SAVE), text("Noted.")]) as api:
+        done = claude.run(f"what did {agent} decide about checkout?", project, api.url)
+    assert done.returncode == 0, done.stderr
+    assert decision in texts_of(api.requests[0])
+
+
+def keeper_errors(store: Path) -> list[str]:
+    """The ERROR lines Keeper logged in ``store`` (its hooks fail open: a test reads the log)."""
+    logs = sorted((store / "logs").glob("*.log"))
+    return [line for log in logs for line in log.read_text(encoding="utf-8").splitlines() if " ERROR " in line]
+
+
 def git_project(base: Path, *parts: str) -> Path:
     folder = base.joinpath(*parts)
     (folder / ".git").mkdir(parents=True)
@@ -216,6 +288,13 @@ class Codex:
         )
         env.update(extra or {})
         return env
+
+    def installed(self) -> Codex:
+        """Keeper installed as the README says and set up as its first session sets it up."""
+        self.install()
+        plugin = next((self.codex_home / "plugins" / "cache" / "keeper" / "keeper").iterdir())
+        set_up_plugin(plugin, self.codex_home / "plugins" / "data" / "keeper-keeper", self.env())
+        return self
 
     def cli(self, *args: str, cwd: Path | None = None) -> subprocess.CompletedProcess[str]:
         done = subprocess.run(
@@ -349,6 +428,13 @@ class Gemini:
         assert done.returncode == 0, done.stderr
         return done
 
+    def installed(self) -> Gemini:
+        """Keeper installed as the README says and set up as its first session's end sets it up (in the
+        background, the set-up's first step completing the extension's hooks; here waited for)."""
+        self.install()
+        set_up_plugin(self.extension, self.gemini_home / "keeper", self.env())
+        return self
+
     def run(
         self, prompt: str, cwd: Path, api_url: str, extra_env: dict[str, str] | None = None
     ) -> subprocess.CompletedProcess[str]:
@@ -452,6 +538,12 @@ class OpenCode:
             check=False,
         )
         assert done.returncode == 0, done.stdout + done.stderr
+
+    def installed(self) -> OpenCode:
+        """Keeper's plugin installed as the README says and set up as its first hook's launcher sets it up."""
+        self.install()
+        set_up_plugin(REPO, self.data, self.env())
+        return self
 
     def run(
         self, prompt: str, cwd: Path, api_url: str, extra_env: dict[str, str] | None = None

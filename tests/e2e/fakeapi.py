@@ -1,6 +1,7 @@
 """A stand-in for the Anthropic Messages API on 127.0.0.1, answering with scripted turns.
 
-Each ``POST /v1/messages`` takes the next scripted reply (a list of content blocks) and streams it
+Each ``POST /v1/messages`` takes the next scripted reply (a list of content blocks, or a function
+of the request returning one: a model that reads what it was shown) and streams it
 as server-sent events the way the real API does; every request body is recorded so tests can
 assert what the model was shown. When the script runs out it answers with a short text reply.
 """
@@ -9,6 +10,7 @@ from __future__ import annotations
 
 import itertools
 import json
+import re
 import threading
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from typing import Any
@@ -24,10 +26,25 @@ def bash(command: str, description: str = "run a command") -> list[Block]:
     return [{"type": "tool_use", "name": "Bash", "input": {"command": command, "description": description}}]
 
 
+CHECK_WORD = re.compile(r"keeper-live-[0-9a-f]{12}")
+
+
+def check_word(shown: str) -> str:
+    """What a model answers Keeper's live check (``keeper doctor --live``) when it reads what it was
+    shown: the check word, or NONE."""
+    found = CHECK_WORD.findall(shown)
+    return found[-1] if found else "NONE"
+
+
+def repeats_check_word(body: dict[str, Any]) -> list[Block]:
+    """A turn that answers the live check from the request, as a model that reads its context does."""
+    return text(check_word(texts_of(body)))
+
+
 class FakeAPI:
     """Serve scripted replies; ``requests`` holds the JSON body of every inference request."""
 
-    def __init__(self, script: list[list[Block]] | None = None) -> None:
+    def __init__(self, script: list[Any] | None = None) -> None:
         self.script = list(script or [])
         self.requests: list[dict[str, Any]] = []
         self._ids = itertools.count(1)
@@ -60,9 +77,11 @@ class FakeAPI:
         self.server = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
         self.thread = threading.Thread(target=self.server.serve_forever, daemon=True)
 
+    prefix = ""  # the API's path below the server, in the URL a client is given
+
     @property
     def url(self) -> str:
-        return f"http://127.0.0.1:{self.server.server_address[1]}"
+        return f"http://127.0.0.1:{self.server.server_address[1]}{self.prefix}"
 
     def __enter__(self) -> FakeAPI:
         self.thread.start()
@@ -83,10 +102,16 @@ class FakeAPI:
             return 200, self._sse(body, blocks), "text/event-stream"
         return 200, json.dumps(self._message(body, blocks)).encode(), "application/json"
 
-    def _next(self, body: dict[str, Any]) -> list[Block]:
+    def take(self, body: dict[str, Any], done: Any) -> Any:
+        """Keep one model step's request and play the next scripted turn (a function of the request is
+        called with it), or ``done`` once the script has run out."""
         with self._lock:
             self.requests.append(body)
-            blocks = self.script.pop(0) if self.script else text("Done.")
+            turn = self.script.pop(0) if self.script else done
+        return turn(body) if callable(turn) else turn
+
+    def _next(self, body: dict[str, Any]) -> list[Block]:
+        blocks = self.take(body, text("Done."))
         out = []
         for block in blocks:
             block = dict(block)

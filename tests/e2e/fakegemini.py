@@ -11,12 +11,11 @@ Adapted from the research's ``fake_gemini.py``.
 from __future__ import annotations
 
 import json
-from typing import Any, Callable, Union
+from typing import Any
 
 from tests.e2e.fakeapi import FakeAPI
 
 Part = dict[str, Any]
-Turn = Union[Part, Callable[[dict[str, Any]], Part]]
 
 
 def shell(command: str) -> Part:
@@ -63,18 +62,11 @@ def last_user_turn(body: dict[str, Any]) -> list[Part]:
 class FakeGemini(FakeAPI):
     """Serve scripted turns; ``requests`` holds every model step's body, in order."""
 
-    def __init__(self, script: list[Turn]) -> None:
-        super().__init__()
-        self.turns = list(script)
-
     def answer(self, path: str, body: dict[str, Any]) -> tuple[int, bytes, str]:
         if path.endswith(":countTokens"):
             return 200, b'{"totalTokens": 100}', "application/json"
         if body.get("tools"):
-            with self._lock:
-                self.requests.append(body)
-                turn = self.turns.pop(0) if self.turns else say("Done.")
-            part = turn(body) if callable(turn) else turn
+            part = self.take(body, say("Done."))
         else:
             config = body.get("generationConfig") or {}
             schema = config.get("responseJsonSchema") or config.get("responseSchema")

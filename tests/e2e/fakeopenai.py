@@ -10,12 +10,11 @@ and use up nothing; every step's body is kept. Adapted from the research's ``fak
 from __future__ import annotations
 
 import json
-from typing import Any, Callable, Union
+from typing import Any
 
 from tests.e2e.fakeapi import FakeAPI
 
 Reply = dict[str, Any]
-Turn = Union[Reply, Callable[[dict[str, Any]], Reply]]
 
 
 def shell(command: str) -> Reply:
@@ -42,23 +41,14 @@ def texts_of(body: dict[str, Any]) -> str:
 class FakeOpenAI(FakeAPI):
     """Serve scripted turns; ``requests`` holds every model step's body, in order."""
 
-    def __init__(self, script: list[Turn]) -> None:
-        super().__init__()
-        self.turns = list(script)
-
-    @property
-    def url(self) -> str:
-        return f"http://127.0.0.1:{self.server.server_address[1]}/v1"
+    prefix = "/v1"
 
     def answer(self, path: str, body: dict[str, Any]) -> tuple[int, bytes, str]:
         if not path.endswith("/chat/completions"):
             return 404, b'{"error": {"message": "not in the fake"}}', "application/json"
         turn: Reply = say("Fake title")
         if body.get("tools"):
-            with self._lock:
-                self.requests.append(body)
-                step = self.turns.pop(0) if self.turns else say("Done.")
-            turn = step(body) if callable(step) else step
+            turn = self.take(body, say("Done."))
         if "text" in turn:
             deltas, finish = [{"role": "assistant", "content": turn["text"]}], "stop"
         else:

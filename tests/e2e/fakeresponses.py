@@ -10,12 +10,11 @@ kept so tests can assert what Codex put in front of the model.
 from __future__ import annotations
 
 import json
-from typing import Any, Callable, Union
+from typing import Any
 
 from tests.e2e.fakeapi import FakeAPI
 
 Item = dict[str, Any]
-Turn = Union[Item, Callable[[dict[str, Any]], Item]]
 
 
 def shell(command: str) -> Item:
@@ -53,13 +52,7 @@ def texts_of(body: dict[str, Any]) -> str:
 class FakeResponses(FakeAPI):
     """Serve scripted turns; ``requests`` holds every request body, in order."""
 
-    def __init__(self, script: list[Turn]) -> None:
-        super().__init__()
-        self.turns = list(script)
-
-    @property
-    def url(self) -> str:
-        return f"http://127.0.0.1:{self.server.server_address[1]}/v1"
+    prefix = "/v1"
 
     def answer(self, path: str, body: dict[str, Any]) -> tuple[int, bytes, str]:
         if not path.endswith("/responses"):
@@ -69,10 +62,7 @@ class FakeResponses(FakeAPI):
         return 200, self._events(item, tokens), "text/event-stream"
 
     def _turn(self, body: dict[str, Any]) -> Item:
-        with self._lock:
-            self.requests.append(body)
-            turn = self.turns.pop(0) if self.turns else message("Done.")
-        item = dict(turn(body) if callable(turn) else turn)
+        item = dict(self.take(body, message("Done.")))
         n = next(self._ids)
         item["id"] = f"item_{n:06d}"
         if item["type"] != "message":

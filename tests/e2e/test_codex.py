@@ -9,55 +9,24 @@ follows Keeper's save request literally: the command line it was given, its own 
 
 from __future__ import annotations
 
-import json
-import os
-import re
 import subprocess
 import sys
 from pathlib import Path
-from typing import Any
 
 import pytest
 
-from tests.e2e.conftest import Claude, Codex, git_project
-from tests.e2e.fakeapi import FakeAPI, bash, text
-from tests.e2e.fakeapi import texts_of as claude_texts
+from tests.e2e.conftest import Claude, Codex, claude_takes_over, git_project, keeper_errors, save_follower
 from tests.e2e.fakeresponses import FakeResponses, message, shell, texts_of
 
 pytestmark = [pytest.mark.e2e, pytest.mark.skipif(sys.platform == "win32", reason="Codex runs hooks under bash")]
 
-PIP_CACHE = os.environ.get("PIP_CACHE_DIR") or os.path.expanduser(os.path.join("~", ".cache", "pip"))
-REQUEST = re.compile(r"^(\S.* save <<'(KEEPER_[0-9A-F]{12})')$", re.MULTILINE)
-
-
-def follows_the_save_request(body: str) -> Any:
-    """The scripted model's save: the command line Keeper's latest request gave, with this session's values."""
-
-    def turn(request: dict[str, Any]) -> dict[str, Any]:
-        asked = REQUEST.findall(texts_of(request))
-        assert asked, "no save request reached the model"
-        command, end = asked[-1]
-        return shell(f"{command}\n{body}\n{end}")
-
-    return turn
+# the model follows the save request as given: the command line Keeper wrote
+follows_the_save_request = save_follower(r"^(\S.* save <<'(KEEPER_[0-9A-F]{12})')$", texts_of, shell)
 
 
 def installed(codex_bin: str, base: Path, store: Path) -> Codex:
     """Codex with Keeper installed as the README says and set up as its first session sets it up."""
-    codex = Codex(codex_bin, "", base / "home", store)
-    codex.install()
-    plugin = next((codex.codex_home / "plugins" / "cache" / "keeper" / "keeper").iterdir())
-    data = codex.codex_home / "plugins" / "data" / "keeper-keeper"
-    setup = [sys.executable, "-B", "-I", str(plugin / "keeper" / "plugin" / "bootstrap.py")]
-    subprocess.run(  # what the first session's hook starts in the background; here waited for
-        [*setup, "--root", str(plugin), "--data", str(data), "--foreground"],
-        cwd="/",
-        env={**codex.env(), "PIP_CACHE_DIR": PIP_CACHE},
-        capture_output=True,
-        check=True,
-        timeout=300,
-    )
-    return codex
+    return Codex(codex_bin, "", base / "home", store).installed()
 
 
 @pytest.fixture(scope="module")
@@ -118,20 +87,10 @@ def test_codex_saves_claude_code_remembers_and_the_other_way_round(
     assert len(sessions) == 1 and "- Ended: " in record  # the save is in that session's own file, with
     assert "Checkout rounds prices half to even" in record and "`echo two`" in record  # what the rollout shows
 
-    with FakeAPI([bash(CLAUDE_SAVE), text("Noted.")]) as api:
-        done = claude.run("what did Codex decide about checkout?", project, api.url)
-    assert done.returncode == 0, done.stderr
-    assert "Checkout rounds prices half to even" in claude_texts(api.requests[0])
+    claude_takes_over(claude, project, "Codex", "Checkout rounds prices half to even")
 
     first = codex_session(machine, "and refunds?", project, [message("Refunds next.")])[0]
     assert "Refunds go back to the original card" in first and "Checkout rounds prices half to even" in first
-
-
-CLAUDE_SAVE = """keeper save <<'KEEPER'
-summary: Planned refunds
-decisions:
-  - Refunds go back to the original card
-KEEPER"""
 
 
 def test_a_stop_request_is_followed_once_and_never_loops(machine: Codex, tmp_path: Path) -> None:
@@ -142,8 +101,7 @@ def test_a_stop_request_is_followed_once_and_never_loops(machine: Codex, tmp_pat
     seen = codex_session(machine, "do one thing", project, script, env)
     assert len(seen) == 3, "Stop should continue the turn exactly once"
     assert seen[2].count("tool uses in this session are not yet in memory") == 1  # a Stop block's reason
-    log = json.dumps([p.read_text(encoding="utf-8") for p in (machine.store / "logs").glob("*.log")])
-    assert "ERROR" not in log
+    assert not keeper_errors(machine.store)
 
 
 def test_a_full_memory_reaches_the_model_whole_not_as_codex_preview(machine: Codex, tmp_path: Path) -> None:

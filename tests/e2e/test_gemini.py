@@ -10,8 +10,6 @@ line it was given, its own values.
 from __future__ import annotations
 
 import json
-import os
-import re
 import subprocess
 import sys
 import time
@@ -21,44 +19,26 @@ from typing import Any
 import pytest
 
 from tests.conftest import REPO
-from tests.e2e.conftest import Claude, Gemini, git_project
-from tests.e2e.fakeapi import FakeAPI, bash, text
-from tests.e2e.fakeapi import texts_of as claude_texts
+from tests.e2e.conftest import (
+    Claude,
+    Gemini,
+    claude_takes_over,
+    git_project,
+    keeper_errors,
+    save_follower,
+)
 from tests.e2e.fakegemini import FakeGemini, last_user_turn, say, shell, texts_of
 
 pytestmark = [pytest.mark.e2e, pytest.mark.skipif(sys.platform == "win32", reason="Keeper's Gemini hooks run under sh")]
 
-PIP_CACHE = os.environ.get("PIP_CACHE_DIR") or os.path.expanduser(os.path.join("~", ".cache", "pip"))
-REQUEST = re.compile(r"^(\S.* save --session \S+ <<'(KEEPER_[0-9A-F]{12})')$", re.MULTILINE)
+# the model follows the save request as given: the launcher by path, the session named
+follows_the_save_request = save_follower(r"^(\S.* save --session \S+ <<'(KEEPER_[0-9A-F]{12})')$", texts_of, shell)
 HOOK_TROUBLE = ("Hook(s)", "Hook execution", "failed for event", "timed out", "Traceback")
-
-
-def follows_the_save_request(body: str) -> Any:
-    """The scripted model's save: the command line Keeper's latest request gave, with this session's values."""
-
-    def turn(request: dict[str, Any]) -> dict[str, Any]:
-        asked = REQUEST.findall(texts_of(request))
-        assert asked, "no save request reached the model"
-        command, end = asked[-1]
-        return shell(f"{command}\n{body}\n{end}")
-
-    return turn
 
 
 def installed(gemini_bin: str, base: Path, store: Path) -> Gemini:
     """Gemini CLI with Keeper installed as the README says and set up as its first session's end sets it up."""
-    gemini = Gemini(gemini_bin, base / "home", store)
-    gemini.install()
-    setup = [sys.executable, "-B", "-I", str(gemini.extension / "keeper" / "plugin" / "bootstrap.py")]
-    subprocess.run(  # what the first session's end starts in the background (it also completes the hooks)
-        [*setup, "--root", str(gemini.extension), "--data", str(gemini.gemini_home / "keeper"), "--foreground"],
-        cwd="/",
-        env={**gemini.env(), "PIP_CACHE_DIR": PIP_CACHE},
-        capture_output=True,
-        check=True,
-        timeout=300,
-    )
-    return gemini
+    return Gemini(gemini_bin, base / "home", store).installed()
 
 
 @pytest.fixture(scope="module")
@@ -75,8 +55,7 @@ def gemini_session(
     assert done.returncode == 0, done.stderr
     trouble = [line for line in done.stderr.splitlines() if any(t in line for t in HOOK_TROUBLE)]
     assert not trouble, done.stderr
-    log = json.dumps([p.read_text(encoding="utf-8") for p in (gemini.store / "logs").glob("*.log")])
-    assert "ERROR" not in log
+    assert not keeper_errors(gemini.store)
     return api.requests
 
 
@@ -113,21 +92,11 @@ def test_gemini_saves_at_the_stop_claude_code_remembers_and_the_other_way_round(
     assert len(sessions) == 1 and "Checkout rounds prices half to even" in record
     assert "`echo one`" in record and "wire up checkout" in record  # read from Gemini's own chat file
 
-    with FakeAPI([bash(CLAUDE_SAVE), text("Noted.")]) as api:
-        done = claude.run("what did Gemini decide about checkout?", project, api.url)
-    assert done.returncode == 0, done.stderr
-    assert "Checkout rounds prices half to even" in claude_texts(api.requests[0])
+    claude_takes_over(claude, project, "Gemini", "Checkout rounds prices half to even")
 
     first = gemini_session(machine, "and refunds?", project, [say("Refunds next.")])[0]
     assert "Refunds go back to the original card" in texts_of(first)
     assert "Checkout rounds prices half to even" in texts_of(first)
-
-
-CLAUDE_SAVE = """keeper save <<'KEEPER'
-summary: Planned refunds
-decisions:
-  - Refunds go back to the original card
-KEEPER"""
 
 
 def test_a_fresh_install_sets_itself_up_at_the_first_sessions_end_with_no_hook_error(

@@ -10,52 +10,31 @@ the session goes idle.
 
 from __future__ import annotations
 
-import json
-import os
-import re
-import subprocess
 import sys
 from pathlib import Path
 from typing import Any
 
 import pytest
 
-from tests.conftest import REPO
-from tests.e2e.conftest import Claude, OpenCode, git_project
-from tests.e2e.fakeapi import FakeAPI, bash, text
-from tests.e2e.fakeapi import texts_of as claude_texts
+from tests.e2e.conftest import (
+    Claude,
+    OpenCode,
+    claude_takes_over,
+    git_project,
+    keeper_errors,
+    save_follower,
+)
 from tests.e2e.fakeopenai import FakeOpenAI, say, shell, texts_of
 
 pytestmark = [pytest.mark.e2e, pytest.mark.skipif(sys.platform == "win32", reason="Keeper's launcher here is sh")]
 
-PIP_CACHE = os.environ.get("PIP_CACHE_DIR") or os.path.expanduser(os.path.join("~", ".cache", "pip"))
-REQUEST = re.compile(r"^(keeper save <<'(KEEPER_[0-9A-F]{12})')$", re.MULTILINE)
-
-
-def follows_the_save_request(body: str) -> Any:
-    def turn(request: dict[str, Any]) -> dict[str, Any]:
-        asked = REQUEST.findall(texts_of(request))
-        assert asked, "no save request reached the model"
-        command, end = asked[-1]
-        return shell(f"{command}\n{body}\n{end}")
-
-    return turn
+# the model follows the save request as given: the command line Keeper wrote
+follows_the_save_request = save_follower(r"^(keeper save <<'(KEEPER_[0-9A-F]{12})')$", texts_of, shell)
 
 
 def installed(opencode_bin: str, base: Path, store: Path) -> OpenCode:
     """OpenCode with Keeper's plugin installed as the README says and set up as its first hook sets it up."""
-    opencode = OpenCode(opencode_bin, base / "home", store)
-    opencode.install()
-    setup = [sys.executable, "-B", "-I", str(REPO / "keeper" / "plugin" / "bootstrap.py")]
-    subprocess.run(  # what the first hook's launcher starts in the background; here waited for
-        [*setup, "--root", str(REPO), "--data", str(opencode.data), "--foreground"],
-        cwd="/",
-        env={**opencode.env(), "PIP_CACHE_DIR": PIP_CACHE},
-        capture_output=True,
-        check=True,
-        timeout=300,
-    )
-    return opencode
+    return OpenCode(opencode_bin, base / "home", store).installed()
 
 
 @pytest.fixture(scope="module")
@@ -71,8 +50,7 @@ def opencode_session(
         done = opencode.run(prompt, project, api.url, env)
     assert done.returncode == 0, done.stderr
     assert "Error" not in done.stderr, done.stderr
-    log = json.dumps([p.read_text(encoding="utf-8") for p in (opencode.store / "logs").glob("*.log")])
-    assert "ERROR" not in log
+    assert not keeper_errors(opencode.store)
     return api.requests
 
 
@@ -91,18 +69,8 @@ def test_opencode_saves_claude_code_remembers_and_the_other_way_round(
     assert len(sessions) == 1 and "Checkout rounds prices half to even" in record  # the save found its session
     assert "`echo two`" in record and "wire up checkout" in record  # the messages read at session.idle
 
-    with FakeAPI([bash(CLAUDE_SAVE), text("Noted.")]) as api:
-        done = claude.run("what did OpenCode decide about checkout?", project, api.url)
-    assert done.returncode == 0, done.stderr
-    assert "Checkout rounds prices half to even" in claude_texts(api.requests[0])
+    claude_takes_over(claude, project, "OpenCode", "Checkout rounds prices half to even")
 
     first = opencode_session(machine, "and refunds?", project, [say("Refunds next.")])[0]
     assert "Refunds go back to the original card" in texts_of(first)
     assert "Checkout rounds prices half to even" in texts_of(first)
-
-
-CLAUDE_SAVE = """keeper save <<'KEEPER'
-summary: Planned refunds
-decisions:
-  - Refunds go back to the original card
-KEEPER"""
