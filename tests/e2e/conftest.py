@@ -15,6 +15,8 @@ import pytest
 from tests.conftest import REPO, TEST_CACHE
 
 CLAUDE_VERSION = "2.1.330"
+PIP_CACHE = os.environ.get("PIP_CACHE_DIR") or os.path.expanduser(os.path.join("~", ".cache", "pip"))
+PLUGIN_ENVS = TEST_CACHE / "plugin-env"  # the one plugin environment the agents' set-ups start from
 
 
 def _cache() -> Path:
@@ -75,6 +77,53 @@ def _installed(name: str, package: str, version: str, cache: Path, variable: str
     found = shutil.which(name, path=str(bin_dir))
     assert found, f"npm installed {package} but no {name} binary is in {bin_dir}"
     return found
+
+
+def _built_environment() -> Path:
+    """A plugin environment built by bootstrap.py once for this Python and these dependencies, kept in the
+    tests' cache (under a lock: workers build it once) and brought to this code as an update brings it."""
+    import hashlib
+
+    from filelock import FileLock
+
+    from keeper.plugin import bootstrap
+
+    deps = bootstrap.dependencies(str(REPO))
+    key = hashlib.sha256("\0".join([sys.version, os.path.realpath(sys.executable), *deps]).encode()).hexdigest()[:12]
+    data = PLUGIN_ENVS / key
+    data.mkdir(parents=True, exist_ok=True)
+    with FileLock(str(data) + ".lock", timeout=900):
+        set_up = [sys.executable, "-B", "-I", str(REPO / "keeper" / "plugin" / "bootstrap.py"), "--foreground"]
+        env = {**os.environ, "PIP_CACHE_DIR": PIP_CACHE}
+        subprocess.run(
+            [*set_up, "--root", str(REPO), "--data", str(data)],
+            cwd="/",
+            env=env,
+            capture_output=True,
+            check=True,
+            timeout=300,
+        )
+    return data / "env" / bootstrap.env_key(str(REPO))
+
+
+def set_up(root: Path, data: Path, env: dict[str, str]) -> None:
+    """The set-up the plugin's first hook starts in the background, here waited for: bootstrap.py in the
+    agent's data folder, starting from a copy of the environment the tests built once, as an update starts
+    from the earlier build's (a second, no pip: a fresh set-up per agent cost ~20 s; test_plugin_install
+    and test_gemini's fresh install still set Keeper up from nothing)."""
+    (data / "env").mkdir(parents=True, exist_ok=True)
+    shutil.copytree(_built_environment(), data / "env" / "earlier-build", symlinks=True)
+    bootstrap = [sys.executable, "-B", "-I", str(root / "keeper" / "plugin" / "bootstrap.py")]
+    subprocess.run(
+        [*bootstrap, "--root", str(root), "--data", str(data), "--foreground"],
+        cwd="/",
+        env={**env, "PIP_CACHE_DIR": PIP_CACHE},
+        capture_output=True,
+        check=True,
+        timeout=300,
+    )
+    assert "starting from a copy of" in (data / "setup.log").read_text(encoding="utf-8")
+    assert not (data / "env" / "earlier-build").exists()  # tidied away once the new one worked
 
 
 @pytest.fixture(scope="session")
@@ -417,7 +466,9 @@ class OpenCode:
         self.config.mkdir(parents=True, exist_ok=True)
         api = _plugin_api()
         shutil.copytree(api / "node_modules", self.config / "node_modules", dirs_exist_ok=True)
-        shutil.copy2(api / "package.json", self.config / "package.json")
+        # as OpenCode writes it, the version exact: npm's "^1.18.33" made its first run install it again
+        wanted = {"dependencies": {"@opencode-ai/plugin": OPENCODE_VERSION}}
+        (self.config / "package.json").write_text(json.dumps(wanted, indent=2) + "\n", encoding="utf-8")
 
     def env(self, extra: dict[str, str] | None = None) -> dict[str, str]:
         drop = ("CLAUDE", "CODEX", "GEMINI", "OPENCODE", "OPENAI", "KEEPER_", "XDG_")

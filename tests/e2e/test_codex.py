@@ -10,7 +10,6 @@ follows Keeper's save request literally: the command line it was given, its own 
 from __future__ import annotations
 
 import json
-import os
 import re
 import subprocess
 import sys
@@ -19,14 +18,13 @@ from typing import Any
 
 import pytest
 
-from tests.e2e.conftest import Claude, Codex, git_project
+from tests.e2e.conftest import Claude, Codex, git_project, set_up
 from tests.e2e.fakeapi import FakeAPI, bash, text
 from tests.e2e.fakeapi import texts_of as claude_texts
 from tests.e2e.fakeresponses import FakeResponses, message, shell, texts_of
 
 pytestmark = [pytest.mark.e2e, pytest.mark.skipif(sys.platform == "win32", reason="Codex runs hooks under bash")]
 
-PIP_CACHE = os.environ.get("PIP_CACHE_DIR") or os.path.expanduser(os.path.join("~", ".cache", "pip"))
 REQUEST = re.compile(r"^(\S.* save <<'(KEEPER_[0-9A-F]{12})')$", re.MULTILINE)
 
 
@@ -43,20 +41,12 @@ def follows_the_save_request(body: str) -> Any:
 
 
 def installed(codex_bin: str, base: Path, store: Path) -> Codex:
-    """Codex with Keeper installed as the README says and set up as its first session sets it up."""
+    """Codex with Keeper installed as the README says and set up by the set-up its first session starts (``set_up``)."""
     codex = Codex(codex_bin, "", base / "home", store)
     codex.install()
     plugin = next((codex.codex_home / "plugins" / "cache" / "keeper" / "keeper").iterdir())
     data = codex.codex_home / "plugins" / "data" / "keeper-keeper"
-    setup = [sys.executable, "-B", "-I", str(plugin / "keeper" / "plugin" / "bootstrap.py")]
-    subprocess.run(  # what the first session's hook starts in the background; here waited for
-        [*setup, "--root", str(plugin), "--data", str(data), "--foreground"],
-        cwd="/",
-        env={**codex.env(), "PIP_CACHE_DIR": PIP_CACHE},
-        capture_output=True,
-        check=True,
-        timeout=300,
-    )
+    set_up(plugin, data, codex.env())
     return codex
 
 

@@ -10,7 +10,6 @@ line it was given, its own values.
 from __future__ import annotations
 
 import json
-import os
 import re
 import subprocess
 import sys
@@ -21,14 +20,13 @@ from typing import Any
 import pytest
 
 from tests.conftest import REPO
-from tests.e2e.conftest import Claude, Gemini, git_project
+from tests.e2e.conftest import Claude, Gemini, git_project, set_up
 from tests.e2e.fakeapi import FakeAPI, bash, text
 from tests.e2e.fakeapi import texts_of as claude_texts
 from tests.e2e.fakegemini import FakeGemini, last_user_turn, say, shell, texts_of
 
 pytestmark = [pytest.mark.e2e, pytest.mark.skipif(sys.platform == "win32", reason="Keeper's Gemini hooks run under sh")]
 
-PIP_CACHE = os.environ.get("PIP_CACHE_DIR") or os.path.expanduser(os.path.join("~", ".cache", "pip"))
 REQUEST = re.compile(r"^(\S.* save --session \S+ <<'(KEEPER_[0-9A-F]{12})')$", re.MULTILINE)
 HOOK_TROUBLE = ("Hook(s)", "Hook execution", "failed for event", "timed out", "Traceback")
 
@@ -46,18 +44,11 @@ def follows_the_save_request(body: str) -> Any:
 
 
 def installed(gemini_bin: str, base: Path, store: Path) -> Gemini:
-    """Gemini CLI with Keeper installed as the README says and set up as its first session's end sets it up."""
+    """Gemini CLI with Keeper installed as the README says and set up by the set-up its first session's end starts
+    (``set_up``)."""
     gemini = Gemini(gemini_bin, base / "home", store)
     gemini.install()
-    setup = [sys.executable, "-B", "-I", str(gemini.extension / "keeper" / "plugin" / "bootstrap.py")]
-    subprocess.run(  # what the first session's end starts in the background (it also completes the hooks)
-        [*setup, "--root", str(gemini.extension), "--data", str(gemini.gemini_home / "keeper"), "--foreground"],
-        cwd="/",
-        env={**gemini.env(), "PIP_CACHE_DIR": PIP_CACHE},
-        capture_output=True,
-        check=True,
-        timeout=300,
-    )
+    set_up(gemini.extension, gemini.gemini_home / "keeper", gemini.env())
     return gemini
 
 

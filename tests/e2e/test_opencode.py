@@ -11,9 +11,7 @@ the session goes idle.
 from __future__ import annotations
 
 import json
-import os
 import re
-import subprocess
 import sys
 from pathlib import Path
 from typing import Any
@@ -21,14 +19,13 @@ from typing import Any
 import pytest
 
 from tests.conftest import REPO
-from tests.e2e.conftest import Claude, OpenCode, git_project
+from tests.e2e.conftest import Claude, OpenCode, git_project, set_up
 from tests.e2e.fakeapi import FakeAPI, bash, text
 from tests.e2e.fakeapi import texts_of as claude_texts
 from tests.e2e.fakeopenai import FakeOpenAI, say, shell, texts_of
 
 pytestmark = [pytest.mark.e2e, pytest.mark.skipif(sys.platform == "win32", reason="Keeper's launcher here is sh")]
 
-PIP_CACHE = os.environ.get("PIP_CACHE_DIR") or os.path.expanduser(os.path.join("~", ".cache", "pip"))
 REQUEST = re.compile(r"^(keeper save <<'(KEEPER_[0-9A-F]{12})')$", re.MULTILINE)
 
 
@@ -43,18 +40,11 @@ def follows_the_save_request(body: str) -> Any:
 
 
 def installed(opencode_bin: str, base: Path, store: Path) -> OpenCode:
-    """OpenCode with Keeper's plugin installed as the README says and set up as its first hook sets it up."""
+    """OpenCode with Keeper's plugin installed as the README says and set up by the set-up its first hook starts
+    (``set_up``)."""
     opencode = OpenCode(opencode_bin, base / "home", store)
     opencode.install()
-    setup = [sys.executable, "-B", "-I", str(REPO / "keeper" / "plugin" / "bootstrap.py")]
-    subprocess.run(  # what the first hook's launcher starts in the background; here waited for
-        [*setup, "--root", str(REPO), "--data", str(opencode.data), "--foreground"],
-        cwd="/",
-        env={**opencode.env(), "PIP_CACHE_DIR": PIP_CACHE},
-        capture_output=True,
-        check=True,
-        timeout=300,
-    )
+    set_up(REPO, opencode.data, opencode.env())
     return opencode
 
 
