@@ -466,9 +466,7 @@ class OpenCode:
         self.config.mkdir(parents=True, exist_ok=True)
         api = _plugin_api()
         shutil.copytree(api / "node_modules", self.config / "node_modules", dirs_exist_ok=True)
-        # as OpenCode writes it, the version exact: npm's "^1.18.33" made its first run install it again
-        wanted = {"dependencies": {"@opencode-ai/plugin": OPENCODE_VERSION}}
-        (self.config / "package.json").write_text(json.dumps(wanted, indent=2) + "\n", encoding="utf-8")
+        shutil.copy2(api / "package.json", self.config / "package.json")
 
     def env(self, extra: dict[str, str] | None = None) -> dict[str, str]:
         drop = ("CLAUDE", "CODEX", "GEMINI", "OPENCODE", "OPENAI", "KEEPER_", "XDG_")
