@@ -441,12 +441,14 @@ def _plugin_api() -> Path:
     """``@opencode-ai/plugin`` at OpenCode's version, installed once into the test cache.
 
     OpenCode installs it into a config folder that holds a plugin before it starts, and offline
-    waits ~70 s for that to fail; a user's machine does it once, online. The tests give it ready.
+    waits ~70 s for that to fail; a user's machine does it once, online. The tests give it ready,
+    node_modules, package.json and npm's package-lock.json (which OpenCode takes as installed).
     """
 
     def install() -> str:
         found = OPENCODE_PLUGIN_API / "node_modules" / "@opencode-ai" / "plugin" / "package.json"
-        if not found.exists() or json.loads(found.read_text(encoding="utf-8")).get("version") != OPENCODE_VERSION:
+        ready = found.exists() and (OPENCODE_PLUGIN_API / "package-lock.json").exists()
+        if not ready or json.loads(found.read_text(encoding="utf-8")).get("version") != OPENCODE_VERSION:
             npm = shutil.which("npm") or "npm"
             package = f"@opencode-ai/plugin@{OPENCODE_VERSION}"
             args = [npm, "install", "--prefix", str(OPENCODE_PLUGIN_API), "--no-audit", "--no-fund", package]
@@ -466,7 +468,8 @@ class OpenCode:
         self.config.mkdir(parents=True, exist_ok=True)
         api = _plugin_api()
         shutil.copytree(api / "node_modules", self.config / "node_modules", dirs_exist_ok=True)
-        shutil.copy2(api / "package.json", self.config / "package.json")
+        for name in ("package.json", "package-lock.json"):  # without the lock, OpenCode's first run installs
+            shutil.copy2(api / name, self.config / name)  # it all again: ~35 s at each new HOME
 
     def env(self, extra: dict[str, str] | None = None) -> dict[str, str]:
         drop = ("CLAUDE", "CODEX", "GEMINI", "OPENCODE", "OPENAI", "KEEPER_", "XDG_")
