@@ -47,8 +47,8 @@ static const WCHAR CODE_PROBE[] =
     L"import sys; sys.stdout.write(str(sys.version_info >= (3, 9) and len(open(sys.argv[1], 'rb').read())))";
 
 static const char MSG_SETTING_UP[] =
-    "{\"systemMessage\": \"Keeper is setting itself up (one time, about a minute); from then on it counts and "
-    "saves the work of this session, and your next session starts with it.\"}";
+    "{\"systemMessage\": \"Keeper is setting itself up (one time, about a minute); once ready it counts and "
+    "saves all the work of this session, what was done meanwhile included, and your next session starts with it.\"}";
 static const char MSG_NO_PYTHON[] =
     "{\"systemMessage\": \"Keeper needs Python 3.9 or newer, and none was found on PATH (the Microsoft Store's "
     "python.exe alias does not count). Install it from python.org or with `winget install Python.Python.3.13`, "

@@ -60,8 +60,9 @@ export const Keeper = async ({ client }) => {
     },
     "shell.env": async (input, output) => {
       output.env.KEEPER_SESSION_ID = input.sessionID || ""
-      const bin = dirname(program)
-      if (launcher) output.env.PATH = `${bin}:${output.env.PATH || process.env.PATH || ""}`
+      if (!launcher) return
+      output.env.PATH = `${dirname(program)}:${output.env.PATH || process.env.PATH || ""}`
+      output.env.CLAUDE_PLUGIN_DATA = data // else the launcher looks in Claude Code's folder and sets Keeper up again there
     },
     event: async ({ event }) => {
       const info = event.properties?.info

@@ -221,3 +221,16 @@ def test_the_readme_and_the_codex_page_agree_that_codex_hooks_are_trusted_again_
     readme = " ".join(README.split())
     assert "again after every update" in codex
     assert "trust Keeper's hooks in `/hooks`, and again after each update" in readme and "hooks once" not in readme
+
+
+def test_where_the_readme_gives_the_test_command_it_names_every_variable_the_end_to_end_tests_read() -> None:
+    """A newcomer with a `claude` on PATH found `KEEPER_TEST_CLAUDE` only by reading tests/e2e/conftest.py
+    (issue 40, item 2); Gemini CLI's and OpenCode's came later and were named nowhere."""
+    read = set(re.findall(r"\"(KEEPER_TEST_[A-Z_]+)\"", (REPO / "tests" / "e2e" / "conftest.py").read_text()))
+    read |= set(re.findall(r"\b(KEEPER_TEST_[A-Z_]+)\b", (REPO / "tests" / "conftest.py").read_text()))
+    assert {"KEEPER_TEST_CLAUDE", "KEEPER_TEST_CODEX", "KEEPER_TEST_GEMINI", "KEEPER_TEST_OPENCODE"} <= read
+    command = README.index("python -m pytest\n")
+    where = README[command : README.index("\n## ", command)]
+    development = (REPO / "docs" / "development.md").read_text(encoding="utf-8")
+    for variable in sorted(read):
+        assert f"`{variable}`" in where and variable in development, variable

@@ -119,6 +119,9 @@ def test_the_plugin_maps_each_opencode_call_onto_a_keeper_hook(tmp_path: Path) -
     assert out["system"] == ["KEEPER session-start"] * 2  # asked once per session, given to each request
     assert out["parts"][-1]["text"] == "KEEPER user-prompt-submit" and out["parts"][-1]["synthetic"]
     assert out["tool"] == "hi\n\n\nKEEPER post-tool-use" and out["env"]["KEEPER_SESSION_ID"] == "s1"
+    # the shell's `keeper save` runs the launcher with this environment: without its data folder it set
+    # Keeper up a second time, in Claude Code's folder, in the foreground (a minute at the first save)
+    assert out["env"]["CLAUDE_PLUGIN_DATA"] == str(tmp_path / "opencode" / "keeper")
     calls = [json.loads(line) for line in log.read_text().splitlines() if line.strip()]
     assert [c["hook_event_name"] for c in calls] == ["SessionStart", "UserPromptSubmit", "PostToolUse", "Stop"]
     assert {c["cwd"] for c in calls} == {str(tmp_path)}  # the session's folder, not the plugin's `directory`

@@ -233,7 +233,7 @@ def test_recall_returns_content_not_record_bookkeeping(
     t = realistic(tmp_path / "t.jsonl")
     base = {"session_id": SESSION, "cwd": str(project_dir), "transcript_path": str(t.path)}
     run_hook("stop", {**base, "stop_hook_active": False, "last_assistant_message": "Done."}, monkeypatch, capsys)
-    assert "- Tool uses: 0 (0 saves)" in record_text(project_dir)
+    assert "- Tool uses: 6 (0 saves)" in record_text(project_dir)  # as its Activity lists them
     for result in search.search(project_of(project_dir), "tool uses saves session started transcript", limit=10):
         for line in result.snippet.splitlines():
             assert not line.startswith(("- Tool uses:", "- Session id:", "- Started:", "- Transcript:")), line

@@ -44,8 +44,9 @@ def _touch(path: str) -> None:
     os.close(open_append(path))  # 0600, never through a link; makes the folder if missing
 
 
-def mark_start(project: paths.Project, session: str, transcript_path: str = "") -> None:
-    """Remember when a session started and where its transcript is (first SessionStart wins).
+def mark_start(project: paths.Project, session: str, transcript_path: str = "", at: datetime | None = None) -> None:
+    """Remember when a session started (``at``, else now) and where its transcript is (the first
+    marker wins).
 
     Cheap enough for the hook: one exclusive create, no lock; a new session also gets its
     marker among the open ones.
@@ -58,12 +59,34 @@ def mark_start(project: paths.Project, session: str, transcript_path: str = "") 
         return
     except FileNotFoundError:
         ensure_dir(project.session_state)
-        return mark_start(project, session, transcript_path)
+        return mark_start(project, session, transcript_path, at)
+    started = at.strftime("%Y-%m-%dT%H:%M:%S") if at else time.strftime("%Y-%m-%dT%H:%M:%S")
     with os.fdopen(fd, "w", encoding="utf-8") as fh:
-        fh.write(time.strftime("%Y-%m-%dT%H:%M:%S") + "\n" + transcript_path.replace("\n", " "))
+        fh.write(started + "\n" + transcript_path.replace("\n", " "))
     if os.path.isdir(os.path.dirname(_open_marker(project, session))):
         _touch(_open_marker(project, session))  # without the folder, unended() builds it from the markers
     return
+
+
+def adopt(
+    project: paths.Project, session: str, transcript_path: str, tally: counters.Locked, current: str = ""
+) -> None:
+    """Take in a session whose start Keeper did not see (it was still setting itself up): its start
+    is marked from its transcript, so a save finds the files the session changed and a session
+    killed later is finished from it, and an empty ``tally`` (held locked by the caller) gets the
+    tool uses the transcript shows before the ``current`` one, so the first save request and the
+    final one count the session's whole work. Nothing happens once the start is marked."""
+    if os.path.exists(_marker(project, session, "start")):
+        return  # seen at its start, or taken in by a hook beside this one
+    from keeper.capture import transcript
+
+    if not transcript.readable(transcript_path):
+        return
+    uses, first = transcript.earlier_uses(transcript_path, current)
+    if uses and not tally.read():
+        tally.append(counters.USE * uses)
+    mark_start(project, session, transcript_path, transcript.local_time(first) if first else None)
+    log.write("-", "INFO", f"took in session {session}, which started before Keeper was ready ({uses} tool uses)")
 
 
 def start_marker(project: paths.Project, session: str) -> tuple[str, str]:
@@ -137,7 +160,9 @@ def unended(project: paths.Project) -> list[str]:
 
 
 def facts(tally: bytes, last_reply: str, patterns: list[str], state: sessions.State | None = None) -> Facts:
-    """The header facts a hook knows: tool uses and saves so far, and the last reply (redacted).
+    """The header facts a hook knows: tool uses and saves so far (the counter's, for a session with no
+    transcript: ``update`` counts them from the transcript where there is one), and the last reply
+    (redacted).
 
     With the session's ``state``, a reply already recorded is taken from there: a Stop with
     nothing new compiles no redaction pattern.
@@ -195,7 +220,10 @@ def update(
     if path:
         read_from = offset
         offset = transcript.update(activity, path, offset)
-        new_facts = {"Transcript": path, **new_facts}
+        # what the Activity below lists, whatever Keeper's counter saw (it misses the uses made while
+        # Keeper set itself up, and counts a subagent's): one count in the file, from one source
+        uses = f"{activity.tool_uses} ({activity.saves} saves)"
+        new_facts = {"Transcript": path, **new_facts, "Tool uses": uses}
         if offset != read_from or old_facts is None:  # else the stored facts hold these
             if activity.branch:
                 new_facts["Branch"] = activity.branch

@@ -205,6 +205,11 @@ class Activity:
     def as_dict(self) -> dict[str, Any]:
         return {k: v for k, v in vars(self).items() if not k.startswith("_")}
 
+    @property
+    def tool_uses(self) -> int:
+        """Every tool use the transcript shows: the sum of the record's ``Tools`` line."""
+        return sum(self.tools.values())
+
     def add_line(self, line: bytes | None) -> None:
         """Fold one JSONL line into the digest; anything unreadable is counted and skipped."""
         if line is None:
@@ -386,6 +391,15 @@ def update(activity: Activity, path: str, offset: int) -> int:
         activity.add_line(line)
         offset = end
     return offset
+
+
+def earlier_uses(path: str, current: str = "") -> tuple[int, str]:
+    """The tool uses a transcript shows but ``current`` (the id of the one a hook is counting now), and
+    the transcript's first time ('' when unknown): the work of a session before Keeper was ready."""
+    activity = Activity()
+    update(activity, path, 0)
+    uses = activity.tool_uses - (1 if current and current in activity._seen_tool_ids else 0)
+    return max(uses, 0), activity.first_ts
 
 
 class Turn:

@@ -72,6 +72,7 @@ class Event:
         "session_id",
         "source",
         "stop_hook_active",
+        "tool_use_id",
         "transcript_path",
         "trigger",
     )
@@ -85,6 +86,7 @@ class Event:
         self.session_id = text("session_id") or os.environ.get("CLAUDE_CODE_SESSION_ID", "")
         self.cwd = text("cwd")
         self.transcript_path = text("transcript_path")
+        self.tool_use_id = text("tool_use_id")
         self.source = text("source") or "startup"
         self.hook_name = text("hook_event_name")
         self.prompt = text("prompt")
@@ -124,6 +126,18 @@ def _tally(at: Resolved) -> str:
     return counters.tally_path(at.project, at.session)
 
 
+def _adopt(event: Event, at: Resolved) -> None:
+    """A session whose start Keeper missed, while it set itself up, is taken in by its first tool use
+    after (``record.adopt``); a session whose start was seen costs one stat. (A Stop before it reads
+    the transcript into the session file anyway, and keeps where it is.)"""
+    if not event.transcript_path or os.path.exists(at.project.session_file(at.session, "start")):
+        return
+    from keeper.capture import record
+
+    with counters.Locked(_tally(at)) as tally:
+        record.adopt(at.project, at.session, event.transcript_path, tally, event.tool_use_id)
+
+
 def session_start(event: Event, at: Resolved) -> Reply:
     from keeper.capture import record
     from keeper.hooks import context
@@ -151,6 +165,8 @@ def post_tool_use(event: Event, at: Resolved) -> Reply:
 
     path = _tally(at)
     handoff = Handoff.take()
+    if handoff.counted != path:  # else the launcher counted it: its allowance says the session is known
+        _adopt(event, at)
     reply: Reply = {}
     with counters.Locked(path) as tally:
         if handoff.counted == path:

@@ -18,6 +18,7 @@ from tests.conftest import REPO, TEST_CACHE
 CLAUDE_VERSION = "2.1.330"
 # the user's pip cache (read before the test fixtures point HOME elsewhere), so a plugin's set-up runs offline
 PIP_CACHE = os.environ.get("PIP_CACHE_DIR") or os.path.expanduser(os.path.join("~", ".cache", "pip"))
+PLUGIN_ENVS = TEST_CACHE / "plugin-env"  # the one plugin environment the agents' set-ups start from
 
 
 def _cache() -> Path:
@@ -78,6 +79,33 @@ def _installed(name: str, package: str, version: str, cache: Path, variable: str
     found = shutil.which(name, path=str(bin_dir))
     assert found, f"npm installed {package} but no {name} binary is in {bin_dir}"
     return found
+
+
+def _built_environment() -> Path:
+    """A plugin environment built by bootstrap.py once for this Python and these dependencies, kept in the
+    tests' cache (under a lock: workers build it once) and brought to this code as an update brings it."""
+    import hashlib
+
+    from filelock import FileLock
+
+    from keeper.plugin import bootstrap
+
+    deps = bootstrap.dependencies(str(REPO))
+    key = hashlib.sha256("\0".join([sys.version, os.path.realpath(sys.executable), *deps]).encode()).hexdigest()[:12]
+    data = PLUGIN_ENVS / key
+    data.mkdir(parents=True, exist_ok=True)
+    with FileLock(str(data) + ".lock", timeout=900):
+        set_up = [sys.executable, "-B", "-I", str(REPO / "keeper" / "plugin" / "bootstrap.py"), "--foreground"]
+        env = {**os.environ, "PIP_CACHE_DIR": PIP_CACHE}
+        subprocess.run(
+            [*set_up, "--root", str(REPO), "--data", str(data)],
+            cwd="/",
+            env=env,
+            capture_output=True,
+            check=True,
+            timeout=300,
+        )
+    return data / "env" / bootstrap.env_key(str(REPO))
 
 
 @pytest.fixture(scope="session")
@@ -171,16 +199,23 @@ def claude(claude_bin: str, keeper_bin_dir: str, tmp_path: Path) -> Claude:
 
 
 def set_up_plugin(root: Path, data: Path, env: dict[str, str]) -> None:
-    """The plugin's environment, as its first session's launcher sets it up in the background; here waited for."""
-    setup = [sys.executable, "-B", "-I", str(root / "keeper" / "plugin" / "bootstrap.py")]
+    """The set-up the plugin's first hook starts in the background, here waited for: bootstrap.py in the
+    agent's data folder, starting from a copy of the environment the tests built once, as an update starts
+    from the earlier build's (a second, no pip: a fresh set-up per agent cost ~20 s; test_plugin_install
+    and test_gemini's fresh install still set Keeper up from nothing)."""
+    (data / "env").mkdir(parents=True, exist_ok=True)
+    shutil.copytree(_built_environment(), data / "env" / "earlier-build", symlinks=True)
+    bootstrap = [sys.executable, "-B", "-I", str(root / "keeper" / "plugin" / "bootstrap.py")]
     subprocess.run(
-        [*setup, "--root", str(root), "--data", str(data), "--foreground"],
+        [*bootstrap, "--root", str(root), "--data", str(data), "--foreground"],
         cwd="/",
         env={**env, "PIP_CACHE_DIR": PIP_CACHE},
         capture_output=True,
         check=True,
         timeout=300,
     )
+    assert "starting from a copy of" in (data / "setup.log").read_text(encoding="utf-8")
+    assert not (data / "env" / "earlier-build").exists()  # tidied away once the new one worked
 
 
 def claude_installed(claude: Claude) -> Claude:
@@ -478,12 +513,14 @@ def _plugin_api() -> Path:
     """``@opencode-ai/plugin`` at OpenCode's version, installed once into the test cache.
 
     OpenCode installs it into a config folder that holds a plugin before it starts, and offline
-    waits ~70 s for that to fail; a user's machine does it once, online. The tests give it ready.
+    waits ~70 s for that to fail; a user's machine does it once, online. The tests give it ready,
+    node_modules, package.json and npm's package-lock.json (which OpenCode takes as installed).
     """
 
     def install() -> str:
         found = OPENCODE_PLUGIN_API / "node_modules" / "@opencode-ai" / "plugin" / "package.json"
-        if not found.exists() or json.loads(found.read_text(encoding="utf-8")).get("version") != OPENCODE_VERSION:
+        ready = found.exists() and (OPENCODE_PLUGIN_API / "package-lock.json").exists()
+        if not ready or json.loads(found.read_text(encoding="utf-8")).get("version") != OPENCODE_VERSION:
             npm = shutil.which("npm") or "npm"
             package = f"@opencode-ai/plugin@{OPENCODE_VERSION}"
             args = [npm, "install", "--prefix", str(OPENCODE_PLUGIN_API), "--no-audit", "--no-fund", package]
@@ -503,7 +540,8 @@ class OpenCode:
         self.config.mkdir(parents=True, exist_ok=True)
         api = _plugin_api()
         shutil.copytree(api / "node_modules", self.config / "node_modules", dirs_exist_ok=True)
-        shutil.copy2(api / "package.json", self.config / "package.json")
+        for name in ("package.json", "package-lock.json"):  # without the lock, OpenCode's first run installs
+            shutil.copy2(api / name, self.config / name)  # it all again: ~35 s at each new HOME
 
     def env(self, extra: dict[str, str] | None = None) -> dict[str, str]:
         drop = ("CLAUDE", "CODEX", "GEMINI", "OPENCODE", "OPENAI", "KEEPER_", "XDG_")
