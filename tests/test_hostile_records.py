@@ -257,12 +257,14 @@ def test_any_json_lines_or_bytes_read_by_every_record_reader_without_an_error(li
     for event in events:
         _bounded(event)
     history, facts = provenance.by_item(events), provenance.session_facts(events)
-    for mine in history.values():
+    used = provenance.uses(events)
+    for item, mine in history.items():
         assert len(mine) <= provenance.MAX_HISTORY
         start = provenance.described(provenance.origin(mine), facts)
         provenance.is_removed(mine)
         data = {"text": "t", "id": "0", "section": "", "scope": "project", "status": "current", "origin": start}
-        why.lines({**data, "history": mine, "session_file": None, "transcript": None, "stale": None, "checked": True})
+        data |= {"history": mine, "uses": used.get(item, []), "claims": [], "stale": None, "checked": True}
+        why.lines({**data, "session_file": None, "transcript": None})
     merged = provenance.merge(text, text)
     assert merged == provenance.merge(merged) and len(merged) <= len(text) + 64 * len(events)
     for value in (*lines, raw):
