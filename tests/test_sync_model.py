@@ -35,6 +35,7 @@ from hypothesis.stateful import (
 )
 
 from keeper.cli import main
+from keeper.exchange import landing
 from keeper.store import removals
 from keeper.sync import engine
 from tests.syncstores import git
@@ -226,7 +227,8 @@ class SyncWorld(RuleBasedStateMachine):
 
         with (
             mock.patch.object(engine, "_push", stop(engine._push)),
-            mock.patch.object(engine, "_write_file", stop(engine._write_file)),
+            mock.patch.object(landing, "atomic_write", stop(landing.atomic_write)),
+            mock.patch.object(landing, "create_new", stop(landing.create_new)),
             mock.patch.object(removals, "write", stop(removals.write)),
         ):
             try:

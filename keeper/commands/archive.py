@@ -24,11 +24,10 @@ import stat
 from keeper import __version__
 from keeper.commands import common
 from keeper.errors import KeeperError
-from keeper.memory import document, merge
 from keeper.records import Record
-from keeper.store import identity, paths, removals, repo
+from keeper.store import identity, paths, repo
 from keeper.store import provenance as origins
-from keeper.store.fsutil import atomic_write, create_new, project_lock, read_json, read_text
+from keeper.store.fsutil import atomic_write, project_lock
 from keeper.text import count
 
 TYPE_CHECKING = False
@@ -36,6 +35,8 @@ if TYPE_CHECKING:
     import argparse
     import zipfile
     from typing import Any
+
+    from keeper.exchange.landing import Incoming, Landed
 
 MANIFEST = "keeper-export.json"
 FORMAT = 1  # the manifest's "format": an archive from a newer layout is refused, not misread
@@ -483,144 +484,30 @@ def read_archive(path: str) -> Archive:
         raise KeeperError(f"{path} is not a zip archive Keeper can read ({exc}); nothing was imported.") from None
 
 
-class Result:
+def _incoming(files: ProjectFiles, folder: paths.Project) -> Incoming:
+    """An archive's files for one folder as they land (``exchange.landing``): redacted exactly as a
+    save into that folder is, so what it carries reaches memory and Claude's context only as a save
+    would have written it."""
+    from keeper.exchange.landing import Incoming, patterns
+
+    owned = json.loads(files.provenance) if files.memory is not None and files.provenance is not None else None
+    return Incoming.arrived(patterns(folder), files.memory, files.sessions, files.origins, owned)
+
+
+def as_dict(landed: Landed) -> dict[str, Any]:
     """What importing one project (or the global memory) did, or would do with ``--dry-run``."""
-
-    def __init__(self, pid: str, folder: str) -> None:
-        self.id, self.dir = pid, folder
-        self.memory = ""  # created, merged, unchanged; "" when the archive has no memory.md
-        self.merge: merge.FileMergeReport | None = None
-        self.added: list[str] = []
-        self.identical: list[str] = []
-        self.renamed: list[tuple[str, str]] = []
-        self.writes: list[tuple[str, str, bool]] = []  # (path, text, whether it must be new)
-
-    def as_dict(self) -> dict[str, Any]:
-        merge = self.merge
-        return {
-            "id": self.id,
-            "dir": self.dir,
-            "memory": self.memory or None,
-            "memory_added": merge.added if merge else {},
-            "memory_new_sections": merge.new_sections if merge else [],
-            "memory_state_replaced": bool(merge and merge.state_replaced),
-            "sessions_added": self.added,
-            "sessions_identical": self.identical,
-            "sessions_renamed": [{"from": a, "to": b} for a, b in self.renamed],
-        }
-
-
-def _session_plan(files: ProjectFiles, project: paths.Project, result: Result) -> None:
-    """A session the project already holds, under any name (``exchange.sessions``: one a sync
-    brought with its machine's suffix, or this machine's own that went out and came back), is
-    skipped; a new name is added; other text under a name taken goes in as ``<name>-imported.md``,
-    ``-imported-2.md`` … so neither copy is lost."""
-    from keeper.exchange.sessions import Known
-
-    known = Known.in_folder(project.sessions)
-    taken: dict[str, bytes] = {}
-    for name, text in sorted(files.sessions.items()):
-        if known.copy_of(text) is not None:
-            result.identical.append(name)
-            continue
-        known.add(name, text)
-        data = text.encode("utf-8")
-        stem = name[: -len(".md")]
-        tries = 0
-        while True:
-            candidate = name if tries == 0 else f"{stem}-imported{'' if tries == 1 else f'-{tries}'}.md"
-            path = os.path.join(project.sessions, candidate)
-            try:
-                with open(path, "rb") as fh:
-                    current: bytes | None = fh.read()
-            except FileNotFoundError:
-                current = taken.get(candidate)
-            if current == data:
-                result.identical.append(name)
-                break
-            if current is None:
-                taken[candidate] = data
-                result.writes.append((path, text, True))
-                if tries:
-                    result.renamed.append((name, candidate))
-                else:
-                    result.added.append(name)
-                break
-            tries += 1
-
-
-def _patterns(project: paths.Project) -> list[str]:
-    """The redaction patterns a save into ``project`` uses: the global and the project's own."""
-    from keeper.store import config, resolve
-
-    root = project.root or resolve.recorded_root(project.dir)
-    if project.id == "global" and not project.root:
-        root = ""
-    return config.load(root if root and os.path.isdir(root) else None).redact_patterns
-
-
-def _redacted(files: ProjectFiles, patterns: list[str]) -> ProjectFiles:
-    """The archive's text redacted exactly as a save is: what it carries reaches memory and
-    Claude's context only as a save would have written it."""
-    from keeper import redact
-
-    clean = ProjectFiles()
-    clean.memory = redact.redact(files.memory, patterns) if files.memory is not None else None
-    clean.sessions = {name: redact.redact(text, patterns) for name, text in files.sessions.items()}
-    clean.origins = redact.redact(files.origins, patterns) if files.origins is not None else None
-    if files.provenance is not None:
-        value = json.loads(files.provenance)
-        clean.provenance = json.dumps(redact.redact_values(value, patterns), ensure_ascii=False, sort_keys=True)
-    return clean
-
-
-def plan(files: ProjectFiles, project: paths.Project) -> Result:
-    """What importing ``files`` into ``project`` writes, read from the store as it is now.
-
-    The archive is redacted first, with the project's own ``redact_patterns``; items the project
-    retired or resolved (``state/removed.json``) or whose removal arrived by sync
-    (``state/removals.json``) are not brought back.
-    """
-    from keeper.capture import saving
-
-    result = Result(project.id, project.dir)
-    files = _redacted(files, _patterns(project))
-    provenance_file = os.path.join(project.state, PROVENANCE)
-    if files.memory is not None:
-        current = read_text(project.memory)
-        if current is None:
-            result.memory = "created"
-            result.writes.append((project.memory, files.memory, True))
-            if files.provenance is not None:
-                result.writes.append((provenance_file, files.provenance, False))
-        else:
-            theirs = document.OwnedLines.parse(json.loads(files.provenance) if files.provenance is not None else {})
-            mine = document.OwnedLines.parse(read_json(provenance_file))
-            # retired or resolved here (removed.json) or on another machine (removals.json, by sync)
-            retired = saving.read_removed(saving.removed_file(project.dir))
-            removed = removals.items_gone(removals.read(project.dir), retired)
-            merged, provenance, result.merge = merge.merge_file(current, mine, files.memory, theirs, removed)
-            result.memory = "unchanged" if merged == current else "merged"
-            if merged != current:
-                result.writes.append((project.memory, merged, False))
-            if provenance != mine:
-                result.writes.append((provenance_file, provenance.dump(), False))
-    if files.origins is not None:  # where each item came from: the union of both records
-        result.writes.append((project.provenance, origins.merge(read_text(project.provenance), files.origins), False))
-    _session_plan(files, project, result)
-    return result
-
-
-def apply(files: ProjectFiles, project: paths.Project) -> Result:
-    """Import ``files`` into ``project`` under its lock: planned and written while no save can interleave."""
-    with project_lock(project.lock):
-        result = plan(files, project)
-        for path, text, new in result.writes:
-            if not new:
-                atomic_write(path, text)
-            elif not create_new(path, text):
-                raise KeeperError(f"{path} appeared while importing (another program wrote it); run import again.")
-    return result
+    merge = landed.merge
+    return {
+        "id": landed.id,
+        "dir": landed.dir,
+        "memory": landed.memory or None,
+        "memory_added": merge.added if merge else {},
+        "memory_new_sections": merge.new_sections if merge else [],
+        "memory_state_replaced": bool(merge and merge.state_replaced),
+        "sessions_added": landed.added,
+        "sessions_identical": landed.identical,
+        "sessions_renamed": [{"from": a, "to": b} for a, b in landed.renamed],
+    }
 
 
 def targets(archive: Archive, only: str | None, into: paths.Project | None) -> list[tuple[ProjectFiles, paths.Project]]:
@@ -668,7 +555,7 @@ def _folders_by_key() -> dict[str, paths.Project]:
     return found
 
 
-def _note_repositories(archive: Archive, results: list[Result]) -> None:
+def _note_repositories(archive: Archive, results: list[Landed]) -> None:
     """A project of a shared repository that landed in a folder of its own (no project here is that
     repository yet) records its key, as a sync would: sync then keeps it as that repository's memory,
     and the clone's first session here takes it over (``sync.mirror.adopt``), one folder in all."""
@@ -684,7 +571,11 @@ def _note_repositories(archive: Archive, results: list[Result]) -> None:
 def import_archive(path: str, only: str | None, into: paths.Project | None, dry_run: bool) -> dict[str, Any]:
     """Import an archive (or say what importing it would do); return the report."""
     archive = read_archive(path)
-    results = [(plan if dry_run else apply)(files, project) for files, project in targets(archive, only, into)]
+    from keeper.exchange.landing import land
+
+    results = [
+        land(folder, _incoming(files, folder), dry_run=dry_run) for files, folder in targets(archive, only, into)
+    ]
     if into is not None and not dry_run:  # the folder is this clone's project: sync finds its repository by it
         from keeper.store import resolve
 
@@ -695,7 +586,7 @@ def import_archive(path: str, only: str | None, into: paths.Project | None, dry_
         "archive": os.path.abspath(path),
         "dry_run": dry_run,
         "made_by": archive.manifest.keeper,
-        "projects": [r.as_dict() for r in results],
+        "projects": [as_dict(r) for r in results],
         "refused": [{"name": n, "reason": r} for n, r in archive.refused],
     }
 
