@@ -193,3 +193,16 @@ def test_a_first_sync_killed_while_its_files_land_makes_no_second_project_folder
     for m in (a, b):
         _holds_once(m, ["Use FTS5", "Use pytest"])
     assert _session_texts(a) == _session_texts(b)
+
+
+def test_clearing_a_clone_whose_memory_a_sync_brought_clears_that_memory(machines: list[Machine], remote: Path) -> None:
+    a, b, _ = machines
+    _save_session(a, "a-one", "--decision", "Use FTS5", "--summary", "first on a")
+    assert a.sync("--remote", str(remote)) == 0
+    assert b.sync("--remote", str(remote)) == 0  # b has never opened its clone: the memory waits in a folder
+    assert len(b.sessions()) == 1
+    assert b.run("clear", "all", "--yes", "--project-dir", str(b.project)) == 0
+    assert b.sessions() == [] and b.memory() == ""
+    for m in (b, a):
+        assert m.sync() == 0
+    assert a.sessions() == [] and "Use FTS5" not in a.memory()
