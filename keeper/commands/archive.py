@@ -9,9 +9,8 @@ the trash are derived or local to a machine and stay out.
 Import trusts nothing in the archive. Only Keeper's own layout is read (anything else is named and
 skipped, never extracted by its name), every member is read in chunks against a size cap whatever
 its header claims, and the whole archive is read and checked before the first byte is written.
-Nothing is overwritten: session files are added (a session already here under any name is
-recognised; one of the same name with other bytes goes under ``-imported`` names) and memory.md
-files are merged by ``keeper.memory.merge.merge_file``, under the project lock.
+What it holds then lands through the one landing path sync uses too (``keeper.exchange.landing``):
+nothing is overwritten, a session already here under any name is recognised, memory.md is merged.
 """
 
 from __future__ import annotations

@@ -13,8 +13,9 @@ work tree to leave dirty or half-merged) is derived. A run, under the sync lock:
    history of its own is merged as unrelated history), scans what would leave the machine for a
    secret and refuses the push naming the file and line, and pushes; a rejected push (another
    machine was faster) starts again from the fetch, a few times at most;
-4. writes the result back into the store, each file atomically under its project's lock, merged
-   once more with what the file holds now, so a save made during the sync and a local line that
+4. lands the result in the store through the one landing path (``keeper.exchange.landing``, as
+   ``keeper import`` does), each copy's folder under its lock, merged once more with what each file
+   holds now against what this copy sent, so a save made during the sync and a local line that
    redaction changed both stay as they are; then records the commit as each copy's base.
 
 A run killed at any point leaves the store whole and the next run completes: until step 4
@@ -326,7 +327,7 @@ def _apply_removals(part: _Part, theirs: dict[str, bytes], merged: dict[str, byt
                 record.sessions[name] = (stamp, True)  # deleted or cleared here since the last sync
     memory = f"{prefix}/{paths.MEMORY_FILE}"
     ours, mine = part.side.files.get(memory), part.mine.get(memory)
-    for key, day in _retired_here(part.side.copy.dir).items():
+    for key, day in removals.retired(part.side.copy.dir).items():
         entry = record.items.get(key)
         if entry is None or (not entry[1] and entry[0][:10] < day):
             record.items[key] = (stamp, True)
@@ -349,13 +350,6 @@ def _apply_removals(part: _Part, theirs: dict[str, bytes], merged: dict[str, byt
     part.record = record
     if record != removals.empty() or at in merged:
         merged[at] = removals.dumps(record)
-
-
-def _retired_here(folder: str) -> dict[str, str]:
-    """The items this machine retired or resolved (``state/removed.json``): key -> the day."""
-    from keeper.capture.saving import read_removed, removed_file
-
-    return read_removed(removed_file(folder))
 
 
 def _fetch(repo: git.Repo, url: str) -> str | None:
