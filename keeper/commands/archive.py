@@ -25,7 +25,6 @@ from keeper.commands import common
 from keeper.errors import KeeperError
 from keeper.records import Record
 from keeper.store import identity, paths, repo
-from keeper.store import provenance as origins
 from keeper.store.fsutil import atomic_write, project_lock
 from keeper.text import count
 
@@ -254,23 +253,17 @@ def _take(archive: Archive, member: str, path: str) -> None:
 
 
 def _take_project(archive: Archive, folder: str, pid: str) -> None:
-    """Add one project's files, read under its lock: a save writes memory.md and memory.json together."""
+    """Add one project's files (``paths.durable_files``) and the record of which memory.md lines are
+    Keeper's, read under its lock: a save writes memory.md and memory.json together."""
     if not os.path.isdir(folder):
         return
-    sessions = os.path.join(folder, paths.SESSIONS_DIR)
-    try:
-        names = sorted(
-            n for n in os.listdir(sessions) if paths.kind(f"projects/{pid}/{paths.SESSIONS_DIR}/{n}") == paths.DURABLE
-        )
-    except OSError:
-        names = []
+    at = f"{paths.PROJECTS_DIR}/{pid}"
     with project_lock(os.path.join(folder, paths.LOCK_FILE)):
-        _take(archive, f"projects/{pid}/{paths.MEMORY_FILE}", os.path.join(folder, paths.MEMORY_FILE))
-        provenance = os.path.join(folder, paths.STATE_DIR, PROVENANCE)
-        _take(archive, f"projects/{pid}/{paths.STATE_DIR}/{PROVENANCE}", provenance)
-        _take(archive, f"projects/{pid}/{paths.PROVENANCE_FILE}", os.path.join(folder, paths.PROVENANCE_FILE))
-        for name in names:
-            _take(archive, f"projects/{pid}/{paths.SESSIONS_DIR}/{name}", os.path.join(sessions, name))
+        for kind, path in paths.durable_files(folder, at):
+            _take(archive, f"{at}/{os.path.relpath(path, folder).replace(os.sep, '/')}", path)
+            if kind == paths.MEMORY:
+                record = os.path.join(folder, paths.STATE_DIR, PROVENANCE)
+                _take(archive, f"{at}/{paths.STATE_DIR}/{PROVENANCE}", record)
 
 
 def _title(text: str | None) -> str | None:
@@ -293,8 +286,8 @@ def collect(project: paths.Project | None) -> Archive:
             ids = sorted(n for n in os.listdir(base) if os.path.isdir(os.path.join(base, n)))
         except FileNotFoundError:
             ids = []
-        _take(archive, f"global/{paths.MEMORY_FILE}", paths.global_memory_file())
-        _take(archive, f"global/{paths.PROVENANCE_FILE}", origins.record_file(paths.global_dir()))
+        for _, path in paths.durable_files(paths.global_dir(), paths.GLOBAL_DIR):
+            _take(archive, f"{paths.GLOBAL_DIR}/{os.path.basename(path)}", path)
     for pid in ids:
         try:
             identity.check_pinned_name(pid, "store")

@@ -195,29 +195,21 @@ class _Side:
         self.local: dict[str, str] = {}  # tree path: store path
         self.held: list[str] = []  # session files held back: a secret in the name (shown redacted)
         self._args = (patterns, base, blobs, cache)
-        try:
-            st = os.stat(copy.memory)
-        except OSError:
-            st = None
-        if st is not None:
-            self._add(f"{copy.prefix}/{paths.MEMORY_FILE}", copy.memory, st)
-        record = provenance.record_file(copy.dir)  # provenance: merged by union, never forked
-        if os.path.isfile(record):
-            self._add(f"{copy.prefix}/{paths.PROVENANCE_FILE}", record, os.stat(record))
-        if copy.key != mirror.GLOBAL:
+        for kind, path in paths.durable_files(copy.dir, copy.prefix):  # the store's one list of its files
             try:
-                entries = sorted(os.scandir(copy.sessions), key=lambda e: e.name)
+                st = os.stat(path)
             except OSError:
-                entries = []
-            for entry in entries:
-                if not mirror.is_session(entry.name) or not entry.is_file(follow_symlinks=False):
-                    continue
-                tree = f"{copy.prefix}/{paths.SESSIONS_DIR}/{mirror.tree_name(entry.name, machine)}"
-                hidden = scan.secret_name(tree, patterns)
-                if hidden is not None:  # not sent, and so neither removed elsewhere nor trashed here
-                    self.held.append(hidden)
-                    continue
-                self._add(tree, entry.path, entry.stat())
+                continue
+            name = os.path.basename(path)
+            if kind != paths.SESSION:
+                self._add(f"{copy.prefix}/{name}", path, st)
+                continue
+            tree = f"{copy.prefix}/{paths.SESSIONS_DIR}/{mirror.tree_name(name, machine)}"
+            hidden = scan.secret_name(tree, patterns)
+            if hidden is not None:  # not sent, and so neither removed elsewhere nor trashed here
+                self.held.append(hidden)
+                continue
+            self._add(tree, path, st)
 
     def _add(self, tree: str, path: str, st: os.stat_result) -> None:
         patterns, base, blobs, cache = self._args
