@@ -418,6 +418,7 @@ def test_a_full_disk_loses_nothing_and_the_next_sync_completes(
 ) -> None:
     import errno
 
+    from keeper.exchange import landing
     from keeper.sync import engine
 
     a, b, _ = machines
@@ -431,7 +432,8 @@ def test_a_full_disk_loses_nothing_and_the_next_sync_completes(
 
     with monkeypatch.context() as patched:
         patched.setattr(engine, "atomic_write", full)
-        patched.setattr(engine, "create_new", full)
+        patched.setattr(landing, "atomic_write", full)
+        patched.setattr(landing, "create_new", full)
         capsys.readouterr()
         assert b.sync() == 1
     err = capsys.readouterr().err

@@ -666,7 +666,7 @@ def test_a_push_killed_before_its_write_back_then_a_rollback_loses_no_other_mach
         pass
 
     b.save("--decision", "First from b")
-    with mock.patch.object(engine, "_write_file", side_effect=Killed), pytest.raises(Killed):
+    with mock.patch.object(engine.landing, "land", side_effect=Killed), pytest.raises(Killed):
         b.sync("--remote", str(remote))  # pushed, then killed before b's store took the merge
     git("--git-dir", str(remote), "update-ref", "refs/heads/main", before_c)
     b.save("--decision", "Then from b")  # b has something to push on top of the rolled-back remote

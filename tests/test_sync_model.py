@@ -35,6 +35,7 @@ from hypothesis.stateful import (
 )
 
 from keeper.cli import main
+from keeper.exchange import landing
 from keeper.store import removals
 from keeper.sync import engine
 from tests.syncstores import git
@@ -226,7 +227,8 @@ class SyncWorld(RuleBasedStateMachine):
 
         with (
             mock.patch.object(engine, "_push", stop(engine._push)),
-            mock.patch.object(engine, "_write_file", stop(engine._write_file)),
+            mock.patch.object(landing, "atomic_write", stop(landing.atomic_write)),
+            mock.patch.object(landing, "create_new", stop(landing.create_new)),
             mock.patch.object(removals, "write", stop(removals.write)),
         ):
             try:
@@ -274,16 +276,18 @@ class SyncWorld(RuleBasedStateMachine):
         assert held == {p.name for p in self._sessions(machine)}
         assert self._keeper(machine, "import", str(archive), "--project-dir", project) == 0
 
-    @rule(source=st.sampled_from(NAMES), into=st.sampled_from(NAMES))
-    def carry_an_archive(self, source: str, into: str) -> None:
+    @rule(source=st.sampled_from(NAMES), into=st.sampled_from(NAMES), by_key=st.booleans())
+    def carry_an_archive(self, source: str, into: str, by_key: bool) -> None:
         """The other road: one machine's project exported and imported into another's clone (its
-        path and id differ there), before or after any sync; what it carries lands there once."""
+        path and id differ there), before or after any sync; what it carries lands there once.
+        ``by_key``: imported without naming the clone, found by the repository the archive names."""
         folder = self._project_dir(source)
         if source == into or folder is None or not ((folder / "memory.md").exists() or self._sessions(source)):
             return
         archive = self.root / f"carried-{self._next()}.zip"
         assert self._keeper(source, "export", "--project-dir", str(self.projects[source]), "--out", str(archive)) == 0
-        assert self._keeper(into, "import", str(archive), "--project-dir", str(self.projects[into])) == 0
+        where = [] if by_key else ["--project-dir", str(self.projects[into])]
+        assert self._keeper(into, "import", str(archive), *where) == 0
 
     def _history(self) -> list[str]:
         found = subprocess.run(

@@ -103,8 +103,10 @@ def test_a_store_holding_twins_from_0_4_0_is_repaired_and_the_machines_converge_
     [own] = a.sessions()
     [received] = b.sessions()
     # what 0.4.0 left after an import and a sync met: b also holds a's session under its plain name,
-    # sent it back under b's suffix, and a received it
+    # sent it back under b's suffix, and a received it (0.5 recognises such a copy as it lands)
     (received.parent / own.name).write_bytes(received.read_bytes())
+    machine_b = json.loads((b.store / "sync.json").read_text())["machine"]
+    (own.parent / f"{own.stem}@{machine_b}.md").write_bytes(own.read_bytes())
     assert b.sync() == 0 and a.sync() == 0
     texts = {p.read_text(encoding="utf-8") for p in a.sessions()}
     assert len(a.sessions()) == 2 and len(b.sessions()) == 2 and len(texts) == 1
@@ -171,20 +173,19 @@ def test_a_first_sync_killed_while_its_files_land_makes_no_second_project_folder
 ) -> None:
     from unittest import mock
 
-    from keeper.sync import engine
+    from keeper.exchange import landing
 
     a, b, _ = machines
     _save_session(a, "a-one", "--decision", "Use FTS5", "--summary", "first on a")
     assert a.sync("--remote", str(remote)) == 0
-    real = engine._write_file
+    real = landing.create_new
 
-    def once(*args: object, **kwargs: object) -> object:
-        written = real(*args, **kwargs)  # type: ignore[arg-type]
-        if written:
-            raise _Killed
-        return written
+    def once(path: str, text: str, durable: bool = True) -> bool:
+        if real(path, text, durable):
+            raise _Killed  # killed once the first file landed
+        return False
 
-    with mock.patch.object(engine, "_write_file", once), pytest.raises(_Killed):
+    with mock.patch.object(landing, "create_new", once), pytest.raises(_Killed):
         b.sync("--remote", str(remote))  # b has never opened its clone: the memory lands in a folder of its own
     _save_session(b, "b-one", "--decision", "Use pytest")  # the clone's first save takes that folder over
     for m in (b, a, b, a):
@@ -192,3 +193,16 @@ def test_a_first_sync_killed_while_its_files_land_makes_no_second_project_folder
     for m in (a, b):
         _holds_once(m, ["Use FTS5", "Use pytest"])
     assert _session_texts(a) == _session_texts(b)
+
+
+def test_clearing_a_clone_whose_memory_a_sync_brought_clears_that_memory(machines: list[Machine], remote: Path) -> None:
+    a, b, _ = machines
+    _save_session(a, "a-one", "--decision", "Use FTS5", "--summary", "first on a")
+    assert a.sync("--remote", str(remote)) == 0
+    assert b.sync("--remote", str(remote)) == 0  # b has never opened its clone: the memory waits in a folder
+    assert len(b.sessions()) == 1
+    assert b.run("clear", "all", "--yes", "--project-dir", str(b.project)) == 0
+    assert b.sessions() == [] and b.memory() == ""
+    for m in (b, a):
+        assert m.sync() == 0
+    assert a.sessions() == [] and "Use FTS5" not in a.memory()

@@ -9,9 +9,8 @@ the trash are derived or local to a machine and stay out.
 Import trusts nothing in the archive. Only Keeper's own layout is read (anything else is named and
 skipped, never extracted by its name), every member is read in chunks against a size cap whatever
 its header claims, and the whole archive is read and checked before the first byte is written.
-Nothing is overwritten: session files are added (a session already here under any name is
-recognised; one of the same name with other bytes goes under ``-imported`` names) and memory.md
-files are merged by ``keeper.memory.merge.merge_file``, under the project lock.
+What it holds then lands through the one landing path sync uses too (``keeper.exchange.landing``):
+nothing is overwritten, a session already here under any name is recognised, memory.md is merged.
 """
 
 from __future__ import annotations
@@ -24,11 +23,9 @@ import stat
 from keeper import __version__
 from keeper.commands import common
 from keeper.errors import KeeperError
-from keeper.memory import document, merge
 from keeper.records import Record
-from keeper.store import identity, paths, removals, repo
-from keeper.store import provenance as origins
-from keeper.store.fsutil import atomic_write, create_new, project_lock, read_json, read_text
+from keeper.store import identity, paths, repo
+from keeper.store.fsutil import atomic_write, project_lock
 from keeper.text import count
 
 TYPE_CHECKING = False
@@ -36,6 +33,8 @@ if TYPE_CHECKING:
     import argparse
     import zipfile
     from typing import Any
+
+    from keeper.exchange.landing import Incoming, Landed
 
 MANIFEST = "keeper-export.json"
 FORMAT = 1  # the manifest's "format": an archive from a newer layout is refused, not misread
@@ -254,23 +253,17 @@ def _take(archive: Archive, member: str, path: str) -> None:
 
 
 def _take_project(archive: Archive, folder: str, pid: str) -> None:
-    """Add one project's files, read under its lock: a save writes memory.md and memory.json together."""
+    """Add one project's files (``paths.durable_files``) and the record of which memory.md lines are
+    Keeper's, read under its lock: a save writes memory.md and memory.json together."""
     if not os.path.isdir(folder):
         return
-    sessions = os.path.join(folder, paths.SESSIONS_DIR)
-    try:
-        names = sorted(
-            n for n in os.listdir(sessions) if paths.kind(f"projects/{pid}/{paths.SESSIONS_DIR}/{n}") == paths.DURABLE
-        )
-    except OSError:
-        names = []
+    at = f"{paths.PROJECTS_DIR}/{pid}"
     with project_lock(os.path.join(folder, paths.LOCK_FILE)):
-        _take(archive, f"projects/{pid}/{paths.MEMORY_FILE}", os.path.join(folder, paths.MEMORY_FILE))
-        provenance = os.path.join(folder, paths.STATE_DIR, PROVENANCE)
-        _take(archive, f"projects/{pid}/{paths.STATE_DIR}/{PROVENANCE}", provenance)
-        _take(archive, f"projects/{pid}/{paths.PROVENANCE_FILE}", os.path.join(folder, paths.PROVENANCE_FILE))
-        for name in names:
-            _take(archive, f"projects/{pid}/{paths.SESSIONS_DIR}/{name}", os.path.join(sessions, name))
+        for kind, path in paths.durable_files(folder, at):
+            _take(archive, f"{at}/{os.path.relpath(path, folder).replace(os.sep, '/')}", path)
+            if kind == paths.MEMORY:
+                record = os.path.join(folder, paths.STATE_DIR, PROVENANCE)
+                _take(archive, f"{at}/{paths.STATE_DIR}/{PROVENANCE}", record)
 
 
 def _title(text: str | None) -> str | None:
@@ -293,8 +286,8 @@ def collect(project: paths.Project | None) -> Archive:
             ids = sorted(n for n in os.listdir(base) if os.path.isdir(os.path.join(base, n)))
         except FileNotFoundError:
             ids = []
-        _take(archive, f"global/{paths.MEMORY_FILE}", paths.global_memory_file())
-        _take(archive, f"global/{paths.PROVENANCE_FILE}", origins.record_file(paths.global_dir()))
+        for _, path in paths.durable_files(paths.global_dir(), paths.GLOBAL_DIR):
+            _take(archive, f"{paths.GLOBAL_DIR}/{os.path.basename(path)}", path)
     for pid in ids:
         try:
             identity.check_pinned_name(pid, "store")
@@ -483,144 +476,30 @@ def read_archive(path: str) -> Archive:
         raise KeeperError(f"{path} is not a zip archive Keeper can read ({exc}); nothing was imported.") from None
 
 
-class Result:
+def _incoming(files: ProjectFiles, folder: paths.Project) -> Incoming:
+    """An archive's files for one folder as they land (``exchange.landing``): redacted exactly as a
+    save into that folder is, so what it carries reaches memory and Claude's context only as a save
+    would have written it."""
+    from keeper.exchange.landing import Incoming, patterns
+
+    owned = json.loads(files.provenance) if files.memory is not None and files.provenance is not None else None
+    return Incoming.arrived(patterns(folder), files.memory, files.sessions, files.origins, owned)
+
+
+def as_dict(landed: Landed) -> dict[str, Any]:
     """What importing one project (or the global memory) did, or would do with ``--dry-run``."""
-
-    def __init__(self, pid: str, folder: str) -> None:
-        self.id, self.dir = pid, folder
-        self.memory = ""  # created, merged, unchanged; "" when the archive has no memory.md
-        self.merge: merge.FileMergeReport | None = None
-        self.added: list[str] = []
-        self.identical: list[str] = []
-        self.renamed: list[tuple[str, str]] = []
-        self.writes: list[tuple[str, str, bool]] = []  # (path, text, whether it must be new)
-
-    def as_dict(self) -> dict[str, Any]:
-        merge = self.merge
-        return {
-            "id": self.id,
-            "dir": self.dir,
-            "memory": self.memory or None,
-            "memory_added": merge.added if merge else {},
-            "memory_new_sections": merge.new_sections if merge else [],
-            "memory_state_replaced": bool(merge and merge.state_replaced),
-            "sessions_added": self.added,
-            "sessions_identical": self.identical,
-            "sessions_renamed": [{"from": a, "to": b} for a, b in self.renamed],
-        }
-
-
-def _session_plan(files: ProjectFiles, project: paths.Project, result: Result) -> None:
-    """A session the project already holds, under any name (``exchange.sessions``: one a sync
-    brought with its machine's suffix, or this machine's own that went out and came back), is
-    skipped; a new name is added; other text under a name taken goes in as ``<name>-imported.md``,
-    ``-imported-2.md`` … so neither copy is lost."""
-    from keeper.exchange.sessions import Known
-
-    known = Known.in_folder(project.sessions)
-    taken: dict[str, bytes] = {}
-    for name, text in sorted(files.sessions.items()):
-        if known.copy_of(text) is not None:
-            result.identical.append(name)
-            continue
-        known.add(name, text)
-        data = text.encode("utf-8")
-        stem = name[: -len(".md")]
-        tries = 0
-        while True:
-            candidate = name if tries == 0 else f"{stem}-imported{'' if tries == 1 else f'-{tries}'}.md"
-            path = os.path.join(project.sessions, candidate)
-            try:
-                with open(path, "rb") as fh:
-                    current: bytes | None = fh.read()
-            except FileNotFoundError:
-                current = taken.get(candidate)
-            if current == data:
-                result.identical.append(name)
-                break
-            if current is None:
-                taken[candidate] = data
-                result.writes.append((path, text, True))
-                if tries:
-                    result.renamed.append((name, candidate))
-                else:
-                    result.added.append(name)
-                break
-            tries += 1
-
-
-def _patterns(project: paths.Project) -> list[str]:
-    """The redaction patterns a save into ``project`` uses: the global and the project's own."""
-    from keeper.store import config, resolve
-
-    root = project.root or resolve.recorded_root(project.dir)
-    if project.id == "global" and not project.root:
-        root = ""
-    return config.load(root if root and os.path.isdir(root) else None).redact_patterns
-
-
-def _redacted(files: ProjectFiles, patterns: list[str]) -> ProjectFiles:
-    """The archive's text redacted exactly as a save is: what it carries reaches memory and
-    Claude's context only as a save would have written it."""
-    from keeper import redact
-
-    clean = ProjectFiles()
-    clean.memory = redact.redact(files.memory, patterns) if files.memory is not None else None
-    clean.sessions = {name: redact.redact(text, patterns) for name, text in files.sessions.items()}
-    clean.origins = redact.redact(files.origins, patterns) if files.origins is not None else None
-    if files.provenance is not None:
-        value = json.loads(files.provenance)
-        clean.provenance = json.dumps(redact.redact_values(value, patterns), ensure_ascii=False, sort_keys=True)
-    return clean
-
-
-def plan(files: ProjectFiles, project: paths.Project) -> Result:
-    """What importing ``files`` into ``project`` writes, read from the store as it is now.
-
-    The archive is redacted first, with the project's own ``redact_patterns``; items the project
-    retired or resolved (``state/removed.json``) or whose removal arrived by sync
-    (``state/removals.json``) are not brought back.
-    """
-    from keeper.capture import saving
-
-    result = Result(project.id, project.dir)
-    files = _redacted(files, _patterns(project))
-    provenance_file = os.path.join(project.state, PROVENANCE)
-    if files.memory is not None:
-        current = read_text(project.memory)
-        if current is None:
-            result.memory = "created"
-            result.writes.append((project.memory, files.memory, True))
-            if files.provenance is not None:
-                result.writes.append((provenance_file, files.provenance, False))
-        else:
-            theirs = document.OwnedLines.parse(json.loads(files.provenance) if files.provenance is not None else {})
-            mine = document.OwnedLines.parse(read_json(provenance_file))
-            # retired or resolved here (removed.json) or on another machine (removals.json, by sync)
-            retired = saving.read_removed(saving.removed_file(project.dir))
-            removed = removals.items_gone(removals.read(project.dir), retired)
-            merged, provenance, result.merge = merge.merge_file(current, mine, files.memory, theirs, removed)
-            result.memory = "unchanged" if merged == current else "merged"
-            if merged != current:
-                result.writes.append((project.memory, merged, False))
-            if provenance != mine:
-                result.writes.append((provenance_file, provenance.dump(), False))
-    if files.origins is not None:  # where each item came from: the union of both records
-        result.writes.append((project.provenance, origins.merge(read_text(project.provenance), files.origins), False))
-    _session_plan(files, project, result)
-    return result
-
-
-def apply(files: ProjectFiles, project: paths.Project) -> Result:
-    """Import ``files`` into ``project`` under its lock: planned and written while no save can interleave."""
-    with project_lock(project.lock):
-        result = plan(files, project)
-        for path, text, new in result.writes:
-            if not new:
-                atomic_write(path, text)
-            elif not create_new(path, text):
-                raise KeeperError(f"{path} appeared while importing (another program wrote it); run import again.")
-    return result
+    merge = landed.merge
+    return {
+        "id": landed.id,
+        "dir": landed.dir,
+        "memory": landed.memory or None,
+        "memory_added": merge.added if merge else {},
+        "memory_new_sections": merge.new_sections if merge else [],
+        "memory_state_replaced": bool(merge and merge.state_replaced),
+        "sessions_added": landed.added,
+        "sessions_identical": landed.identical,
+        "sessions_renamed": [{"from": a, "to": b} for a, b in landed.renamed],
+    }
 
 
 def targets(archive: Archive, only: str | None, into: paths.Project | None) -> list[tuple[ProjectFiles, paths.Project]]:
@@ -668,7 +547,7 @@ def _folders_by_key() -> dict[str, paths.Project]:
     return found
 
 
-def _note_repositories(archive: Archive, results: list[Result]) -> None:
+def _note_repositories(archive: Archive, results: list[Landed]) -> None:
     """A project of a shared repository that landed in a folder of its own (no project here is that
     repository yet) records its key, as a sync would: sync then keeps it as that repository's memory,
     and the clone's first session here takes it over (``sync.mirror.adopt``), one folder in all."""
@@ -684,7 +563,11 @@ def _note_repositories(archive: Archive, results: list[Result]) -> None:
 def import_archive(path: str, only: str | None, into: paths.Project | None, dry_run: bool) -> dict[str, Any]:
     """Import an archive (or say what importing it would do); return the report."""
     archive = read_archive(path)
-    results = [(plan if dry_run else apply)(files, project) for files, project in targets(archive, only, into)]
+    from keeper.exchange.landing import land
+
+    results = [
+        land(folder, _incoming(files, folder), dry_run=dry_run) for files, folder in targets(archive, only, into)
+    ]
     if into is not None and not dry_run:  # the folder is this clone's project: sync finds its repository by it
         from keeper.store import resolve
 
@@ -695,7 +578,7 @@ def import_archive(path: str, only: str | None, into: paths.Project | None, dry_
         "archive": os.path.abspath(path),
         "dry_run": dry_run,
         "made_by": archive.manifest.keeper,
-        "projects": [r.as_dict() for r in results],
+        "projects": [as_dict(r) for r in results],
         "refused": [{"name": n, "reason": r} for n, r in archive.refused],
     }
 

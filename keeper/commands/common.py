@@ -68,6 +68,9 @@ def stored_project(args: argparse.Namespace) -> tuple[Project, Config]:
     """
     if args.project is None:
         at = resolve_args(args)
+        from keeper.sync import mirror
+
+        mirror.adopt(at.project)  # a clone whose memory a sync brought: that memory is this project's
         return at.project, at.cfg
     from keeper.errors import KeeperError
     from keeper.store import config, projects

@@ -16,14 +16,17 @@ from keeper.store.fsutil import read_text
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
-    from collections.abc import Iterable
+    from collections.abc import Collection, Iterable
 
 
 class Known:
-    """Session files by text, ``(name, text)`` pairs, the first name of a text kept."""
+    """Session files by text, ``(name, text)`` pairs, the first name of a text kept; a folder's files
+    are read only when a text of their size is asked after (``in_folder``)."""
 
     def __init__(self, files: Iterable[tuple[str, str]] = ()) -> None:
         self._names: dict[str, str] = {}
+        self._unread: dict[int, list[str]] = {}  # size in bytes -> files of a folder not read yet
+        self._folder = ""
         for name, text in files:
             self.add(name, text)
 
@@ -32,18 +35,30 @@ class Known:
 
     def copy_of(self, text: str) -> str | None:
         """The name of a file here holding exactly ``text``, if there is one."""
+        if self._unread:
+            size = len(text.encode("utf-8", "surrogateescape"))
+            for name in self._unread.pop(size, ()):
+                found = read_text(os.path.join(self._folder, name), exact=True)
+                if found is not None:
+                    self.add(name, found)
         return self._names.get(text)
 
     @classmethod
-    def in_folder(cls, sessions: str) -> Known:
-        """The session files of a ``sessions`` folder, read whole."""
-        try:
-            names = sorted(n for n in os.listdir(sessions) if paths.safe_session_name(n))
-        except OSError:
-            names = []
+    def in_folder(cls, sessions: str, leaving: Collection[str] = ()) -> Known:
+        """The session files of a ``sessions`` folder but those ``leaving`` it (being replaced): a stat
+        each, and a file read only when a text of its size is looked for (a folder of 10,000
+        sessions gets one new one)."""
         known = cls()
-        for name in names:
-            text = read_text(os.path.join(sessions, name), exact=True)
-            if text is not None:
-                known.add(name, text)
+        known._folder = sessions
+        try:
+            entries = sorted(os.scandir(sessions), key=lambda e: e.name)
+        except OSError:
+            entries = []
+        for entry in entries:
+            if (
+                entry.name not in leaving
+                and paths.safe_session_name(entry.name)
+                and entry.is_file(follow_symlinks=False)
+            ):
+                known._unread.setdefault(entry.stat().st_size, []).append(entry.name)
         return known

@@ -192,6 +192,28 @@ def file_kind(relpath: str) -> str | None:
     return None
 
 
+def durable_files(folder: str, at: str) -> list[tuple[str, str]]:
+    """The durable files one memory folder holds, ``(file_kind, path)``: its memory.md, its
+    provenance record, then its session files by name; ``at`` is the folder as ``file_kind`` reads
+    it (``global``, ``projects/<id>``, or a sync repository's ``projects/<key>``). What export,
+    sync and the hub carry, listed in one place."""
+    found: list[tuple[str, str]] = []
+    for name in (MEMORY_FILE, PROVENANCE_FILE):
+        path = os.path.join(folder, name)
+        kind = file_kind(f"{at}/{name}")
+        if kind is not None and os.path.isfile(path):
+            found.append((kind, path))
+    try:
+        entries = sorted(os.scandir(os.path.join(folder, SESSIONS_DIR)), key=lambda e: e.name)
+    except OSError:
+        entries = []
+    for entry in entries:
+        kind = file_kind(f"{at}/{SESSIONS_DIR}/{entry.name}")
+        if kind is not None and entry.is_file(follow_symlinks=False):
+            found.append((kind, entry.path))
+    return found
+
+
 def kind(relpath: str) -> str:
     """``DURABLE``, ``LOCAL`` or ``DERIVED`` for a path relative to the store's root (``/`` or ``\\``).
 

@@ -114,12 +114,10 @@ def info(project_id: str) -> Info:
                 st = os.stat(path)
             except OSError:
                 continue
-            if (
-                paths.kind(os.path.join(paths.PROJECTS_DIR, project_id, os.path.relpath(path, project.dir)))
-                == paths.DURABLE
-            ):
+            relpath = os.path.join(paths.PROJECTS_DIR, project_id, os.path.relpath(path, project.dir))
+            if paths.kind(relpath) == paths.DURABLE:
                 found.bytes += st.st_size  # what the memory is: the index, counters and caches are not
-            if folder == project.sessions and name.endswith(".md"):
+            if paths.file_kind(relpath.replace(os.sep, "/")) == paths.SESSION:
                 found.session_files.append(path)
                 newest.append(st.st_mtime)
             elif path == project.memory:

@@ -181,6 +181,11 @@ class Removed(records.Record):
         return json.dumps({"keys": self.keys}, ensure_ascii=False)
 
 
+def retired(folder: str) -> dict[str, str]:
+    """What this machine retired or resolved in a memory folder (``Removed``): key -> the day."""
+    return Removed.parse(read_json(os.path.join(folder, paths.STATE_DIR, paths.REMOVED))).keys
+
+
 def path_of(folder: str) -> str:
     return os.path.join(folder, paths.STATE_DIR, paths.REMOVALS)
 

@@ -13,8 +13,9 @@ work tree to leave dirty or half-merged) is derived. A run, under the sync lock:
    history of its own is merged as unrelated history), scans what would leave the machine for a
    secret and refuses the push naming the file and line, and pushes; a rejected push (another
    machine was faster) starts again from the fetch, a few times at most;
-4. writes the result back into the store, each file atomically under its project's lock, merged
-   once more with what the file holds now, so a save made during the sync and a local line that
+4. lands the result in the store through the one landing path (``keeper.exchange.landing``, as
+   ``keeper import`` does), each copy's folder under its lock, merged once more with what each file
+   holds now against what this copy sent, so a save made during the sync and a local line that
    redaction changed both stay as they are; then records the commit as each copy's base.
 
 A run killed at any point leaves the store whole and the next run completes: until step 4
@@ -28,11 +29,12 @@ import time
 
 from keeper import redact
 from keeper.errors import KeeperError
+from keeper.exchange import landing
 from keeper.markdown import Document
-from keeper.memory.merge import drop_items, item_keys, merge3
-from keeper.store import config, paths, projects, provenance, removals
-from keeper.store.fsutil import atomic_write, create_new, ensure_dir, project_lock, read_json, read_text
-from keeper.sync import git, kinds, mirror, owned, remote, scan
+from keeper.memory.merge import drop_items, item_keys
+from keeper.store import paths, projects, provenance, removals
+from keeper.store.fsutil import atomic_write, ensure_dir, project_lock, read_json, read_text
+from keeper.sync import git, kinds, mirror, remote, scan
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
@@ -193,29 +195,21 @@ class _Side:
         self.local: dict[str, str] = {}  # tree path: store path
         self.held: list[str] = []  # session files held back: a secret in the name (shown redacted)
         self._args = (patterns, base, blobs, cache)
-        try:
-            st = os.stat(copy.memory)
-        except OSError:
-            st = None
-        if st is not None:
-            self._add(f"{copy.prefix}/{paths.MEMORY_FILE}", copy.memory, st)
-        record = provenance.record_file(copy.dir)  # provenance: merged by union, never forked
-        if os.path.isfile(record):
-            self._add(f"{copy.prefix}/{paths.PROVENANCE_FILE}", record, os.stat(record))
-        if copy.key != mirror.GLOBAL:
+        for kind, path in paths.durable_files(copy.dir, copy.prefix):  # the store's one list of its files
             try:
-                entries = sorted(os.scandir(copy.sessions), key=lambda e: e.name)
+                st = os.stat(path)
             except OSError:
-                entries = []
-            for entry in entries:
-                if not mirror.is_session(entry.name) or not entry.is_file(follow_symlinks=False):
-                    continue
-                tree = f"{copy.prefix}/{paths.SESSIONS_DIR}/{mirror.tree_name(entry.name, machine)}"
-                hidden = scan.secret_name(tree, patterns)
-                if hidden is not None:  # not sent, and so neither removed elsewhere nor trashed here
-                    self.held.append(hidden)
-                    continue
-                self._add(tree, entry.path, entry.stat())
+                continue
+            name = os.path.basename(path)
+            if kind != paths.SESSION:
+                self._add(f"{copy.prefix}/{name}", path, st)
+                continue
+            tree = f"{copy.prefix}/{paths.SESSIONS_DIR}/{mirror.tree_name(name, machine)}"
+            hidden = scan.secret_name(tree, patterns)
+            if hidden is not None:  # not sent, and so neither removed elsewhere nor trashed here
+                self.held.append(hidden)
+                continue
+            self._add(tree, path, st)
 
     def _add(self, tree: str, path: str, st: os.stat_result) -> None:
         patterns, base, blobs, cache = self._args
@@ -246,11 +240,6 @@ def _save_cache(cache: dict[str, Any]) -> None:
         atomic_write(_cache_file(), jsonio.dumps(cache))
     except OSError:
         pass  # an optimisation: the next sync reads the files again
-
-
-def _patterns(copy: mirror.Copy) -> list[str]:
-    root = copy.project.root if copy.project is not None and os.path.isdir(copy.project.root) else None
-    return list(config.load(root).redact_patterns)
 
 
 def _recorded(repo: git.Repo, copy: mirror.Copy, data: dict[str, Any]) -> str | None:
@@ -330,7 +319,7 @@ def _apply_removals(part: _Part, theirs: dict[str, bytes], merged: dict[str, byt
                 record.sessions[name] = (stamp, True)  # deleted or cleared here since the last sync
     memory = f"{prefix}/{paths.MEMORY_FILE}"
     ours, mine = part.side.files.get(memory), part.mine.get(memory)
-    for key, day in _retired_here(part.side.copy.dir).items():
+    for key, day in removals.retired(part.side.copy.dir).items():
         entry = record.items.get(key)
         if entry is None or (not entry[1] and entry[0][:10] < day):
             record.items[key] = (stamp, True)
@@ -353,13 +342,6 @@ def _apply_removals(part: _Part, theirs: dict[str, bytes], merged: dict[str, byt
     part.record = record
     if record != removals.empty() or at in merged:
         merged[at] = removals.dumps(record)
-
-
-def _retired_here(folder: str) -> dict[str, str]:
-    """The items this machine retired or resolved (``state/removed.json``): key -> the day."""
-    from keeper.capture.saving import read_removed, removed_file
-
-    return read_removed(removed_file(folder))
 
 
 def _fetch(repo: git.Repo, url: str) -> str | None:
@@ -605,7 +587,7 @@ def _prepare(
     patterns: dict[str, list[str]] = {}
     parts = []
     for copy, recorded, mine, base_ids in plans:
-        found = patterns.setdefault(copy.prefix, _patterns(copy))
+        found = patterns.setdefault(copy.prefix, landing.patterns(_folder(copy)))
         side = _Side(copy, machine, found, mine, blobs, cache)
         mine_files = {p: blobs[b] for p, b in mine.items() if b in blobs}
         _recognise(side, mine_files, theirs)
@@ -715,9 +697,9 @@ def _write_back(
     patterns: dict[str, list[str]],
     result: Result,
 ) -> None:
-    """Bring each store folder to the merged state, merging with what each file holds now (what
-    arrives read as an archive is: safe names, bounded, redacted); move what the merge removed to
-    this machine's trash; record the commit as each copy's base."""
+    """Land the merged state in each store folder (``exchange.landing``: read as an archive is,
+    merged once more with what each file holds now, against what this copy sent); record the
+    commit as each copy's base."""
     from keeper import jsonio
 
     claimed = {part.side.copy.prefix for part in parts}
@@ -727,38 +709,34 @@ def _write_back(
         empty = _Side.__new__(_Side)
         empty.copy, empty.files, empty.local = copy, {}, {}
         parts.append(_Part(empty, None, {}, None))
-        part = parts[-1]
-        part.record = removals.loads(merged.get(_record_path(copy.prefix)))
+        parts[-1].record = removals.loads(merged.get(_record_path(copy.prefix)))
     cache = read_json(_cache_file())
     for part in parts:
-        side, copy = part.side, part.side.copy
-        rules = patterns.get(copy.prefix) or list(config.load(None).redact_patterns)
-        lock = os.path.join(copy.dir, paths.LOCK_FILE) if copy.key != mirror.GLOBAL else os.path.join(copy.dir, ".lock")
-        mine = {p: d for p, d in merged.items() if p.startswith(copy.prefix + "/") and kinds.acceptable(p, d)}
-        incoming = "\n\n".join(kinds.text_of(d) or "" for p, d in mine.items() if side.files.get(p) != d)
-        part.said = owned.stated(
-            kinds.text_of(d) or "" for p, d in mine.items() if side.files.get(p) != d and kinds.kind(p) == "session"
-        )
-        scrub = rules if redact.redact(incoming, rules) != incoming else None  # one scan, not one a file
-        with project_lock(lock):
-            if copy.record and not os.path.exists(copy.record):
-                # the key before the files: a run killed while they land leaves this repository's
-                # memory, which the clone's first session takes over, not a project of this machine's own
+        copy = part.side.copy
+        folder = _folder(copy)
+        incoming, base, trees = _arriving(part, merged, machine, patterns.get(copy.prefix) or landing.patterns(folder))
+        if copy.record and not os.path.exists(copy.record):
+            # the key before the files: a run killed while they land leaves this repository's
+            # memory, which the clone's first session takes over, not a project of this machine's own
+            with project_lock(folder.lock):
                 atomic_write(copy.record, projects.SyncRecord(copy.key).dump())
-            for path, content in sorted(mine.items()):
-                written = _write_file(part, path, content, machine, scrub, cache)
-                if written:
-                    result.received.append(os.path.relpath(written, paths.data_root()))
-            part.trash = [side.local[p] for p in side.files if p not in merged and os.path.exists(side.local[p])]
-            if part.record != removals.read(copy.dir):
-                removals.write(copy.dir, part.record)
-            if copy.record and not part.held:
+
+        def record_commit(copy: mirror.Copy = copy, held: bool = part.held) -> None:
+            if copy.record and not held:
                 record = read_json(copy.record)
                 record.update({"key": copy.key, "commit": commit})
                 atomic_write(copy.record, jsonio.dumps(record))
-        if part.trash:
-            _to_trash(copy, part.trash)
-            result.removed += [os.path.relpath(p, paths.data_root()) for p in part.trash]
+
+        landed = landing.land(folder, incoming, base, then=record_commit)
+        for path, text in landed.written:
+            result.received.append(os.path.relpath(path, paths.data_root()))
+            if text.encode("utf-8", "surrogateescape") == merged.get(trees.get(path, "")):
+                try:
+                    st = os.stat(path)
+                    cache[path] = [st.st_mtime_ns, st.st_size, _blob_id(merged[trees[path]])]
+                except OSError:
+                    pass
+        result.removed += [os.path.relpath(p, paths.data_root()) for p in landed.trashed]
     data = read_json(paths.sync_file())
     if data.get("remote") and not any(p.held and not p.side.copy.record for p in parts):
         data["global_commit"] = commit
@@ -766,61 +744,39 @@ def _write_back(
     _save_cache(cache)
 
 
-def _write_file(
-    part: _Part, path: str, content: bytes, machine: str, rules: list[str] | None, cache: dict[str, Any]
-) -> str | None:
-    """Write one merged file into the store (under the copy's lock), redacted with ``rules`` (None:
-    known to hold nothing to redact); the store path, if it changed."""
+def _folder(copy: mirror.Copy) -> paths.Project:
+    """The store folder a copy lands in."""
+    if copy.project is not None:
+        return copy.project
+    return paths.Project("", landing.GLOBAL if copy.key == mirror.GLOBAL else os.path.basename(copy.dir), copy.dir)
+
+
+def _arriving(
+    part: _Part, merged: dict[str, bytes], machine: str, rules: list[str]
+) -> tuple[landing.Incoming, landing.Incoming, dict[str, str]]:
+    """What lands in a copy's folder: the merged files that differ from what it sent (each file
+    under its name here: a session file as this copy holds it, else without this machine's
+    suffix), what it sent of them (the base), and each store path's tree path."""
     side, copy = part.side, part.side.copy
-    exported = side.files.get(path)
-    if exported == content:
-        return None
-    target = side.local.get(path) or _store_path(copy, path, machine)
-    if target is None:
-        return None
-    current = read_text(target, exact=True)
-    new = content.decode("utf-8", "surrogateescape")
-    new = redact.redact(new, rules) if rules is not None else new
-    if current is not None and exported is not None and kinds.is_memory(path):
-        if not _has_sections(current) and _has_sections(kinds.text_of(exported) or ""):
-            return None  # held out of this sync (``_hold_unreadable``): the person's to fix, not merged into
-        new = merge3(exported.decode("utf-8", "surrogateescape"), current, new)
-    new = provenance.merge(current, new) if provenance.is_record(path) else new
-    if current == new:
-        return None
-    if current is None:
-        if not create_new(target, new, durable=kinds.is_memory(path)):
-            return None
-    else:
-        atomic_write(target, new)
-    if new.encode("utf-8", "surrogateescape") == content:
-        try:
-            st = os.stat(target)
-            cache[target] = [st.st_mtime_ns, st.st_size, _blob_id(content)]
-        except OSError:
-            pass
-    if kinds.is_memory(path) and copy.key != mirror.GLOBAL:
-        owned.take_over(os.path.join(copy.dir, paths.STATE_DIR, paths.OWNED_LINES), current, new, part.said)
-    return target
-
-
-def _store_path(copy: mirror.Copy, tree_path: str, machine: str) -> str | None:
-    rest = tree_path[len(copy.prefix) + 1 :]
-    if rest in (paths.MEMORY_FILE, paths.PROVENANCE_FILE):
-        return os.path.join(copy.dir, rest)
-    folder, _, name = rest.partition("/")
-    if folder == paths.SESSIONS_DIR and mirror.is_session(name):
-        return os.path.join(copy.sessions, mirror.store_name(name, machine))
-    return None
-
-
-def _to_trash(copy: mirror.Copy, files: list[str]) -> None:
-    """What a recorded removal took away here (another machine retired, deleted or cleared it):
-    moved to this machine's trash, restorable with ``keeper restore``, never destroyed."""
-    from keeper.store import trash
-
-    project = copy.project or paths.Project(copy.dir, os.path.basename(copy.dir), copy.dir)
-    try:
-        trash.move_to_trash(project, files, "removed on another machine (keeper sync)")
-    except OSError:
-        pass  # the files stay where they are; the next sync moves them
+    texts: dict[str, str] = {}
+    sent: dict[str, str] = {}
+    trees: dict[str, str] = {}
+    for path, data in sorted(merged.items()):
+        if not path.startswith(copy.prefix + "/") or side.files.get(path) == data or not kinds.acceptable(path, data):
+            continue
+        kind = kinds.kind(path)
+        if kind == paths.SESSION:
+            local = side.local.get(path)
+            here = os.path.basename(local) if local else mirror.store_name(path.rsplit("/", 1)[-1], machine)
+            trees[os.path.join(copy.sessions, here)] = path
+        else:
+            here = kind
+            trees[copy.memory if kind == paths.MEMORY else provenance.record_file(copy.dir)] = path
+        texts[here] = data.decode("utf-8", "surrogateescape")
+        if path in side.files:
+            sent[here] = side.files[path].decode("utf-8", "surrogateescape")
+    memory, origins = texts.pop(paths.MEMORY, None), texts.pop(paths.PROVENANCE, None)
+    gone = [os.path.relpath(side.local[p], copy.dir).replace(os.sep, "/") for p in side.files if p not in merged]
+    incoming = landing.Incoming.arrived(rules, memory, texts, origins, record=part.record, gone=gone)
+    base = landing.Incoming(sent.pop(paths.MEMORY, None), sent)
+    return incoming, base, trees

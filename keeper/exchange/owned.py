@@ -1,13 +1,14 @@
-"""The owned-lines record a sync keeps: which lines of a memory.md that came from another machine
+"""The owned-lines record of arriving memory: which lines of a memory.md that came from another machine
 are Keeper's (``state/memory.json``, ``paths.OWNED_LINES``), so saves here treat them as their own."""
 
 from __future__ import annotations
 
-from keeper.store.fsutil import atomic_write, read_json
-
 TYPE_CHECKING = False
 if TYPE_CHECKING:
     from collections.abc import Collection, Iterable
+
+    from keeper.markdown import Document
+    from keeper.memory.document import OwnedLines
 
 STATED = "- State: "  # how a session file lists each Current State line a save wrote (sessions.render_save)
 
@@ -36,31 +37,33 @@ def _block_end(lines: list[str], start: int, said: Collection[str]) -> int:
     return at
 
 
-def take_over(path: str, before: str | None, after: str, said: Collection[str] = ()) -> None:
-    """Keeper's lines that came from another machine stay Keeper's here (``state/memory.json``), so
-    the next save here replaces that Current State and rolls those Recent Context lines out, as it
-    would have done with its own. ``said``: the Current State lines the incoming saves wrote (see
-    ``stated``), which tell Keeper's lines from a person's right after them."""
-    from keeper.markdown import Document, bare
+def take_over(record: object, was: Document | None, now: Document, said: Collection[str] = ()) -> OwnedLines | None:
+    """The owned-lines record (``record``, as read from ``state/memory.json``) once memory.md went
+    from ``was`` to ``now`` by what arrived, or None when it stays as it is: Keeper's lines that came
+    from another machine stay Keeper's here, so the next save here replaces that Current State and
+    rolls those Recent Context lines out, as it would have done with its own. ``said``: the Current
+    State lines the incoming saves wrote (see ``stated``), which tell Keeper's lines from a
+    person's right after them. The two documents are the caller's, parsed once."""
+    from keeper.markdown import bare
     from keeper.memory.document import LAST_UPDATED, SECTIONS, OwnedLines, RecentLine
 
-    owned = OwnedLines.parse(read_json(path))
+    owned = OwnedLines.parse(record)
     changed = False
-    now, was = Document.parse(after), Document.parse(before or "")  # each parsed once
     state = now.find(SECTIONS["state"][1])
-    old_state = was.find(SECTIONS["state"][1])
+    old_state = was.find(SECTIONS["state"][1]) if was is not None else None
     lines = [bare(line) for line in state.lines] if state is not None else []
     old_lines = [bare(line) for line in old_state.lines] if old_state is not None else []
     start = next((i for i, line in enumerate(lines) if line.startswith(f"- {LAST_UPDATED}")), None)
     if start is not None and lines[start] not in old_lines:  # another machine's newer Current State
         owned.state, changed = lines[start : _block_end(lines, start, said)], True
     recent = now.find(SECTIONS["recent"][1])
-    old_recent = was.find(SECTIONS["recent"][1])
+    old_recent = was.find(SECTIONS["recent"][1]) if was is not None else None
     had = {bare(line) for line in old_recent.lines} if old_recent is not None else set()
     for line in [bare(x) for x in recent.lines] if recent is not None else []:
         if line not in had and len(line) > 13 and line[2:6].isdigit() and line[12:14] == ": ":
             owned.recent.append(RecentLine("sync", line))
             changed = True
-    if changed:
-        owned.recent.sort(key=lambda r: r.line[2:12], reverse=True)
-        atomic_write(path, owned.dump())
+    if not changed:
+        return None
+    owned.recent.sort(key=lambda r: r.line[2:12], reverse=True)
+    return owned

@@ -1,0 +1,80 @@
+"""The one landing path (``keeper.exchange.landing``): what arrives by any road lands once, and what
+this folder holds that the arrival did not know of is kept."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from keeper.exchange.landing import Incoming, land
+from keeper.store import paths
+
+SECRET = "ghp_" + "A1b2C3d4E5f6G7h8I9j0K1l2M3n4O5p6Q7r8"
+MEMORY = "# Project Memory: api\n\n## Core Decisions\n- Use FTS5 (2026-11-01)\n"
+
+
+def _folder(tmp_path: Path) -> paths.Project:
+    folder = tmp_path / "store" / "projects" / "api-1"
+    (folder / paths.SESSIONS_DIR).mkdir(parents=True)
+    return paths.Project("", "api-1", str(folder))
+
+
+def test_what_arrives_is_bounded_and_redacted_once_as_it_is_made() -> None:
+    arrived = Incoming.arrived(
+        [],
+        MEMORY + f"- token {SECRET}\n",
+        {"2026-11-01_0930.md": f"key {SECRET}\n", ".hidden.md": "x", "../up.md": "x"},
+    )
+    assert SECRET not in (arrived.memory or "") and SECRET not in arrived.sessions["2026-11-01_0930.md"]
+    assert sorted(n for n, _ in arrived.refused) == ["../up.md", ".hidden.md"]
+    assert list(arrived.sessions) == ["2026-11-01_0930.md"]
+
+
+def test_a_session_changed_here_while_its_other_text_arrives_is_kept_beside_it(tmp_path: Path) -> None:
+    folder = _folder(tmp_path)
+    here = Path(folder.sessions) / "2026-11-01_0930.md"
+    here.write_text("sent\nand a line added here since\n", encoding="utf-8")
+    sent = Incoming(None, {here.name: "sent\n"})
+    landed = land(folder, Incoming.arrived([], None, {here.name: "sent\nand the other side's line\n"}), sent)
+    assert here.read_text(encoding="utf-8") == "sent\nand a line added here since\n"
+    assert landed.renamed == [(here.name, "2026-11-01_0930-imported.md")]
+    other = Path(folder.sessions) / "2026-11-01_0930-imported.md"
+    assert other.read_text(encoding="utf-8") == "sent\nand the other side's line\n"
+
+
+def test_a_session_only_the_other_side_changed_is_replaced_and_a_copy_under_another_name_recognised(
+    tmp_path: Path,
+) -> None:
+    folder = _folder(tmp_path)
+    mine, copy = Path(folder.sessions) / "2026-11-01_0930.md", Path(folder.sessions) / "2026-11-02_1000.md"
+    mine.write_text("sent\n", encoding="utf-8")
+    copy.write_text("one session\n", encoding="utf-8")
+    arriving = {mine.name: "sent\nand more\n", "2026-11-02_1000@a1b2c3.md": "one session\n"}
+    landed = land(folder, Incoming.arrived([], None, arriving), Incoming(None, {mine.name: "sent\n"}))
+    assert mine.read_text(encoding="utf-8") == "sent\nand more\n"
+    assert landed.identical == ["2026-11-02_1000@a1b2c3.md"]
+    assert sorted(p.name for p in Path(folder.sessions).iterdir()) == [mine.name, copy.name]
+
+
+def test_a_memory_made_here_after_the_sync_read_the_folder_is_merged_not_replaced(tmp_path: Path) -> None:
+    folder = _folder(tmp_path)
+    Path(folder.memory).write_text(MEMORY, encoding="utf-8")
+    theirs = "# Project Memory: api\n\n## Core Decisions\n- Tag releases (2026-11-02)\n"
+    landed = land(folder, Incoming.arrived([], theirs), Incoming())  # the base held no memory.md
+    text = Path(folder.memory).read_text(encoding="utf-8")
+    assert landed.memory == "merged" and "Use FTS5" in text and "Tag releases" in text
+
+
+def test_landing_the_same_arrival_twice_changes_nothing(tmp_path: Path) -> None:
+    folder = _folder(tmp_path)
+    arriving = Incoming.arrived(
+        [],
+        MEMORY,
+        {"2026-11-01_0930.md": "one\n"},
+        '{"at": "2026-11-01T09:30:00", "event": "added", "item": "use fts5"}\n',
+    )
+    first = land(folder, arriving)
+    assert first.memory == "created" and first.added == ["2026-11-01_0930.md"]
+    before = {p: p.read_bytes() for p in Path(folder.dir).rglob("*") if p.is_file()}
+    second = land(folder, arriving)
+    assert second.memory == "unchanged" and second.written == [] and second.identical == ["2026-11-01_0930.md"]
+    assert {p: p.read_bytes() for p in Path(folder.dir).rglob("*") if p.is_file()} == before
