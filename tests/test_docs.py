@@ -234,3 +234,12 @@ def test_where_the_readme_gives_the_test_command_it_names_every_variable_the_end
     development = (REPO / "docs" / "development.md").read_text(encoding="utf-8")
     for variable in sorted(read):
         assert f"`{variable}`" in where and variable in development, variable
+
+
+def test_security_names_the_one_file_the_set_up_writes_outside_its_data_folder() -> None:
+    """The set-up completes the hooks file of Gemini CLI's own copy of the extension
+    (``bootstrap.complete_gemini_hooks``); SECURITY.md said everything stays in the store and the data folder."""
+    from keeper.plugin import bootstrap
+
+    security = " ".join((REPO / "docs" / "SECURITY.md").read_text(encoding="utf-8").split())
+    assert f"`~/.gemini/extensions/keeper/{'/'.join(bootstrap.SHARED_HOOKS)}`" in security

@@ -151,7 +151,14 @@ def test_the_install_hint_names_where_pip_installed_keeper_from_and_never_a_plac
     monkeypatch.setattr(metadata, "distribution", lambda name: Installed(url and url.format(clone=clone.as_uri()[7:])))
     hint = doctor.install.install_hint()
     assert named.format(clone=clone) in hint and "claude plugin install keeper@keeper" in hint
-    assert "OWNER" not in hint and "REPO" not in hint
+    # Codex's and Gemini CLI's hints name the same source (they said OWNER/REPO on the README walk)
+    from keeper.plugin import codex, gemini
+
+    for other in (codex.install_hint(), gemini.install_hint()):
+        assert named.format(clone=clone).replace("claude plugin marketplace add", "") in other
+    assert "https://github.com/keeper-team/keeper" in gemini.install_hint() or "keeper-team" not in named
+    for text in (hint, codex.install_hint(), gemini.install_hint()):
+        assert "OWNER" not in text and "REPO" not in text
 
 
 @pytest.mark.skipif(os.name == "nt", reason="uses a POSIX shell script as a stand-in keeper")

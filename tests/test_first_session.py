@@ -94,3 +94,21 @@ def test_a_session_file_counts_the_tool_uses_its_activity_lists(
     text = record_text(project_dir)
     listed = sum(int(n) for n in re.findall(r" (\d+)", text.split("- Tools: ", 1)[1].split("\n", 1)[0]))
     assert listed == 6 and f"- Tool uses: {listed} (0 saves)" in text
+
+
+def test_a_save_before_any_hook_reached_keeper_finds_the_sessions_transcript_by_its_id(
+    project_dir: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The README walk: Claude saved while every hook so far had met the launcher's set-up; the save
+    knew its session from CLAUDE_CODE_SESSION_ID and nothing else, and recorded no file."""
+    folder = Path.home() / ".claude" / "projects" / str(project_dir).replace("/", "-")
+    t = setup_minute(project_dir, folder.parent / "elsewhere")
+    t.tool("Bash", {"command": "keeper save --decision 'Prices are formatted by price.cents'"})
+    folder.mkdir(parents=True)
+    t.path.rename(folder / f"{SESSION}.jsonl")
+    monkeypatch.setenv("CLAUDE_CODE_SESSION_ID", SESSION)
+    assert main(["save", "--decision", "Prices are formatted by price.cents"]) == 0
+    told = [e for e in provenance.read(project_of(project_dir).dir) if e.get("event") == provenance.SESSION]
+    assert told and told[-1]["files"] == ["price.py"]
+    log = counters.read(counters.tally_path(project_of(project_dir), SESSION))
+    assert counters.total_uses(log) == 4  # the four before it; the save's own use is the tally's to mark

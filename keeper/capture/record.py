@@ -16,6 +16,7 @@ from keeper.errors import KeeperError
 from keeper.store import counters, identity, log, paths, provenance, sessions
 from keeper.store.config import Config
 from keeper.store.fsutil import HOOK_LOCK_TIMEOUT, atomic_write, ensure_dir, guard, open_append, project_lock, read_text
+from keeper.text import count
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
@@ -86,7 +87,8 @@ def adopt(
     if uses and not tally.read():
         tally.append(counters.USE * uses)
     mark_start(project, session, transcript_path, transcript.local_time(first) if first else None)
-    log.write("-", "INFO", f"took in session {session}, which started before Keeper was ready ({uses} tool uses)")
+    earlier = count(uses, "tool use")
+    log.write("-", "INFO", f"took in session {session}, which began before Keeper was ready ({earlier} before)")
 
 
 def start_marker(project: paths.Project, session: str) -> tuple[str, str]:

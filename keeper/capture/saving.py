@@ -130,8 +130,17 @@ def to_save_input(
 
 def _freshen(project: paths.Project, cfg: Config, session: str) -> None:
     """Bring the session's record up to date from its transcript, so the save's provenance names
-    every file the session changed so far (a session without a transcript has nothing to add)."""
+    every file the session changed so far (a session without a transcript has nothing to add). A
+    session no hook told Keeper of yet (its first, while Keeper set itself up) is found by its id
+    among Claude Code's transcripts and taken in (``record.adopt``)."""
     state = sessions.read_state(project, session)
+    if not (state.transcript or record.start_marker(project, session)[1]):
+        from keeper.capture import transcript
+
+        found = transcript.claude_transcript(session)  # a first session saving before any hook ran Keeper
+        if found:
+            with counters.Locked(counters.tally_path(project, session)) as tally:
+                record.adopt(project, session, found, tally)
     if state.transcript or record.start_marker(project, session)[1]:
         try:
             record.update(project, cfg, session, {})

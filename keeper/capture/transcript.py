@@ -201,6 +201,7 @@ class Activity:
         self.gap: bool = data.get("gap") is True
         self._tool_names: dict[str, str] = {}
         self._seen_tool_ids: set[str] = set()
+        self._save_ids: set[str] = set()  # the tool uses that ran Keeper's save, read since this digest was made
 
     def as_dict(self) -> dict[str, Any]:
         return {k: v for k, v in vars(self).items() if not k.startswith("_")}
@@ -341,6 +342,8 @@ class Activity:
             command = tool_input.get("command")
             if name == "Bash" and isinstance(command, str):
                 self.note_command(command)
+                if is_save_command(command):
+                    self._save_ids.add(block_id)
             self.note_input(name, tool_input)
             path = tool_input.get("file_path") or tool_input.get("notebook_path")
             if name in _WRITE_TOOLS and isinstance(path, str):
@@ -394,12 +397,26 @@ def update(activity: Activity, path: str, offset: int) -> int:
 
 
 def earlier_uses(path: str, current: str = "") -> tuple[int, str]:
-    """The tool uses a transcript shows but ``current`` (the id of the one a hook is counting now), and
-    the transcript's first time ('' when unknown): the work of a session before Keeper was ready."""
+    """The tool uses a transcript shows but ``current`` (the id of the one a hook is counting now) and
+    Keeper's own saves (the tally marks those apart), and the transcript's first time ('' when
+    unknown): the work of a session before Keeper was ready."""
     activity = Activity()
     update(activity, path, 0)
-    uses = activity.tool_uses - (1 if current and current in activity._seen_tool_ids else 0)
-    return max(uses, 0), activity.first_ts
+    counted_now = current in activity._seen_tool_ids - activity._save_ids
+    return max(activity.tool_uses - activity.saves - counted_now, 0), activity.first_ts
+
+
+def claude_transcript(session: str) -> str:
+    """The transcript Claude Code keeps for ``session``, found by its id in any project folder of
+    ``~/.claude/projects`` (``CLAUDE_CONFIG_DIR`` honoured); '' when there is none."""
+    home = os.environ.get("CLAUDE_CONFIG_DIR") or os.path.join(os.path.expanduser("~"), ".claude")
+    base = os.path.join(home, "projects")
+    try:
+        folders = sorted(os.listdir(base))
+    except OSError:
+        return ""
+    found = (os.path.join(base, folder, f"{session}.jsonl") for folder in folders)
+    return next((path for path in found if readable(path)), "")
 
 
 class Turn:

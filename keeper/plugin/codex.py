@@ -144,5 +144,6 @@ def sandbox_step(store: str) -> str:
 
 def install_hint() -> str:
     """The two commands that install Keeper in Codex, from the same source as Claude Code's."""
-    source = install.checkout() or "OWNER/REPO"
-    return f"run `codex plugin marketplace add {source}`, then `codex plugin add keeper@keeper`"
+    found = install.source()
+    where = "run" if found else "in a clone of Keeper's repository run"
+    return f"{where} `codex plugin marketplace add {found or '.'}`, then `codex plugin add keeper@keeper`"

@@ -78,5 +78,8 @@ def installs() -> list[GeminiInstall]:
 
 def install_hint() -> str:
     """The one command that installs Keeper in Gemini CLI, from the same source as Claude Code's."""
-    source = install.checkout() or "OWNER/REPO"
-    return f"run `gemini extensions install {source} --consent`"
+    found = install.source()
+    if not found:
+        return "in a clone of Keeper's repository run `gemini extensions install . --consent`"
+    is_repository = "/" in found and not os.path.isabs(found.strip('"'))  # owner/name on GitHub
+    return f"run `gemini extensions install {'https://github.com/' if is_repository else ''}{found} --consent`"

@@ -75,15 +75,20 @@ def installed_from() -> str | None:
     return github.group(1) if github else None
 
 
+def source() -> str | None:
+    """Where Keeper can be installed from, as every agent's hint names it (quoted when it holds a
+    space): this checkout, or the clone or ``owner/name`` repository pip installed Keeper from."""
+    found = checkout() or installed_from()
+    return f'"{found}"' if found and " " in found else found
+
+
 def install_hint() -> str:
     """The two commands that install Keeper in Claude Code (the plugin sets itself up), naming a
-    source that exists: this checkout, or the clone or repository pip installed Keeper from."""
-    source = checkout() or installed_from()
-    if source:
-        quoted = f'"{source}"' if " " in source else source
-        return f"run `claude plugin marketplace add {quoted}`, then `claude plugin install keeper@keeper`"
+    source that exists (``source``), or a clone's folder."""
     return (
-        "in a clone of Keeper's repository run `claude plugin marketplace add .`, "
+        f"run `claude plugin marketplace add {source()}`, then `claude plugin install keeper@keeper`"
+        if source()
+        else "in a clone of Keeper's repository run `claude plugin marketplace add .`, "
         "then `claude plugin install keeper@keeper`"
     )
 
