@@ -22,7 +22,7 @@ from __future__ import annotations
 import os
 
 from keeper.recall import sources
-from keeper.recall.chunks import Chunk, section_words, sections_of
+from keeper.recall.chunks import Chunk, section_terms, sections_of
 from keeper.store import paths, repo, sessions
 from keeper.store.fsutil import ensure_dir, open_append
 
@@ -328,8 +328,6 @@ def _write(
     folder: str | None,
 ) -> int:
     """Apply the changes in one transaction: old sections out of FTS5 and the tables, new ones in."""
-    from collections import Counter
-
     con.execute("PRAGMA synchronous=NORMAL")
     con.execute("BEGIN IMMEDIATE")
     try:
@@ -373,11 +371,9 @@ def _write(
             file_rows.append((file_id, name, mtime, size))
             day = sessions.date_of(name)
             for heading, line, body in sections_of(name, text, sources.title_of(name)):
-                pairs = section_words(heading, body, day)
-                surface.update(pairs)
-                counted = Counter(term for _, term in pairs)
+                counted, written, length = section_terms(heading, body, day)
+                surface.update(written)
                 repeated = " ".join(f"{term}:{n}" for term, n in counted.items() if n > 1)  # terms hold no ":"
-                length = len(pairs)
                 section_rows.append((next_section, file_id, line, heading, length, " ".join(counted), repeated))
                 next_section += 1
                 sections, terms = sections + 1, terms + length
