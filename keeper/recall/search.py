@@ -326,10 +326,15 @@ class _Matcher:
             return known
         found = None
         if self.may_stand(word):
-            term = term_of(word)
+            term = _STEMMED.get(word, "")
+            if term == "":  # the same words come back in every snippet and the lift: stemmed once
+                term = _STEMMED[word] = term_of(word)
             found = term if term in self.terms else None
         self._known[word] = found
         return found
+
+
+_STEMMED: dict[str, str | None] = {}  # term_of of the words _Matcher stemmed, for this process
 
 
 class _Lift:
