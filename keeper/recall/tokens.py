@@ -266,7 +266,7 @@ def counted_words(text: str, day: str | None = None) -> tuple[dict[str, int], di
     found = list(map(_RUN_CACHE.get, runs))
     if None in found:
         found = [_run_words(run) if pairs is None else pairs for pairs, run in zip(found, runs)]
-    pairs = list(chain.from_iterable(found))
+    pairs = list(chain.from_iterable(found))  # type: ignore[arg-type]  # no None is left in it
     if not _DATED_RUNS.isdisjoint(runs):
         pairs += _dated_pairs(_idents(text), day)
     return Counter(map(itemgetter(1), pairs)), dict(pairs), len(pairs)

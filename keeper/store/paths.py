@@ -31,7 +31,7 @@ OPEN_SESSIONS = "open"  # in the state folder: one marker per session that start
 # (a session named ``memory`` once overwrote ``state/memory.json``). The kinds: its state (``json``),
 # its tally, the items shown to it, its start and end markers.
 SESSION_STATE = "sessions"
-SESSION_KINDS = ("json", "tally", "shown", "receipts", "start", "end")
+SESSION_KINDS = ("json", "tally", "shown", "receipts", "start", "end", "idle")
 PROJECT_CONFIG = os.path.join(".claude", "keeper.yaml")
 TEAM_DIR = os.path.join(".claude", "keeper")  # in the repository: the only Keeper files that live there
 TEAM_FILE = "team.md"
