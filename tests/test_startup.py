@@ -272,17 +272,20 @@ EVERY_HOOK = {
 }
 RECALL = {  # the index and ranking: sqlite3's C module brings functools and collections
     *("_collections", "_functools", "_operator", "_sqlite3", "collections", "functools", "itertools", "keyword"),
-    *("math", "operator", "reprlib", "types", "keeper.markdown", "keeper.recall", "keeper.recall.chunks"),
-    *("keeper.recall.dates", "keeper.recall.index", "keeper.recall.search", "keeper.recall.sources"),
-    *("keeper.recall.stemmer", "keeper.recall.tokens", "keeper.store.repo", "keeper.store.sessions"),
+    *("math", "operator", "reprlib", "types", "keeper.markdown", "keeper.recall.chunks", "keeper.recall.index"),
+    *("keeper.recall.search", "keeper.store.sessions"),
+}
+GATE = {  # the prompt's words, and whether the memory holds two of them (keeper.recall.gate)
+    *("keeper.hooks.prompts", "keeper.recall", "keeper.recall.gate", "keeper.recall.tokens", "keeper.recall.dates"),
+    *("keeper.recall.stemmer", "keeper.recall.sources", "keeper.store.repo"),
 }
 BUDGETS = {  # (modules beyond a bare interpreter, files opened, folders listed)
     "post-tool-use": (EVERY_HOOK | {"fcntl", "keeper.hooks.allowance"}, 2, 0),
     "stop, nothing new": (EVERY_HOOK | {"keeper.hooks.idle", "keeper.plugin", "keeper.plugin.agents"}, 3, 0),
-    "user-prompt-submit, nothing to recall": (EVERY_HOOK | RECALL | {"keeper.hooks.prompts"}, 6, 2),
+    "user-prompt-submit, nothing to recall": (EVERY_HOOK | GATE, 3, 0),
     "user-prompt-submit, recalled": (
-        EVERY_HOOK | RECALL | {"keeper.hooks.prompts", "keeper.hooks.context", "keeper.redact", "keeper.text"},
-        6,
+        EVERY_HOOK | GATE | RECALL | {"keeper.hooks.context", "keeper.redact", "keeper.text"},
+        8,
         1,
     ),
     "session-start": (

@@ -139,6 +139,10 @@ def auto_recall(project: paths.Project, cfg: Config, prompt: str, session: str) 
         return Answer()
     if not os.path.isdir(project.sessions):
         return Answer()  # nothing beyond memory.md, which SessionStart already gave
+    from keeper.recall import gate
+
+    if gate.nothing_to_recall(project, cfg.team, prompt, MIN_HITS):
+        return Answer()  # fewer than MIN_HITS of its terms are anywhere in the memory: the index stays shut
     from keeper.recall import search
     from keeper.store import sessions
 

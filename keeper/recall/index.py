@@ -390,6 +390,33 @@ def _write(
     return len(changed) + len(removed)
 
 
+def keep_gate(con: Connection, where: sources.Sources, native: list[int] | None, indexed: int) -> None:
+    """After a refresh: the prompt's gate (``keeper.recall.gate``) written again when the index took
+    in a file or the stamps it rests on moved. ``native``: the auto memory folder's stamp, taken
+    before the refresh listed it."""
+    from keeper.recall import gate
+
+    project = where.project
+    rows = "SELECT name, mtime_ns, size FROM files WHERE "
+    newest = _rows(con, rows + f"{_SESSIONS} ORDER BY name DESC LIMIT ?", (NEWEST_ALWAYS_CHECKED,))
+    memory = _rows(con, rows + "name = ?", (paths.MEMORY_FILE,)).get(paths.MEMORY_FILE)
+    outside: dict[str, list[int] | None] = {sources.GLOBAL_NAME: None}
+    if where.team:
+        outside[sources.TEAM_NAME] = None
+    outside.update((name, list(stamp)) for name, stamp in _rows(con, rows + _OUTSIDE).items())
+    key = {
+        "team": where.team,
+        "folder": _meta(con).get("folder", ""),
+        "memory": list(memory) if memory else None,
+        "sessions": {name[len(paths.SESSIONS_DIR) + 1 :]: list(stamp) for name, stamp in newest.items()},
+        "outside": outside,
+        "native": native,
+    }
+    if indexed or gate.kept_key(project) != key:
+        count = con.execute("SELECT count(*) FROM vocab").fetchone()[0]
+        gate.keep(project, key, (term for (term,) in con.execute("SELECT term FROM vocab")), count)
+
+
 def document_frequencies(con: Connection, terms: Iterable[str]) -> tuple[dict[str, int], int, float]:
     """``(df per term, number of sections, average section length)`` for BM25."""
     wanted = list(terms)

@@ -463,8 +463,12 @@ def search(
         con = None
     if con is not None:
         try:
+            from keeper.recall import gate
+
+            native = gate.folder_stamp(sources.native_dir(project))  # before the refresh lists it
             try:
-                index.refresh(con, where, thorough=thorough, budget=None if thorough else index.PROMPT_BUDGET)
+                indexed = index.refresh(con, where, thorough=thorough, budget=None if thorough else index.PROMPT_BUDGET)
+                index.keep_gate(con, where, native, indexed)
             except index.OperationalError:  # another process is writing it: search what is indexed
                 pass
             depth = index.CANDIDATES if thorough else index.CANDIDATES // QUICK_DEPTH
