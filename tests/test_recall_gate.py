@@ -22,7 +22,7 @@ from tests.helpers import run_hook
 
 WORDS = ["checkout", "clock", "invoice", "pricing", "refund", "ledger", "cache", "flaky", "parser", "billing"]
 WORDS += ["webhook", "tenant", "migration", "scheduler", "exporter", "throttle"]
-KINDS = ["save", "hand", "inplace", "memory", "native", "team", "delete", "nothing"]
+KINDS = ["save", "hand", "inplace", "memory", "native", "team", "delete", "stop", "nothing"]
 PAIR = st.lists(st.sampled_from(WORDS), min_size=2, max_size=2, unique=True)
 STEP = st.tuples(st.sampled_from(KINDS), PAIR, PAIR)  # what changes, the words it writes, two words asked
 TIME = re.compile(r"\d{4}-\d{2}-\d{2}[ T_]\d{2}:?\d{2}(:\d{2})?")
@@ -65,14 +65,15 @@ def write(path: Path, text: str, in_place: bool = False) -> None:
     os.replace(tmp, path)
 
 
-def act(world: World, kind: str, words: list[str], monkeypatch: pytest.MonkeyPatch) -> None:
+def act(world: World, kind: str, words: list[str], monkeypatch: pytest.MonkeyPatch, capsys: Any) -> None:
     """One change to what recall may find."""
     project = world.enter(monkeypatch)
     text = " ".join(words)
     world.steps += 1
     sessions = sorted(Path(project.sessions).glob("*.md")) if os.path.isdir(project.sessions) else []
     if kind == "save":
-        saving.save(project, config.load(str(world.root)), SaveInput(summary=text), f"s{world.steps % 3}")
+        session = ("now", "s1", "s2")[world.steps % 3]  # "now": the prompting session's own file
+        saving.save(project, config.load(str(world.root)), SaveInput(summary=text), session)
     elif kind == "hand":
         day = 1 + world.steps % 28
         write(
@@ -89,6 +90,9 @@ def act(world: World, kind: str, words: list[str], monkeypatch: pytest.MonkeyPat
         write(world.root / ".claude" / "keeper" / "team.md", f"# Team\n\n## Decisions\n\n- {text}\n")
     elif kind == "delete" and sessions:
         sessions[-1].unlink()
+    elif kind == "stop":  # the prompting session's own file rewritten, as every Stop does
+        payload = {"session_id": "now", "cwd": str(world.root), "last_assistant_message": text}
+        run_hook("stop", payload, monkeypatch, capsys)
 
 
 @settings(max_examples=30, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
@@ -102,7 +106,7 @@ def test_every_prompt_gets_what_the_full_search_gives(
         fast, full = World(Path(folder), "fast", True), World(Path(folder), "full", False)
         for kind, words, asked in [("save", WORDS[:2], WORDS[:2]), *steps]:
             for world in (fast, full):
-                act(world, kind, words, monkeypatch)
+                act(world, kind, words, monkeypatch, capsys)
             for question in (asked, words):
                 answers = [world.prompt(question, monkeypatch, capsys) for world in (fast, full)]
                 assert answers[0] == answers[1], (kind, words, question)
@@ -112,12 +116,12 @@ def test_a_prompt_the_memory_cannot_answer_leaves_the_index_shut(
     monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str], tmp_path: Path
 ) -> None:
     world = World(tmp_path, "w", True)
-    act(world, "save", ["flaky", "checkout", "clock", "frozen"], monkeypatch)
+    act(world, "save", ["flaky", "checkout", "clock", "frozen"], monkeypatch, capsys)
     assert "recalled" in world.prompt(["flaky", "checkout"], monkeypatch, capsys)  # searched: keeps the gate
     project = world.enter(monkeypatch)
     index = Path(project.state, "index.sqlite3")
     before = index.stat().st_mtime_ns
     assert world.prompt(["invoice", "exporter"], monkeypatch, capsys) == "{}"
-    act(world, "hand", ["invoice", "exporter"], monkeypatch)  # the sessions folder changes
+    act(world, "hand", ["invoice", "exporter"], monkeypatch, capsys)  # the sessions folder changes
     assert "recalled" in world.prompt(["invoice", "exporter"], monkeypatch, capsys)
     assert index.stat().st_mtime_ns != before

@@ -2,19 +2,21 @@
 costs a prompt more than Python's own start).
 
 Automatic recall keeps a section only when it holds at least two of the prompt's terms
-(``prompts.MIN_HITS``), and without typo correction a term matches only itself: so a prompt with
-fewer than two terms the index holds anywhere recalls nothing, whatever ranking does. After each
-search, the index's terms are kept as a Bloom filter in ``state/recall-gate`` (derived, machine-local,
-deletable), with the stamps they rest on as the index itself saw them: the sessions folder's time
-(a file added, removed or replaced), memory.md, the newest session files, the outside sources
-(global, team, Claude Code's auto memory, its folder as it was before the index listed it) and
-whether the team notes were on. A prompt first compares those stamps with the files (what the
-index's quick check compares, in the same way); on any difference, or a prompt that asks for a
-date, or no filter at all, it searches as before. The filter errs only towards searching.
+(``prompts.MIN_HITS``), never from memory.md or the session's own file, and without typo correction
+a term matches only itself: so a prompt with fewer than two terms the index holds anywhere recalls
+nothing, whatever ranking does. After a prompt's search, the index's terms are kept as a Bloom
+filter in ``state/recall-gate`` (derived, machine-local, deletable), for that session, with what
+they rest on as the index itself saw it: the session files' names (and the folder's time, which
+says when to list them again), the newest session files but the session's own (which it rewrites
+at every Stop, and which recall leaves out), the outside sources (global, team, Claude Code's auto
+memory, its folder as it was before the index listed it) and whether the team notes were on. A
+prompt of the same session first compares those with the files (what the index's quick check
+compares, in the same way); on any difference, another session, a prompt that asks for a date,
+or no filter at all, it searches as before. The filter errs only towards searching.
 
 One thing the gate does not see, as the index sees it only in time: an older session file edited
-in place (no rename, so the folder keeps its time), which the index finds by a random window of
-stats over a few prompts; the gate finds it at the next save, new session or replaced file.
+in place or replaced, which the index finds by a random window of stats over a few prompts; the
+gate finds it when a file is added or removed, or a newer one changes.
 """
 
 from __future__ import annotations
@@ -54,8 +56,14 @@ def folder_stamp(folder: str) -> list[int] | None:
     return [here.st_mode, here.st_mtime_ns, parent.st_mode, parent.st_mtime_ns]
 
 
-def keep(project: paths.Project, key: dict[str, object], terms: Iterable[str], count: int) -> None:
-    """Write the filter of ``terms`` (``count`` of them) with the ``key`` the index's view gives."""
+def names_of(names: Iterable[str]) -> bytes:
+    """The session files' names, as the gate keeps and compares them."""
+    return "\n".join(sorted(names)).encode("utf-8", "surrogateescape")
+
+
+def keep(project: paths.Project, key: dict[str, object], names: bytes, terms: Iterable[str], count: int) -> None:
+    """Write the filter of ``terms`` (``count`` of them) with the ``key`` and the session files' ``names``
+    the index's view gives."""
     from keeper.store.fsutil import atomic_write
 
     bits = max(LEAST_BITS, 1 << (count * BITS_PER_TERM - 1).bit_length())
@@ -63,20 +71,20 @@ def keep(project: paths.Project, key: dict[str, object], terms: Iterable[str], c
     for term in terms:
         for at in _positions(term, bits):
             bitmap[at >> 3] |= 1 << (at & 7)
-    header = jsonio.dumps({**key, "bits": bits}).encode("utf-8", "surrogateescape")
+    header = jsonio.dumps({**key, "bits": bits, "names": len(names)}).encode("utf-8", "surrogateescape")
     try:
-        atomic_write(_file(project), TAG + header + b"\n" + bytes(bitmap))
+        atomic_write(_file(project), TAG + header + b"\n" + names + bytes(bitmap))
     except (OSError, ValueError):
         pass  # only a shortcut: the next search writes it again
 
 
-def kept_key(project: paths.Project) -> dict[str, object] | None:
-    """The key of the filter on disk, or None."""
+def kept_key(project: paths.Project) -> tuple[dict[str, object], bytes] | None:
+    """The key and the names of the filter on disk, or None."""
     found = _read(project)
-    return found[0] if found else None
+    return (found[0], found[1]) if found else None
 
 
-def _read(project: paths.Project) -> tuple[dict[str, object], bytes] | None:
+def _read(project: paths.Project) -> tuple[dict[str, object], bytes, bytes] | None:
     try:
         with open(_file(project), "rb") as fh:
             data = fh.read()
@@ -89,9 +97,12 @@ def _read(project: paths.Project) -> tuple[dict[str, object], bytes] | None:
         key = jsonio.loads(header.decode("utf-8", "surrogateescape"))
     except (ValueError, RecursionError):
         return None
-    if not isinstance(key, dict) or key.get("bits") != len(bitmap) * 8 or not bitmap:
+    if not isinstance(key, dict) or type(key.get("names")) is not int or not isinstance(key.get("bits"), int):
         return None
-    return {k: v for k, v in key.items() if k != "bits"}, bitmap
+    names, bitmap = bitmap[: key["names"]], bitmap[key["names"] :]
+    if key["bits"] != len(bitmap) * 8 or not bitmap:
+        return None
+    return {k: v for k, v in key.items() if k not in ("bits", "names")}, names, bitmap
 
 
 def _stat(path: str | None) -> Stamp:
@@ -102,19 +113,29 @@ def _stat(path: str | None) -> Stamp:
     return [st.st_mtime_ns, st.st_size] if st else None
 
 
-def _unchanged(project: paths.Project, team: bool, key: dict[str, object]) -> bool:
-    """Whether every stamp the filter rests on still holds, and the team notes are as they were."""
+def _same_names(project: paths.Project, folder: object, names: bytes) -> bool:
+    """Whether the sessions folder holds the files the index holds: its time as the index saw it, or
+    else (a file replaced, as each Stop replaces the session's own) its listing."""
+    try:
+        if str(os.stat(project.sessions).st_mtime_ns) == folder:
+            return True
+        return names_of(n for n in os.listdir(project.sessions) if n.endswith(".md")) == names
+    except (OSError, ValueError):
+        return False
+
+
+def _unchanged(project: paths.Project, team: bool, session: str, found: tuple[dict[str, object], bytes]) -> bool:
+    """Whether every stamp the filter rests on still holds, for this session, the team notes as they were."""
     from keeper.recall import sources
     from keeper.store import repo
 
+    key, names = found
     sessions, outside = key.get("sessions"), key.get("outside")
-    if key.get("team") is not team or not isinstance(sessions, dict) or not isinstance(outside, dict):
+    if key.get("session") != session or key.get("team") is not team:
         return False
-    try:
-        folder = str(os.stat(project.sessions).st_mtime_ns)
-    except (OSError, ValueError):
-        folder = "-"
-    if key.get("folder") != folder or key.get("memory") != _stat(project.memory):
+    if not isinstance(sessions, dict) or not isinstance(outside, dict):
+        return False
+    if not _same_names(project, key.get("folder"), names):
         return False
     if key.get("native") != folder_stamp(sources.native_dir(project)):
         return False
@@ -128,11 +149,12 @@ def _unchanged(project: paths.Project, team: bool, key: dict[str, object]) -> bo
     return True
 
 
-def nothing_to_recall(project: paths.Project, team: bool, prompt: str, least: int) -> bool:
-    """True when ``prompt`` holds fewer than ``least`` terms the index holds, by a filter that still
-    rests on the files as they are; False when it may recall, or it cannot be told here."""
+def nothing_to_recall(project: paths.Project, team: bool, session: str, prompt: str, least: int) -> bool:
+    """True when ``prompt`` holds fewer than ``least`` terms the index holds, by a filter kept for this
+    ``session`` that still rests on the files as they are; False when it may recall, or it cannot be
+    told here."""
     found = _read(project)
-    if found is None or not _unchanged(project, team, found[0]):
+    if found is None or not _unchanged(project, team, session, (found[0], found[1])):
         return False
     import time
 
@@ -142,7 +164,7 @@ def nothing_to_recall(project: paths.Project, team: bool, prompt: str, least: in
     now = time.localtime()
     if date_slots(prompt, dates.days_from_civil(now.tm_year, now.tm_mon, now.tm_mday))[0]:
         return False  # a day asked for is matched by the dates the memory holds: the search decides
-    bitmap = found[1]
+    bitmap = found[2]
     bits = len(bitmap) * 8
     present = 0
     for term in dict.fromkeys(term for _, term in words(prompt)):

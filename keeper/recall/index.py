@@ -390,31 +390,34 @@ def _write(
     return len(changed) + len(removed)
 
 
-def keep_gate(con: Connection, where: sources.Sources, native: list[int] | None, indexed: int) -> None:
-    """After a refresh: the prompt's gate (``keeper.recall.gate``) written again when the index took
-    in a file or the stamps it rests on moved. ``native``: the auto memory folder's stamp, taken
-    before the refresh listed it."""
+def keep_gate(
+    con: Connection, where: sources.Sources, native: list[int] | None, indexed: int, own: tuple[str, str]
+) -> None:
+    """After a prompt's refresh: its gate (``keeper.recall.gate``) written again when the index took in
+    a file or what it rests on moved. ``native``: the auto memory folder's stamp, taken before the
+    refresh listed it; ``own``: the session and the name of its own file ("" for none yet)."""
     from keeper.recall import gate
 
     project = where.project
     rows = "SELECT name, mtime_ns, size FROM files WHERE "
     newest = _rows(con, rows + f"{_SESSIONS} ORDER BY name DESC LIMIT ?", (NEWEST_ALWAYS_CHECKED,))
-    memory = _rows(con, rows + "name = ?", (paths.MEMORY_FILE,)).get(paths.MEMORY_FILE)
     outside: dict[str, list[int] | None] = {sources.GLOBAL_NAME: None}
     if where.team:
         outside[sources.TEAM_NAME] = None
     outside.update((name, list(stamp)) for name, stamp in _rows(con, rows + _OUTSIDE).items())
+    start = len(paths.SESSIONS_DIR) + 1
     key = {
+        "session": own[0],
         "team": where.team,
         "folder": _meta(con).get("folder", ""),
-        "memory": list(memory) if memory else None,
-        "sessions": {name[len(paths.SESSIONS_DIR) + 1 :]: list(stamp) for name, stamp in newest.items()},
+        "sessions": {name[start:]: list(stamp) for name, stamp in newest.items() if name[start:] != own[1]},
         "outside": outside,
         "native": native,
     }
-    if indexed or gate.kept_key(project) != key:
+    names = gate.names_of(name[start:] for (name,) in con.execute("SELECT name FROM files WHERE " + _SESSIONS))
+    if indexed or gate.kept_key(project) != (key, names):
         count = con.execute("SELECT count(*) FROM vocab").fetchone()[0]
-        gate.keep(project, key, (term for (term,) in con.execute("SELECT term FROM vocab")), count)
+        gate.keep(project, key, names, (term for (term,) in con.execute("SELECT term FROM vocab")), count)
 
 
 def document_frequencies(con: Connection, terms: Iterable[str]) -> tuple[dict[str, int], int, float]:

@@ -440,12 +440,15 @@ def search(
     min_terms: int = 1,
     scope: str = "all",
     team: bool = False,
+    gate_for: tuple[str, str] | None = None,
 ) -> list[Result]:
     """Rank the project's memory sections for ``query``; an empty list when nothing matches.
 
     ``scope``: ``project`` (memory.md, the session files, Claude Code's auto memory of this
     project), ``global`` (the global memory.md) or ``all``. ``min_terms``: only sections
     holding at least that many of the query's words. ``team``: search the repository's team memory too.
+    ``gate_for``: automatic recall's session and its own file's name, for which the prompt's gate
+    (``keeper.recall.gate``) is kept.
 
     Uses the SQLite index (brought up to date first; ``thorough`` stats every file), or scans the
     files where this Python has no FTS5. ``correct`` turns on typo correction (rapidfuzz).
@@ -468,7 +471,8 @@ def search(
             native = gate.folder_stamp(sources.native_dir(project))  # before the refresh lists it
             try:
                 indexed = index.refresh(con, where, thorough=thorough, budget=None if thorough else index.PROMPT_BUDGET)
-                index.keep_gate(con, where, native, indexed)
+                if gate_for is not None:
+                    index.keep_gate(con, where, native, indexed, gate_for)
             except index.OperationalError:  # another process is writing it: search what is indexed
                 pass
             depth = index.CANDIDATES if thorough else index.CANDIDATES // QUICK_DEPTH
