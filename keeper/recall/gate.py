@@ -4,15 +4,15 @@ costs a prompt more than Python's own start).
 Automatic recall keeps a section only when it holds at least two of the prompt's terms
 (``prompts.MIN_HITS``), never from memory.md or the session's own file, and without typo correction
 a term matches only itself: so a prompt with fewer than two terms the index holds anywhere recalls
-nothing, whatever ranking does. After a prompt's search, the index's terms are kept as a Bloom
-filter in ``state/recall-gate`` (derived, machine-local, deletable), for that session, with what
+nothing, whatever ranking does. After a prompt's search, the index's terms are kept (one a line,
+as the index lists them) in ``state/recall-gate`` (derived, machine-local, deletable), for that session, with what
 they rest on as the index itself saw it: the session files' names (and the folder's time, which
 says when to list them again), the newest session files but the session's own (which it rewrites
 at every Stop, and which recall leaves out), the outside sources (global, team, Claude Code's auto
 memory, its folder as it was before the index listed it) and whether the team notes were on. A
 prompt of the same session first compares those with the files (what the index's quick check
 compares, in the same way); on any difference, another session, a prompt that asks for a date,
-or no filter at all, it searches as before. The filter errs only towards searching.
+or no terms kept at all, it searches as before.
 
 One thing the gate does not see, as the index sees it only in time: an older session file edited
 in place or replaced, which the index finds by a random window of stats over a few prompts; the
@@ -24,12 +24,9 @@ from __future__ import annotations
 import os
 
 from keeper import jsonio
-from keeper.store import identity, paths
+from keeper.store import paths
 
 TAG = b"keeper-recall-gate 1\n"
-HASHES = 3  # bits per term
-BITS_PER_TERM = 16  # with 3 hashes: about 1 term in 500 wrongly present, which only searches
-LEAST_BITS = 1 << 13
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
@@ -40,11 +37,6 @@ if TYPE_CHECKING:
 
 def _file(project: paths.Project) -> str:
     return os.path.join(project.state, paths.RECALL_GATE)
-
-
-def _positions(term: str, bits: int) -> list[int]:
-    digest = identity.sha256_hex(term.encode("utf-8", "surrogatepass"))
-    return [int(digest[8 * i : 8 * i + 8], 16) % bits for i in range(HASHES)]
 
 
 def folder_stamp(folder: str) -> list[int] | None:
@@ -61,25 +53,20 @@ def names_of(names: Iterable[str]) -> bytes:
     return "\n".join(sorted(names)).encode("utf-8", "surrogateescape")
 
 
-def keep(project: paths.Project, key: dict[str, object], names: bytes, terms: Iterable[str], count: int) -> None:
-    """Write the filter of ``terms`` (``count`` of them) with the ``key`` and the session files' ``names``
-    the index's view gives."""
+def keep(project: paths.Project, key: dict[str, object], names: bytes, terms: Iterable[str]) -> None:
+    """Write the index's ``terms`` with the ``key`` and the session files' ``names`` its view gives."""
     from keeper.store.fsutil import atomic_write
 
-    bits = max(LEAST_BITS, 1 << (count * BITS_PER_TERM - 1).bit_length())
-    bitmap = bytearray(bits // 8)
-    for term in terms:
-        for at in _positions(term, bits):
-            bitmap[at >> 3] |= 1 << (at & 7)
-    header = jsonio.dumps({**key, "bits": bits, "names": len(names)}).encode("utf-8", "surrogateescape")
+    held = ("\n" + "\n".join(terms) + "\n").encode("utf-8", "surrogatepass")
+    header = jsonio.dumps({**key, "names": len(names)}).encode("utf-8", "surrogateescape")
     try:
-        atomic_write(_file(project), TAG + header + b"\n" + names + bytes(bitmap))
+        atomic_write(_file(project), TAG + header + b"\n" + names + held)
     except (OSError, ValueError):
         pass  # only a shortcut: the next search writes it again
 
 
 def kept_key(project: paths.Project) -> tuple[dict[str, object], bytes] | None:
-    """The key and the names of the filter on disk, or None."""
+    """The key and the names of the gate on disk, or None."""
     found = _read(project)
     return (found[0], found[1]) if found else None
 
@@ -92,17 +79,17 @@ def _read(project: paths.Project) -> tuple[dict[str, object], bytes, bytes] | No
         return None
     if not data.startswith(TAG):
         return None
-    header, _, bitmap = data[len(TAG) :].partition(b"\n")
+    header, _, rest = data[len(TAG) :].partition(b"\n")
     try:
         key = jsonio.loads(header.decode("utf-8", "surrogateescape"))
     except (ValueError, RecursionError):
         return None
-    if not isinstance(key, dict) or type(key.get("names")) is not int or not isinstance(key.get("bits"), int):
+    if not isinstance(key, dict) or type(key.get("names")) is not int:
         return None
-    names, bitmap = bitmap[: key["names"]], bitmap[key["names"] :]
-    if key["bits"] != len(bitmap) * 8 or not bitmap:
-        return None
-    return {k: v for k, v in key.items() if k not in ("bits", "names")}, names, bitmap
+    names, terms = rest[: key["names"]], rest[key["names"] :]
+    if not terms.startswith(b"\n") or not terms.endswith(b"\n"):
+        return None  # cut short
+    return {k: v for k, v in key.items() if k != "names"}, names, terms
 
 
 def _stat(path: str | None) -> Stamp:
@@ -125,7 +112,7 @@ def _same_names(project: paths.Project, folder: object, names: bytes) -> bool:
 
 
 def _unchanged(project: paths.Project, team: bool, session: str, found: tuple[dict[str, object], bytes]) -> bool:
-    """Whether every stamp the filter rests on still holds, for this session, the team notes as they were."""
+    """Whether every stamp the gate rests on still holds, for this session, the team notes as they were."""
     from keeper.recall import sources
     from keeper.store import repo
 
@@ -150,7 +137,7 @@ def _unchanged(project: paths.Project, team: bool, session: str, found: tuple[di
 
 
 def nothing_to_recall(project: paths.Project, team: bool, session: str, prompt: str, least: int) -> bool:
-    """True when ``prompt`` holds fewer than ``least`` terms the index holds, by a filter kept for this
+    """True when ``prompt`` holds fewer than ``least`` terms the index holds, by the terms kept for this
     ``session`` that still rests on the files as they are; False when it may recall, or it cannot be
     told here."""
     found = _read(project)
@@ -164,11 +151,10 @@ def nothing_to_recall(project: paths.Project, team: bool, session: str, prompt: 
     now = time.localtime()
     if date_slots(prompt, dates.days_from_civil(now.tm_year, now.tm_mon, now.tm_mday))[0]:
         return False  # a day asked for is matched by the dates the memory holds: the search decides
-    bitmap = found[2]
-    bits = len(bitmap) * 8
+    held = found[2]
     present = 0
     for term in dict.fromkeys(term for _, term in words(prompt)):
-        if all(bitmap[at >> 3] >> (at & 7) & 1 for at in _positions(term, bits)):
+        if b"\n" + term.encode("utf-8", "surrogatepass") + b"\n" in held:
             present += 1
             if present >= least:
                 return False

@@ -416,8 +416,7 @@ def keep_gate(
     }
     names = gate.names_of(name[start:] for (name,) in con.execute("SELECT name FROM files WHERE " + _SESSIONS))
     if indexed or gate.kept_key(project) != (key, names):
-        count = con.execute("SELECT count(*) FROM vocab").fetchone()[0]
-        gate.keep(project, key, names, (term for (term,) in con.execute("SELECT term FROM vocab")), count)
+        gate.keep(project, key, names, (term for (term,) in con.execute("SELECT term FROM vocab")))
 
 
 def document_frequencies(con: Connection, terms: Iterable[str]) -> tuple[dict[str, int], int, float]:
