@@ -65,10 +65,15 @@ def keep(project: paths.Project, key: dict[str, object], names: bytes, terms: It
         pass  # only a shortcut: the next search writes it again
 
 
-def kept_key(project: paths.Project) -> tuple[dict[str, object], bytes] | None:
-    """The key and the names of the gate on disk, or None."""
-    found = _read(project)
-    return (found[0], found[1]) if found else None
+def kept_key(project: paths.Project) -> dict[str, object] | None:
+    """The key of the gate on disk (its first lines only), or None."""
+    try:
+        with open(_file(project), "rb") as fh:
+            tag, header = fh.readline(), fh.readline()
+        key = jsonio.loads(header.decode("utf-8", "surrogateescape")) if tag == TAG else None
+    except (OSError, ValueError, RecursionError):
+        return None
+    return {k: v for k, v in key.items() if k != "names"} if isinstance(key, dict) else None
 
 
 def _read(project: paths.Project) -> tuple[dict[str, object], bytes, bytes] | None:

@@ -414,8 +414,9 @@ def keep_gate(
         "outside": outside,
         "native": native,
     }
-    names = gate.names_of(name[start:] for (name,) in con.execute("SELECT name FROM files WHERE " + _SESSIONS))
-    if indexed or gate.kept_key(project) != (key, names):
+    # the same key and nothing indexed: the same names too (they change only with the folder's time)
+    if indexed or gate.kept_key(project) != key:
+        names = gate.names_of(n[start:] for (n,) in con.execute("SELECT name FROM files WHERE " + _SESSIONS))
         gate.keep(project, key, names, (term for (term,) in con.execute("SELECT term FROM vocab")))
 
 
