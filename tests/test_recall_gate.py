@@ -43,12 +43,12 @@ class World:
         monkeypatch.chdir(self.root)
         return identity.make_project(identity.find_project_root(str(self.root)))
 
-    def prompt(self, words: list[str], monkeypatch: pytest.MonkeyPatch, capsys: Any) -> str:
+    def prompt(self, words: list[str], monkeypatch: pytest.MonkeyPatch, capsys: Any, session: str = "now") -> str:
         project = self.enter(monkeypatch)
         if not self.keeps_gate:
             Path(project.state, paths.RECALL_GATE).unlink(missing_ok=True)
         prompt = " ".join(["what", *words, "zebra", "quantum", "again?"])  # two words the memory never holds
-        payload = {"session_id": "now", "cwd": str(self.root), "prompt": prompt}
+        payload = {"session_id": session, "cwd": str(self.root), "prompt": prompt}
         reply = run_hook("user-prompt-submit", payload, monkeypatch, capsys)
         return TIME.sub("T", json.dumps(reply).replace(str(self.folder), "W"))
 
@@ -107,9 +107,10 @@ def test_every_prompt_gets_what_the_full_search_gives(
         for kind, words, asked in [("save", WORDS[:2], WORDS[:2]), *steps]:
             for world in (fast, full):
                 act(world, kind, words, monkeypatch, capsys)
-            for question in (asked, words):
-                answers = [world.prompt(question, monkeypatch, capsys) for world in (fast, full)]
-                assert answers[0] == answers[1], (kind, words, question)
+            # the prompting session, then another one, whose own file is the first's to recall from
+            for question, session in ((asked, "now"), (words, "now"), (words, "s1"), (asked, "now")):
+                answers = [world.prompt(question, monkeypatch, capsys, session) for world in (fast, full)]
+                assert answers[0] == answers[1], (kind, words, question, session)
 
 
 def test_a_prompt_the_memory_cannot_answer_leaves_the_index_shut(
