@@ -5,6 +5,9 @@ from __future__ import annotations
 from datetime import date
 from pathlib import Path
 
+from hypothesis import given
+from hypothesis import strategies as st
+
 from keeper.recall import dates, search, tokens
 from keeper.store import paths
 
@@ -135,3 +138,36 @@ def test_a_real_word_missing_from_the_memory_is_not_corrected_into_another(tmp_p
     project = make_project(tmp_path, CHATS)
     assert search.search(project, "regards") == []  # "reward" is there, and close, but "regards" is English
     assert search.search(project, "rewrad")[0].chunk.path.endswith("2026-10-07_1800.md")  # a typo still is
+
+
+def test_the_index_counts_the_same_terms_the_tokenizer_finds() -> None:
+    """``counted_words`` (the index's build) counts in C what ``words`` lists word by word: the
+    same terms, counts and surface words, spoken and relative dates included."""
+    from collections import Counter
+
+    texts = [
+        FILES["sessions/2026-03-01_1000.md"],
+        "Met Jon on Nov 7th, 2026 and again yesterday; 19.01.2024 (the 14th of February) two weeks ago",
+        "--flag getUserByID getUserByID HTTPServer src/api/cache.py. Café café ÉTÉ İstanbul — made making",
+        "jan. Jan 3 may May 5th last Friday today the the the order_service order-service order.service",
+    ]
+    for text in texts:
+        for day in (None, "2026-11-07"):
+            listed = tokens.words(text, day)
+            counts, surface, length = tokens.counted_words(text, day)
+            assert (counts, surface, length) == (Counter(t for _, t in listed), dict(listed), len(listed))
+
+
+PIECES = (  # noqa: SIM905 - a word list reads best as text
+    "Nov 7th 2026 jan. May 5 the 14th of February yesterday two weeks ago last Friday , getUserByID "
+    "src/api/cache.py. --flag order_service café İstanbul made making 19.01.2024 1/2 \n"
+).split(" ")
+
+
+@given(st.lists(st.sampled_from(PIECES), max_size=30), st.sampled_from([None, "2026-11-07"]))
+def test_counted_words_agrees_with_words_on_any_mix(pieces: list[str], day: str | None) -> None:
+    from collections import Counter
+
+    text = " ".join(pieces)
+    listed = tokens.words(text, day)
+    assert tokens.counted_words(text, day) == (Counter(t for _, t in listed), dict(listed), len(listed))

@@ -236,3 +236,198 @@ def test_a_prompt_that_recalls_nothing_builds_no_context_and_redacts_nothing(pro
     assert reply == {}
     assert "keeper.recall.search" in loaded  # automatic recall ran
     assert not loaded & {"keeper.hooks.context", "keeper.redact", "keeper.secret_rules"}, loaded
+
+
+# -- Budgets (issue 43, benchmarks/README.md "Budgets"): what each hook may import and read ------------
+# Each hook runs as the plugin's launcher runs it (bin/keeper: -I -S, the environment's folder put on
+# sys.path), under an audit hook that notes every file it opens and every folder it lists in the
+# test's folders (the store, the project, the transcript). A hook that imports a module beyond its
+# budget, or reads more, fails here: the budget is what the hook's time is made of.
+LAUNCHED = (
+    "import sys\n"
+    "seen = ([], [])\n"
+    "def audit(event, args, where=sys.argv.pop(1), seen=seen):\n"
+    "    path = args[0] if event in ('open', 'os.listdir', 'os.scandir') else None\n"
+    "    if isinstance(path, str) and path.startswith(where):\n"
+    "        seen[event != 'open'].append(path)\n"
+    "sys.addaudithook(audit)\n"
+    "sys.path.extend(sys.argv.pop(1).split('\\n'))\n"
+    "from keeper.hooks.entry import run\n"
+    "code = run(sys.argv[1:])\n"
+    "sys.stderr.write('\\nMODULES ' + repr((sorted(sys.modules), *seen)))\n"
+)
+BARE = set(
+    ast.literal_eval(
+        subprocess.run(
+            [sys.executable, "-I", "-S", "-c", "import sys; print(sorted(sys.modules))"],
+            capture_output=True,
+            check=True,
+        ).stdout.decode()
+    )
+)
+
+
+class Spent:
+    """What one hook call imported beyond a bare interpreter, the files it opened, the folders it listed."""
+
+    def __init__(self, modules: set[str], opened: list[str], listed: list[str], reply: dict) -> None:
+        self.modules, self.opened, self.listed, self.reply = modules, opened, listed, reply
+
+
+def launched(event: str, payload: dict, where: Path) -> Spent:
+    """One hook call as bin/keeper makes it, with what it imported and read under ``where``: this
+    checkout, then the site-packages folder of Keeper's dependencies, on sys.path."""
+    import filelock
+
+    folders = [str(Path(__file__).resolve().parent.parent), str(Path(filelock.__file__).parent.parent)]
+    done = subprocess.run(
+        [sys.executable, "-I", "-S", "-c", LAUNCHED, str(where), "\n".join(folders), event],
+        input=json.dumps(payload).encode(),
+        capture_output=True,
+        cwd=payload.get("cwd"),
+        env={k: v for k, v in os.environ.items() if not k.startswith("PYTHON")},
+        check=True,
+    )
+    modules, opened, listed = ast.literal_eval(done.stderr.decode().rsplit("MODULES ", 1)[1])
+    return Spent(set(modules) - BARE, opened, listed, json.loads(done.stdout))
+
+
+# Every hook: the entry, the project's resolution and its settings, the counters.
+EVERY_HOOK = {
+    *("__future__", "_collections_abc", "_json", "_sha256", "_stat", "genericpath", "os", "os.path", "posixpath"),
+    *("stat", "keeper", "keeper.errors", "keeper.hooks", "keeper.hooks.entry", "keeper.jsonio", "keeper.records"),
+    *("keeper.store", "keeper.store.config", "keeper.store.counters", "keeper.store.fsutil", "keeper.store.identity"),
+    *("keeper.store.paths", "keeper.store.resolve"),
+}
+RECALL = {  # the index and ranking: sqlite3's C module brings functools and collections
+    *("_collections", "_functools", "_operator", "_sqlite3", "collections", "functools", "itertools", "keyword"),
+    *("math", "operator", "reprlib", "types", "keeper.markdown", "keeper.recall.chunks", "keeper.recall.index"),
+    *("keeper.recall.search", "keeper.store.sessions"),
+}
+GATE = {  # the prompt's words, and whether the memory holds two of them (keeper.recall.gate)
+    *("keeper.hooks.prompts", "keeper.recall", "keeper.recall.gate", "keeper.recall.tokens", "keeper.recall.dates"),
+    *("keeper.recall.stemmer", "keeper.recall.sources", "keeper.store.repo"),
+}
+BUDGETS = {  # (modules beyond a bare interpreter, files opened, folders listed)
+    "post-tool-use": (EVERY_HOOK | {"fcntl", "keeper.hooks.allowance"}, 2, 0),
+    "stop, nothing new": (EVERY_HOOK | {"keeper.hooks.idle", "keeper.plugin", "keeper.plugin.agents"}, 3, 0),
+    "user-prompt-submit, nothing to recall": (EVERY_HOOK | GATE, 3, 0),
+    "user-prompt-submit, recalled": (
+        EVERY_HOOK | GATE | RECALL | {"keeper.hooks.context", "keeper.redact", "keeper.text"},
+        9,  # with the session's record of the recall hits it was given (``.recalled``, for use receipts)
+        1,
+    ),
+    "session-start": (
+        EVERY_HOOK
+        | {"keeper.capture", "keeper.capture.record", "keeper.hooks.briefing", "keeper.hooks.context"}
+        | {"keeper.hooks.marks", "keeper.markdown", "keeper.memory", "keeper.memory.document", "keeper.memory.items"}
+        | {"keeper.memory.savekeys", "keeper.store.claims", "keeper.store.log", "keeper.store.provenance"}
+        | {"keeper.store.repo", "keeper.store.sessions", "keeper.store.stale", "keeper.store.verdicts", "keeper.text"}
+        | {"keeper.store.loads"},  # the tally of what sessions did with what they were shown
+        12,  # loads.cache among them
+        1,
+    ),
+}
+
+
+@pytest.fixture
+def remembered(project_dir: Path, tmp_path: Path) -> dict:
+    """A project with memory (a decision naming code, a session's summary) and a session under way:
+    the payload fields every hook call below shares."""
+    save_in(project_dir, "--summary", "Flaky checkout test fixed by freezing the clock")
+    save_in(project_dir, "--decision", "Use `parse_order` in src/app.py")
+    transcript = tmp_path / "t.jsonl"
+    transcript.write_text(json.dumps({"type": "user", "timestamp": "2026-11-22T10:00:00Z", "message": {}}) + "\n")
+    return {"session_id": "s1", "cwd": str(project_dir), "transcript_path": str(transcript)}
+
+
+def within(name: str, spent: Spent) -> None:
+    modules, opened, listed = BUDGETS[name]
+    assert not spent.modules - modules, f"{name} imported beyond its budget: {sorted(spent.modules - modules)}"
+    assert len(spent.opened) <= opened, f"{name} opened {[os.path.basename(p) for p in spent.opened]}, budget {opened}"
+    assert len(spent.listed) <= listed, f"{name} listed {spent.listed}, budget {listed}"
+
+
+def test_post_tool_use_stays_within_its_budget(remembered: dict, tmp_path: Path) -> None:
+    tool = {**remembered, "tool_name": "Read", "tool_input": {}}
+    launched("post-tool-use", tool, tmp_path)  # the first one makes the session's state
+    spent = launched("post-tool-use", tool, tmp_path)
+    assert spent.reply == {}
+    within("post-tool-use", spent)
+
+
+def test_a_stop_with_nothing_new_stays_within_its_budget(remembered: dict, tmp_path: Path) -> None:
+    """The first Stop records; the second finds nothing to write and keeps its inputs' key; from the
+    third on, the key alone answers: none of the record's machinery loads (keeper.hooks.idle)."""
+    stop = {**remembered, "last_assistant_message": "Fixed; the token is sk-ant-abcdefghijklmnopqrstuvwxyz0123"}
+    first, second, spent = (launched("stop", stop, tmp_path) for _ in range(3))
+    assert "keeper.capture.record" in first.modules and "keeper.capture.record" in second.modules
+    assert spent.reply == {}
+    within("stop, nothing new", spent)
+
+
+def test_a_prompt_with_nothing_to_recall_stays_within_its_budget(remembered: dict, tmp_path: Path) -> None:
+    launched("user-prompt-submit", {**remembered, "prompt": "what did we do about the clock?"}, tmp_path)  # indexes
+    spent = launched(
+        "user-prompt-submit", {**remembered, "prompt": "rename the invoice exporter module please"}, tmp_path
+    )
+    assert spent.reply == {}
+    within("user-prompt-submit, nothing to recall", spent)
+
+
+def test_a_prompt_that_recalls_stays_within_its_budget(remembered: dict, tmp_path: Path) -> None:
+    prompt = "the flaky checkout test is back, freezing the clock again?"
+    launched("user-prompt-submit", {**remembered, "prompt": "what did we do about the clock?"}, tmp_path)  # indexes
+    spent = launched("user-prompt-submit", {**remembered, "prompt": prompt}, tmp_path)
+    assert "freezing the clock" in spent.reply["hookSpecificOutput"]["additionalContext"]
+    within("user-prompt-submit, recalled", spent)
+
+
+def test_session_start_stays_within_its_budget(remembered: dict, tmp_path: Path) -> None:
+    start = {**remembered, "source": "startup"}
+    launched("session-start", start, tmp_path)  # the first start of a session marks it, and judges claims
+    spent = launched("session-start", start, tmp_path)
+    assert "parse_order" in spent.reply["hookSpecificOutput"]["additionalContext"]
+    within("session-start", spent)
+
+
+CONSOLE = (  # the console script an installer wrote (pip, uv), run as its own process runs it
+    "import sys\n"
+    "path = sys.argv.pop(1)\n"
+    "sys.argv[0] = path\n"
+    "with open(path, encoding='utf-8') as fh:\n"
+    "    source = fh.read()\n"
+    "if sys.argv[1:] == ['--template']:  # only the installer's own lines: what Keeper cannot change\n"
+    "    source = ''.join(line for line in source.splitlines(True) if line.startswith('import '))\n"
+    "try:\n"
+    "    exec(compile(source, path, 'exec'), {'__name__': '__main__'})\n"
+    "except SystemExit:\n"
+    "    pass\n"
+    "sys.stderr.write('\\nMODULES ' + repr(sorted(sys.modules)))\n"
+)
+
+
+@pytest.mark.skipif(os.name == "nt", reason="a console script is an .exe on Windows")
+def test_the_console_script_starts_no_more_than_the_launchers_python(remembered: dict, tmp_path: Path) -> None:
+    """The pip route: beyond what the installer's script itself imports (pip's imports ``re``) and
+    ``site``, a hook through the console script loads what the launcher's Python loads, and the
+    command line's entry (``keeper.cli``, which hands a hook on before anything else)."""
+    script = Path(sys.executable).parent / "keeper"
+    if not script.is_file():
+        pytest.skip("Keeper is not installed with a console script in this environment")
+    tool = {**remembered, "tool_name": "Read", "tool_input": {}}
+    launched("post-tool-use", tool, tmp_path)
+    launcher = launched("post-tool-use", tool, tmp_path).modules
+
+    def console(*args: str) -> set[str]:
+        done = subprocess.run(
+            [sys.executable, "-c", CONSOLE, str(script), *args],
+            input=json.dumps(tool).encode(),
+            capture_output=True,
+            cwd=remembered["cwd"],
+            check=True,
+        )
+        return set(ast.literal_eval(done.stderr.decode().rsplit("MODULES ", 1)[1]))
+
+    extra = console("hook", "post-tool-use") - console("--template")
+    assert extra - launcher <= {"keeper.cli"}, sorted(extra - launcher)

@@ -4,8 +4,10 @@
 
 Each build gets its own copy of run.py's store (same seed, same files) and builds its index
 twice (the first recall, timed); then warm `keeper recall`, a recall with a numeric date and
-automatic recall (the UserPromptSubmit hook) of both builds, and `python -c pass`, run in a new
-random order every round, so that a busy machine slows both alike.
+automatic recall (the UserPromptSubmit hook) of both builds, `grep -ril` over the same files and
+`python -c pass`, run in a new random order every round, so that a busy machine slows both alike.
+Reports the median wall time and the median CPU time of each process tree (user + system: what a
+loaded machine inflates least), and each build's warm recall against grep.
 """
 
 from __future__ import annotations
@@ -13,6 +15,7 @@ from __future__ import annotations
 import argparse
 import json
 import random
+import resource
 import shutil
 import statistics
 import sys
@@ -21,6 +24,14 @@ from pathlib import Path
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 import run
 from run import PROMPT, QUERY, timed
+
+
+def cpu_timed(cmd: list[str], env: dict[str, str], stdin: bytes = b"") -> tuple[float, float]:
+    """``(wall ms, CPU ms of the process tree)`` of one run."""
+    used = resource.getrusage(resource.RUSAGE_CHILDREN)
+    wall = timed(cmd, env, stdin)
+    after = resource.getrusage(resource.RUSAGE_CHILDREN)
+    return wall, (after.ru_utime - used.ru_utime + after.ru_stime - used.ru_stime) * 1000
 
 
 def make_store(keeper: str, size: int) -> tuple[Path, dict[str, str], Path]:
@@ -52,15 +63,24 @@ def main() -> int:
             (f"{name}: automatic recall", [builds[name], "hook", "user-prompt-submit"], env, payload),
         ]
     commands.append(("python -c pass", [sys.executable, "-c", "pass"], stores["after"][1], b""))
-    times: dict[str, list[float]] = {name: [] for name, *_ in commands}
+    grep = ["grep", "-ril", QUERY[0], str(stores["after"][2] / "sessions")]
+    commands.append(("grep -ril", grep, stores["after"][1], b""))
+    times: dict[str, list[tuple[float, float]]] = {name: [] for name, *_ in commands}
     for _ in range(args.rounds):
         random.shuffle(commands)
         for name, cmd, env, stdin in commands:
-            times[name].append(timed(cmd, env, stdin))
+            times[name].append(cpu_timed(cmd, env, stdin))
     for name, values in first.items():
         print(f"{name}: first build {', '.join(f'{v / 1000:.2f} s' for v in values)}")
+    wall = {name: statistics.median(w for w, _ in values) for name, values in times.items()}
+    cpu = {name: statistics.median(c for _, c in values) for name, values in times.items()}
     for name in sorted(times):
-        print(f"{name:32} median {statistics.median(times[name]):7.1f} ms")
+        print(f"{name:32} median {wall[name]:7.1f} ms, cpu {cpu[name]:7.1f} ms")
+    for name in builds:
+        recall, against = f"{name}: recall", "grep -ril"
+        print(
+            f"{name}: warm recall / grep: {wall[recall] / wall[against]:.2f}x wall, {cpu[recall] / cpu[against]:.2f}x cpu"
+        )
     for base, _, _ in stores.values():
         shutil.rmtree(base, ignore_errors=True)
     return 0

@@ -286,12 +286,14 @@ def _receipts(project: paths.Project, session: str, watch: receipts.Watch, patte
     receipts.record(project, session, watch, evidence.stamp(datetime.now()), patterns)
 
 
-def update_from_hook(event: str, at: Resolved, new_facts: Facts, transcript_path: str, reply: str = "") -> None:
-    """``update`` for a hook: a busy lock is logged and left to the next Stop, which catches up."""
+def update_from_hook(event: str, at: Resolved, new_facts: Facts, transcript_path: str, reply: str = "") -> bool:
+    """``update`` for a hook: a busy lock is logged and left to the next Stop, which catches up.
+    True when the record was up to date already (``keeper.hooks.idle`` keeps what it rested on)."""
     try:
-        update(at.project, at.cfg, at.session, new_facts, transcript_path, reply=reply)
+        return not update(at.project, at.cfg, at.session, new_facts, transcript_path, reply=reply)
     except KeeperError as exc:
         log.write(event, "WARN", f"session file not updated: {exc}")
+        return False
 
 
 def stamp(event: str, at: Resolved, label: str, detail: str, last_reply: str, transcript_path: str) -> None:

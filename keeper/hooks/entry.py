@@ -188,16 +188,14 @@ def post_tool_use(event: Event, at: Resolved) -> Reply:
 
 
 def stop(event: Event, at: Resolved) -> Reply:
-    from keeper.capture import record
-    from keeper.store import sessions
+    from keeper.hooks import idle
 
     seen = counters.read(_tally(at))
-    record.mark_ended(at.project, at.session, ended=False)  # alive after all, if it was thought gone
     # A continuation's reply ("Saved.") answers our own request: the real last reply stays.
     last_reply = "" if event.stop_hook_active else event.last_reply
-    state = sessions.read_state(at.project, at.session)
-    found = record.facts(seen, last_reply, at.cfg.redact_patterns, state)
-    record.update_from_hook(event.name, at, {**found, "Ended": None}, event.transcript_path, last_reply)
+    key = idle.stop_key(at.project, at.session, seen, last_reply, event.transcript_path)
+    if key is None or not idle.unchanged(at.project, at.session, key):  # else the record holds all of it
+        _record_stop(event, at, seen, last_reply, key)
     if event.stop_hook_active:
         return {}  # this Stop follows our own request (or another hook's): never loop
     from keeper.plugin import agents
@@ -212,6 +210,20 @@ def stop(event: Event, at: Resolved) -> Reply:
     asked = _final_ask(request)
     notice = f"Keeper: asked {agents.model()} to save before it finishes ({unsaved} unsaved tool uses)"
     return _noticed(at, asked, notice)
+
+
+def _record_stop(event: Event, at: Resolved, seen: bytes, last_reply: str, key: str | None) -> None:
+    """The session file brought up to date; ``key`` kept when that found nothing to write."""
+    from keeper.capture import record
+    from keeper.hooks import idle
+    from keeper.store import sessions
+
+    record.mark_ended(at.project, at.session, ended=False)  # alive after all, if it was thought gone
+    state = sessions.read_state(at.project, at.session)
+    found = record.facts(seen, last_reply, at.cfg.redact_patterns, state)
+    settled = record.update_from_hook(event.name, at, {**found, "Ended": None}, event.transcript_path, last_reply)
+    if settled and key is not None:
+        idle.remember(at.project, at.session, key)
 
 
 def _final_ask(request: str) -> Reply:

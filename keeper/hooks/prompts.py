@@ -165,11 +165,24 @@ def auto_recall(project: paths.Project, cfg: Config, prompt: str, session: str) 
         return Answer()
     if not os.path.isdir(project.sessions):
         return Answer()  # nothing beyond memory.md, which SessionStart already gave
+    from keeper.recall import gate
+
+    if gate.nothing_to_recall(project, cfg.team, session, prompt, MIN_HITS):
+        return Answer()  # fewer than MIN_HITS of its terms are anywhere in the memory: the index stays shut
     from keeper.recall import search
     from keeper.store import sessions
 
     own = sessions.existing_file(project, session)
-    results = search.search(project, prompt, limit=12, thorough=False, correct=False, min_terms=MIN_HITS, team=cfg.team)
+    results = search.search(
+        project,
+        prompt,
+        limit=12,
+        thorough=False,
+        correct=False,
+        min_terms=MIN_HITS,
+        team=cfg.team,
+        gate_for=(session, os.path.basename(own) if own else ""),
+    )
     relevant = [
         r
         for r in results

@@ -9,18 +9,21 @@ from __future__ import annotations
 import os
 
 from keeper.markdown import Document
-from keeper.recall.tokens import date_terms, words
+from keeper.recall.tokens import counted_words, date_terms
 from keeper.store import sessions
 
 
-def section_words(heading: str, text: str, day: str | None) -> list[tuple[str, str]]:
-    """``(surface, term)`` pairs a section is found by: its heading and text, and its file's date
-    (``sessions/2026-11-07_1430.md``) as the words people ask with, unless the text holds it; its
-    relative dates ("yesterday") are read against that date."""
-    found = words(heading + "\n" + text, day)
+def section_terms(heading: str, text: str, day: str | None) -> tuple[dict[str, int], dict[str, str], int]:
+    """The terms a section is found by, counted (``tokens.counted_words``): its heading and text,
+    and its file's date (``sessions/2026-11-07_1430.md``) as the words people ask with, unless the
+    text holds it; its relative dates ("yesterday") are read against that date."""
+    counts, surface, length = counted_words(heading + "\n" + text, day)
     if day and day not in heading and day not in text:
-        found += [(term, term) for term in date_terms(day)]
-    return found
+        for term in date_terms(day):
+            counts[term] = counts.get(term, 0) + 1
+            surface[term] = term
+            length += 1
+    return counts, surface, length
 
 
 class Chunk:
@@ -45,11 +48,7 @@ class Chunk:
     ) -> None:
         self.path, self.heading, self.line, self.text, self.date = path, heading, line, text, day
         if counts is None:
-            counts = {}
-            terms = [t for _, t in section_words(heading, text or "", day)]
-            for term in terms:
-                counts[term] = counts.get(term, 0) + 1
-            length = len(terms)
+            counts, _, length = section_terms(heading, text or "", day)
         self.counts, self.length = counts, length
 
 

@@ -22,7 +22,7 @@ from __future__ import annotations
 import os
 
 from keeper.recall import sources
-from keeper.recall.chunks import Chunk, section_words, sections_of
+from keeper.recall.chunks import Chunk, section_terms, sections_of
 from keeper.store import paths, repo, sessions
 from keeper.store.fsutil import ensure_dir, open_append
 
@@ -328,8 +328,6 @@ def _write(
     folder: str | None,
 ) -> int:
     """Apply the changes in one transaction: old sections out of FTS5 and the tables, new ones in."""
-    from collections import Counter
-
     con.execute("PRAGMA synchronous=NORMAL")
     con.execute("BEGIN IMMEDIATE")
     try:
@@ -373,11 +371,9 @@ def _write(
             file_rows.append((file_id, name, mtime, size))
             day = sessions.date_of(name)
             for heading, line, body in sections_of(name, text, sources.title_of(name)):
-                pairs = section_words(heading, body, day)
-                surface.update(pairs)
-                counted = Counter(term for _, term in pairs)
+                counted, written, length = section_terms(heading, body, day)
+                surface.update(written)
                 repeated = " ".join(f"{term}:{n}" for term, n in counted.items() if n > 1)  # terms hold no ":"
-                length = len(pairs)
                 section_rows.append((next_section, file_id, line, heading, length, " ".join(counted), repeated))
                 next_section += 1
                 sections, terms = sections + 1, terms + length
@@ -392,6 +388,36 @@ def _write(
         con.execute("ROLLBACK")
         raise
     return len(changed) + len(removed)
+
+
+def keep_gate(
+    con: Connection, where: sources.Sources, native: list[int] | None, indexed: int, own: tuple[str, str]
+) -> None:
+    """After a prompt's refresh: its gate (``keeper.recall.gate``) written again when the index took in
+    a file or what it rests on moved. ``native``: the auto memory folder's stamp, taken before the
+    refresh listed it; ``own``: the session and the name of its own file ("" for none yet)."""
+    from keeper.recall import gate
+
+    project = where.project
+    rows = "SELECT name, mtime_ns, size FROM files WHERE "
+    newest = _rows(con, rows + f"{_SESSIONS} ORDER BY name DESC LIMIT ?", (NEWEST_ALWAYS_CHECKED,))
+    outside: dict[str, list[int] | None] = {sources.GLOBAL_NAME: None}
+    if where.team:
+        outside[sources.TEAM_NAME] = None
+    outside.update((name, list(stamp)) for name, stamp in _rows(con, rows + _OUTSIDE).items())
+    start = len(paths.SESSIONS_DIR) + 1
+    key = {
+        "session": own[0],
+        "team": where.team,
+        "folder": _meta(con).get("folder", ""),
+        "sessions": {name[start:]: list(stamp) for name, stamp in newest.items() if name[start:] != own[1]},
+        "outside": outside,
+        "native": native,
+    }
+    # the same key and nothing indexed: the same names too (they change only with the folder's time)
+    if indexed or gate.kept_key(project) != key:
+        names = gate.names_of(n[start:] for (n,) in con.execute("SELECT name FROM files WHERE " + _SESSIONS))
+        gate.keep(project, key, names, (term for (term,) in con.execute("SELECT term FROM vocab")))
 
 
 def document_frequencies(con: Connection, terms: Iterable[str]) -> tuple[dict[str, int], int, float]:

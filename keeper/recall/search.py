@@ -326,10 +326,15 @@ class _Matcher:
             return known
         found = None
         if self.may_stand(word):
-            term = term_of(word)
+            term = _STEMMED.get(word, "")
+            if term == "":  # the same words come back in every snippet and the lift: stemmed once
+                term = _STEMMED[word] = term_of(word)
             found = term if term in self.terms else None
         self._known[word] = found
         return found
+
+
+_STEMMED: dict[str, str | None] = {}  # term_of of the words _Matcher stemmed, for this process
 
 
 class _Lift:
@@ -435,12 +440,15 @@ def search(
     min_terms: int = 1,
     scope: str = "all",
     team: bool = False,
+    gate_for: tuple[str, str] | None = None,
 ) -> list[Result]:
     """Rank the project's memory sections for ``query``; an empty list when nothing matches.
 
     ``scope``: ``project`` (memory.md, the session files, Claude Code's auto memory of this
     project), ``global`` (the global memory.md) or ``all``. ``min_terms``: only sections
     holding at least that many of the query's words. ``team``: search the repository's team memory too.
+    ``gate_for``: automatic recall's session and its own file's name, for which the prompt's gate
+    (``keeper.recall.gate``) is kept.
 
     Uses the SQLite index (brought up to date first; ``thorough`` stats every file), or scans the
     files where this Python has no FTS5. ``correct`` turns on typo correction (rapidfuzz).
@@ -458,8 +466,13 @@ def search(
         con = None
     if con is not None:
         try:
+            from keeper.recall import gate
+
+            native = gate.folder_stamp(sources.native_dir(project))  # before the refresh lists it
             try:
-                index.refresh(con, where, thorough=thorough, budget=None if thorough else index.PROMPT_BUDGET)
+                indexed = index.refresh(con, where, thorough=thorough, budget=None if thorough else index.PROMPT_BUDGET)
+                if gate_for is not None:
+                    index.keep_gate(con, where, native, indexed, gate_for)
             except index.OperationalError:  # another process is writing it: search what is indexed
                 pass
             depth = index.CANDIDATES if thorough else index.CANDIDATES // QUICK_DEPTH

@@ -143,13 +143,18 @@ def _ident_words(ident: str) -> tuple[tuple[str, str], ...]:
     return result
 
 
-def _idents(text: str) -> list[str]:
-    """Runs of identifier characters (letters, digits, ``_./\\-``) and of other letters, trimmed."""
+def _runs(text: str) -> list[str]:
+    """Runs of identifier characters (letters, digits, ``_./\\-``) and of other letters, untrimmed."""
     if not text.isascii():
         for char in set(text):
             if not char.isascii() and not char.isalnum():
                 text = text.replace(char, " ")
-    return [raw.strip(_SEPARATORS) for raw in text.translate(_TO_SPACE).split()]
+    return text.translate(_TO_SPACE).split()
+
+
+def _idents(text: str) -> list[str]:
+    """Runs of identifier characters (letters, digits, ``_./\\-``) and of other letters, trimmed."""
+    return [raw.strip(_SEPARATORS) for raw in _runs(text)]
 
 
 def _day(token: str) -> int | None:
@@ -215,6 +220,12 @@ def words(text: str, day: str | None = None) -> list[tuple[str, str]]:
     for ident in idents:
         pairs = known(ident)
         found += _ident_words(ident) if pairs is None else pairs
+    return found + _dated_pairs(idents, day)
+
+
+def _dated_pairs(idents: list[str], day: str | None) -> list[tuple[str, str]]:
+    """The pairs of a text's spoken dates (``Nov 7th``) and, written on ``day``, its relative ones."""
+    found: list[tuple[str, str]] = []
     if not _MONTH_SPELLINGS.isdisjoint(idents):
         for at, ident in enumerate(idents):
             if ident in _MONTH_SPELLINGS:
@@ -222,6 +233,43 @@ def words(text: str, day: str | None = None) -> list[tuple[str, str]]:
     if day is not None and not dates.TRIGGERS.isdisjoint(idents):
         found += _relative_in_text(idents, day)
     return found
+
+
+_RUN_CACHE: dict[str, tuple[tuple[str, str], ...]] = {}  # untrimmed runs, for counted_words
+_DATED_RUNS: set[str] = set()  # runs that trim to a month's spelling or a relative date's word
+
+
+def _run_words(run: str) -> tuple[tuple[str, str], ...]:
+    """The pairs of one untrimmed run (``_ident_words`` of it trimmed), remembered."""
+    ident = run.strip(_SEPARATORS)
+    if ident in _MONTH_SPELLINGS or ident in dates.TRIGGERS:
+        _DATED_RUNS.add(run)
+    pairs = _WORD_CACHE.get(ident)
+    if pairs is None:
+        pairs = _ident_words(ident)
+    if len(_RUN_CACHE) < 200_000:
+        _RUN_CACHE[run] = pairs
+    return pairs
+
+
+def counted_words(text: str, day: str | None = None) -> tuple[dict[str, int], dict[str, str], int]:
+    """What ``words`` finds, counted: ``({term: occurrences}, {surface: term}, number of pairs)``.
+
+    The same pairs, looked up and counted by the C loops of ``map``, ``chain`` and ``Counter``
+    (Python runs only for a word not seen before): the index's first build tokenises every file.
+    """
+    from collections import Counter
+    from itertools import chain
+    from operator import itemgetter
+
+    runs = _runs(text)
+    found = list(map(_RUN_CACHE.get, runs))
+    if None in found:
+        found = [_run_words(run) if pairs is None else pairs for pairs, run in zip(found, runs)]
+    pairs = list(chain.from_iterable(found))  # type: ignore[arg-type]  # no None is left in it
+    if not _DATED_RUNS.isdisjoint(runs):
+        pairs += _dated_pairs(_idents(text), day)
+    return Counter(map(itemgetter(1), pairs)), dict(pairs), len(pairs)
 
 
 def _resolved_terms(granularity: str, day: int) -> list[str]:

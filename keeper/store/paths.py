@@ -29,9 +29,10 @@ NEWEST_SESSIONS = "newest-sessions"  # in the state folder: the newest session f
 OPEN_SESSIONS = "open"  # in the state folder: one marker per session that started and has not ended
 # In the state folder: each session's own files, ``<session id>.<kind>``, apart from Keeper's records
 # (a session named ``memory`` once overwrote ``state/memory.json``). The kinds: its state (``json``),
-# its tally, the items shown to it, its start and end markers.
+# its tally, the items shown to it, the recall hits put into it, its use receipts, its start and end
+# markers, the key of its last Stop that found nothing new (``idle``: keeper.hooks.idle).
 SESSION_STATE = "sessions"
-SESSION_KINDS = ("json", "tally", "shown", "recalled", "receipts", "start", "end")
+SESSION_KINDS = ("json", "tally", "shown", "recalled", "receipts", "start", "end", "idle")
 PROJECT_CONFIG = os.path.join(".claude", "keeper.yaml")
 TEAM_DIR = os.path.join(".claude", "keeper")  # in the repository: the only Keeper files that live there
 TEAM_FILE = "team.md"
@@ -46,6 +47,7 @@ CONFIG_FILE = "config.yaml"
 HUB_PAGE = "hub.html"
 LOCK_FILE = ".lock"
 INDEX_FILE = "index.sqlite3"  # in STATE_DIR, with SQLite's -wal, -shm and -journal beside it
+RECALL_GATE = "recall-gate"  # in STATE_DIR: the index's terms as a filter a prompt reads first (recall.gate)
 OWNED_LINES = "memory.json"  # in STATE_DIR: which lines of memory.md Keeper wrote (export carries it)
 REMOVED = "removed.json"  # in STATE_DIR: the keys of items retired or resolved, so import cannot revive them
 STORE_FORMAT = "format.json"  # at the root: the store's format and the migrations it has had (store.migrate)

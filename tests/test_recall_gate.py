@@ -1,0 +1,128 @@
+"""A prompt with nothing Keeper could recall is told so before the index opens (``keeper.recall.gate``),
+and every prompt gets the answer the full search gives: played side by side on two projects, one of
+which never keeps a gate."""
+
+from __future__ import annotations
+
+import json
+import os
+import re
+import tempfile
+from pathlib import Path
+from typing import Any
+
+import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+
+from keeper.capture import saving
+from keeper.memory.document import SaveInput
+from keeper.store import config, identity, paths
+from tests.helpers import run_hook
+
+WORDS = ["checkout", "clock", "invoice", "pricing", "refund", "ledger", "cache", "flaky", "parser", "billing"]
+WORDS += ["webhook", "tenant", "migration", "scheduler", "exporter", "throttle"]
+KINDS = ["save", "hand", "inplace", "memory", "native", "team", "delete", "stop", "nothing"]
+PAIR = st.lists(st.sampled_from(WORDS), min_size=2, max_size=2, unique=True)
+STEP = st.tuples(st.sampled_from(KINDS), PAIR, PAIR)  # what changes, the words it writes, two words asked
+TIME = re.compile(r"\d{4}-\d{2}-\d{2}[ T_]\d{2}:?\d{2}(:\d{2})?")
+
+
+class World:
+    """A project of its own (store, folder, Claude Code's folder), driven through the real hook entry."""
+
+    def __init__(self, base: Path, name: str, keeps_gate: bool) -> None:
+        self.folder, self.keeps_gate = base / name, keeps_gate
+        self.root = self.folder / "api"
+        (self.root / ".git").mkdir(parents=True)
+        self.steps = 0
+
+    def enter(self, monkeypatch: pytest.MonkeyPatch) -> paths.Project:
+        monkeypatch.setenv("KEEPER_HOME", str(self.folder / "store"))
+        monkeypatch.setenv("CLAUDE_CONFIG_DIR", str(self.folder / "claude"))
+        monkeypatch.chdir(self.root)
+        return identity.make_project(identity.find_project_root(str(self.root)))
+
+    def prompt(self, words: list[str], monkeypatch: pytest.MonkeyPatch, capsys: Any, session: str = "now") -> str:
+        project = self.enter(monkeypatch)
+        if not self.keeps_gate:
+            Path(project.state, paths.RECALL_GATE).unlink(missing_ok=True)
+        prompt = " ".join(["what", *words, "zebra", "quantum", "again?"])  # two words the memory never holds
+        payload = {"session_id": session, "cwd": str(self.root), "prompt": prompt}
+        reply = run_hook("user-prompt-submit", payload, monkeypatch, capsys)
+        return TIME.sub("T", json.dumps(reply).replace(str(self.folder), "W"))
+
+
+def write(path: Path, text: str, in_place: bool = False) -> None:
+    """A file as a person's editor writes it: replaced whole (a rename), or appended to in place."""
+    path.parent.mkdir(parents=True, exist_ok=True)
+    if in_place:
+        with path.open("a", encoding="utf-8") as fh:
+            fh.write(text)
+        return
+    tmp = path.with_name(path.name + ".tmp")
+    tmp.write_text(text, encoding="utf-8")
+    os.replace(tmp, path)
+
+
+def act(world: World, kind: str, words: list[str], monkeypatch: pytest.MonkeyPatch, capsys: Any) -> None:
+    """One change to what recall may find."""
+    project = world.enter(monkeypatch)
+    text = " ".join(words)
+    world.steps += 1
+    sessions = sorted(Path(project.sessions).glob("*.md")) if os.path.isdir(project.sessions) else []
+    if kind == "save":
+        session = ("now", "s1", "s2")[world.steps % 3]  # "now": the prompting session's own file
+        saving.save(project, config.load(str(world.root)), SaveInput(summary=text), session)
+    elif kind == "hand":
+        day = 1 + world.steps % 28
+        write(
+            Path(project.sessions, f"2026-10-{day:02d}_1000.md"), f"# Session 2026-10-{day:02d}\n\n## Notes\n\n{text}\n"
+        )
+    elif kind == "inplace" and sessions:
+        write(sessions[0], f"\n## More\n\n{text}\n", in_place=True)
+    elif kind == "memory" and os.path.exists(project.memory):
+        write(Path(project.memory), f"\n## Notes\n\n- {text}\n", in_place=True)
+    elif kind == "native":
+        native = Path(world.folder, "claude", "projects", "".join(c if c.isalnum() else "-" for c in project.root))
+        write(native / "memory" / f"note_{world.steps % 2}.md", f"# Note\n\n{text}\n")
+    elif kind == "team":
+        write(world.root / ".claude" / "keeper" / "team.md", f"# Team\n\n## Decisions\n\n- {text}\n")
+    elif kind == "delete" and sessions:
+        sessions[-1].unlink()
+    elif kind == "stop":  # the prompting session's own file rewritten, as every Stop does
+        payload = {"session_id": "now", "cwd": str(world.root), "last_assistant_message": text}
+        run_hook("stop", payload, monkeypatch, capsys)
+
+
+@settings(max_examples=30, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+@given(steps=st.lists(STEP, min_size=1, max_size=12))
+def test_every_prompt_gets_what_the_full_search_gives(
+    steps: list[tuple[str, list[str], list[str]]], monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """Two words asked: recalled only when the memory holds both, so each change to the files that
+    brings a word in or takes one out decides the answer."""
+    with tempfile.TemporaryDirectory() as folder:
+        fast, full = World(Path(folder), "fast", True), World(Path(folder), "full", False)
+        for kind, words, asked in [("save", WORDS[:2], WORDS[:2]), *steps]:
+            for world in (fast, full):
+                act(world, kind, words, monkeypatch, capsys)
+            # the prompting session, then another one, whose own file is the first's to recall from
+            for question, session in ((asked, "now"), (words, "now"), (words, "s1"), (asked, "now")):
+                answers = [world.prompt(question, monkeypatch, capsys, session) for world in (fast, full)]
+                assert answers[0] == answers[1], (kind, words, question, session)
+
+
+def test_a_prompt_the_memory_cannot_answer_leaves_the_index_shut(
+    monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str], tmp_path: Path
+) -> None:
+    world = World(tmp_path, "w", True)
+    act(world, "save", ["flaky", "checkout", "clock", "frozen"], monkeypatch, capsys)
+    assert "recalled" in world.prompt(["flaky", "checkout"], monkeypatch, capsys)  # searched: keeps the gate
+    project = world.enter(monkeypatch)
+    index = Path(project.state, "index.sqlite3")
+    before = index.stat().st_mtime_ns
+    assert world.prompt(["invoice", "exporter"], monkeypatch, capsys) == "{}"
+    act(world, "hand", ["invoice", "exporter"], monkeypatch, capsys)  # the sessions folder changes
+    assert "recalled" in world.prompt(["invoice", "exporter"], monkeypatch, capsys)
+    assert index.stat().st_mtime_ns != before
