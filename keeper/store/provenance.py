@@ -256,17 +256,67 @@ def take(source: str, target: str) -> None:
 
 def append(folder: str, events: list[Event], patterns: Iterable[str] = ()) -> None:
     """Add events to a folder's record (call under the folder's lock), redacted with ``patterns``
-    (and the built-in rules): every text Keeper writes passes through ``redact`` first."""
+    (and the built-in rules): every text Keeper writes passes through ``redact`` first.
+
+    The bytes are always ``merge(current, new)``'s; when the record is as Keeper last wrote it and
+    the new lines sort after its last, they are appended (``_extend``) instead of parsing, sorting
+    and rewriting the whole record at every save and Stop."""
     if not events:
         return
     from keeper import redact
     from keeper.store.fsutil import atomic_write, ensure_dir, read_text
 
     ensure_dir(folder)
-    current = read_text(record_file(folder), exact=True)
     clean = [redact.redact_values(e, patterns) for e in events]
     lines = "".join(_line(e) + "\n" for e in clean if isinstance(e, dict))  # a dict stays a dict
-    atomic_write(record_file(folder), merge(current, lines))
+    if _extend(folder, sorted({_line(e) for e in parse(lines)})):  # each line as merge would write it
+        return
+    merged = merge(read_text(record_file(folder), exact=True), lines)
+    atomic_write(record_file(folder), merged)
+    if max(map(len, merged.split("\n"))) <= MAX_LINE:  # else a next merge skips a line: not its output
+        atomic_write(_seal_file(folder), _seal(merged.encode("utf-8")), durable=False)
+
+
+def _seal_file(folder: str) -> str:
+    return os.path.join(folder, paths.STATE_DIR, paths.RECORD_SEAL)
+
+
+def _seal(data: bytes) -> str:
+    """What the seal holds for a record ``merge`` made (or ``_extend`` grew): this version (another may
+    write its lines otherwise), its size and its SHA-256. Derived from the bytes, so it never goes
+    stale: a hand edit, sync, import, an older Keeper or a torn append leaves bytes it does not match."""
+    from keeper import __version__
+    from keeper.store.identity import sha256_hex
+
+    return f"{__version__} {len(data)} {sha256_hex(data)}\n"
+
+
+def _extend(folder: str, fresh: list[str]) -> bool:
+    """Append ``fresh`` (sorted, unique, each as ``_line`` writes it) to the record when that gives
+    ``merge``'s bytes, and say whether it did: the record matches its seal (so it is merge's output:
+    sorted, unique, canonical lines, ending with a newline), every fresh line sorts after its last
+    (merge sorts by the line, "at" first: an older event takes the full merge) and the whole stays
+    within ``KEPT`` and ``MAX_RECORD``, each line within ``MAX_LINE`` (a sealed record is its own
+    merge, line for line). Flushed and fsynced before the seal moves: a torn append
+    leaves a record its seal does not match, which the next call merges (skipping the torn line)."""
+    from keeper.store.fsutil import atomic_write, open_append, read_text
+
+    seal = read_text(_seal_file(folder))
+    if seal is None or not fresh or max(map(len, fresh)) > MAX_LINE:
+        return False
+    added = "".join(line + "\n" for line in fresh).encode("ascii")  # jsonio writes ASCII
+    with os.fdopen(open_append(record_file(folder), readable=True), "rb+") as fh:
+        data = fh.read()
+        last = data[data.rfind(b"\n", 0, -1) + 1 : -1]  # b"" for an empty record
+        if (data and last >= added[: added.index(b"\n")]) or seal != _seal(data):
+            return False
+        if data.count(b"\n") + len(fresh) > KEPT or len(data) + len(added) > MAX_RECORD:
+            return False
+        fh.write(added)
+        fh.flush()
+        os.fsync(fh.fileno())
+    atomic_write(_seal_file(folder), _seal(data + added), durable=False)
+    return True
 
 
 def by_item(events: Iterable[Event]) -> dict[str, list[Event]]:
