@@ -56,15 +56,28 @@ def appended(folder: Path, events: list[dict[str, Any]]) -> bool:
 
 
 @settings(max_examples=150, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
-@given(st.lists(EVENT, min_size=1, max_size=8), st.lists(st.lists(EVENT, min_size=1, max_size=4), max_size=4))
+@given(
+    st.lists(EVENT, min_size=1, max_size=8),
+    st.lists(st.tuples(st.booleans(), st.lists(EVENT, min_size=1, max_size=4)), max_size=4),
+    st.integers(min_value=1, max_value=12) | st.just(provenance.KEPT),
+    st.integers(min_value=80, max_value=1500) | st.just(provenance.MAX_RECORD),
+)
 def test_appending_gives_the_bytes_of_the_full_merge_whichever_path_it_takes(
-    tmp_path: Path, first: list[dict[str, Any]], later: list[list[dict[str, Any]]]
+    tmp_path: Path,
+    monkeypatch: pytest.MonkeyPatch,
+    first: list[dict[str, Any]],
+    later: list[tuple[bool, list[dict[str, Any]]]],
+    kept: int,
+    size: int,
 ) -> None:
+    monkeypatch.setattr(provenance, "KEPT", kept)
+    monkeypatch.setattr(provenance, "MAX_RECORD", size)
     sealed, merged = Path(tempfile.mkdtemp(dir=tmp_path)), Path(tempfile.mkdtemp(dir=tmp_path))
     for folder in (sealed, merged):
         provenance.append(str(folder), first)
     assert record(sealed).read_bytes() == provenance.merge(lines_of(first)).encode()
-    for events in later:
+    for day, (now, drawn) in enumerate(later, 1):
+        events = [{**e, "at": f"2026-12-{day:02d}T00:00:00Z"} if now else e for e in drawn]  # now: after all
         before = record(sealed).read_text()
         provenance.append(str(sealed), events)
         seal(merged).unlink(missing_ok=True)  # this one always merges whole
@@ -126,16 +139,24 @@ def test_a_record_not_as_keeper_sealed_it_is_merged_whole(tmp_path: Path, change
 
 
 @pytest.mark.parametrize("bound", ["KEPT", "MAX_RECORD"])
-def test_a_record_that_would_outgrow_its_bounds_is_merged_whole_and_cut(
+def test_a_full_record_loses_its_oldest_lines_as_merge_cuts_them_without_being_parsed(
     tmp_path: Path, bound: str, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     provenance.append(str(tmp_path), [event(STAMPS[0], "a"), event(STAMPS[1], "b")])
     size = len(record(tmp_path).read_bytes())
     monkeypatch.setattr(provenance, bound, 2 if bound == "KEPT" else size + 20)
     current = record(tmp_path).read_text()
-    assert not appended(tmp_path, [event(STAMPS[3], "c")])
+    read, real = [], provenance._event
+
+    def counted(line: str) -> dict[str, Any] | None:
+        read.append(line)
+        return real(line)
+
+    monkeypatch.setattr(provenance, "_event", counted)
+    provenance.append(str(tmp_path), [event(STAMPS[3], "c")])
+    assert len(read) == 1  # the new line only: the record was not parsed
     assert record(tmp_path).read_text() == provenance.merge(current, lines_of([event(STAMPS[3], "c")]))
-    assert [e["item"] for e in provenance.read(str(tmp_path))] == ["b", "c"]
+    assert [e["item"] for e in provenance.parse(record(tmp_path).read_text())] == ["b", "c"]
 
 
 def test_a_record_whose_line_a_next_read_would_skip_is_not_sealed(tmp_path: Path) -> None:

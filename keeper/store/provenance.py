@@ -292,31 +292,46 @@ def _seal(data: bytes) -> str:
 
 
 def _extend(folder: str, fresh: list[str]) -> bool:
-    """Append ``fresh`` (sorted, unique, each as ``_line`` writes it) to the record when that gives
-    ``merge``'s bytes, and say whether it did: the record matches its seal (so it is merge's output:
-    sorted, unique, canonical lines, ending with a newline), every fresh line sorts after its last
-    (merge sorts by the line, "at" first: an older event takes the full merge) and the whole stays
-    within ``KEPT`` and ``MAX_RECORD``, each line within ``MAX_LINE`` (a sealed record is its own
-    merge, line for line). Flushed and fsynced before the seal moves: a torn append
-    leaves a record its seal does not match, which the next call merges (skipping the torn line)."""
+    """Add ``fresh`` (sorted, unique, each as ``_line`` writes it) to the record when that gives
+    ``merge``'s bytes without parsing it, and say whether it did: the record matches its seal (so it
+    is merge's output: sorted, unique, canonical lines, ending with a newline) and every fresh line
+    sorts after its last (merge sorts by the line, "at" first: an older event takes the full merge).
+    The lines are appended, flushed and fsynced before the seal moves (a torn append leaves a record
+    its seal does not match, which the next call merges, skipping the torn line); a record at
+    ``KEPT`` or ``MAX_RECORD`` loses its oldest lines, as merge cuts it, in one rewrite."""
     from keeper.store.fsutil import atomic_write, open_append, read_text
 
     seal = read_text(_seal_file(folder))
-    if seal is None or not fresh or max(map(len, fresh)) > MAX_LINE:
-        return False
+    if seal is None or not fresh or len(fresh) > KEPT or max(map(len, fresh)) > MAX_LINE:
+        return False  # a line a next read would skip: the seal promises a record that is its own merge
     added = "".join(line + "\n" for line in fresh).encode("ascii")  # jsonio writes ASCII
+    if len(added) > MAX_RECORD:
+        return False
     with os.fdopen(open_append(record_file(folder), readable=True), "rb+") as fh:
         data = fh.read()
         last = data[data.rfind(b"\n", 0, -1) + 1 : -1]  # b"" for an empty record
         if (data and last >= added[: added.index(b"\n")]) or seal != _seal(data):
             return False
-        if data.count(b"\n") + len(fresh) > KEPT or len(data) + len(added) > MAX_RECORD:
-            return False
-        fh.write(added)
-        fh.flush()
-        os.fsync(fh.fileno())
-    atomic_write(_seal_file(folder), _seal(data + added), durable=False)
+        cut = _cut(data, len(fresh), len(added))
+        if not cut:
+            fh.write(added)
+            fh.flush()
+            os.fsync(fh.fileno())
+    if cut:
+        atomic_write(record_file(folder), data[cut:] + added)
+    atomic_write(_seal_file(folder), _seal(data[cut:] + added), durable=False)
     return True
+
+
+def _cut(data: bytes, lines: int, size: int) -> int:
+    """Where ``merge``'s bounds cut a record's oldest lines when ``lines`` newer lines of ``size``
+    bytes follow them: the newest ``KEPT`` lines, then the newest of those within ``MAX_RECORD``."""
+    cut = 0
+    for _ in range(data.count(b"\n") + lines - KEPT):
+        cut = data.index(b"\n", cut) + 1
+    while len(data) - cut + size > MAX_RECORD:
+        cut = data.index(b"\n", cut) + 1
+    return cut
 
 
 def by_item(events: Iterable[Event]) -> dict[str, list[Event]]:
