@@ -122,7 +122,7 @@ def torn(folder: Path) -> None:
 
 
 def other_version(folder: Path) -> None:
-    seal(folder).write_text("0.0.1" + seal(folder).read_text()[5:])
+    seal(folder).write_text("0.0.1 " + seal(folder).read_text().split(" ", 1)[1])
 
 
 @pytest.mark.parametrize(
