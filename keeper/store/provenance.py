@@ -256,17 +256,97 @@ def take(source: str, target: str) -> None:
 
 def append(folder: str, events: list[Event], patterns: Iterable[str] = ()) -> None:
     """Add events to a folder's record (call under the folder's lock), redacted with ``patterns``
-    (and the built-in rules): every text Keeper writes passes through ``redact`` first."""
+    (and the built-in rules): every text Keeper writes passes through ``redact`` first.
+
+    The bytes are always ``merge(current, new)``'s; when the record is as Keeper last wrote it and
+    the new lines sort after its last, they are appended (``_extend``) instead of parsing, sorting
+    and rewriting the whole record at every save and Stop."""
     if not events:
         return
     from keeper import redact
     from keeper.store.fsutil import atomic_write, ensure_dir, read_text
 
     ensure_dir(folder)
-    current = read_text(record_file(folder), exact=True)
     clean = [redact.redact_values(e, patterns) for e in events]
     lines = "".join(_line(e) + "\n" for e in clean if isinstance(e, dict))  # a dict stays a dict
-    atomic_write(record_file(folder), merge(current, lines))
+    if _extend(folder, sorted({_line(e) for e in parse(lines)})):  # each line as merge would write it
+        return
+    merged = merge(read_text(record_file(folder), exact=True), lines)
+    atomic_write(record_file(folder), merged)
+    if max(map(len, merged.split("\n"))) <= MAX_LINE:  # else a next merge skips a line: not its output
+        atomic_write(_seal_file(folder), _seal(merged.encode("utf-8")), durable=False)
+
+
+def _seal_file(folder: str) -> str:
+    return os.path.join(folder, paths.STATE_DIR, paths.RECORD_SEAL)
+
+
+def _seal(data: bytes, digest: Any = None) -> str:
+    """What the seal holds for a record ``merge`` made (or ``_extend`` grew): this version (another may
+    write its lines otherwise), its size and its BLAKE2b (``digest``: one running over ``data``).
+    Derived from the bytes, so it never goes stale: a hand edit, sync, import, an older Keeper or a
+    torn append leaves bytes it does not match."""
+    from keeper import __version__
+
+    return f"{__version__} {len(data)} {(digest or _digest(data)).hexdigest()}\n"
+
+
+def _digest(data: bytes) -> Any:
+    """A running BLAKE2b of ``data``: the builtin module (hashlib would load OpenSSL, ~12 ms a hook),
+    twice as fast here as its SHA-256."""
+    try:
+        from _blake2 import blake2b
+    except ImportError:  # a Python built without it
+        from hashlib import blake2b
+    return blake2b(data)
+
+
+def _extend(folder: str, fresh: list[str]) -> bool:
+    """Add ``fresh`` (sorted, unique, each as ``_line`` writes it) to the record when that gives
+    ``merge``'s bytes without parsing it, and say whether it did: the record matches its seal (so it
+    is merge's output: sorted, unique, canonical lines, ending with a newline) and every fresh line
+    sorts after its last (merge sorts by the line, "at" first: an older event takes the full merge).
+    The lines are appended, flushed and fsynced before the seal moves (a torn append leaves a record
+    its seal does not match, which the next call merges, skipping the torn line); a record at
+    ``KEPT`` or ``MAX_RECORD`` loses its oldest lines, as merge cuts it, in one rewrite."""
+    from keeper.store.fsutil import atomic_write, open_append, read_text
+
+    seal = read_text(_seal_file(folder))
+    if seal is None or not fresh or len(fresh) > KEPT or max(map(len, fresh)) > MAX_LINE:
+        return False  # a line a next read would skip: the seal promises a record that is its own merge
+    added = "".join(line + "\n" for line in fresh).encode("ascii")  # jsonio writes ASCII
+    if len(added) > MAX_RECORD:
+        return False
+    with os.fdopen(open_append(record_file(folder), readable=True), "rb+") as fh:
+        data = fh.read()
+        last = data[data.rfind(b"\n", 0, -1) + 1 : -1]  # b"" for an empty record
+        if data and last >= added[: added.index(b"\n")]:
+            return False
+        digest = _digest(data)
+        if seal != _seal(data, digest):
+            return False
+        cut = _cut(data, len(fresh), len(added))
+        if not cut:
+            fh.write(added)
+            fh.flush()
+            os.fsync(fh.fileno())
+            digest.update(added)
+    data = data[cut:] + added
+    if cut:
+        atomic_write(record_file(folder), data)
+    atomic_write(_seal_file(folder), _seal(data, None if cut else digest), durable=False)
+    return True
+
+
+def _cut(data: bytes, lines: int, size: int) -> int:
+    """Where ``merge``'s bounds cut a record's oldest lines when ``lines`` newer lines of ``size``
+    bytes follow them: the newest ``KEPT`` lines, then the newest of those within ``MAX_RECORD``."""
+    cut = 0
+    for _ in range(data.count(b"\n") + lines - KEPT):
+        cut = data.index(b"\n", cut) + 1
+    while len(data) - cut + size > MAX_RECORD:
+        cut = data.index(b"\n", cut) + 1
+    return cut
 
 
 def by_item(events: Iterable[Event]) -> dict[str, list[Event]]:
