@@ -136,11 +136,12 @@ def test_a_damaged_or_missing_tally_is_no_evidence_and_never_an_error(project_di
 
 
 def test_the_tally_keeps_the_newest_items_within_its_bound() -> None:
-    tally = loads.Loads()
-    for n in range(loads.MAX_ITEMS + 10):
+    tally = loads.Loads({"sessions": loads.MAX_ITEMS})  # the session count has no bound of its own
+    tally.note(shown=[f"{n:08x}" for n in range(loads.MAX_ITEMS)])  # one session fills the tally
+    for n in range(loads.MAX_ITEMS, loads.MAX_ITEMS + 10):  # each next session brings one new item
         tally.note(shown=[f"{n:08x}"])
-    assert len(tally.items) == loads.MAX_ITEMS and "00000000" not in tally.items
-    assert tally.sessions == loads.MAX_ITEMS + 10
+    assert list(tally.items) == [f"{n:08x}" for n in range(10, loads.MAX_ITEMS + 10)]  # the 10 oldest went
+    assert tally.sessions == loads.MAX_ITEMS + 11
 
 
 def test_the_hub_marks_the_items_no_session_used(
