@@ -112,9 +112,9 @@ def test_an_agent_that_never_answers_is_stopped_at_the_time_limit(machine: Claud
         silent.bind(("127.0.0.1", 0))
         silent.listen(8)
         url = f"http://127.0.0.1:{silent.getsockname()[1]}"
-        code, said = doctor(claude_env(machine, url), git_project(tmp_path, "shop"), "--timeout", "20")
+        code, said = doctor(claude_env(machine, url), git_project(tmp_path, "shop"), "--timeout", "8")
     assert code == 1
-    assert live_line(said).startswith("FAIL  live     Claude Code: claude did not finish within 20 s"), said
+    assert live_line(said).startswith("FAIL  live     Claude Code: claude did not finish within 8 s"), said
     assert "--timeout waits longer" in live_line(said)
     assert not left_behind(machine.store, machine.base / "tmp")
 
