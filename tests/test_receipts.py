@@ -174,9 +174,10 @@ def test_keeper_why_lists_an_items_uses_and_status_gives_the_share_used(
     assert [(u["session"], u["where"]) for u in data["uses"]] == [(FIRST, "tool:Bash")]
     assert main(["status", "--json"]) == 0
     share = json.loads(capsys.readouterr().out)["uses"]
-    assert share == {"sessions": 1, "shown": 3, "used": 1}
+    assert share == {"sessions": 1, "injected": 3, "used": 1, "at_start": 3, "recalled": 0}
     assert main(["status"]) == 0
-    assert "1 of 3 items shown at the start of the last 1 session were used (33%" in capsys.readouterr().out
+    out = capsys.readouterr().out
+    assert "1 of 3 items Keeper put into the last 1 session were used (33%; 3 shown at the start, 0 more" in out
 
 
 @pytest.mark.parametrize(
@@ -331,6 +332,41 @@ def test_an_item_keeper_recall_showed_is_judged_and_the_users_own_words_are_stil
     transcript.tool("Bash", {"command": "sed -n 1,40p src/net/retry.py"})
     stop(project_dir, FIRST, transcript, monkeypatch, capsys)
     assert [(e["where"], e["item"]) for e in used(project)] == [("tool:Bash after recall", key_of(RETRY))]
+
+
+def test_the_share_used_counts_what_recall_brought_once_a_session_and_why_and_the_hub_read_its_receipt(
+    project_dir: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    from keeper.hub import build
+
+    project = seeded(project_dir)
+    left_to_recall(project, RETRY)  # the start shows PORT and PLAIN only
+    monkeypatch.chdir(project_dir)
+    hub = next(p for p in build.collect()["projects"] if p["id"] == project.id)
+    assert "left to recall" in hub["origins"][RETRY]["unused"]
+    transcript = begin(project_dir, FIRST, monkeypatch, capsys)
+    for asked in (
+        "How do retries go through the backoff helper?",
+        "/keeper:recall with_backoff",
+        "/keeper:recall 8731",
+    ):
+        assert prompt(project_dir, FIRST, transcript, asked, monkeypatch, capsys)  # RETRY twice, PORT shown already
+    transcript.tool("Edit", {"file_path": str(project_dir / "src" / "net" / "retry.py"), "new_string": "x = 1"})
+    stop(project_dir, FIRST, transcript, monkeypatch, capsys)
+    capsys.readouterr()
+    assert main(["status", "--json"]) == 0
+    share = json.loads(capsys.readouterr().out)["uses"]
+    assert share == {"sessions": 1, "injected": 3, "used": 1, "at_start": 2, "recalled": 1}
+    assert main(["status"]) == 0
+    assert (
+        "1 of 3 items Keeper put into the last 1 session were used (33%; 2 shown at the start, 1 more by recall;"
+        in (capsys.readouterr().out)
+    )
+    assert main(["why", "with_backoff"]) == 0
+    out = capsys.readouterr().out
+    assert "Used in 1 session" in out and f"by session {FIRST}" in out and "(tool:Edit after auto-recall)" in out
+    hub = next(p for p in build.collect()["projects"] if p["id"] == project.id)
+    assert "unused" not in hub["origins"][RETRY]  # a use after recall is a use: no longer marked
 
 
 def key_of(item: str) -> str:

@@ -333,21 +333,47 @@ def record(project: paths.Project, session: str, found: Watch, at: str, patterns
 
 
 def share(project: paths.Project, events: list[dict[str, Any]], sessions: int = 20) -> dict[str, int]:
-    """Of the items shown at the starts of the newest ``sessions`` sessions (this machine's), how
-    many the session used: ``{"sessions", "shown", "used"}``."""
+    """Of the items Keeper put into the newest ``sessions`` sessions (this machine's), how many the
+    session used: ``{"sessions", "injected", "used", "at_start", "recalled"}``. An item counts once a
+    session, whether its start showed it (``at_start``) or only a recall hit brought it (``recalled``,
+    an item memory.md still holds); bounded: two small files a session and memory.md once."""
+    used = {(str(e.get("session")), provenance.shown_id(str(e["item"]))) for e in events if e["event"] == USED}
+    newest = _newest(project, sessions)
+    items: dict[str, str] | None = None  # memory.md's items, read once, only when a session recalled
+    at_start = recalled = used_count = 0
+    for session in newest:
+        shown, hits = _shown(project, session), _recalled(project, session)
+        brought: set[str] = set()
+        if hits:
+            if items is None:
+                from keeper.store.fsutil import read_text
+
+                items = {k: text for _, k, text, _ in provenance.listed(read_text(project.memory) or "")}
+            brought = {provenance.shown_id(k) for _, hit in hits for k in carried(hit, items)} - shown
+        at_start += len(shown)
+        recalled += len(brought)
+        used_count += sum(1 for i in shown | brought if (session, i) in used)
+    injected = at_start + recalled
+    return {
+        "sessions": len(newest),
+        "injected": injected,
+        "used": used_count,
+        "at_start": at_start,
+        "recalled": recalled,
+    }
+
+
+def _newest(project: paths.Project, sessions: int) -> list[str]:
+    """The ``sessions`` sessions Keeper last put items into (a start's ``shown``, a recall's ``recalled``)."""
     import glob
 
-    files = glob.glob(os.path.join(glob.escape(project.session_state), "*.shown"))
-    newest = sorted(files, key=lambda f: (os.path.getmtime(f), f))[-sessions:]
-    used = {(str(e.get("session")), provenance.shown_id(str(e["item"]))) for e in events if e["event"] == USED}
-    shown = used_count = 0
-    for name in newest:
-        session = os.path.basename(name)[: -len(".shown")]
-        try:
-            with open(name, encoding="utf-8") as fh:
-                ids = set(fh.read().split())
-        except OSError:
-            continue
-        shown += len(ids)
-        used_count += sum(1 for i in ids if (session, i) in used)
-    return {"sessions": len(newest), "shown": shown, "used": used_count}
+    changed: dict[str, float] = {}
+    for kind in ("shown", "recalled"):
+        for name in glob.glob(os.path.join(glob.escape(project.session_state), f"*.{kind}")):
+            try:
+                mtime = os.path.getmtime(name)
+            except OSError:  # removed meanwhile
+                continue
+            session = os.path.basename(name)[: -len(kind) - 1]
+            changed[session] = max(changed.get(session, mtime), mtime)
+    return sorted(changed, key=lambda s: (changed[s], s))[-sessions:] if sessions > 0 else []

@@ -160,13 +160,15 @@ def _team_line(team: dict[str, Any]) -> str:
 
 
 def _use_line(uses: dict[str, int]) -> list[str]:
-    """The share of the items shown at recent session starts that their sessions used."""
-    if not uses["shown"]:
+    """The share of the items Keeper put into recent sessions (at their start or by a recall hit)
+    that those sessions used."""
+    if not uses["injected"]:
         return []
-    share = f"{uses['used'] / uses['shown']:.0%}"
+    share = f"{uses['used'] / uses['injected']:.0%}"
     return [
-        f"  used          {uses['used']} of {uses['shown']} items shown at the start of the last "
-        f"{count(uses['sessions'], 'session')} were used ({share}; keeper why ID lists an item's uses)"
+        f"  used          {uses['used']} of {count(uses['injected'], 'item')} Keeper put into the last "
+        f"{count(uses['sessions'], 'session')} were used ({share}; {uses['at_start']} shown at the start, "
+        f"{uses['recalled']} more by recall; keeper why ID lists an item's uses)"
     ]
 
 
