@@ -243,3 +243,13 @@ def test_security_names_the_one_file_the_set_up_writes_outside_its_data_folder()
 
     security = " ".join((REPO / "docs" / "SECURITY.md").read_text(encoding="utf-8").split())
     assert f"`~/.gemini/extensions/keeper/{'/'.join(bootstrap.SHARED_HOOKS)}`" in security
+
+
+def test_each_agent_page_says_that_keeper_doctor_reports_on_that_agent() -> None:
+    """docs/opencode.md said doctor did not list OpenCode while doctor had checked it for a release
+    (issue 40's walk of the OpenCode route): a page and doctor name the same agents."""
+    doctor = (REPO / "keeper" / "commands" / "doctor.py").read_text(encoding="utf-8")
+    for agent in ("gemini", "opencode"):
+        page = (REPO / "docs" / f"{agent}.md").read_text(encoding="utf-8")
+        assert f'Check("{agent}"' in doctor, agent  # doctor reports on this agent
+        assert "`keeper doctor`" in page and "does not list" not in page, agent  # and its page says so

@@ -266,3 +266,14 @@ def test_the_live_checks_store_holds_the_word_and_the_users_settings_and_nothing
         import shutil
 
         shutil.rmtree(store)
+
+
+def test_before_any_hook_ran_the_step_names_every_agent_keeper_runs_in(
+    project_dir: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """A walk of the Gemini route on a fresh HOME was told to start Claude Code (issue 40)."""
+    main(["doctor", "--json"])
+    hooks = {c["check"]: c for c in json.loads(capsys.readouterr().out)}["hooks"]
+    assert hooks["ok"] is None
+    for agent in ("Claude Code", "Codex", "Gemini CLI", "OpenCode"):
+        assert agent in hooks["fix"], agent

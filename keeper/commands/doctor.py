@@ -253,9 +253,8 @@ def _hooks(project: paths.Project) -> Check:
     ran = counters.hook_summary(project.state)
     if ran:
         return Check("hooks", True, f"{sum(v['calls'] for v in ran.values())} hook calls recorded for this project")
-    return Check(
-        "hooks", None, "no hook has run for this project yet", "start Claude Code in this folder and send a prompt"
-    )
+    step = "start a session in this folder (Claude Code, Codex, Gemini CLI or OpenCode) and send a prompt"
+    return Check("hooks", None, "no hook has run for this project yet", step)
 
 
 def _windows() -> list[Check]:
