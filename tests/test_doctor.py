@@ -256,7 +256,7 @@ def test_the_live_checks_store_holds_the_word_and_the_users_settings_and_nothing
     try:
         assert (store / "config.yaml").read_text(encoding="utf-8") == "context_chars: 900\n"
         assert "- Keeper live check word: keeper-live-0123456789ab" in (store / "global" / "memory.md").read_text()
-        assert sorted(str(p.relative_to(store)) for p in store.rglob("*")) == [
+        assert sorted(p.relative_to(store).as_posix() for p in store.rglob("*")) == [
             "config.yaml",
             "global",
             "global/memory.md",

@@ -101,7 +101,9 @@ def test_a_save_before_any_hook_reached_keeper_finds_the_sessions_transcript_by_
 ) -> None:
     """The README walk: Claude saved while every hook so far had met the launcher's set-up; the save
     knew its session from CLAUDE_CODE_SESSION_ID and nothing else, and recorded no file."""
-    folder = Path.home() / ".claude" / "projects" / str(project_dir).replace("/", "-")
+    folder = (
+        Path.home() / ".claude" / "projects" / re.sub(r"[^A-Za-z0-9]", "-", str(project_dir))
+    )  # as Claude Code names it, on every OS
     t = setup_minute(project_dir, folder.parent / "elsewhere")
     t.tool("Bash", {"command": "keeper save --decision 'Prices are formatted by price.cents'"})
     folder.mkdir(parents=True)

@@ -32,7 +32,7 @@ def test_what_arrives_is_bounded_and_redacted_once_as_it_is_made() -> None:
 def test_a_session_changed_here_while_its_other_text_arrives_is_kept_beside_it(tmp_path: Path) -> None:
     folder = _folder(tmp_path)
     here = Path(folder.sessions) / "2026-11-01_0930.md"
-    here.write_text("sent\nand a line added here since\n", encoding="utf-8")
+    here.write_bytes(b"sent\nand a line added here since\n")  # as Keeper writes: "\n" on every OS
     sent = Incoming(None, {here.name: "sent\n"})
     landed = land(folder, Incoming.arrived([], None, {here.name: "sent\nand the other side's line\n"}), sent)
     assert here.read_text(encoding="utf-8") == "sent\nand a line added here since\n"
@@ -46,8 +46,8 @@ def test_a_session_only_the_other_side_changed_is_replaced_and_a_copy_under_anot
 ) -> None:
     folder = _folder(tmp_path)
     mine, copy = Path(folder.sessions) / "2026-11-01_0930.md", Path(folder.sessions) / "2026-11-02_1000.md"
-    mine.write_text("sent\n", encoding="utf-8")
-    copy.write_text("one session\n", encoding="utf-8")
+    mine.write_bytes(b"sent\n")  # as Keeper writes: "\n" on every OS
+    copy.write_bytes(b"one session\n")  # as Keeper writes: "\n" on every OS
     arriving = {mine.name: "sent\nand more\n", "2026-11-02_1000@a1b2c3.md": "one session\n"}
     landed = land(folder, Incoming.arrived([], None, arriving), Incoming(None, {mine.name: "sent\n"}))
     assert mine.read_text(encoding="utf-8") == "sent\nand more\n"

@@ -144,6 +144,7 @@ def test_the_tally_keeps_the_newest_items_within_its_bound() -> None:
     assert tally.sessions == loads.MAX_ITEMS + 11
 
 
+@pytest.mark.needs("chromium")
 def test_the_hub_marks_the_items_no_session_used(
     project_dir: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
 ) -> None:

@@ -104,13 +104,16 @@ def test_every_prompt_gets_what_the_full_search_gives(
     brings a word in or takes one out decides the answer."""
     with tempfile.TemporaryDirectory() as folder:
         fast, full = World(Path(folder), "fast", True), World(Path(folder), "full", False)
-        for kind, words, asked in [("save", WORDS[:2], WORDS[:2]), *steps]:
-            for world in (fast, full):
-                act(world, kind, words, monkeypatch, capsys)
-            # the prompting session, then another one, whose own file is the first's to recall from
-            for question, session in ((asked, "now"), (words, "now"), (words, "s1"), (asked, "now")):
-                answers = [world.prompt(question, monkeypatch, capsys, session) for world in (fast, full)]
-                assert answers[0] == answers[1], (kind, words, question, session)
+        try:
+            for kind, words, asked in [("save", WORDS[:2], WORDS[:2]), *steps]:
+                for world in (fast, full):
+                    act(world, kind, words, monkeypatch, capsys)
+                # the prompting session, then another one, whose own file is the first's to recall from
+                for question, session in ((asked, "now"), (words, "now"), (words, "s1"), (asked, "now")):
+                    answers = [world.prompt(question, monkeypatch, capsys, session) for world in (fast, full)]
+                    assert answers[0] == answers[1], (kind, words, question, session)
+        finally:
+            monkeypatch.chdir(Path(folder).parent)  # Windows removes no folder a process stands in
 
 
 def test_a_prompt_the_memory_cannot_answer_leaves_the_index_shut(

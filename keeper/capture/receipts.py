@@ -184,7 +184,7 @@ class Watch:
         """One thing said in the session: a prompt of the user's, a reply, a tool's input."""
         if not self.watch or self.scanned >= MAX_SCAN:
             return
-        text = text[:MAX_PIECE].lower()
+        text = text[:MAX_PIECE].lower().replace("\\", "/")  # a Windows path names the file a claim names
         self.scanned += len(text)
         words = set(text.translate(_TO_SPACE).split())
         present = {t for t in self._candidates(words) if t not in self.heard and _present(t, text, words)}
