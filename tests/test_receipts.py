@@ -191,6 +191,8 @@ def test_keeper_why_lists_an_items_uses_and_status_gives_the_share_used(
         ("Deploys go through Netlify and Tigris", "Deploys go through the pipeline", False),
         ("Timeouts are 2026 ms", "timeouts in 2026", False),
         ("Retry at most 5 times", "retry 5 times", False),
+        ("Retries live in src/net/retry.py", r"C:\work\api\src\net\retry.py", True),
+        ("Retries live in src/net/retry.py", r"C:\work\api\src\net\other.py", False),
     ],
 )
 def test_what_counts_as_distinctive(item: str, said: str, use: bool) -> None:

@@ -139,10 +139,9 @@ def test_session_start_with_memory_needs_no_dependency(project_dir: Path) -> Non
     assert not loaded & HEAVY
 
 
-def test_session_start_judges_claims_without_functools_or_collections(project_dir: Path) -> None:
-    """As the plugin's launcher runs it (no site: nothing a .pth file imports hides what Keeper loads),
-    a start that judges an item's claims loads neither ``functools`` nor ``collections`` (~3 ms)."""
-    save_in(project_dir, "--decision", "Use `parse_order` in src/app.py")
+def _bare_start(project_dir: Path) -> tuple[set[str], str]:
+    """A SessionStart run as the plugin's launcher runs it (no site: nothing a .pth file imports hides
+    what Keeper loads): the modules it loaded and the context it gave."""
     payload = json.dumps({"session_id": "s1", "cwd": str(project_dir), "source": "startup"}).encode()
     env = {**os.environ, "PYTHONPATH": str(Path(__file__).resolve().parent.parent)}
     done = subprocess.run(
@@ -154,7 +153,15 @@ def test_session_start_judges_claims_without_functools_or_collections(project_di
         check=True,
     )
     modules = set(ast.literal_eval(done.stderr.decode().rsplit("MODULES ", 1)[1]))
-    assert "parse_order" in json.loads(done.stdout)["hookSpecificOutput"]["additionalContext"]
+    return modules, json.loads(done.stdout)["hookSpecificOutput"]["additionalContext"]
+
+
+def test_session_start_judges_claims_without_functools_or_collections(project_dir: Path) -> None:
+    """As the plugin's launcher runs it (no site: nothing a .pth file imports hides what Keeper loads),
+    a start that judges an item's claims loads neither ``functools`` nor ``collections`` (~3 ms)."""
+    save_in(project_dir, "--decision", "Use `parse_order` in src/app.py")
+    modules, context = _bare_start(project_dir)
+    assert "parse_order" in context
     assert "keeper.store.stale" in modules
     assert not modules & {"functools", "collections", "re", "json", "typing"}, modules
 
@@ -171,18 +178,7 @@ def test_a_start_that_loads_by_evidence_reads_the_tally_alone_with_the_standard_
     project = identity.make_project(identity.find_project_root(str(project_dir)))
     for _ in range(loads.IDLE_AFTER):
         loads.note(project, shown=[key("Ship on Fridays via deploy_bot")])
-    payload = json.dumps({"session_id": "s1", "cwd": str(project_dir), "source": "startup"}).encode()
-    env = {**os.environ, "PYTHONPATH": str(Path(__file__).resolve().parent.parent)}
-    done = subprocess.run(
-        [sys.executable, "-S", "-c", PROBE, "hook", "session-start"],
-        input=payload,
-        capture_output=True,
-        cwd=project_dir,
-        env=env,
-        check=True,
-    )
-    modules = set(ast.literal_eval(done.stderr.decode().rsplit("MODULES ", 1)[1]))
-    context = json.loads(done.stdout)["hookSpecificOutput"]["additionalContext"]
+    modules, context = _bare_start(project_dir)
     assert "parse_order" in context and "deploy_bot" not in context and "Left to recall: 1 item" in context
     assert "keeper.store.loads" in modules
     assert not modules & {"functools", "collections", "re", "json", "typing", "keeper.capture.receipts"}, modules
