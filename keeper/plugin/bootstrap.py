@@ -472,8 +472,9 @@ GEMINI_HOOKS = ("hooks", "gemini.json")  # Keeper's hooks as Gemini runs them
 SHARED_HOOKS = ("hooks", "hooks.json")  # the one hooks file Gemini reads: Claude Code's, which names no Gemini event
 
 
-def complete_gemini_hooks(root: str) -> bool:
-    """Give Gemini CLI's own copy of the extension its full hooks; whether the file was rewritten.
+def complete_gemini_hooks(root: str, log: Log | None = None) -> bool:
+    """Give Gemini CLI's own copy of the extension its full hooks; whether the file was rewritten
+    (said in ``log`` first: Gemini may end the set-up's process as its session ends).
 
     Gemini reads an extension's hooks only from ``hooks/hooks.json``, which Claude Code reads too and
     whose strict check refuses Gemini's event names; so that file holds, for Gemini, one hook (at
@@ -494,6 +495,8 @@ def complete_gemini_hooks(root: str) -> bool:
     if not isinstance(install, dict) or install.get("type") == "link":
         return False
     target = os.path.join(root, *SHARED_HOOKS)
+    if log:
+        log.write("giving Gemini CLI's copy of the extension its full hooks (from the next session on)")
     temporary = f"{target}.{os.getpid()}.tmp"
     with open(temporary, "wb") as fh:
         fh.write(wanted)
@@ -509,8 +512,7 @@ def setup(root: str, data: str, foreground: bool = False, quick: bool = False) -
     """
     os.makedirs(data, exist_ok=True)
     log = Log(data, echo=foreground)
-    if complete_gemini_hooks(root):
-        log.write("gave Gemini CLI's copy of the extension its full hooks (from the next session on)")
+    complete_gemini_hooks(root, log)
     key = env_key(root)
     target = os.path.join(data, ENV_DIR, key)
     if is_ready(target, key):
