@@ -8,6 +8,7 @@ exactly as they were read. Keeper edits only the lines it owns.
 from __future__ import annotations
 
 BOM = "\ufeff"
+_MAY_OPEN = frozenset(" #`~")  # what a heading or a fence line starts with (indented by spaces only)
 
 
 def heading(line: str) -> tuple[int, str] | None:
@@ -140,6 +141,9 @@ class Document:
         sections = [Section(None, 0, "", [])]
         open_fence: str | None = None
         for line in lines:
+            if line[:1] not in _MAY_OPEN:  # the common line: neither a fence nor a heading starts so
+                sections[-1].lines.append(line)
+                continue
             marker = fence(line)
             if marker:
                 if open_fence is None:

@@ -14,7 +14,7 @@ from keeper.capture import record, saving
 from keeper.cli import main
 from keeper.hooks import entry
 from keeper.memory.document import SaveInput
-from keeper.recall import index, search
+from keeper.recall import index, search, sources
 from keeper.store import config, identity, paths
 from tests.transcripts import realistic
 
@@ -240,3 +240,31 @@ def test_a_window_that_runs_off_the_end_wraps_round_to_the_first_files(
     path.write_text(path.read_text(encoding="utf-8") + "\naxolotl note\n", encoding="utf-8")
     monkeypatch.setattr(index.os, "urandom", lambda n: last.to_bytes(n, "little"))  # the window starts at the end
     assert top(project, "axolotl", thorough=False)
+
+
+def test_a_build_in_batches_stores_each_written_word_once(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """Every batch of a first build meets most of the corpus's words again: each is stored once (the
+    table keeps a word's first term, so storing it again would change nothing), and the table is
+    the one a build in one batch makes."""
+    project = project_with(tmp_path, count=30)
+    where = sources.Sources(project, False)
+
+    def surface(batch: int) -> tuple[list[tuple[str, str]], list[str]]:
+        for suffix in ("", "-wal", "-shm"):
+            Path(project.index + suffix).unlink(missing_ok=True)
+        monkeypatch.setattr(index, "BATCH", batch)
+        con = index.open_index(project)
+        assert con is not None
+        stored: list[str] = []
+        con.set_trace_callback(lambda sql: stored.append(sql) if "INTO surface" in sql else None)
+        try:
+            index.refresh(con, where)
+            con.set_trace_callback(None)
+            return list(con.execute("SELECT word, term FROM surface ORDER BY word")), stored
+        finally:
+            con.close()
+
+    whole, _ = surface(1000)
+    batched, stored = surface(4)
+    assert batched == whole
+    assert len(stored) == len(whole)  # "step" and "worked" are in all 31 files: stored once, not 8 times

@@ -133,3 +133,38 @@ def test_heading_recognition_matches_the_commonmark_style_rule(line: str) -> Non
     if found and expected:
         assert found[0] == expected[0]
         assert found[1].rstrip("# \t") == expected[1].rstrip("# \t")
+
+
+def _sections_line_by_line(text: str, level: int) -> list[tuple[str | None, list[str]]]:
+    """Each line read as a fence, a heading or body text, one by one: what ``Document.parse`` must find."""
+    from keeper.markdown import fence, heading, split_lines
+
+    found: list[tuple[str | None, list[str]]] = [(None, [])]
+    open_fence: str | None = None
+    for line in split_lines(text[1:] if text.startswith("\ufeff") else text):
+        marker = fence(line)
+        if marker:
+            open_fence = (
+                marker[0] * 3 if open_fence is None else (None if marker.startswith(open_fence) else open_fence)
+            )
+        elif open_fence is None and (seen := heading(line)) and seen[0] <= level:
+            found.append((line, []))
+            continue
+        found[-1][1].append(line)
+    return found
+
+
+@SETTINGS
+@given(
+    st.lists(
+        st.sampled_from(["#", "## ", "### ", " ", "    ", "\t", "`", "```", "~~~", "a", "x y", "\n", "\r\n"]),
+        max_size=30,
+    )
+)
+def test_sections_start_exactly_at_the_headings_outside_fences(pieces: list[str]) -> None:
+    """The lines no heading or fence can start with (anything but a space, ``#``, a backtick or a
+    tilde first) skip the line's reading: the sections are the same as when every line is read."""
+    text = "".join(pieces)
+    for level in (2, 3):
+        parsed = [(s.heading, s.lines) for s in Document.parse(text, split_level=level).sections]
+        assert parsed == _sections_line_by_line(text, level)

@@ -29,6 +29,23 @@ def test_tokens_split_identifiers_and_fold_case_and_accents() -> None:
     assert tokens.stem("caches") == tokens.stem("caching") == tokens.stem("cached") == "cach"
 
 
+_ASCII_TO_SPACE = str.maketrans({chr(i): " " for i in range(128) if chr(i) not in tokens._IDENT_CHARS})
+
+
+def _runs_by_characters(text: str) -> list[str]:
+    """The runs as read one character at a time: a non-ASCII character that is no letter or digit is
+    a space, and so is an ASCII one that is not an identifier's."""
+    kept = "".join(c if c.isascii() or c.isalnum() else " " for c in text)
+    return kept.translate(_ASCII_TO_SPACE).split()
+
+
+@given(st.text(st.characters(blacklist_categories=()), max_size=80))
+def test_runs_split_as_each_characters_class_says(text: str) -> None:
+    """Read through UTF-8 bytes (lone surrogates, accents, CJK, odd spaces and all), the runs are those
+    of the text read character by character."""
+    assert tokens._runs(text) == _runs_by_characters(text)
+
+
 FILES = {
     "memory.md": "# Project Memory: shop\n\n## Core Decisions\n\n- Money is integer cents everywhere\n",
     "sessions/2026-01-05_0900.md": "# Session 2026-01-05 09:00\n\n## Saves\n\n### 09:30 save\n\nMoved the order_service to async workers.\n",

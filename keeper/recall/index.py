@@ -307,12 +307,13 @@ def refresh(con: Connection, where: sources.Sources, thorough: bool = True, budg
 
     deadline = None if budget is None else time.monotonic() + budget
     done = 0
+    words: set[str] = set()  # surface words this refresh stored: the next batches skip them
     for start in range(0, max(len(changed), 1), BATCH):
         batch = changed[start : start + BATCH]
         last = start + BATCH >= len(changed)
         # the folder's mtime is recorded only with the last batch: until then the folder is listed
         # again, and what is not indexed yet is found again
-        done += _write(con, project, batch, removed if start == 0 else [], folder if last else None)
+        done += _write(con, project, batch, removed if start == 0 else [], folder if last else None, words)
         if last and done >= OPTIMIZE_AFTER:
             con.execute("INSERT INTO fts(fts) VALUES ('optimize')")
         if not last and deadline is not None and time.monotonic() > deadline:
@@ -326,8 +327,14 @@ def _write(
     changed: list[tuple[str, tuple[int, int]]],
     removed: list[str],
     folder: str | None,
+    words: set[str],
 ) -> int:
-    """Apply the changes in one transaction: old sections out of FTS5 and the tables, new ones in."""
+    """Apply the changes in one transaction: old sections out of FTS5 and the tables, new ones in.
+
+    ``words``: the surface words earlier batches of this refresh stored (the table keeps a word's
+    first term, so storing it again changes nothing), and to which this one adds its own: a first
+    build meets most of the corpus's words again in every batch.
+    """
     con.execute("PRAGMA synchronous=NORMAL")
     con.execute("BEGIN IMMEDIATE")
     try:
@@ -380,13 +387,15 @@ def _write(
         con.executemany("INSERT OR REPLACE INTO files VALUES (?, ?, ?, ?)", file_rows)
         con.executemany("INSERT INTO sections VALUES (?, ?, ?, ?, ?, ?, ?)", section_rows)
         con.executemany("INSERT INTO fts(rowid, terms) VALUES (?, ?)", [(r[0], r[5]) for r in section_rows])
-        con.executemany("INSERT OR IGNORE INTO surface VALUES (?, ?)", surface.items())
+        new_words = [(word, term) for word, term in surface.items() if word not in words]
+        con.executemany("INSERT OR IGNORE INTO surface VALUES (?, ?)", new_words)
         counts = [("sections", str(sections)), ("terms", str(terms)), ("files", str(files))]
         con.executemany("INSERT OR REPLACE INTO meta VALUES (?, ?)", counts + ([("folder", folder)] if folder else []))
         con.execute("COMMIT")
     except BaseException:
         con.execute("ROLLBACK")
         raise
+    words.update(surface)
     return len(changed) + len(removed)
 
 
