@@ -435,3 +435,31 @@ def test_the_console_script_starts_no_more_than_the_launchers_python(remembered:
 
     extra = console("hook", "post-tool-use") - console("--template")
     assert extra - launcher <= {"keeper.cli"}, sorted(extra - launcher)
+
+
+def test_a_recall_from_the_command_line_loads_neither_importlib_nor_the_prompts_gate(
+    remembered: dict, tmp_path: Path
+) -> None:
+    """``keeper recall`` as the launcher runs it (-I -S): its command module comes by ``__import__``
+    (``importlib`` would bring ``warnings``), and the prompt's gate is automatic recall's alone."""
+    import filelock
+
+    folders = [str(Path(__file__).resolve().parent.parent), str(Path(filelock.__file__).parent.parent)]
+    code = (
+        "import sys\n"
+        "sys.path.extend(sys.argv.pop(1).split('\\n'))\n"
+        "from keeper.cli import main\n"
+        "code = main(sys.argv[1:])\n"
+        "sys.stderr.write('\\nMODULES ' + repr(sorted(sys.modules)))\n"
+    )
+    done = subprocess.run(
+        [sys.executable, "-I", "-S", "-c", code, "\n".join(folders), "recall", "flaky", "clock"],
+        capture_output=True,
+        cwd=remembered["cwd"],
+        env={k: v for k, v in os.environ.items() if not k.startswith("PYTHON")},
+        check=True,
+    )
+    modules = set(ast.literal_eval(done.stderr.decode().rsplit("MODULES ", 1)[1]))
+    assert "freezing the clock" in done.stdout.decode()
+    unwanted = {"importlib", "warnings", "keeper.recall.gate"}
+    assert not modules & unwanted, sorted(modules & unwanted)

@@ -466,9 +466,11 @@ def search(
         con = None
     if con is not None:
         try:
-            from keeper.recall import gate
+            native = None
+            if gate_for is not None:
+                from keeper.recall import gate
 
-            native = gate.folder_stamp(sources.native_dir(project))  # before the refresh lists it
+                native = gate.folder_stamp(sources.native_dir(project))  # before the refresh lists it
             try:
                 indexed = index.refresh(con, where, thorough=thorough, budget=None if thorough else index.PROMPT_BUDGET)
                 if gate_for is not None:
