@@ -148,8 +148,8 @@ def _runs(text: str) -> list[str]:
     """Runs of identifier characters (letters, digits, ``_./\\-``) and of other letters, untrimmed.
 
     The text goes through ``bytes.translate`` as UTF-8 (``_TO_SPACE_BYTES``: every byte from 128 up
-    kept), a table lookup per byte in C, where ``str.translate`` cost the index's first build about
-    a second per 10,000 session files. A multi-byte character is kept whole, and by then only letters
+    kept), a table lookup per byte in C: ``str.translate`` cost the index's first build 0.7 s per
+    10,000 session files, this 0.4 s. A multi-byte character is kept whole, and by then only letters
     and digits are left of them (any other's bytes became a space first).
     """
     data = text.encode("utf-8", "surrogatepass")
