@@ -14,10 +14,9 @@ from typing import Any
 import pytest
 
 from keeper.capture import saving
-from keeper.hooks import marks
 from keeper.memory.document import SaveInput
 from keeper.memory.items import key
-from keeper.store import config, identity, paths, provenance, verdicts
+from keeper.store import config, identity, markers, paths, provenance, verdicts
 from tests.helpers import run_hook
 from tests.syncstores import git
 from tests.transcripts import Transcript
@@ -29,23 +28,23 @@ def project_of(root: Path) -> paths.Project:
 
 def test_a_start_that_shows_the_same_items_again_leaves_the_shown_list_alone(project_dir: Path) -> None:
     project = project_of(project_dir)
-    path = provenance.shown_file(project, "s1")
+    path = markers.shown_file(project, "s1")
     os.makedirs(os.path.dirname(path))
-    marks.remember_shown(project, "s1", {"0000abcd", "1234beef"})
+    markers.remember_shown(project, "s1", {"0000abcd", "1234beef"})
     os.utime(path, (1_000_000_000, 1_000_000_000))
-    marks.remember_shown(project, "s1", {"1234beef", "0000abcd"})  # a resume that shows the same items
+    markers.remember_shown(project, "s1", {"1234beef", "0000abcd"})  # a resume that shows the same items
     assert os.stat(path).st_mtime == 1_000_000_000
     assert Path(path).read_text(encoding="utf-8") == "0000abcd 1234beef"
 
 
 def test_other_items_shown_replace_the_list_with_a_new_file_not_a_rewrite_in_place(project_dir: Path) -> None:
     project = project_of(project_dir)
-    path = provenance.shown_file(project, "s1")
+    path = markers.shown_file(project, "s1")
     os.makedirs(os.path.dirname(path))
-    marks.remember_shown(project, "s1", {"0000abcd"})
+    markers.remember_shown(project, "s1", {"0000abcd"})
     earlier = os.path.join(os.path.dirname(path), "earlier")
     os.link(path, earlier)  # sees the old file's data, whatever happens to its name
-    marks.remember_shown(project, "s1", {"1234beef", "5678cafe"})
+    markers.remember_shown(project, "s1", {"1234beef", "5678cafe"})
     assert Path(path).read_text(encoding="utf-8") == "1234beef 5678cafe"
     assert Path(earlier).read_text(encoding="utf-8") == "0000abcd"  # not truncated and rewritten in place
 

@@ -58,12 +58,6 @@ def record_file(folder: str) -> str:
     return os.path.join(folder, paths.PROVENANCE_FILE)
 
 
-def shown_file(project: paths.Project, session: str) -> str:
-    """The ids of the items a session's start-up context showed (machine-local, derived): a save
-    that only restates one of them is an echo."""
-    return project.session_file(session, "shown")
-
-
 def shown_id(item_key: str) -> str:
     """An item's id in the list of items shown at a session's start: its ``item_id`` (SHA-256 from
     the builtin module, which the start has loaded already: ~1 µs an item, where ``zlib`` took

@@ -392,12 +392,14 @@ def stale_items(
     firsts: dict[str, str] | None = None,
     keep: bool = False,
     doc: Document | None = None,
+    looked: set[str] | None = None,
 ) -> list[Stale]:
     """The items of ``text`` (the project's memory.md) whose claims no longer hold, most decisive
     first, in memory.md's order within a rank (``firsts``: see ``provenance.listed``; ``keep``: take
     the verdicts of an earlier check while the files they rest on hold the same, judge again only
     the items resting on a file that changed, and keep these for the next one:
-    ``keeper.store.verdicts``, for SessionStart; ``doc``: ``text`` parsed already)."""
+    ``keeper.store.verdicts``, for SessionStart; ``doc``: ``text`` parsed already; ``looked`` gets
+    every input the verdicts rest on: ``Reader.inputs``' names)."""
     if not text or not os.path.isdir(project.checkout):
         return []  # no work tree here (a folder moved away): nothing can be told of its files
     firsts = {} if firsts is None else firsts
@@ -409,8 +411,12 @@ def stale_items(
     kept = kept_verdicts.load(project, want)
     if kept.verdicts is not None:
         firsts.update(kept.firsts)
+        if looked is not None:
+            looked.update(kept.inputs)
         return [Stale(*row) for row in kept.verdicts]
     found, judged, reader = _judged(project, doc or text, firsts, kept)
+    if looked is not None:
+        looked.update(reader.inputs)
     rows = [(s.key, s.text, s.section, s.reason, s.rank) for s in found]
     kept_verdicts.save(project, want, reader, rows, firsts, judged)
     return found
