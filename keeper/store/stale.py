@@ -431,7 +431,9 @@ def _judged(
     reuse, same = {}, set()
     if kept is not None and kept.changed is not None:
         reuse, same = kept.items, set(kept.inputs) - kept.changed
-    order = [(k, item, section) for section, k, item, _ in provenance.listed(text, firsts)]
+    order = _kept_order(kept, firsts)
+    if order is None:
+        order = [(k, item, section) for section, k, item, _ in provenance.listed(text, firsts)]
     history: dict[str, list[Event]] | None = None
     sessions: dict[str, Event] = {}
     judged: list[Judged] = []
@@ -441,15 +443,31 @@ def _judged(
             reader.carry(old[0])
             judged.append((item_key, item, section, old[0], old[1]))
             continue
-        if history is None:
-            events = provenance.read(project.dir)
+        if history is None:  # only the items judged again, when the others' verdicts are kept
+            again = {k for k, _, _ in order if k not in reuse or not same.issuperset(reuse[k][0])} if reuse else None
+            events = provenance.read(project.dir, again)
             history, sessions = provenance.by_item(events), provenance.session_facts(events)
         reader.touched = set()
         why = reason(history.get(item_key, []), sessions, reader)
         judged.append((item_key, item, section, sorted(reader.touched), why))
+    if any(why is not None and not item for _, item, _, _, why in judged):  # stale now: its text is needed
+        listed = {k: (item, section) for section, k, item, _ in provenance.listed(text)}
+        judged = [
+            (k, *(listed[k] if not item else (item, section)), deps, why) for k, item, section, deps, why in judged
+        ]
     found = [Stale(k, item, section, *why) for k, item, section, _, why in judged if why is not None]
     found.sort(key=lambda s: -s.rank)
     return found, judged, reader
+
+
+def _kept_order(kept: Kept | None, firsts: dict[str, str]) -> list[tuple[str, str, str]] | None:
+    """memory.md's items as the last check judged them, when only files changed since and it kept
+    them all apart: its key for each, in order (memory.md is the same text), with the text and
+    section of those it found stale (the others' are not needed unless they turn stale now)."""
+    if kept is None or kept.changed is None or kept.count != len(kept.items):
+        return None
+    firsts.update(kept.firsts)
+    return [(k, *kept.stale.get(k, ("", ""))) for k in kept.items]
 
 
 def explained(project: paths.Project, history: list[Event], sessions: dict[str, Event]) -> list[dict[str, str]]:
