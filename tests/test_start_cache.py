@@ -186,10 +186,11 @@ def test_an_answer_that_says_how_long_ago_memory_was_saved_is_not_kept_past_that
     """The clock moves on with no file changing: what the answer says of it is in its key."""
     world = kept_world(tmp_path / "w", monkeypatch, capsys)
     kept = Path(startcache.cache_file(world.project))
-    data = json.loads(kept.read_text(encoding="utf-8"))
+    head, files = kept.read_text(encoding="utf-8").split("\n", 1)
+    data = json.loads(head)
     assert data["key"]["saved"] == ["1 h ago", False]
     data["key"]["saved"], data["text"] = ["just now", False], "an answer kept an hour ago"  # as it was then
-    kept.write_text(json.dumps(data), encoding="utf-8")
+    kept.write_text(json.dumps(data) + "\n" + files, encoding="utf-8")
     answer = world.start("s2", "startup", monkeypatch, capsys)
     assert "saved 1 h ago" in answer["hookSpecificOutput"]["additionalContext"]
 
@@ -199,8 +200,9 @@ def test_a_clock_that_went_back_keeps_no_answer(
 ) -> None:
     world = kept_world(tmp_path / "w", monkeypatch, capsys)
     kept = Path(startcache.cache_file(world.project))
-    data = json.loads(kept.read_text(encoding="utf-8"))
+    head, files = kept.read_text(encoding="utf-8").split("\n", 1)
+    data = json.loads(head)
     data["at"], data["text"] = time.time_ns() + HOUR * 10**9, "an answer kept an hour from now"
-    kept.write_text(json.dumps(data), encoding="utf-8")
+    kept.write_text(json.dumps(data) + "\n" + files, encoding="utf-8")
     answer = world.start("s2", "startup", monkeypatch, capsys)
     assert "parse_1" in answer["hookSpecificOutput"]["additionalContext"]
