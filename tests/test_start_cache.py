@@ -30,7 +30,8 @@ def project_of(root: Path) -> paths.Project:
 
 def same_size_edit(path: Path, after: str, n: int) -> None:
     """The digit after the first ``after`` changed in place, the file's time put back as it was: an
-    edit neither its size nor its modification time tells."""
+    edit neither its size nor its modification time tells, only the change time. Windows keeps no
+    change time (its ``st_ctime`` is the file's creation): there the time is left as the edit made it."""
     if not path.exists():
         return
     found = path.stat()
@@ -38,7 +39,8 @@ def same_size_edit(path: Path, after: str, n: int) -> None:
     at = text.find(after) + len(after)
     if at >= len(after) and text[at : at + 1].isdigit():
         path.write_text(text[:at] + str((int(text[at]) + 1 + n % 8) % 10) + text[at + 1 :], encoding="utf-8")
-        os.utime(path, ns=(found.st_atime_ns, found.st_mtime_ns))
+        if os.name != "nt":
+            os.utime(path, ns=(found.st_atime_ns, found.st_mtime_ns))
 
 
 class World:
