@@ -40,6 +40,7 @@ if TYPE_CHECKING:
 
 MAX_READS = 400  # files (and folders) one check may look at, whatever the memory's size
 MAX_SIBLINGS = 30  # files beside a claim's file searched for an identifier that moved
+FEW = 32  # items judged again up to which the record is read for them alone (each costs every line a look)
 MIN_LINES = 4  # written lines of a file below which its fingerprint tells nothing
 REASON_CHARS = 160
 RANKS = {"value": 4, "name": 3, "path": 2, "lines": 1}  # how decisive a broken claim of each kind is
@@ -445,7 +446,7 @@ def _judged(
             continue
         if history is None:  # only the items judged again, when the others' verdicts are kept
             again = {k for k, _, _ in order if k not in reuse or not same.issuperset(reuse[k][0])} if reuse else None
-            events = provenance.read(project.dir, again)
+            events = provenance.read(project.dir, again if again is not None and len(again) <= FEW else None)
             history, sessions = provenance.by_item(events), provenance.session_facts(events)
         reader.touched = set()
         why = reason(history.get(item_key, []), sessions, reader)
