@@ -325,7 +325,7 @@ BUDGETS = {  # (modules beyond a bare interpreter, files opened, folders listed)
         | {"keeper.store.repo", "keeper.store.sessions", "keeper.store.stale", "keeper.store.verdicts", "keeper.text"}
         | {"keeper.store.loads"}  # the tally of what sessions did with what they were shown
         | KEPT,
-        13,  # loads.cache and the kept answer among them
+        16,  # loads.cache, the kept answer and verdicts (each kept through a temporary file), the newest list twice
         1,
     ),
     "session-start, kept answer": (EVERY_HOOK | KEPT, 5, 1),  # the format, its marks, the kept answer, the stats
