@@ -4,7 +4,9 @@ from __future__ import annotations
 
 import io
 import json
+import os
 import sys
+from pathlib import Path
 from typing import Any
 
 import pytest
@@ -27,3 +29,14 @@ def run_hook(event: str, payload: Any, monkeypatch: pytest.MonkeyPatch, capsys: 
     reply = json.loads(capsys.readouterr().out)
     assert isinstance(reply, dict) and "continue" not in reply
     return reply
+
+
+def shift(folders: list[Path], seconds: int) -> None:
+    """Every file's and folder's times moved back by ``seconds`` (forward when negative): the clock
+    as seen from the files jumped forward (or back). Whole hours, so no "saved N ago" is near a turn."""
+    for folder in folders:
+        for where, dirs, files in os.walk(folder):
+            for name in [*files, *dirs, ""]:
+                path = os.path.join(where, name) if name else where
+                moved = os.stat(path).st_mtime_ns - seconds * 1_000_000_000  # the tests' folders hold no link
+                os.utime(path, ns=(moved, moved))

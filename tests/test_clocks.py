@@ -13,10 +13,10 @@ from pathlib import Path
 
 import pytest
 
-from keeper.capture import record, saving
+from keeper.capture import saving
 from keeper.memory.document import SaveInput
 from keeper.plugin import bootstrap
-from keeper.store import config, identity, paths, sessions, trash
+from keeper.store import config, identity, markers, paths, sessions, trash
 from tests.helpers import run_hook
 from tests.transcripts import SESSION, realistic
 
@@ -95,7 +95,7 @@ def test_a_killed_session_whose_transcript_is_dated_in_the_future_is_completed(
     os.utime(t.path, (ahead, ahead))
     project = project_of(project_dir)
     run_hook("session-start", {"session_id": "next", "cwd": str(project_dir), "source": "startup"}, monkeypatch, capsys)
-    assert SESSION not in record.unended(project)
+    assert SESSION not in markers.unended(project)
     text = Path(sessions.existing_file(project, SESSION) or "").read_text(encoding="utf-8")
     assert "the session ended without SessionEnd" in text
 

@@ -16,7 +16,7 @@ import pytest
 from keeper.capture import receipts, saving
 from keeper.cli import main
 from keeper.memory.document import SaveInput
-from keeper.store import config, identity, paths, provenance
+from keeper.store import config, identity, markers, paths, provenance
 from tests.helpers import run_hook
 from tests.transcripts import Transcript
 
@@ -308,9 +308,9 @@ def test_an_item_automatic_recall_brought_back_and_the_session_used_gets_a_recei
     project = seeded(project_dir)
     left_to_recall(project, RETRY)
     transcript = begin(project_dir, FIRST, monkeypatch, capsys)
-    assert RETRY not in provenance.shown_file(project, FIRST) and provenance.shown_id(
+    assert RETRY not in markers.shown_file(project, FIRST) and provenance.shown_id(
         provenance.item_id(RETRY)
-    ) not in Path(provenance.shown_file(project, FIRST)).read_text(encoding="utf-8")
+    ) not in Path(markers.shown_file(project, FIRST)).read_text(encoding="utf-8")
     said = prompt(project_dir, FIRST, transcript, "How do retries go through the backoff helper?", monkeypatch, capsys)
     assert "automatic recall" in said and "with_backoff" in said
     transcript.tool("Edit", {"file_path": str(project_dir / "src" / "net" / "retry.py"), "new_string": "x = 1"})

@@ -12,12 +12,13 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
 
 from keeper.capture import saving
-from keeper.hooks import marks
 from keeper.memory.document import SaveInput
 from keeper.memory.items import key
-from keeper.store import config, identity, paths, provenance, verdicts
+from keeper.store import config, identity, markers, paths, provenance, verdicts
 from tests.helpers import run_hook
 from tests.syncstores import git
 from tests.transcripts import Transcript
@@ -29,23 +30,23 @@ def project_of(root: Path) -> paths.Project:
 
 def test_a_start_that_shows_the_same_items_again_leaves_the_shown_list_alone(project_dir: Path) -> None:
     project = project_of(project_dir)
-    path = provenance.shown_file(project, "s1")
+    path = markers.shown_file(project, "s1")
     os.makedirs(os.path.dirname(path))
-    marks.remember_shown(project, "s1", {"0000abcd", "1234beef"})
+    markers.remember_shown(project, "s1", {"0000abcd", "1234beef"})
     os.utime(path, (1_000_000_000, 1_000_000_000))
-    marks.remember_shown(project, "s1", {"1234beef", "0000abcd"})  # a resume that shows the same items
+    markers.remember_shown(project, "s1", {"1234beef", "0000abcd"})  # a resume that shows the same items
     assert os.stat(path).st_mtime == 1_000_000_000
     assert Path(path).read_text(encoding="utf-8") == "0000abcd 1234beef"
 
 
 def test_other_items_shown_replace_the_list_with_a_new_file_not_a_rewrite_in_place(project_dir: Path) -> None:
     project = project_of(project_dir)
-    path = provenance.shown_file(project, "s1")
+    path = markers.shown_file(project, "s1")
     os.makedirs(os.path.dirname(path))
-    marks.remember_shown(project, "s1", {"0000abcd"})
+    markers.remember_shown(project, "s1", {"0000abcd"})
     earlier = os.path.join(os.path.dirname(path), "earlier")
     os.link(path, earlier)  # sees the old file's data, whatever happens to its name
-    marks.remember_shown(project, "s1", {"1234beef", "5678cafe"})
+    markers.remember_shown(project, "s1", {"1234beef", "5678cafe"})
     assert Path(path).read_text(encoding="utf-8") == "1234beef 5678cafe"
     assert Path(earlier).read_text(encoding="utf-8") == "0000abcd"  # not truncated and rewritten in place
 
@@ -130,9 +131,9 @@ class Reads:
         self.count = 0
         real = provenance.read
 
-        def counted(folder: str) -> list[dict[str, Any]]:
+        def counted(folder: str, items: set[str] | None = None) -> list[dict[str, Any]]:
             self.count += 1
-            return real(folder)
+            return real(folder, items)
 
         monkeypatch.setattr(provenance, "read", counted)
 
@@ -419,3 +420,75 @@ def test_a_file_changed_judges_again_only_the_items_resting_on_it(
     after = marks_of(start(repo, "a-third-session", monkeypatch, capsys))
     assert after == {**first, ITEMS[1]: "src/api.py is gone (moved or deleted)"}
     assert judged == [ITEMS[1]]  # the others rest on nothing that changed
+
+
+def test_a_file_changed_reads_the_record_only_for_the_items_resting_on_it(
+    repo: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    from keeper.memory.items import key
+
+    _, first = marked_then(repo, monkeypatch, capsys)
+    asked: list[set[str] | None] = []
+    real = provenance.read
+
+    def read(folder: str, items: set[str] | None = None) -> list[dict[str, Any]]:
+        asked.append(items)
+        return real(folder, items)
+
+    monkeypatch.setattr(provenance, "read", read)
+    (repo / "src" / "api.py").unlink()
+    after = marks_of(start(repo, "a-third-session", monkeypatch, capsys))
+    assert after == {**first, ITEMS[1]: "src/api.py is gone (moved or deleted)"}
+    assert asked == [{key(ITEMS[1])}]
+
+
+def test_an_item_written_twice_is_judged_again_as_a_full_check_judges_it(
+    repo: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """Two items alike are one in the kept verdicts: a partial check then lists memory.md itself."""
+    project = saved(repo, monkeypatch, capsys)
+    memory = Path(project.memory)
+    memory.write_text(memory.read_text(encoding="utf-8").replace(f"- {ITEMS[1]}", f"- {ITEMS[1]}\n- {ITEMS[1]}"))
+    age(memory, time.time() - 600)
+    start(repo, NEXT, monkeypatch, capsys)  # a full check, kept
+    (repo / "src" / "api.py").unlink()
+    partial = start(repo, "a-third-session", monkeypatch, capsys)["hookSpecificOutput"]["additionalContext"]
+    os.unlink(verdicts.cache_file(project))
+    full = start(repo, "a-third-session", monkeypatch, capsys)["hookSpecificOutput"]["additionalContext"]
+    assert partial == full and partial.count("src/api.py is gone") == 2
+
+
+KEYS = ("use redis", 'use "quoted" redis', "café au lait", "use redis for jobs", "ship on fridays", "a\\b path")
+AN_EVENT = st.fixed_dictionaries(
+    {
+        "at": st.sampled_from(("2026-11-20T10:00:00+00:00", "2026-11-21T10:00:00+00:00", "2026-11-22T09:00:00Z")),
+        "event": st.sampled_from(("added", "confirmed", "edited", "used", "retired", "session")),
+        "item": st.sampled_from(KEYS),
+        "session": st.sampled_from(("s1", "s2", "session")),
+    },
+    optional={"from": st.sampled_from(KEYS), "files": st.lists(st.sampled_from(("a.py", "b.py")), max_size=2)},
+)
+AS_WRITTEN = st.sampled_from(("keeper", "compact", "unicode"))  # Keeper's own lines, or written by another hand
+
+
+def written(event: dict[str, Any], how: str) -> str:
+    if how == "keeper":
+        return json.dumps(dict(sorted(event.items())))
+    return json.dumps(event, separators=(",", ":"), ensure_ascii=how == "compact")
+
+
+@settings(max_examples=150, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+@given(events=st.lists(st.tuples(AN_EVENT, AS_WRITTEN), max_size=30), asked=st.sets(st.sampled_from(KEYS)))
+def test_the_record_read_for_some_items_tells_of_them_what_the_whole_record_does(
+    events: list[tuple[dict[str, Any], str]], asked: set[str], tmp_path: Path
+) -> None:
+    """A start that judges again only the items resting on a changed file reads only their lines of
+    the record (with every session's facts, and the items they were edited from): what it learns of
+    them is what the whole record says, whoever wrote its lines."""
+    folder = tmp_path / "record"
+    folder.mkdir(exist_ok=True)
+    Path(provenance.record_file(str(folder))).write_text("".join(written(e, how) + "\n" for e, how in events))
+    whole, some = provenance.read(str(folder)), provenance.read(str(folder), asked)
+    assert provenance.session_facts(some) == provenance.session_facts(whole)
+    histories, theirs = provenance.by_item(whole), provenance.by_item(some)
+    assert {k: theirs.get(k) for k in asked} == {k: histories.get(k) for k in asked}

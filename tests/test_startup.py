@@ -7,9 +7,12 @@ import json
 import os
 import subprocess
 import sys
+import time
 from pathlib import Path
 
 import pytest
+
+from tests.helpers import shift
 
 HEAVY = {"yaml", "platformdirs", "rapidfuzz", "filelock"}
 SLOW_STDLIB = {
@@ -304,6 +307,7 @@ GATE = {  # the prompt's words, and whether the memory holds two of them (keeper
     *("keeper.hooks.prompts", "keeper.recall", "keeper.recall.gate", "keeper.recall.tokens", "keeper.recall.dates"),
     *("keeper.recall.stemmer", "keeper.recall.sources", "keeper.store.repo"),
 }
+KEPT = {"keeper.hooks.clock", "keeper.hooks.startcache", "keeper.store.markers", "keeper.text"}  # the kept answer
 BUDGETS = {  # (modules beyond a bare interpreter, files opened, folders listed)
     "post-tool-use": (EVERY_HOOK | {"fcntl", "keeper.hooks.allowance"}, 2, 0),
     "stop, nothing new": (EVERY_HOOK | {"keeper.hooks.idle", "keeper.plugin", "keeper.plugin.agents"}, 3, 0),
@@ -319,10 +323,12 @@ BUDGETS = {  # (modules beyond a bare interpreter, files opened, folders listed)
         | {"keeper.hooks.marks", "keeper.markdown", "keeper.memory", "keeper.memory.document", "keeper.memory.items"}
         | {"keeper.memory.savekeys", "keeper.store.claims", "keeper.store.log", "keeper.store.provenance"}
         | {"keeper.store.repo", "keeper.store.sessions", "keeper.store.stale", "keeper.store.verdicts", "keeper.text"}
-        | {"keeper.store.loads"},  # the tally of what sessions did with what they were shown
-        12,  # loads.cache among them
+        | {"keeper.store.loads"}  # the tally of what sessions did with what they were shown
+        | KEPT,
+        16,  # loads.cache, the kept answer and verdicts (each kept through a temporary file), the newest list twice
         1,
     ),
+    "session-start, kept answer": (EVERY_HOOK | KEPT, 5, 1),  # the format, its marks, the kept answer, the stats
 }
 
 
@@ -393,6 +399,19 @@ def test_session_start_stays_within_its_budget(remembered: dict, tmp_path: Path)
     spent = launched("session-start", start, tmp_path)
     assert "parse_order" in spent.reply["hookSpecificOutput"]["additionalContext"]
     within("session-start", spent)
+
+
+def test_a_session_start_with_its_answer_kept_stays_within_its_budget(remembered: dict, tmp_path: Path) -> None:
+    """Nothing changed since the last start: its answer is given as it was (``keeper.hooks.startcache``),
+    without the context builder, memory's parser or the stale check."""
+    start = {**remembered, "source": "startup"}
+    launched("session-start", start, tmp_path)
+    shift([tmp_path], 3600)  # an hour on: no file changed within a tick of the clock
+    time.sleep(0.15)
+    worked_out = launched("session-start", start, tmp_path)
+    spent = launched("session-start", {**start, "source": "clear"}, tmp_path)
+    assert spent.reply == worked_out.reply and "parse_order" in spent.reply["hookSpecificOutput"]["additionalContext"]
+    within("session-start, kept answer", spent)
 
 
 CONSOLE = (  # the console script an installer wrote (pip, uv), run as its own process runs it

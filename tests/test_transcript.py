@@ -10,9 +10,9 @@ from pathlib import Path
 import pytest
 
 from keeper import redact
-from keeper.capture import record, saving, transcript
+from keeper.capture import saving, transcript
 from keeper.memory.document import SaveInput
-from keeper.store import config, identity, paths, sessions
+from keeper.store import config, identity, markers, paths, sessions
 from tests.helpers import run_hook
 from tests.transcripts import SESSION, Transcript, realistic
 
@@ -180,7 +180,7 @@ def test_a_killed_session_is_completed_at_the_next_session_start(
     text = record_text(project_dir)
     assert "(last activity; the session ended without SessionEnd)" in text
     assert "  1. Fix the discount stacking bug in checkout" in text
-    assert SESSION not in record.unended(project)
+    assert SESSION not in markers.unended(project)
 
 
 def test_a_live_session_is_not_taken_for_a_killed_one(
@@ -192,7 +192,7 @@ def test_a_live_session_is_not_taken_for_a_killed_one(
     run_hook(
         "session-start", {"session_id": "other", "cwd": str(project_dir), "source": "startup"}, monkeypatch, capsys
     )
-    assert SESSION in record.unended(project_of(project_dir))  # its transcript is fresh: left alone
+    assert SESSION in markers.unended(project_of(project_dir))  # its transcript is fresh: left alone
 
 
 def test_compaction_keeps_the_record_and_brings_it_back(

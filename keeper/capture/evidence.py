@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import os
 
-from keeper.store import provenance, sessions
+from keeper.store import markers, provenance, sessions
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
@@ -121,7 +121,7 @@ def claimed(events: list[dict[str, Any]], root: str, facts: dict[str, Any]) -> l
 
 def shown(project: paths.Project, session: str) -> set[str]:
     try:
-        with open(provenance.shown_file(project, session), encoding="utf-8") as fh:
+        with open(markers.shown_file(project, session), encoding="utf-8") as fh:
             return set(fh.read().split())
     except OSError:
         return set()

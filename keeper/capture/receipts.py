@@ -25,7 +25,7 @@ from __future__ import annotations
 import os
 
 from keeper import jsonio
-from keeper.store import loads, provenance
+from keeper.store import loads, markers, provenance
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
@@ -219,7 +219,7 @@ def _state_file(project: paths.Project, session: str) -> str:
 
 def _shown(project: paths.Project, session: str) -> set[str]:
     try:
-        with open(provenance.shown_file(project, session), encoding="utf-8") as fh:
+        with open(markers.shown_file(project, session), encoding="utf-8") as fh:
             return set(fh.read().split())
     except OSError:
         return set()

@@ -1,9 +1,9 @@
 """The session record: each session's file kept up to date without a model call.
 
 Stop, PreCompact and SessionEnd bring the record up to date from the transcript and a few facts
-(tool uses, the last reply, when it ended). Start and end markers in ``state/sessions/`` say which
-sessions began and which ended, so a session killed before SessionEnd is finished by the next
-SessionStart once its transcript has gone quiet. The transcript reader loads only when a record
+(tool uses, the last reply, when it ended). A session killed before SessionEnd (its start marked,
+its end not: ``keeper.store.markers``) is finished by the next SessionStart once its transcript has
+gone quiet. The transcript reader loads only when a record
 is updated: SessionStart usually needs just the markers.
 """
 
@@ -13,9 +13,9 @@ import os
 import time
 
 from keeper.errors import KeeperError
-from keeper.store import counters, identity, log, paths, provenance, sessions
+from keeper.store import counters, identity, log, markers, paths, sessions
 from keeper.store.config import Config
-from keeper.store.fsutil import HOOK_LOCK_TIMEOUT, atomic_write, ensure_dir, guard, open_append, project_lock, read_text
+from keeper.store.fsutil import HOOK_LOCK_TIMEOUT, atomic_write, project_lock, read_text
 from keeper.text import count
 
 TYPE_CHECKING = False
@@ -30,44 +30,6 @@ if TYPE_CHECKING:
 IDLE_BEFORE_RECOVERY = 600  # seconds without transcript activity before a session counts as gone
 MISSED_ENDINGS_PER_START = 5
 
-# -- start and end markers -----------------------------------------------------------------------
-
-
-def _marker(project: paths.Project, session: str, kind: str) -> str:
-    return project.session_file(session, kind)
-
-
-def _open_marker(project: paths.Project, session: str) -> str:
-    return os.path.join(project.state, paths.OPEN_SESSIONS, session)
-
-
-def _touch(path: str) -> None:
-    os.close(open_append(path))  # 0600, never through a link; makes the folder if missing
-
-
-def mark_start(project: paths.Project, session: str, transcript_path: str = "", at: datetime | None = None) -> None:
-    """Remember when a session started (``at``, else now) and where its transcript is (the first
-    marker wins).
-
-    Cheap enough for the hook: one exclusive create, no lock; a new session also gets its
-    marker among the open ones.
-    """
-    path = _marker(project, session, "start")
-    guard(path)
-    try:
-        fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600)
-    except FileExistsError:
-        return
-    except FileNotFoundError:
-        ensure_dir(project.session_state)
-        return mark_start(project, session, transcript_path, at)
-    started = at.strftime("%Y-%m-%dT%H:%M:%S") if at else time.strftime("%Y-%m-%dT%H:%M:%S")
-    with os.fdopen(fd, "w", encoding="utf-8") as fh:
-        fh.write(started + "\n" + transcript_path.replace("\n", " "))
-    if os.path.isdir(os.path.dirname(_open_marker(project, session))):
-        _touch(_open_marker(project, session))  # without the folder, unended() builds it from the markers
-    return
-
 
 def adopt(
     project: paths.Project, session: str, transcript_path: str, tally: counters.Locked, current: str = ""
@@ -77,7 +39,7 @@ def adopt(
     killed later is finished from it, and an empty ``tally`` (held locked by the caller) gets the
     tool uses the transcript shows before the ``current`` one, so the first save request and the
     final one count the session's whole work. Nothing happens once the start is marked."""
-    if os.path.exists(_marker(project, session, "start")):
+    if os.path.exists(markers.marker(project, session, "start")):
         return  # seen at its start, or taken in by a hook beside this one
     from keeper.capture import transcript
 
@@ -86,76 +48,9 @@ def adopt(
     uses, first = transcript.earlier_uses(transcript_path, current)
     if uses and not tally.read():
         tally.append(counters.USE * uses)
-    mark_start(project, session, transcript_path, transcript.local_time(first) if first else None)
+    markers.mark_start(project, session, transcript_path, transcript.local_time(first) if first else None)
     earlier = count(uses, "tool use")
     log.write("-", "INFO", f"took in session {session}, which began before Keeper was ready ({earlier} before)")
-
-
-def start_marker(project: paths.Project, session: str) -> tuple[str, str]:
-    """``(started ISO time, transcript path)`` from the start marker; empty strings when unknown."""
-    text = read_text(_marker(project, session, "start")) or ""
-    first, _, second = text.partition("\n")
-    return first.strip(), second.strip()
-
-
-def started_at(project: paths.Project, session: str) -> datetime | None:
-    from datetime import datetime
-
-    stamp, _ = start_marker(project, session)
-    try:
-        return datetime.fromisoformat(stamp) if stamp else None
-    except ValueError:
-        return None
-
-
-def mark_ended(project: paths.Project, session: str, ended: bool = True) -> None:
-    """Set (or clear, if a session thought over turns out alive) the session's end marker."""
-    path = _marker(project, session, "end")
-    try:
-        if ended:
-            os.close(open_append(path))
-            os.unlink(_open_marker(project, session))
-        else:
-            os.unlink(path)  # usually absent: a Stop of a live session pays one failed unlink
-            if os.path.isdir(os.path.dirname(_open_marker(project, session))):
-                _touch(_open_marker(project, session))
-    except OSError:
-        pass
-
-
-def unended(project: paths.Project) -> list[str]:
-    """Sessions that started but whose end was never recorded.
-
-    One small listing (``state/open``: a marker per open session), so a session start costs the
-    same however many sessions the store holds; a store from before it builds the folder once
-    from its start and end markers.
-    """
-    folder = os.path.join(project.state, paths.OPEN_SESSIONS)
-    try:
-        return sorted(os.listdir(folder))
-    except FileNotFoundError:
-        pass
-    except OSError:
-        return []
-    try:
-        names = os.listdir(project.session_state)
-    except OSError:
-        return []
-    started = {n[: -len(".start")] for n in names if n.endswith(".start")}
-    ended = {n[: -len(".end")] for n in names if n.endswith(".end")}
-    found = sorted(started - ended)
-    try:
-        tmp = f"{folder}.{os.getpid()}.tmp"
-        ensure_dir(tmp)
-        for session in found:
-            _touch(os.path.join(tmp, session))
-        os.rename(tmp, folder)
-    except OSError:  # another start built it first, or the disk said no: built again next time
-        for leftover in os.listdir(tmp) if os.path.isdir(tmp) else []:
-            os.unlink(os.path.join(tmp, leftover))
-        if os.path.isdir(tmp):
-            os.rmdir(tmp)
-    return found
 
 
 # -- the record ------------------------------------------------------------------------------------
@@ -206,7 +101,7 @@ def update(
     from keeper.capture import transcript
 
     state = sessions.read_state(project, session)
-    candidates = (transcript_path, state.transcript, start_marker(project, session)[1])
+    candidates = (transcript_path, state.transcript, markers.start_marker(project, session)[1])
     path = next((p for p in candidates if p and transcript.readable(p)), "")
     patterns = cfg.redact_patterns
 
@@ -247,7 +142,7 @@ def update(
 
     with project_lock(project.lock, timeout=HOOK_LOCK_TIMEOUT):
         first = transcript.local_time(activity.first_ts) if path and activity.first_ts else None
-        start = started_at(project, session) or first or now or datetime.now()
+        start = markers.started_at(project, session) or first or now or datetime.now()
         record = sessions.ensure_file(project, session, start)
         text = read_text(record, exact=True) or ""
         updated = sessions.set_activity(sessions.set_facts(text, merged), transcript.render(activity, project.root))
@@ -269,7 +164,7 @@ def _watch(project: paths.Project, session: str, path: str, offset: int) -> rece
         new = bool(path) and os.path.getsize(path) > offset
     except OSError:
         new = False
-    shown = provenance.shown_file(project, session)
+    shown = markers.shown_file(project, session)
     if not new or not (os.path.exists(shown) or os.path.exists(project.session_file(session, "recalled"))):
         return None
     from keeper.capture import receipts
@@ -314,10 +209,10 @@ def complete_missed_endings(event: str, project: paths.Project, cfg: Config, cur
     transcript's time is in the future (a clock that was ahead: that time proves no activity);
     should it come back after all, its next Stop removes the end stamp again.
     """
-    for session in [s for s in unended(project) if s != current][:MISSED_ENDINGS_PER_START]:
+    for session in [s for s in markers.unended(project) if s != current][:MISSED_ENDINGS_PER_START]:
         state = sessions.read_state(project, session)
-        path = state.transcript or start_marker(project, session)[1]
-        marker = _marker(project, session, "start")
+        path = state.transcript or markers.start_marker(project, session)[1]
+        marker = markers.marker(project, session, "start")
         try:
             last = os.path.getmtime(path) if path else os.path.getmtime(marker)
         except (OSError, ValueError):
@@ -333,5 +228,5 @@ def complete_missed_endings(event: str, project: paths.Project, cfg: Config, cur
         except KeeperError as exc:
             log.write(event, "WARN", f"could not complete session {session}: {exc}")
             continue
-        mark_ended(project, session)
+        markers.mark_ended(project, session)
         log.write(event, "INFO", f"completed session {session} from its transcript (its end never ran)")

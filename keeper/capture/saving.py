@@ -14,7 +14,7 @@ from keeper import redact
 from keeper.capture import evidence, record
 from keeper.errors import KeeperError
 from keeper.memory import document
-from keeper.store import counters, loads, paths, removals, resolve, sessions
+from keeper.store import counters, loads, markers, paths, removals, resolve, sessions
 from keeper.store import provenance as origins
 from keeper.store.config import Config
 from keeper.store.fsutil import atomic_write, project_lock, read_json, read_text, sweep_temp_files
@@ -134,14 +134,14 @@ def _freshen(project: paths.Project, cfg: Config, session: str) -> None:
     session no hook told Keeper of yet (its first, while Keeper set itself up) is found by its id
     among Claude Code's transcripts and taken in (``record.adopt``)."""
     state = sessions.read_state(project, session)
-    if not (state.transcript or record.start_marker(project, session)[1]):
+    if not (state.transcript or markers.start_marker(project, session)[1]):
         from keeper.capture import transcript
 
         found = transcript.claude_transcript(session)  # a first session saving before any hook ran Keeper
         if found:
             with counters.Locked(counters.tally_path(project, session)) as tally:
                 record.adopt(project, session, found, tally)
-    if state.transcript or record.start_marker(project, session)[1]:
+    if state.transcript or markers.start_marker(project, session)[1]:
         try:
             record.update(project, cfg, session, {})
         except KeeperError as exc:  # a busy lock: the files known at the last Stop will do
@@ -200,7 +200,7 @@ def save(
             data.typed or (report.unmatched_retired and _exists(paths.global_memory_file()))
         ):
             _save_global(data, report, now)
-        session_file = sessions.ensure_file(project, session, record.started_at(project, session) or now)
+        session_file = sessions.ensure_file(project, session, markers.started_at(project, session) or now)
         facts = evidence.session_facts(project, session)
         seen = evidence.shown(project, session)
         ours, theirs = evidence.events(report, text, facts, seen, now, added) if data.scope != "team" else ([], [])

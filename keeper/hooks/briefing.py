@@ -16,6 +16,7 @@ from __future__ import annotations
 import os
 import time
 
+from keeper.hooks.clock import FUTURE_SLACK
 from keeper.markdown import Document, Section, bare
 from keeper.memory import document
 from keeper.store import loads, paths, provenance, sessions
@@ -175,7 +176,6 @@ def select(text: str | Document, limit: int, evidence: Evidence | None = None) -
 
 
 RECORD_BYTES = 1 << 20
-FUTURE_SLACK = 120.0  # seconds a file's time may run ahead of this clock (another machine, a share)
 
 
 def unsaved_sessions(project: paths.Project, current: str) -> list[str]:

@@ -8,7 +8,6 @@ characters and hands the model only a preview beyond that.
 from __future__ import annotations
 
 import os
-import time
 
 from keeper.store import paths, repo
 from keeper.store.fsutil import read_head
@@ -16,6 +15,7 @@ from keeper.text import count, inline
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
+    from keeper.hooks.startcache import Watch
     from keeper.recall.search import Result
 
 # memory, sessions and markdown load inside the functions that use them: `keeper recall` prints
@@ -100,15 +100,6 @@ def final_save_request(unsaved: int, session: str = "") -> str:
         f"what future sessions should know in one Bash command, then finish your reply as you intended. "
         f"{_how_to_save(session)}"
     )
-
-
-def _age(seconds: float) -> str:
-    if seconds < 90:
-        return "just now"
-    for unit, size in (("d", 86400), ("h", 3600), ("min", 60)):
-        if seconds >= size:
-            return f"{int(seconds // size)} {unit} ago"
-    return "just now"
 
 
 GLOBAL_SHARE = 0.3  # at most this share of the budget for the global memory; what it leaves goes to the project
@@ -237,18 +228,21 @@ class Plan:
 TAIL = "Session files hold the full history; `keeper recall <words>` searches them and memory.md."
 
 
-def session_start(project: paths.Project, limit: int, source: str, session: str, team: bool = False) -> tuple[str, str]:
+def session_start(
+    project: paths.Project, limit: int, source: str, session: str, team: bool = False, watch: Watch | None = None
+) -> tuple[str, str]:
     """The context for a new (or resumed, cleared, compacted) session and the user's status line.
 
     Everything fits in ``limit`` characters (``Plan``): the repository's team notes first in their
     own share (``team``: read them), then what is shown whole (the head, sessions that ended without
     a save, after a compaction this session's own record so far), the stale marks' room, the global
     memory in its own share (feedback and the user first), and the project's memory.md chosen by
-    importance (``briefing.select``) in what is left. memory.md is parsed once.
+    importance (``briefing.select``) in what is left. memory.md is parsed once. ``watch`` hears
+    what the answer rests on beyond the files every answer reads (``keeper.hooks.startcache``).
     """
-    from keeper.hooks import briefing, marks
+    from keeper.hooks import briefing, clock, marks
     from keeper.memory import document
-    from keeper.store import loads
+    from keeper.store import loads, markers
     from keeper.store.stale import stale_items
 
     plan = Plan(limit)
@@ -258,7 +252,7 @@ def session_start(project: paths.Project, limit: int, source: str, session: str,
     shared, left, team_items = team_notes(project, plan.room(TEAM_SHARE)) if team else ("", [], 0)
     if not text.strip() and not unsaved and not global_text.strip() and not shared:
         return _empty(project)
-    saved = _saved(project)
+    saved = clock.saved(project)[0]
     plan.fixed(
         ("team", shared),
         ("head", f"Keeper memory for project '{inline(project.name)}' (from {project.memory}, saved {saved}).\n\n"),
@@ -268,7 +262,7 @@ def session_start(project: paths.Project, limit: int, source: str, session: str,
     )
     doc, across = briefing.parse(text), briefing.parse(global_text)
     firsts: dict[str, str] = {}
-    stale = stale_items(project, text, firsts, keep=True, doc=doc)
+    stale = stale_items(project, text, firsts, keep=True, doc=doc, looked=watch.checked if watch else None)
     noted = plan.reserve(min(marks.reserve(stale), plan.room() // 5))  # at most a fifth of the room
     if global_text.strip():
         body, left_global = briefing.select(across, plan.room(GLOBAL_SHARE))
@@ -278,7 +272,9 @@ def session_start(project: paths.Project, limit: int, source: str, session: str,
     evidence = briefing.Evidence(tally, firsts) if tally.items else None
     body, left_project = briefing.select(doc, plan.room(), evidence) if text.strip() else ("", [])
     body, shown = marks.mark(body, stale, noted, firsts)
-    marks.remember_shown(project, session, shown)
+    markers.remember_shown(project, session, shown)
+    if watch is not None:
+        watch.shown = shown
     plan.late("project", body.strip())
     files = ((project.memory, cut), (paths.global_memory_file(), global_cut))
     plan.late("tail", "\n\n" + _tail(left + left_project, files, evidence.left if evidence else 0))
@@ -305,14 +301,6 @@ def _empty(project: paths.Project) -> tuple[str, str]:
         f"few tool uses; a save is a `{agents.save_program()} save` Bash command with key: lines on stdin."
     )
     return context, f"Keeper: no memory yet for {inline(project.name)}; it saves as you work"
-
-
-def _saved(project: paths.Project) -> str:
-    """How long ago memory.md was last written."""
-    try:
-        return _age(time.time() - os.stat(project.memory).st_mtime)
-    except OSError:
-        return "never"
 
 
 def _missed(unsaved: list[str]) -> str:

@@ -139,16 +139,19 @@ def _adopt(event: Event, at: Resolved) -> None:
 
 
 def session_start(event: Event, at: Resolved) -> Reply:
-    from keeper.capture import record
-    from keeper.hooks import context
+    from keeper.hooks import startcache
+    from keeper.store import markers
 
     if not os.path.exists(at.project.memory) and os.path.exists(paths.sync_file()):
         from keeper.sync import mirror
 
         mirror.adopt(at.project)  # a clone's first session here: the memory a sync already brought
-    record.mark_start(at.project, at.session, event.transcript_path)
-    record.complete_missed_endings(event.name, at.project, at.cfg, at.session)
-    text, status = context.session_start(at.project, at.cfg.context_chars, event.source, at.session, at.cfg.team)
+    markers.mark_start(at.project, at.session, event.transcript_path)
+    if any(session != at.session for session in markers.unended(at.project)):  # one small listing
+        from keeper.capture import record
+
+        record.complete_missed_endings(event.name, at.project, at.cfg, at.session)
+    text, status = startcache.answer(at.project, at.cfg.context_chars, event.source, at.session, at.cfg.team)
     _sync_in_background(at)
     if at.warnings:
         status += f" · config problem: {at.warnings[0]}"
@@ -216,9 +219,9 @@ def _record_stop(event: Event, at: Resolved, seen: bytes, last_reply: str, key: 
     """The session file brought up to date; ``key`` kept when that found nothing to write."""
     from keeper.capture import record
     from keeper.hooks import idle
-    from keeper.store import sessions
+    from keeper.store import markers, sessions
 
-    record.mark_ended(at.project, at.session, ended=False)  # alive after all, if it was thought gone
+    markers.mark_ended(at.project, at.session, ended=False)  # alive after all, if it was thought gone
     state = sessions.read_state(at.project, at.session)
     found = record.facts(seen, last_reply, at.cfg.redact_patterns, state)
     settled = record.update_from_hook(event.name, at, {**found, "Ended": None}, event.transcript_path, last_reply)
@@ -251,9 +254,10 @@ def pre_compact(event: Event, at: Resolved) -> Reply:
 
 def session_end(event: Event, at: Resolved) -> Reply:
     from keeper.capture import record
+    from keeper.store import markers
 
     record.stamp(event.name, at, "Ended", event.reason, event.last_reply, event.transcript_path)
-    record.mark_ended(at.project, at.session)
+    markers.mark_ended(at.project, at.session)
     _sync_in_background(at)
     from keeper.plugin import agents
 

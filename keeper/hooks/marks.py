@@ -6,16 +6,14 @@ rewritten (``keeper.store.stale``). The most decisive marks are shown first; a m
 not shown, or that does not fit the room, passes its slot to the next, and the items left out for
 size that carry a mark are named in one bounded line after memory.md. The ids of the items shown
 are remembered for the session, so a save that only restates one of them counts as an echo, not
-as new evidence (``keeper.capture.evidence``).
+as new evidence (``keeper.capture.evidence``; kept by ``markers.remember_shown``).
 """
 
 from __future__ import annotations
 
-import os
-
 from keeper.markdown import bare
 from keeper.memory import document
-from keeper.store import paths, provenance
+from keeper.store import provenance
 from keeper.store.stale import say
 
 TYPE_CHECKING = False
@@ -83,25 +81,3 @@ def reserve(stale: list[Stale]) -> int:
     """Room the marks may take in the context."""
     shown = sum(len(s.reason) + 20 for s in stale[:MARKS_SHOWN])
     return shown + len(UNSEEN_HEAD) + UNSEEN_TEXT if stale else 0
-
-
-def remember_shown(project: paths.Project, session: str, ids: set[str]) -> None:
-    """Keep the ids of the items shown at this session's start (machine-local, for echoes).
-
-    A start that shows what the session's last one showed (a resume, a compaction) leaves the file
-    alone, and other ids go to a new file rather than into the old one: on ext4, rewriting a file
-    that holds data in place makes its close() start writing it out (``auto_da_alloc``), ~2 ms."""
-    path = provenance.shown_file(project, session)
-    text = " ".join(sorted(ids))
-    try:
-        with open(path, encoding="utf-8") as fh:
-            if fh.read() == text:
-                return
-        os.unlink(path)
-    except OSError:
-        pass
-    try:
-        with open(path, "w", encoding="utf-8") as fh:
-            fh.write(text)
-    except OSError:
-        pass

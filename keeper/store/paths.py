@@ -55,6 +55,7 @@ FORMAT = 3  # the store format this code writes: len(store.migrate.MIGRATIONS), 
 PROVENANCE_FILE = "provenance.jsonl"  # beside memory.md: where each item came from (durable: export and sync carry it)
 STALE_CACHE = "stale-marks.cache"  # in STATE_DIR: the stale check's last verdicts (derived: store.verdicts)
 LOADS = "loads.cache"  # in STATE_DIR: what sessions did with the items they were shown (derived: store.loads)
+START_CACHE = "start.cache"  # in STATE_DIR: SessionStart's last answer and what it rests on (derived: hooks.startcache)
 RECORD_SEAL = "provenance.seal"  # in STATE_DIR: the record's size and digest as Keeper last wrote it (derived)
 # In STATE_DIR and beside memory.md in the sync repository: the removals that travel (store.removals).
 REMOVALS = "removals.json"

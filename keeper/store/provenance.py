@@ -58,12 +58,6 @@ def record_file(folder: str) -> str:
     return os.path.join(folder, paths.PROVENANCE_FILE)
 
 
-def shown_file(project: paths.Project, session: str) -> str:
-    """The ids of the items a session's start-up context showed (machine-local, derived): a save
-    that only restates one of them is an echo."""
-    return project.session_file(session, "shown")
-
-
 def shown_id(item_key: str) -> str:
     """An item's id in the list of items shown at a session's start: its ``item_id`` (SHA-256 from
     the builtin module, which the start has loaded already: ~1 µs an item, where ``zlib`` took
@@ -186,9 +180,12 @@ def parse(text: str | None) -> list[Event]:
     return [e for e in (_event(line) for line in (text or "").splitlines()) if e is not None]
 
 
-def read(folder: str) -> list[Event]:
+def read(folder: str, items: set[str] | None = None) -> list[Event]:
     """A folder's events as this machine may act on them: damaged lines skipped (and logged, once a
-    read), events dated past this machine's clock (plus ``SKEW``) left for their time to come."""
+    read), events dated past this machine's clock (plus ``SKEW``) left for their time to come.
+
+    With ``items``, only what ``by_item`` and ``session_facts`` need for those (``_about``): every
+    session's facts and the items' events, with those of the items they were edited from."""
     path = record_file(folder)
     try:
         with open(path, "rb") as fh:
@@ -196,6 +193,8 @@ def read(folder: str) -> list[Event]:
             lines = fh.read().decode("utf-8", "replace").splitlines()
     except OSError:
         return []
+    if items is not None:
+        lines = _about(lines, set(items))
     events = [e for e in (_event(line) for line in lines) if e is not None]
     skipped = sum(1 for line in lines if line.strip()) - len(events)
     latest = time.time() + SKEW
@@ -206,6 +205,33 @@ def read(folder: str) -> list[Event]:
         ahead = len(events) - len(found)
         log.write("provenance", "WARNING", f"{path}: {skipped} damaged line(s) skipped, {ahead} dated ahead of now")
     return found
+
+
+def _about(lines: list[str], items: set[str]) -> list[str]:
+    """The lines, in order, that may hold a session's facts or an event of one of ``items`` or of an
+    item one of them was edited from (followed until no new one turns up). A JSON text without a
+    backslash holds each of its strings literally, so a line that names none of them, holds no
+    ``"session"`` as a value and no backslash holds none of those events: it is left unparsed."""
+    chosen = {i for i, line in enumerate(lines) if "\\" in line or _valued(line, '"session"')}
+    fresh, looked = set(chosen), set()
+    while items:
+        looked |= items
+        fresh |= {i for i, line in enumerate(lines) if i not in chosen and any(k in line for k in items)}
+        chosen |= fresh
+        edits = (_event(lines[i]) for i in fresh)
+        items = {f for e in edits if e is not None and isinstance(f := e.get("from"), str)} - looked
+        fresh = set()
+    return [lines[i] for i in sorted(chosen)]
+
+
+def _valued(line: str, text: str) -> bool:
+    """Whether ``text`` occurs in a JSON line as a value (after a colon), not only as a key."""
+    at = line.find(text)
+    while at >= 0:
+        if line[:at].rstrip().endswith(":"):
+            return True
+        at = line.find(text, at + 1)
+    return False
 
 
 def _line(event: Event) -> str:

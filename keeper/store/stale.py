@@ -40,6 +40,7 @@ if TYPE_CHECKING:
 
 MAX_READS = 400  # files (and folders) one check may look at, whatever the memory's size
 MAX_SIBLINGS = 30  # files beside a claim's file searched for an identifier that moved
+FEW = 32  # items judged again up to which the record is read for them alone (each costs every line a look)
 MIN_LINES = 4  # written lines of a file below which its fingerprint tells nothing
 REASON_CHARS = 160
 RANKS = {"value": 4, "name": 3, "path": 2, "lines": 1}  # how decisive a broken claim of each kind is
@@ -392,12 +393,14 @@ def stale_items(
     firsts: dict[str, str] | None = None,
     keep: bool = False,
     doc: Document | None = None,
+    looked: set[str] | None = None,
 ) -> list[Stale]:
     """The items of ``text`` (the project's memory.md) whose claims no longer hold, most decisive
     first, in memory.md's order within a rank (``firsts``: see ``provenance.listed``; ``keep``: take
     the verdicts of an earlier check while the files they rest on hold the same, judge again only
     the items resting on a file that changed, and keep these for the next one:
-    ``keeper.store.verdicts``, for SessionStart; ``doc``: ``text`` parsed already)."""
+    ``keeper.store.verdicts``, for SessionStart; ``doc``: ``text`` parsed already; ``looked`` gets
+    every input the verdicts rest on: ``Reader.inputs``' names)."""
     if not text or not os.path.isdir(project.checkout):
         return []  # no work tree here (a folder moved away): nothing can be told of its files
     firsts = {} if firsts is None else firsts
@@ -409,8 +412,12 @@ def stale_items(
     kept = kept_verdicts.load(project, want)
     if kept.verdicts is not None:
         firsts.update(kept.firsts)
+        if looked is not None:
+            looked.update(kept.inputs)
         return [Stale(*row) for row in kept.verdicts]
     found, judged, reader = _judged(project, doc or text, firsts, kept)
+    if looked is not None:
+        looked.update(reader.inputs)
     rows = [(s.key, s.text, s.section, s.reason, s.rank) for s in found]
     kept_verdicts.save(project, want, reader, rows, firsts, judged)
     return found
@@ -425,7 +432,9 @@ def _judged(
     reuse, same = {}, set()
     if kept is not None and kept.changed is not None:
         reuse, same = kept.items, set(kept.inputs) - kept.changed
-    order = [(k, item, section) for section, k, item, _ in provenance.listed(text, firsts)]
+    order = _kept_order(kept, firsts)
+    if order is None:
+        order = [(k, item, section) for section, k, item, _ in provenance.listed(text, firsts)]
     history: dict[str, list[Event]] | None = None
     sessions: dict[str, Event] = {}
     judged: list[Judged] = []
@@ -435,15 +444,31 @@ def _judged(
             reader.carry(old[0])
             judged.append((item_key, item, section, old[0], old[1]))
             continue
-        if history is None:
-            events = provenance.read(project.dir)
+        if history is None:  # only the items judged again, when the others' verdicts are kept
+            again = {k for k, _, _ in order if k not in reuse or not same.issuperset(reuse[k][0])} if reuse else None
+            events = provenance.read(project.dir, again if again is not None and len(again) <= FEW else None)
             history, sessions = provenance.by_item(events), provenance.session_facts(events)
         reader.touched = set()
         why = reason(history.get(item_key, []), sessions, reader)
         judged.append((item_key, item, section, sorted(reader.touched), why))
+    if any(why is not None and not item for _, item, _, _, why in judged):  # stale now: its text is needed
+        listed = {k: (item, section) for section, k, item, _ in provenance.listed(text)}
+        judged = [
+            (k, *(listed[k] if not item else (item, section)), deps, why) for k, item, section, deps, why in judged
+        ]
     found = [Stale(k, item, section, *why) for k, item, section, _, why in judged if why is not None]
     found.sort(key=lambda s: -s.rank)
     return found, judged, reader
+
+
+def _kept_order(kept: Kept | None, firsts: dict[str, str]) -> list[tuple[str, str, str]] | None:
+    """memory.md's items as the last check judged them, when only files changed since and it kept
+    them all apart: its key for each, in order (memory.md is the same text), with the text and
+    section of those it found stale (the others' are not needed unless they turn stale now)."""
+    if kept is None or kept.changed is None or kept.count != len(kept.items):
+        return None
+    firsts.update(kept.firsts)
+    return [(k, *kept.stale.get(k, ("", ""))) for k in kept.items]
 
 
 def explained(project: paths.Project, history: list[Event], sessions: dict[str, Event]) -> list[dict[str, str]]:

@@ -137,7 +137,7 @@ class Kept:
     """What the last check left: its verdicts when they hold (else None), items' first lines ->
     keys, and its inputs and answers, which a full check takes for each file still as it was."""
 
-    __slots__ = ("answers", "changed", "firsts", "inputs", "items", "verdicts")
+    __slots__ = ("answers", "changed", "count", "firsts", "inputs", "items", "stale", "verdicts")
 
     def __init__(self) -> None:
         self.verdicts: list[Verdict] | None = None
@@ -146,6 +146,8 @@ class Kept:
         self.answers: dict[str, Any] = {}
         self.changed: set[str] | None = None  # when only files changed: those that did
         self.items: dict[str, tuple[list[str], Row | None]] = {}  # each item's inputs and verdict
+        self.count = -1  # items the last check judged, in memory.md's order (two alike are one in ``items``)
+        self.stale: dict[str, tuple[str, str]] = {}  # the text and section of each item it found stale
 
 
 def _read(project: paths.Project) -> dict[str, Any]:
@@ -200,6 +202,9 @@ def _partial(found: Kept, kept: dict[str, Any], changed: set[str], firsts: dict[
             if (entry[1] is None or row is not None) and len(deps) == len(entry[0]):
                 found.items[item_key] = (deps, row)
     found.changed, found.firsts = changed, firsts
+    count, rows = kept.get("count"), kept.get("verdicts")
+    found.count = count if type(count) is int else -1
+    found.stale = {v[0]: (v[1], v[2]) for v in map(_verdict, rows if isinstance(rows, list) else []) if v}
 
 
 def _row(row: object) -> Row | None:
@@ -226,7 +231,7 @@ def save(
     facts = {rel: [*f[:2], -1, f[3]] if f[0] == "f" and f[2] > young else f for rel, f in reader.inputs.items()}
     answers = {rel: said for rel, said in reader.answers.items() if said and facts.get(rel, [""])[0] == "f"}
     data: dict[str, object] = {"key": want, "inputs": facts, "answers": answers, "firsts": firsts}
-    data["verdicts"] = [list(v) for v in verdicts]
+    data["verdicts"], data["count"] = [list(v) for v in verdicts], len(judged)
     index = {rel: at for at, rel in enumerate(facts)}  # an item's inputs by their place: a short file
     data["items"] = {
         k: [[index[d] for d in deps if d in index], list(why) if why else None] for k, _, _, deps, why in judged

@@ -1,0 +1,211 @@
+"""SessionStart's answer kept for the next start, used only while all it was worked out from holds the same.
+
+A start with memory parses memory.md, judges its items' claims against the work tree and reads the
+project's tally (``keeper.hooks.context``): most of a start's own time. Its answer (the context,
+the status line, the ids of the items it showed) depends on files, on two settings, on the session
+only through the session's own file, on the source only for a compaction, and on the clock only
+through "saved N ago" and whether memory.md's time runs ahead of it: those make up its key
+(``key``, ``Watch``). The files: memory.md, the global memory, the provenance record, the tally, the
+newest session files but the session's own and their list (the folder, when there is no list),
+team.md and its folders, the work tree and every file and folder the stale check looked at, with
+the folders above them (a folder swapped for a link changes its parent). Each is compared by its
+status: size, modification and change times to the nanosecond (a change time cannot be set by
+hand), inode and type; a missing one as missing. A file modified within ``GRANULARITY_NS`` of the
+answer (one tick of a coarse clock: FAT's) or changed within ``CHANGE_TICK_NS``, or a clock that
+went back since, keeps nothing: any doubt is a miss, and a miss works the answer out in full. A hit
+imports neither the context builder nor memory's parser nor the stale check. The file
+(``paths.START_CACHE``, derived and machine-local: deleting it costs one start its full
+computation) is the answer as one JSON line, then ``status<TAB>path`` a line for each file.
+"""
+
+from __future__ import annotations
+
+import os
+import time
+
+from keeper import __version__, jsonio
+from keeper.hooks.clock import saved
+from keeper.store import markers, paths
+
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    from typing import Any
+
+    Answer = tuple[str, str]  # the context, the status line
+
+FORMAT = 1  # raise it when what an answer rests on changes within a version
+GRANULARITY_NS = 2_000_000_000  # a modification time's coarsest tick (FAT's), and it can be set by hand
+CHANGE_TICK_NS = 100_000_000  # a change time's: the kernel's clock (a few ms at most), never set by hand
+CODE = os.path.dirname(os.path.abspath(__file__))  # another installation of the same version: its own answers
+
+
+class Watch:
+    """What the context builder reports of one answer: the work tree's files the stale check
+    looked at (``/``-separated, ``folder/`` for a listing) and the ids of the items shown (None:
+    an empty memory's answer, which names the agent's save command and is not kept)."""
+
+    __slots__ = ("checked", "shown")
+
+    def __init__(self) -> None:
+        self.checked: set[str] = set()
+        self.shown: set[str] | None = None
+
+
+def status(path: str) -> str:
+    """A file's or folder's size, modification and change times, inode and type (its links
+    followed), as one word; ``-`` when nothing is there. Raises OSError or ValueError when it cannot
+    be told."""
+    try:
+        found = os.stat(path)
+    except (FileNotFoundError, NotADirectoryError):
+        return "-"
+    return f"{found.st_size}:{found.st_mtime_ns}:{found.st_ctime_ns}:{found.st_ino}:{found.st_mode}"
+
+
+def key(project: paths.Project, limit: int, source: str, session: str, team: bool) -> dict[str, Any]:
+    """What an answer rests on besides the files' status: the code, the project, the settings, the
+    session's own file, the compaction, and the clock as the answer shows it."""
+    when, ahead = saved(project)
+    return {
+        "format": FORMAT,
+        "version": __version__,
+        "code": CODE,
+        "project": [project.dir, project.name, project.checkout, paths.global_memory_file()],
+        "settings": [limit, team],
+        "compact": source == "compact",
+        "own": own_file(project, session),
+        "saved": [when, ahead],
+    }
+
+
+def own_file(project: paths.Project, session: str) -> str | None:
+    """The session's own file (``sessions.existing_file``); one stat for a session with no state yet."""
+    if not os.path.exists(project.session_file(session, "json")):
+        return None
+    from keeper.store import sessions
+
+    return sessions.existing_file(project, session)
+
+
+def cache_file(project: paths.Project) -> str:
+    return os.path.join(project.state, paths.START_CACHE)
+
+
+def _read(project: paths.Project) -> tuple[dict[str, Any], list[str]]:
+    """The kept answer (a JSON line) and the lines after it, ``status<TAB>path`` each."""
+    try:
+        with open(cache_file(project), encoding="utf-8") as fh:
+            head, *files = fh.read().split("\n")
+        kept = jsonio.loads(head)
+    except (OSError, ValueError, RecursionError):
+        return {}, []
+    return (kept, files) if isinstance(kept, dict) else ({}, [])
+
+
+def lookup(project: paths.Project, want: dict[str, Any]) -> tuple[str, str, list[str]] | None:
+    """The kept answer and the ids it showed, when it was worked out for ``want`` (``key``), the
+    clock has not gone back since, and every file it rests on has the status it had."""
+    kept, files = _read(project)
+    at, text, line, shown = (kept.get(k) for k in ("at", "text", "status", "shown"))
+    if kept.get("key") != want or type(at) is not int or time.time_ns() < at or len(files) != kept.get("files"):
+        return None
+    if not (isinstance(text, str) and isinstance(line, str) and isinstance(shown, list)):
+        return None
+    try:
+        for entry in files:
+            was, _, path = entry.partition("\t")
+            if status(path) != was:
+                return None
+    except (OSError, ValueError):
+        return None
+    return text, line, [s for s in shown if isinstance(s, str)]
+
+
+def answer(project: paths.Project, limit: int, source: str, session: str, team: bool) -> Answer:
+    """SessionStart's context and status line (``context.session_start``): the kept one when it
+    holds, else worked out and kept; either way the items shown are noted for the session."""
+    want = key(project, limit, source, session, team)  # before anything is read: a change meanwhile is a miss
+    found = lookup(project, want)
+    if found is not None:
+        text, line, shown = found
+        markers.remember_shown(project, session, set(shown))
+        return text, line
+    from keeper.hooks import context
+
+    watch = Watch()
+    text, line = context.session_start(project, limit, source, session, team, watch)
+    if watch.shown is not None:
+        save(project, want, watch, session, (text, line))
+    return text, line
+
+
+def rests_on(project: paths.Project, watch: Watch, session: str, compact: bool) -> set[str]:
+    """Every file and folder an answer was worked out from (see the module's docstring) but the
+    newest session files, which their list names (``_newest``)."""
+    from keeper.store import claims
+
+    newest = os.path.join(project.state, paths.NEWEST_SESSIONS)
+    found = {project.memory, paths.global_memory_file(), project.provenance, newest, project.checkout}
+    found |= {os.path.join(project.state, paths.LOADS)} | (set() if os.path.exists(newest) else {project.sessions})
+    team = os.path.dirname(project.team)
+    found |= {project.team, team, os.path.dirname(team)}
+    folders: set[str] = set()
+    for rel in watch.checked:
+        rel = rel.rstrip("/")
+        while rel and rel not in folders:
+            full = claims.confined(project.checkout, rel)
+            if full is not None:
+                found.add(full)
+            folders.add(rel)
+            rel = rel.rpartition("/")[0]
+    own = own_file(project, session) if compact else None
+    return found | ({own} if own else set())  # after a compaction the answer shows the session's own record
+
+
+def _newest(project: paths.Project, own: str | None) -> set[str]:
+    """The session files a start looks at for sessions that ended without a save: not the session's
+    own (``own``, unless a compaction shows it)."""
+    from keeper.hooks.briefing import UNSAVED_LOOKED_AT
+    from keeper.store import sessions
+
+    return {os.path.join(project.sessions, name) for name in sessions.newest(project, UNSAVED_LOOKED_AT)} - {own}
+
+
+def _statuses(where: set[str], into: list[str]) -> bool:
+    """Each path's ``status<TAB>path`` put ``into``; False when one changed within a tick of the
+    clock (it may change again within the same tick: nothing would tell), cannot be told, or has
+    a line break in its name."""
+    now = time.time_ns()
+    for path in sorted(where):
+        try:
+            found = status(path)
+        except (OSError, ValueError):
+            return False
+        times = found.split(":")[1:3]
+        if "\n" in path or (times and (int(times[0]) > now - GRANULARITY_NS or int(times[1]) > now - CHANGE_TICK_NS)):
+            return False
+        into.append(f"{found}\t{path}")
+    return True
+
+
+def save(project: paths.Project, want: dict[str, Any], watch: Watch, session: str, answer: Answer) -> None:
+    """Keep an answer worked out for ``want`` with the status of every file it rests on, unless one
+    of them changed within a tick of the clock (or cannot be told)."""
+    from keeper.store.fsutil import atomic_write
+
+    files: list[str] = []
+    if not (
+        _statuses(rests_on(project, watch, session, want["compact"]), files)
+        and _statuses(_newest(project, None if want["compact"] else want["own"]), files)
+    ):
+        return
+    data = {"key": want, "at": time.time_ns(), "files": len(files), "text": answer[0], "status": answer[1]}
+    data["shown"] = sorted(watch.shown or ())
+    try:  # a new file rather than one replaced: on ext4 replacing one makes the rename start writeback
+        os.unlink(cache_file(project))
+    except OSError:
+        pass
+    try:
+        atomic_write(cache_file(project), "\n".join([jsonio.dumps(data), *files]), durable=False)
+    except OSError:
+        pass

@@ -1,0 +1,210 @@
+"""SessionStart's kept answer (``keeper.hooks.startcache``) is the answer worked out afresh, whatever
+changed between two starts: saves, hand edits that keep a file's size and time, files of the code
+changed, touched, deleted, the clock moved either way, settings, team notes, the tally, Stops."""
+
+from __future__ import annotations
+
+import json
+import os
+import tempfile
+import time
+from pathlib import Path
+
+import pytest
+from hypothesis import HealthCheck, event, given, settings
+from hypothesis import strategies as st
+
+from keeper.capture import saving
+from keeper.hooks import startcache
+from keeper.memory.document import SaveInput
+from keeper.store import config, identity, loads, markers, paths, provenance
+from tests.helpers import run_hook, shift
+
+FILES = 4  # src/mod_<n>.py, each setting X and defining parse_<n>
+HOUR = 3600
+
+
+def project_of(root: Path) -> paths.Project:
+    return identity.make_project(identity.find_project_root(str(root)))
+
+
+def same_size_edit(path: Path, after: str, n: int) -> None:
+    """The digit after the first ``after`` changed in place, the file's time put back as it was: an
+    edit neither its size nor its modification time tells, only the change time. Windows keeps no
+    change time (its ``st_ctime`` is the file's creation): there the time is left as the edit made it."""
+    if not path.exists():
+        return
+    found = path.stat()
+    text = path.read_text(encoding="utf-8")
+    at = text.find(after) + len(after)
+    if at >= len(after) and text[at : at + 1].isdigit():
+        path.write_text(text[:at] + str((int(text[at]) + 1 + n % 8) % 10) + text[at + 1 :], encoding="utf-8")
+        if os.name != "nt":
+            os.utime(path, ns=(found.st_atime_ns, found.st_mtime_ns))
+
+
+class World:
+    """A project with code its memory names, and the store under ``folder``."""
+
+    def __init__(self, folder: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+        self.root, self.store = folder / "work" / "api", folder / "store"
+        (self.root / ".git").mkdir(parents=True)
+        (self.root / "src").mkdir()
+        for n in range(FILES):
+            (self.root / "src" / f"mod_{n}.py").write_text(f"X = {n}\n\n\ndef parse_{n}():\n    pass\n")
+        monkeypatch.setenv("KEEPER_HOME", str(self.store))
+        monkeypatch.chdir(self.root)
+        self.project = project_of(self.root)
+        self.steps = 0
+
+    def save(self, n: int, session: str) -> None:
+        decision = f"Use `parse_{n % FILES}` in src/mod_{n % FILES}.py, X = {n % FILES} (step {self.steps})"
+        saved = SaveInput(summary=f"Step {self.steps}", decisions=[decision], issues=[f"Issue {n}"])
+        saving.save(self.project, config.load(str(self.root)), saved, session)
+
+    def act(self, kind: str, n: int, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]) -> None:
+        """One change between two starts."""
+        self.steps += 1
+        session = f"s{n % 3}"
+        code = self.root / "src" / f"mod_{n % FILES}.py"
+        memory = Path(self.project.memory)
+        if kind == "save":
+            self.save(n, session)
+        elif kind == "hand" and memory.exists():  # a digit of an item changed, size and time kept
+            same_size_edit(memory, "- Issue ", n)
+        elif kind == "code":  # a constant's value changed, size and time kept
+            same_size_edit(code, "X = ", n)
+        elif kind == "rename" and code.exists():  # a named identifier gone from its file (or back)
+            text = code.read_text(encoding="utf-8")
+            code.write_text(
+                text.replace("def parse_", "def parsed_")
+                if "def parse_" in text
+                else text.replace("def parsed_", "def parse_")
+            )
+        elif kind == "touch" and code.exists():  # the same bytes, a new time
+            os.utime(code)
+        elif kind == "delete":
+            if code.exists():
+                code.unlink()
+            else:
+                code.write_text(f"X = {n % FILES}\n\n\ndef parse_{n % FILES}():\n    pass\n")
+        elif kind == "clock":  # forward a few hours or days, or back an hour
+            shift([self.store, self.root.parent], (-1, 2, 5, 26, 50)[n % 5] * HOUR)
+        elif kind == "wait":  # time passes: every file older than a clock's tick
+            shift([self.store, self.root.parent], HOUR)
+            time.sleep(startcache.CHANGE_TICK_NS / 1e9 + 0.02)
+        elif kind == "settings":
+            (self.root / ".claude").mkdir(exist_ok=True)
+            chars, team = (800, 2000, 6000)[n % 3], ("true", "false")[n % 2]
+            (self.root / ".claude" / "keeper.yaml").write_text(f"context_chars: {chars}\nteam: {team}\n")
+        elif kind == "team":
+            team = self.root / ".claude" / "keeper" / "team.md"
+            team.parent.mkdir(parents=True, exist_ok=True)
+            team.write_text(f"# Team\n\n## Core Decisions\n\n- Review every change {n}\n")
+        elif kind == "tally" and memory.exists():
+            keys = [k for _, k, _, _ in provenance.listed(memory.read_text(encoding="utf-8"))]
+            loads.note(self.project, shown=keys, used=keys[: n % 3])
+        elif kind == "stop":
+            run_hook(
+                "stop",
+                {"session_id": session, "cwd": str(self.root), "last_assistant_message": f"Did {n}."},
+                monkeypatch,
+                capsys,
+            )
+
+    def start(
+        self, session: str, source: str, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+    ) -> dict:
+        payload = {"session_id": session, "cwd": str(self.root), "source": source}
+        return run_hook("session-start", payload, monkeypatch, capsys)
+
+
+KINDS = ("save", "hand", "code", "rename", "touch", "delete", "clock", "wait", "settings", "team", "tally", "stop")
+STEP = st.tuples(
+    st.sampled_from(KINDS),
+    st.integers(0, 11),
+    st.sampled_from(("s0", "s1", "s3")),
+    st.sampled_from(("startup", "resume", "clear", "compact")),
+)
+
+
+@settings(
+    max_examples=40, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture, HealthCheck.too_slow]
+)
+@given(steps=st.lists(STEP, min_size=1, max_size=16))
+def test_a_kept_answer_is_the_answer_worked_out_afresh(
+    steps: list[tuple[str, int, str, str]], monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    with tempfile.TemporaryDirectory() as folder:
+        world = World(Path(folder), monkeypatch)
+        try:
+            world.save(0, "s0")
+            for kind, n, session, source in [("wait", 0, "s0", "startup"), *steps]:
+                world.act(kind, n, monkeypatch, capsys)
+                kept = Path(startcache.cache_file(world.project))
+                before = kept.stat().st_mtime_ns if kept.exists() else None
+                answer = world.start(session, source, monkeypatch, capsys)
+                event(
+                    "kept"
+                    if before is not None and kept.exists() and kept.stat().st_mtime_ns == before
+                    else "worked out"
+                )
+                if kept.exists():
+                    kept.unlink()
+                afresh = world.start(session, source, monkeypatch, capsys)
+                assert answer == afresh, (kind, n, session, source)
+        finally:
+            monkeypatch.chdir(Path(folder).parent)  # Windows removes no folder a process stands in
+
+
+def kept_world(folder: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]) -> World:
+    """A world whose last start kept its answer."""
+    world = World(folder, monkeypatch)
+    world.start("s0", "startup", monkeypatch, capsys)
+    world.save(1, "s0")
+    run_hook("session-end", {"session_id": "s0", "cwd": str(world.root), "reason": "other"}, monkeypatch, capsys)
+    world.act("wait", 0, monkeypatch, capsys)
+    world.start("s1", "startup", monkeypatch, capsys)
+    assert os.path.exists(startcache.cache_file(world.project))
+    return world
+
+
+def test_an_answer_is_kept_for_the_next_session_and_given_as_it_was(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    world = kept_world(tmp_path / "w", monkeypatch, capsys)
+    kept = Path(startcache.cache_file(world.project))
+    before = kept.stat().st_mtime_ns
+    first = world.start("s1", "clear", monkeypatch, capsys)
+    again = world.start("s2", "startup", monkeypatch, capsys)  # a new session, while s1 works on
+    assert kept.stat().st_mtime_ns == before and again == first
+    assert "parse_1" in again["hookSpecificOutput"]["additionalContext"]
+    assert Path(markers.shown_file(world.project, "s2")).read_text(encoding="utf-8")  # noted as shown
+
+
+def test_an_answer_that_says_how_long_ago_memory_was_saved_is_not_kept_past_that(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """The clock moves on with no file changing: what the answer says of it is in its key."""
+    world = kept_world(tmp_path / "w", monkeypatch, capsys)
+    kept = Path(startcache.cache_file(world.project))
+    head, files = kept.read_text(encoding="utf-8").split("\n", 1)
+    data = json.loads(head)
+    assert data["key"]["saved"] == ["1 h ago", False]
+    data["key"]["saved"], data["text"] = ["just now", False], "an answer kept an hour ago"  # as it was then
+    kept.write_text(json.dumps(data) + "\n" + files, encoding="utf-8")
+    answer = world.start("s2", "startup", monkeypatch, capsys)
+    assert "saved 1 h ago" in answer["hookSpecificOutput"]["additionalContext"]
+
+
+def test_a_clock_that_went_back_keeps_no_answer(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    world = kept_world(tmp_path / "w", monkeypatch, capsys)
+    kept = Path(startcache.cache_file(world.project))
+    head, files = kept.read_text(encoding="utf-8").split("\n", 1)
+    data = json.loads(head)
+    data["at"], data["text"] = time.time_ns() + HOUR * 10**9, "an answer kept an hour from now"
+    kept.write_text(json.dumps(data) + "\n" + files, encoding="utf-8")
+    answer = world.start("s2", "startup", monkeypatch, capsys)
+    assert "parse_1" in answer["hookSpecificOutput"]["additionalContext"]
