@@ -148,6 +148,12 @@ class Launcher:
         for path in earlier:
             _remove(path)
 
+    def withdraw(self) -> None:
+        """Remove the launcher's record (and its twins) for a Stop Keeper does not vouch for."""
+        if self.record and os.path.isabs(self.record):
+            for path in [*_twins_of(self.record), self.record]:
+                _remove(path)
+
 
 def _tally_of(at: Resolved) -> str:
     return at.project.session_file(at.session, "tally")
