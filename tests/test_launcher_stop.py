@@ -191,7 +191,8 @@ def _in_both(stops: Stops, act: Callable[[World], object]) -> None:
 
 
 def _session_file(stops: Stops, world: World) -> Path:
-    return stops.state(world) / "sessions" / f"{SESSION}.json"
+    """The session's record (``<store>/none`` before there is one)."""
+    return next(iter(world.store.glob(f"projects/*/state/sessions/{SESSION}.json")), world.store / "none")
 
 
 def _hook(stops: Stops, event: str, name: str, **fields: str) -> Callable[[World], object]:
@@ -312,7 +313,8 @@ def test_the_launcher_answers_a_stop_exactly_when_keeper_finds_nothing_new(
         elif kind == "grow":
             stops.grow()
         elif kind == "touch":
-            _change(stops, "the session file was touched") if (stops.launcher.store / "projects").exists() else None
+            if all(_session_file(stops, world).exists() for world in (stops.launcher, stops.alone)):
+                _change(stops, "the session file was touched")
         elif kind in ("use", "prompt"):
             _change(stops, "a tool use" if kind == "use" else "a prompt")
         elif kind == "save":

@@ -306,7 +306,11 @@ GATE = {  # the prompt's words, and whether the memory holds two of them (keeper
 }
 BUDGETS = {  # (modules beyond a bare interpreter, files opened, folders listed)
     "post-tool-use": (EVERY_HOOK | {"fcntl", "keeper.hooks.allowance"}, 2, 0),
-    "stop, nothing new": (EVERY_HOOK | {"keeper.hooks.idle", "keeper.plugin", "keeper.plugin.agents"}, 3, 0),
+    "stop, nothing new": (  # the session's state names its session file: another session's write is no change
+        EVERY_HOOK | {"keeper.hooks.idle", "keeper.plugin", "keeper.plugin.agents"},
+        4,
+        0,
+    ),
     "user-prompt-submit, nothing to recall": (EVERY_HOOK | GATE, 3, 0),
     "user-prompt-submit, recalled": (
         EVERY_HOOK | GATE | RECALL | {"keeper.hooks.context", "keeper.redact", "keeper.text"},

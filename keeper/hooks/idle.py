@@ -19,7 +19,7 @@ import os
 import stat
 import sys
 
-from keeper.store import identity, paths
+from keeper.store import fsutil, identity, paths
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
@@ -53,9 +53,14 @@ def _stamp(found: os.stat_result | None) -> str:
 
 
 def watched(project: paths.Project, session: str, transcript: str) -> list[str]:
-    """The files whose stats the key holds: the transcript first, then the session's own files."""
+    """The files whose stats the key holds: the transcript first, then the session's own files, its
+    session file (``sessions/`` itself before it has one: other sessions' files leave it alone)."""
     files = [project.session_file(session, kind) for kind in ("json", "start", "shown", "receipts")]
-    return [transcript, *files, project.sessions, project.memory]
+    name = fsutil.read_json(files[0]).get("file") if os.path.exists(files[0]) else None
+    own = project.sessions
+    if isinstance(name, str) and name.endswith(".md") and os.path.basename(name) == name and "\\" not in name:
+        own = os.path.join(project.sessions, name)
+    return [transcript, *files, own, project.memory]
 
 
 def stop_key(project: paths.Project, session: str, seen: bytes, reply: str, transcript: str) -> Key | None:
