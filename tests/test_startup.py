@@ -11,6 +11,8 @@ from pathlib import Path
 
 import pytest
 
+from tests.conftest import REPO
+
 HEAVY = {"yaml", "platformdirs", "rapidfuzz", "filelock"}
 SLOW_STDLIB = {
     "argparse",
@@ -415,14 +417,22 @@ CONSOLE = (  # the console script an installer wrote (pip, uv), run as its own p
 )
 
 
+def test_the_console_scripts_entry_point_is_the_hook_entrys() -> None:
+    """pip writes the console script from this line: a hook through it never loads ``keeper.cli``."""
+    scripts = (REPO / "pyproject.toml").read_text(encoding="utf-8").split("[project.scripts]", 1)[1]
+    assert scripts.split("\n")[1].startswith('keeper = "keeper.__main__:command"')
+
+
 @pytest.mark.skipif(os.name == "nt", reason="a console script is an .exe on Windows")
 def test_the_console_script_starts_no_more_than_the_launchers_python(remembered: dict, tmp_path: Path) -> None:
     """The pip route: beyond what the installer's script itself imports (pip's imports ``re``) and
-    ``site``, a hook through the console script loads what the launcher's Python loads, and the
-    command line's entry (``keeper.cli``, which hands a hook on before anything else)."""
+    ``site``, a hook through the console script loads what the launcher's Python loads and its entry
+    point's small module (``keeper.__main__``), never the command line's parser (``keeper.cli``)."""
     script = Path(sys.executable).parent / "keeper"
     if not script.is_file():
         pytest.skip("Keeper is not installed with a console script in this environment")
+    if "from keeper.__main__ import command" not in script.read_text(encoding="utf-8"):
+        pytest.skip("the console script predates its entry point (keeper.__main__:command): reinstall Keeper")
     tool = {**remembered, "tool_name": "Read", "tool_input": {}}
     launched("post-tool-use", tool, tmp_path)
     launcher = launched("post-tool-use", tool, tmp_path).modules
@@ -438,4 +448,4 @@ def test_the_console_script_starts_no_more_than_the_launchers_python(remembered:
         return set(ast.literal_eval(done.stderr.decode().rsplit("MODULES ", 1)[1]))
 
     extra = console("hook", "post-tool-use") - console("--template")
-    assert extra - launcher <= {"keeper.cli"}, sorted(extra - launcher)
+    assert extra - launcher <= {"keeper.__main__"}, sorted(extra - launcher)
