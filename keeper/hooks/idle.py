@@ -4,13 +4,21 @@
 Stop fires after every reply, and most replies after the first change nothing the session file
 holds. Bringing the record up to date (``keeper.capture.record.update``) is idempotent: with the same
 inputs it writes nothing. So when a Stop's update found nothing to write, its inputs are kept as a
-key, ``state/sessions/<session>.idle``: the tally's counts, the reply's digest, the transcript
+key, ``state/sessions/<session>.idle``: the tally's size, the reply's digest, the transcript
 named and every file the update reads or that says the record changed, each by its (mtime, size,
 inode). A later Stop whose key is the same would find nothing to write either, and skips it.
 
 Never stale: the key is taken *before* the update that proved it idle, so a write that came
 during or after that update changes a stamp the next Stop compares. Anything the key cannot
 see (no transcript named, an end marker to clear) gives no key, and the update runs as before.
+
+The plugin's launcher goes further (``launcher/stop.bash``, docs/counter.md): when it passed a
+Stop on and Keeper found it idle with nothing to ask, ``Launcher.vouch`` writes what that decision
+rested on in a form bash can check with builtins alone (the reply as the payload spells it, the
+tally's size, each file older than the record and of the mtime Keeper saw, the settings' bytes),
+and the same Stop again is answered without Python. The record is dated from before Keeper read
+anything, as the counter's allowance (``keeper.hooks.allowance``), so nothing written since can
+pass; whatever Keeper does not vouch for, it withdraws.
 """
 
 from __future__ import annotations
