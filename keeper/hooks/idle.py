@@ -136,10 +136,9 @@ class Launcher:
         from keeper.hooks import allowance
         from keeper.store import counters
 
-        try:  # the reply as Claude Code's JSON spells it (JSON.stringify: only ", \\ and controls escaped)
-            said = str(encode_basestring(reply))[1:-1].encode("utf-8")
-            head = [LAUNCHER_TAG, self.key, transcript]
-            lines = [os.fsencode(line) for line in head] + [said]
+        try:  # reply and transcript as Claude Code's JSON spells them (JSON.stringify: ", \\ and controls escaped)
+            said, named = (str(encode_basestring(text))[1:-1].encode("utf-8") for text in (reply, transcript))
+            lines = [os.fsencode(LAUNCHER_TAG), os.fsencode(self.key), named, said]
             lines += [os.fsencode(line) for line in (_tally_of(at), str(len(seen)))]
             lines += [os.fsencode(line) for line in (counters.hook_log_path(at.project.state), sys.executable)]
             settings = allowance.settings_lines(allowance.watched_files(at))
