@@ -336,3 +336,19 @@ def test_plain_fields_after_the_reply_are_read_as_claude_code_writes_them(stops:
     body = stop_payload(stops.transcript, stops.project, stops.reply, background_tasks=[], session_crons={})
     assert stops.launcher.hook("stop", body) == {}
     assert python_starts(stops.launcher.data) == starts
+
+
+def test_records_of_sessions_gone_a_week_are_removed_with_their_twins(stops: Stops) -> None:
+    counter = stops.launcher.data / "counter"
+    counter.mkdir()
+    week = time.time() - 8 * 86400
+    for name in ("gone-1.stop", "gone-1.stop.ab12cd34.0", "live-1.stop", "live-1.stop.ef56ab78.0"):
+        (counter / name).write_text("keeper-stop 1\n")
+    for name in ("gone-1.stop", "live-1.stop.ef56ab78.0"):  # a twin carries the mtime of the file it stands for
+        os.utime(counter / name, (week, week))
+    for _ in range(2):
+        stops.stop()  # the second finds nothing new: the session's first Stop record, and a sweep
+        time.sleep(0.1)
+    assert (counter / f"{SESSION}.stop").exists()
+    left = {p.name for p in counter.iterdir() if not p.name.startswith(f"{SESSION}.stop")}
+    assert left == {"live-1.stop", "live-1.stop.ef56ab78.0"}

@@ -168,20 +168,18 @@ def write_record(path: str, text: bytes, dated: float) -> None:
 
 
 def _sweep(folder: str) -> None:
-    """Remove records of sessions not heard of for a week (a Stop's twins, ``keeper.hooks.idle``,
-    carry another file's mtime: their inode's change time says when they were made)."""
+    """Remove records of sessions not heard of for a week, and with a Stop's record its twins
+    (``<session>.stop.<nonce>.<n>``, ``keeper.hooks.idle``: they carry another file's mtime)."""
     cutoff = time.time() - STALE_SECONDS
     try:
-        entries = list(os.scandir(folder))
+        entries = [entry for entry in os.scandir(folder) if entry.is_file(follow_symlinks=False)]
+        heard = {entry.name: entry.stat(follow_symlinks=False).st_mtime for entry in entries}
     except OSError:
         return
     for entry in entries:
-        try:
-            found = entry.stat(follow_symlinks=False)
-            if entry.is_file(follow_symlinks=False) and max(found.st_mtime, found.st_ctime) < cutoff:
-                os.unlink(entry.path)
-        except OSError:
-            continue
+        owner = entry.name.split(".stop.", 1)[0] + ".stop" if ".stop." in entry.name else entry.name
+        if heard.get(owner, 0.0) < cutoff:
+            _remove(entry.path)
 
 
 def _remove(path: str) -> None:
