@@ -152,7 +152,7 @@ class Launcher:
             os.makedirs(os.path.dirname(self.record), exist_ok=True)
         except OSError:
             return
-        twins = _twin(self.record, files)
+        twins = _file_lines(self.record, files)
         if twins is None:
             return
         body = b"".join(line + b"\n" for line in lines) + settings + twins + b"end\n"
@@ -182,7 +182,7 @@ def _files(at: Resolved, key: Key) -> list[tuple[str, os.stat_result | None]]:
     return [*key.stats, marker, *((path, None) for path in absent)]
 
 
-def _twin(record: str, files: list[tuple[str, os.stat_result | None]]) -> bytes | None:
+def _file_lines(record: str, files: list[tuple[str, os.stat_result | None]]) -> bytes | None:
     """The record's file lines: ``+<file>`` and ``@<twin>`` (a file of this name's mtime, to the
     nanosecond: a file replaced by an older one differs) for one that exists, ``-<file>`` for one
     that does not; the twins made now, under names of this record alone. None when one cannot be."""
