@@ -1018,10 +1018,6 @@ typedef struct {
     DWORD cwd_n, transcript_n, reply_n;
 } StopPayload;
 
-static int field_is(const char *key, const char *end, const char *name) { /* key at its opening quote */
-    return starts(key, end, name) && key[0] == '"';
-}
-
 /* The fields of a Stop's payload: the session id first, then each key once with a plain value (a string,
  * a number, true, false, null, [] or {}), the reply a string; 0 when anything is unusual. */
 static int read_stop(const char *p, const char *end, Head *h, StopPayload *s) {
@@ -1033,12 +1029,12 @@ static int read_stop(const char *p, const char *end, Head *h, StopPayload *s) {
         while (p < end && ((*p >= 'a' && *p <= 'z') || *p == '_')) p++;
         if (p == key + 1 || !starts(p, end, "\":")) return 0;
         const char *value = p += 2;
-        if (field_is(key, end, "\"session_id\":") || field_is(key, end, "\"prompt_response\":")) return 0;
-        int which = field_is(key, end, "\"cwd\":")                      ? 0
-                    : field_is(key, end, "\"transcript_path\":")        ? 1
-                    : field_is(key, end, "\"stop_hook_active\":")       ? 2
-                    : field_is(key, end, "\"last_assistant_message\":") ? 3
-                                                                        : -1;
+        if (starts(key, end, "\"session_id\":") || starts(key, end, "\"prompt_response\":")) return 0;
+        int which = starts(key, end, "\"cwd\":")                      ? 0
+                    : starts(key, end, "\"transcript_path\":")        ? 1
+                    : starts(key, end, "\"stop_hook_active\":")       ? 2
+                    : starts(key, end, "\"last_assistant_message\":") ? 3
+                                                                      : -1;
         if (which >= 0 && seen[which]++) return 0;
         if (*p == '"') {
             const char *close = string_end(p + 1, end, 0);
