@@ -1,7 +1,25 @@
-"""``python -m keeper``: the same as the ``keeper`` console script."""
+"""``python -m keeper`` and the ``keeper`` console script (pyproject's entry point, ``command``).
+
+A hook goes straight to the hook entry, so the console script an installer writes loads what the
+launcher's Python loads and this small module, never the command line's parser; anything else is
+the command line's.
+"""
 
 from __future__ import annotations
 
-from keeper.cli import main
+import sys
 
-raise SystemExit(main())
+
+def command() -> int:
+    args = sys.argv[1:]
+    if args[:1] == ["hook"] and not {"-h", "--help"} & set(args):
+        from keeper.hooks.entry import run
+
+        return run(args[1:])
+    from keeper.cli import main
+
+    return main()
+
+
+if __name__ == "__main__":
+    raise SystemExit(command())

@@ -15,10 +15,16 @@ KEEPER_COUNT_MAX=65536 # a payload this long or longer goes to Python, read whol
 # PostToolUse and no argument did, and exported what Keeper needs to write the next allowance.
 keeper_count() {
   case ${OSTYPE-} in msys* | cygwin*) return ;; esac # Git Bash: Windows appends under a lock; keeper.exe counts there
+  keeper_answer keeper_count_payload "$@"
+}
+
+# Reads the payload into $payload and runs the check "$@" on it: exits when the check answered (0),
+# else gives stdin back (the bytes read so far, then the rest) and returns. Shared by stop.bash.
+keeper_answer() {
   local LC_ALL=C payload='' whole=''
   IFS= read -r -N "$KEEPER_COUNT_MAX" payload || whole=1
   if [[ -n $whole ]]; then
-    keeper_count_payload "$@" && exit 0
+    "$@" && exit 0
     # the payload again, for Python (a here-string adds a newline: JSON allows it); a pipe if that fails
     { exec 0<<<"$payload"; } 2>/dev/null || exec 0< <(printf '%s' "$payload")
   else
@@ -32,9 +38,46 @@ keeper_count() {
   fi
 }
 
+# Sets key: whatever chooses Keeper's store, settings and project for a call in the folder $1.
+keeper_key() {
+  local name value
+  key="cwd=${#1}:$1"
+  for name in CLAUDE_PROJECT_DIR HOME XDG_CONFIG_HOME XDG_DATA_HOME ${!KEEPER_@}; do
+    case $name in KEEPER_COUNTE[RD]* | KEEPER_LAUNCHER_* | KEEPER_COUNT_MAX) continue ;; esac
+    [[ -n ${!name+set} ]] || continue
+    value=${!name}
+    key+=" $name=${#value}:$value"
+  done
+}
+
+# Reads a record's file lines from stdin, up to `end`; returns 0 when every one holds. $1 is the record
+# (the files must be older); $2 the further kinds of line the record may hold (@: the mtime of a twin).
+keeper_files_hold() {
+  local line file='' held had
+  while IFS= read -r line; do
+    case $line in
+      end) return 0 ;;
+      +/*) file=${line:1} && [[ -e $file && $file -ot $1 ]] || return 1 ;;
+      =*) # the bytes Keeper read: a file replaced by one with an older mtime (mv, cp -p, rsync -a) differs
+        [[ -n $file && ${line:1} =~ ^[0-9]{1,5}$ ]] || return 1
+        IFS= read -r -N "$((${line:1} + 1))" held && [[ ${held: -1} == $'\n' ]] || return 1
+        had='' && { IFS= read -r -N "$((${line:1} + 1))" had <"$file" || [[ -n $had ]]; }
+        [[ $had == "${held%?}" ]] || return 1
+        file='' ;;
+      @/*) # a twin Keeper dated as it found the file: the same mtime, to the nanosecond where bash reads them
+        [[ $2 == *@* && -n $file && -f ${line:1} && ! $file -nt ${line:1} && ! $file -ot ${line:1} ]] || return 1
+        file='' ;;
+      -/*) [[ -e ${line:1} || -L ${line:1} ]] && return 1 ;;
+      *) return 1 ;;
+    esac
+  done
+  return 1
+}
+
 # The checks, in order; returns 0 only when the tool use was counted within the allowance.
 keeper_count_payload() {
-  local event='' head rest sid cwd key name value record tag found limit tally stats python line ok='' log='' file='' held had
+  local event='' head rest sid cwd key record tag found limit tally stats python log=''
+
   case $#:${1-}:${2-} in
     2:hook:post-tool-use | 2:hook:post-tool-use-failure) event=$2 ;;
   esac
@@ -61,37 +104,16 @@ keeper_count_payload() {
   cwd=${BASH_REMATCH[1]}
   [[ ${CLAUDE_PLUGIN_DATA-} == /* ]] || return 1
 
-  # The key: whatever chooses Keeper's store, settings and project for this call.
-  key="cwd=${#cwd}:$cwd"
-  for name in CLAUDE_PROJECT_DIR HOME XDG_CONFIG_HOME XDG_DATA_HOME ${!KEEPER_@}; do
-    case $name in KEEPER_COUNTE[RD]* | KEEPER_LAUNCHER_* | KEEPER_COUNT_MAX) continue ;; esac
-    [[ -n ${!name+set} ]] || continue
-    value=${!name}
-    key+=" $name=${#value}:$value"
-  done
+  keeper_key "$cwd"
   record=$CLAUDE_PLUGIN_DATA/counter/$sid
   export KEEPER_COUNTER="$record" KEEPER_COUNTER_KEY="$key"
 
   # The allowance Keeper wrote: for this key, every settings file unchanged since, and complete.
   {
     IFS= read -r tag && IFS= read -r found && IFS= read -r limit && IFS= read -r tally && IFS= read -r stats &&
-      IFS= read -r python || return 1
-    while IFS= read -r line; do
-      case $line in
-        end) ok=1 && break ;;
-        +/*) file=${line:1} && [[ -e $file && $file -ot $record ]] || return 1 ;;
-        =*) # the bytes Keeper read: a file replaced by one with an older mtime (mv, cp -p, rsync -a) differs
-          [[ -n $file && ${line:1} =~ ^[0-9]{1,5}$ ]] || return 1
-          IFS= read -r -N "$((${line:1} + 1))" held && [[ ${held: -1} == $'\n' ]] || return 1
-          had='' && { IFS= read -r -N "$((${line:1} + 1))" had <"$file" || [[ -n $had ]]; }
-          [[ $had == "${held%?}" ]] || return 1
-          file='' ;;
-        -/*) [[ -e ${line:1} || -L ${line:1} ]] && return 1 ;;
-        *) return 1 ;;
-      esac
-    done
+      IFS= read -r python && keeper_files_hold "$record"
   } 2>/dev/null <"$record" || return 1
-  [[ -n $ok && $tag == 'keeper-allowance 1' && $found == "$key" && $limit =~ ^-?[0-9]{1,15}$ ]] || return 1
+  [[ $tag == 'keeper-allowance 1' && $found == "$key" && $limit =~ ^-?[0-9]{1,15}$ ]] || return 1
   [[ $tally == /* && -f $tally && ! -L $tally && $stats == /* && -f $stats && ! -L $stats ]] || return 1
   [[ $python == /* && -x $python ]] || return 1 # Keeper's environment is still there
 

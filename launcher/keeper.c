@@ -718,7 +718,8 @@ typedef struct {
     DWORD sid_n, cwd_n;
 } Head;
 
-static int read_head(const char *p, const char *end, Head *h) {
+static int read_sid(const char **at, const char *end, Head *h) { /* {"session_id":"<1-64 of [A-Za-z0-9_-]>" */
+    const char *p = *at;
     if (!starts(p, end, "{\"session_id\":\"")) return 0;
     h->sid = p += 15;
     while (p < end && ((*p >= 'a' && *p <= 'z') || (*p >= 'A' && *p <= 'Z') || (*p >= '0' && *p <= '9') || *p == '_' ||
@@ -726,6 +727,12 @@ static int read_head(const char *p, const char *end, Head *h) {
         p++;
     h->sid_n = (DWORD)(p - h->sid);
     if (!h->sid_n || h->sid_n > 64 || p >= end || *p++ != '"') return 0;
+    *at = p;
+    return 1;
+}
+
+static int read_head(const char *p, const char *end, Head *h) {
+    if (!read_sid(&p, end, h)) return 0;
     while (p < end && *p == ',') {
         const char *key = ++p;
         if (p >= end || *p++ != '"') return 0;
@@ -856,15 +863,26 @@ static int holds(const WCHAR *path, const char *held, DWORD n) {
 }
 
 /* The record's settings lines, up to its end: 1 when every settings file is as Keeper read it. A
- * "+file" must be older than the record and, when "=size" and its bytes follow, hold those bytes;
- * a "-file" must still be absent. */
-static int settings_hold(char **cursor, char *stop, FILETIME written) {
+ * "+file" must be older than the record and, when "=size" and its bytes follow, hold those bytes
+ * (or, in a Stop's record, ``twins``, when "@twin" follows, have the twin's mtime); a "-file" must
+ * still be absent. */
+static int same_mtime(const WCHAR *a, const WCHAR *b) {
+    WIN32_FILE_ATTRIBUTE_DATA x, y;
+    return GetFileAttributesExW(a, GetFileExInfoStandard, &x) && GetFileAttributesExW(b, GetFileExInfoStandard, &y) &&
+           CompareFileTime(&x.ftLastWriteTime, &y.ftLastWriteTime) == 0;
+}
+
+static int settings_hold(char **cursor, char *stop, FILETIME written, int twins) {
     const WCHAR *file = NULL, *line;
     for (;;) {
         if (!(line = line_at(cursor, stop))) return 0;
         if (is(line, L"end")) return 1;
         if (*line == L'+' && older(line + 1, written)) {
             file = line + 1;
+            continue;
+        }
+        if (*line == L'@' && twins && file && same_mtime(file, line + 1)) { /* a Stop's record: the mtime Keeper saw */
+            file = NULL;
             continue;
         }
         if (*line == L'=' && file) {
@@ -886,17 +904,49 @@ static int settings_hold(char **cursor, char *stop, FILETIME written) {
 
 /* 1 when the tool use was counted within the allowance and {} printed; 0 to go on to Python, with the
  * payload kept for the child and what Keeper needs for the next allowance in the environment. */
-static int count_without_python(WCHAR **argv, int argc, const WCHAR **named) {
+static int read_payload(void) { /* up to COUNT_MAX bytes of stdin, kept for the child; 1 when that is all */
     HANDLE in = GetStdHandle(STD_INPUT_HANDLE);
     payload.bytes = alloc(COUNT_MAX);
     payload.taken = 1;
     DWORD n;
     while (payload.n < COUNT_MAX && ReadFile(in, payload.bytes + payload.n, COUNT_MAX - payload.n, &n, NULL) && n)
         payload.n += n;
-    payload.whole = payload.n < COUNT_MAX;
-    const char *p = payload.bytes, *end = p + payload.n;
+    return payload.whole = payload.n < COUNT_MAX;
+}
+
+/* A whole file, up to max bytes, and its attributes; NULL when unreadable. */
+static char *read_record(const WCHAR *path, DWORD max, DWORD *size, WIN32_FILE_ATTRIBUTE_DATA *written) {
+    HANDLE f = CreateFileW(path, GENERIC_READ, FILE_SHARE_READ | FILE_SHARE_WRITE | FILE_SHARE_DELETE, NULL,
+                           OPEN_EXISTING, 0, NULL);
+    if (f == INVALID_HANDLE_VALUE) return NULL;
+    char *body = alloc(max);
+    DWORD n;
+    *size = 0;
+    while (*size < max && ReadFile(f, body + *size, max - *size, &n, NULL) && n) *size += n;
+    CloseHandle(f);
+    return GetFileAttributesExW(path, GetFileExInfoStandard, written) ? body : NULL;
+}
+
+static void append_hook_line(const WCHAR *stats, const WCHAR *event) { /* the line Keeper's hook log gets */
+    HANDLE s = CreateFileW(stats, FILE_APPEND_DATA, FILE_SHARE_READ | FILE_SHARE_WRITE | FILE_SHARE_DELETE, NULL,
+                           OPEN_EXISTING, FILE_FLAG_OPEN_REPARSE_POINT, NULL);
+    if (s == INVALID_HANDLE_VALUE) return;
+    Buf entry = {0};
+    add(&entry, event);
+    add(&entry, L"\t0\t0.0\n");
+    int bytes = WideCharToMultiByte(CP_UTF8, 0, entry.p, (int)entry.n, NULL, 0, NULL, NULL);
+    char *utf8 = alloc((size_t)bytes + 1);
+    DWORD done = 0;
+    WideCharToMultiByte(CP_UTF8, 0, entry.p, (int)entry.n, utf8, bytes, NULL, NULL);
+    WriteFile(s, utf8, (DWORD)bytes, &done, NULL);
+    CloseHandle(s);
+}
+
+static int count_without_python(WCHAR **argv, int argc, const WCHAR **named) {
     Head h = {0};
-    if (!payload.whole || !read_head(p, end, &h)) return 0;
+    if (!read_payload()) return 0;
+    const char *p = payload.bytes, *end = p + payload.n;
+    if (!read_head(p, end, &h)) return 0;
     if (argc != 3 && !(*named = h.event)) return 0; /* no event argument: the payload's, when a tool use's */
     DWORD rest = (DWORD)(end - h.rest);
     if (has(h.rest, rest, "\"agent_id\"") || has(h.rest, rest, "\"agent_type\"") || has(h.rest, rest, "keeper")) return 0;
@@ -914,14 +964,9 @@ static int count_without_python(WCHAR **argv, int argc, const WCHAR **named) {
 
     /* The allowance Keeper wrote: for this key, every settings file unchanged since, and complete. */
     WIN32_FILE_ATTRIBUTE_DATA written;
-    HANDLE f = CreateFileW(record, GENERIC_READ, FILE_SHARE_READ | FILE_SHARE_WRITE | FILE_SHARE_DELETE, NULL,
-                           OPEN_EXISTING, 0, NULL);
-    if (f == INVALID_HANDLE_VALUE) return 0;
-    char *body = alloc(COUNT_MAX);
     DWORD size = 0;
-    while (size < COUNT_MAX && ReadFile(f, body + size, COUNT_MAX - size, &n, NULL) && n) size += n;
-    CloseHandle(f);
-    if (!GetFileAttributesExW(record, GetFileExInfoStandard, &written)) return 0;
+    char *body = read_record(record, COUNT_MAX, &size, &written);
+    if (!body) return 0;
     char *cursor = body, *stop = body + size;
     WCHAR *tag = line_at(&cursor, stop), *found = line_at(&cursor, stop), *limit = line_at(&cursor, stop);
     WCHAR *tally = line_at(&cursor, stop), *stats = line_at(&cursor, stop), *python = line_at(&cursor, stop);
@@ -934,7 +979,7 @@ static int count_without_python(WCHAR **argv, int argc, const WCHAR **named) {
     }
     if (!digits) return 0;
     if (negative) allowed = -allowed;
-    if (!settings_hold(&cursor, stop, written.ftLastWriteTime)) return 0;
+    if (!settings_hold(&cursor, stop, written.ftLastWriteTime, 0)) return 0;
     if (!plain_file(tally) || !plain_file(stats)) return 0;
 
     /* The byte, under the lock Keeper's own appends take (byte 0): the size after it is this use's place. */
@@ -954,18 +999,115 @@ static int count_without_python(WCHAR **argv, int argc, const WCHAR **named) {
     SetEnvironmentVariableW(L"KEEPER_COUNTED", tally); /* in the tally now: Keeper must not count it again */
     if (!placed || place.QuadPart > allowed) return 0;
 
-    HANDLE s = CreateFileW(stats, FILE_APPEND_DATA, FILE_SHARE_READ | FILE_SHARE_WRITE | FILE_SHARE_DELETE, NULL,
-                           OPEN_EXISTING, FILE_FLAG_OPEN_REPARSE_POINT, NULL);
-    if (s != INVALID_HANDLE_VALUE) {
-        Buf entry = {0};
-        add(&entry, argc == 3 ? argv[2] : *named);
-        add(&entry, L"\t0\t0.0\n");
-        int bytes = WideCharToMultiByte(CP_UTF8, 0, entry.p, (int)entry.n, NULL, 0, NULL, NULL);
-        char *utf8 = alloc((size_t)bytes + 1);
-        WideCharToMultiByte(CP_UTF8, 0, entry.p, (int)entry.n, utf8, bytes, NULL, NULL);
-        WriteFile(s, utf8, (DWORD)bytes, &done, NULL);
-        CloseHandle(s);
+    append_hook_line(stats, argc == 3 ? argv[2] : *named);
+    write_str(STD_OUTPUT_HANDLE, "{}");
+    return 1;
+}
+
+/* ---- a Stop with nothing new answered without Python ----
+ * A `hook stop` whose payload, tally and files are what Keeper's record of the last idle Stop vouches
+ * for ($CLAUDE_PLUGIN_DATA\counter\<session>.stop, written by keeper/hooks/idle.py, docs/counter.md)
+ * is answered here: one line in the hook log, {} printed, no python.exe started. launcher/stop.bash's
+ * checks (keep the two in step), except that strings around the reply may hold JSON escapes here
+ * (Windows paths do) and the payload may end in whitespace. */
+
+#define STOP_RECORD_MAX (1 << 18) /* the reply (60 KiB at most), three settings files' bytes, the lines */
+
+typedef struct {
+    const char *cwd, *transcript, *reply;
+    DWORD cwd_n, transcript_n, reply_n;
+} StopPayload;
+
+/* The fields of a Stop's payload: the session id first, then each key once with a plain value (a string,
+ * a number, true, false, null, [] or {}), the reply a string; 0 when anything is unusual. */
+static int read_stop(const char *p, const char *end, Head *h, StopPayload *s) {
+    int seen[4] = {0}; /* cwd, transcript_path, stop_hook_active, last_assistant_message */
+    if (!read_sid(&p, end, h)) return 0;
+    while (p < end && *p == ',') {
+        const char *key = ++p;
+        if (p >= end || *p++ != '"') return 0;
+        while (p < end && ((*p >= 'a' && *p <= 'z') || *p == '_')) p++;
+        if (p == key + 1 || !starts(p, end, "\":")) return 0;
+        const char *value = p += 2;
+        if (starts(key, end, "\"session_id\":") || starts(key, end, "\"prompt_response\":")) return 0;
+        int which = starts(key, end, "\"cwd\":")                      ? 0
+                    : starts(key, end, "\"transcript_path\":")        ? 1
+                    : starts(key, end, "\"stop_hook_active\":")       ? 2
+                    : starts(key, end, "\"last_assistant_message\":") ? 3
+                                                                      : -1;
+        if (which >= 0 && seen[which]++) return 0;
+        if (*p == '"') {
+            const char *close = string_end(p + 1, end, 0);
+            if (!close) return 0;
+            DWORD n = (DWORD)(close - p - 1);
+            if (which == 0) s->cwd = p + 1, s->cwd_n = n;
+            if (which == 1) s->transcript = p + 1, s->transcript_n = n;
+            if (which == 3) s->reply = p + 1, s->reply_n = n;
+            p = close + 1;
+        } else if (which == 3 || (which == 2 && !starts(p, end, "false"))) {
+            return 0; /* a reply that is no string; a continuation (its reply is not the session's) */
+        } else if (starts(p, end, "[]") || starts(p, end, "{}")) {
+            p += 2;
+        } else {
+            while (p < end && ((*p >= '0' && *p <= '9') || (*p >= 'a' && *p <= 'z') || *p == '.' || *p == '-' || *p == '+'))
+                p++;
+            if (p == value) return 0;
+        }
     }
+    if (p >= end || *p++ != '}') return 0;
+    while (p < end && (*p == '\n' || *p == '\r' || *p == ' ' || *p == '\t')) p++;
+    h->cwd = s->cwd, h->cwd_n = s->cwd_n;
+    return p == end && seen[0] && seen[1] && seen[3];
+}
+
+static int line_is(char **cursor, char *stop, const char *bytes, DWORD n) { /* the next line, byte for byte */
+    char *p = *cursor;
+    if (stop - p < (long long)n + 1 || p[n] != '\n') return 0;
+    for (DWORD i = 0; i < n; i++)
+        if (p[i] != bytes[i]) return 0;
+    *cursor = p + n + 1;
+    return 1;
+}
+
+/* 1 when the record vouches for this Stop and {} was printed; 0 to go on to Python, with the payload
+ * kept for the child and where Keeper's next record goes, and its key, in the environment. */
+static int stop_without_python(void) {
+    Head h = {0};
+    StopPayload s = {0};
+    if (!read_payload() || !read_stop(payload.bytes, payload.bytes + payload.n, &h, &s)) return 0;
+    WCHAR *data = env(L"CLAUDE_PLUGIN_DATA");
+    if (!data || !(data[0] == L'\\' || (data[0] && data[1] == L':'))) return 0;
+    Buf sid = {0};
+    add_utf8(&sid, h.sid, h.sid_n);
+    WCHAR *record = cat3(data, L"\\counter\\", sid.p), *key = count_key(&h);
+    record = cat3(record, L".stop", L"");
+    SetEnvironmentVariableW(L"KEEPER_LAUNCHER_STOP", record);
+    SetEnvironmentVariableW(L"KEEPER_LAUNCHER_KEY", key);
+
+    WIN32_FILE_ATTRIBUTE_DATA written, at;
+    DWORD size = 0;
+    char *body = read_record(record, STOP_RECORD_MAX, &size, &written);
+    if (!body) return 0;
+    char *cursor = body, *stop = body + size;
+    WCHAR *tag = line_at(&cursor, stop), *found = line_at(&cursor, stop);
+    if (!found || !is(tag, L"keeper-stop 1") || !is(found, key)) return 0;
+    if (!line_is(&cursor, stop, s.transcript, s.transcript_n) || !line_is(&cursor, stop, s.reply, s.reply_n)) return 0;
+    WCHAR *tally = line_at(&cursor, stop), *held = line_at(&cursor, stop), *stats = line_at(&cursor, stop);
+    WCHAR *python = line_at(&cursor, stop);
+    if (!python || !is_file(python) || !plain_file(stats)) return 0;
+    unsigned long long tally_size = 0;
+    int digits = 0;
+    for (const WCHAR *c = held; *c; c++, digits++) {
+        if (*c < L'0' || *c > L'9' || digits >= 7) return 0;
+        tally_size = tally_size * 10 + (unsigned long long)(*c - L'0');
+    }
+    if (!digits || !settings_hold(&cursor, stop, written.ftLastWriteTime, 1)) return 0;
+    if (GetFileAttributesExW(tally, GetFileExInfoStandard, &at)) { /* the tally only grows: the same size is the same tally */
+        if (!plain_file(tally) || at.nFileSizeHigh || at.nFileSizeLow != tally_size) return 0;
+    } else if (tally_size) {
+        return 0; /* none yet: no tool use, as Keeper read it */
+    }
+    append_hook_line(stats, L"stop");
     write_str(STD_OUTPUT_HANDLE, "{}");
     return 1;
 }
@@ -989,6 +1131,7 @@ static DWORD launch(void) {
     if ((argc == 1 || (argc == 2 && hook)) && env(L"CLAUDE_PLUGIN_ROOT"))
         counting = GetFileType(GetStdHandle(STD_INPUT_HANDLE)) != FILE_TYPE_CHAR; /* Codex: no arguments */
     if (counting && count_without_python(argv, argc, &named)) return 0;
+    if (argc == 3 && hook && is(event, L"stop") && stop_without_python()) return 0; /* a Stop with nothing new */
     if (named) { /* Python gets the event the payload named */
         WCHAR **given = argv;
         argv = alloc(4 * sizeof(WCHAR *));

@@ -116,3 +116,17 @@ def test_a_second_idle_stop_reads_no_more_than_its_key(
     act(world, "line", 9, monkeypatch, capsys)  # new activity: the next Stop records it
     act(world, "same", 10, monkeypatch, capsys)
     assert world.record(monkeypatch) != record
+
+
+def test_a_session_missing_from_the_open_ones_is_marked_open_by_its_stop_and_then_found_idle(
+    project_dir: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """A session that began while another one's start made ``state/open`` (or before Keeper was set
+    up) has no marker there: its first Stop marks it, so the Stops after it can be idle."""
+    world = World(tmp_path, "w", project_dir, True)
+    opened = Path(world.project(monkeypatch).state) / paths.OPEN_SESSIONS
+    opened.mkdir(parents=True)
+    for step, action in enumerate(["line", "same", "same", "same"]):
+        act(world, action, step, monkeypatch, capsys)
+    assert (opened / SESSION).exists()
+    assert Path(world.project(monkeypatch).session_file(SESSION, "idle")).exists()

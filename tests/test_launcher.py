@@ -7,6 +7,7 @@ import json
 import os
 import re
 import shutil
+import signal
 import subprocess
 import sys
 import time
@@ -202,11 +203,11 @@ def test_the_launcher_is_plain_posix_sh() -> None:
 
 
 def planted_repo(folder: Path, marker: Path) -> Path:
-    """A repository holding a `python3`, `uv`, `keeper` and `nohup` of its own, at its top and in
+    """A repository holding a `python3`, `uv`, `keeper`, `nohup` and `setsid` of its own, at its top and in
     ``bin/``: run, each leaves ``marker`` behind."""
     for where in (folder, folder / "bin"):
         where.mkdir(parents=True, exist_ok=True)
-        for program in ("python3", "python", "uv", "keeper", "nohup"):
+        for program in ("python3", "python", "uv", "keeper", "nohup", "setsid"):
             (where / program).write_text(f'#!/bin/sh\necho "{where.name}/{program} ran" >> "{marker}"\n')
             (where / program).chmod(0o755)
     return folder
@@ -239,6 +240,38 @@ def test_nothing_in_the_project_folder_runs_through_an_empty_or_relative_path_en
     assert setup and calls[setup[0] + 1] == "cwd=/", calls  # the set-up starts from a neutral folder
     if args[0] == "hook":
         assert "setting itself up" in json.loads(done.stdout)["systemMessage"]
+
+
+@pytest.mark.skipif(shutil.which("setsid") is None, reason="no setsid here (macOS): the set-up starts under nohup")
+def test_the_set_up_outlives_the_hooks_process_group(tmp_path: Path, base_env: dict[str, str]) -> None:
+    """Gemini CLI ends a hook's whole process group as its session ends: the set-up a hook started in
+    the background runs in a session of its own and goes on."""
+    tools, go = tmp_path / "tools", tmp_path / "go"
+    fake_program(  # answers the version check; as the set-up, waits for the test's word, then says it went on
+        tools,
+        "python3",
+        f'case "$*" in *bootstrap.py*) while [ ! -f "{go}" ]; do sleep 0.05; done; echo went on >> "{tools}/calls.log" ;; esac',
+    )
+    env = {**base_env, "PATH": f"{tools}:{SYSTEM_PATH}"}
+    hook = subprocess.Popen(
+        [str(LAUNCHER), "hook", "session-start"],
+        stdin=subprocess.DEVNULL,
+        stdout=subprocess.PIPE,
+        env=env,
+        start_new_session=True,  # the hook's own process group, as an agent starts it
+    )
+    assert "setting itself up" in json.loads(hook.communicate(timeout=60)[0])["systemMessage"]
+    log, deadline = tools / "calls.log", time.monotonic() + 30
+    while "bootstrap.py" not in (log.read_text() if log.exists() else "") and time.monotonic() < deadline:
+        time.sleep(0.05)
+    try:
+        os.killpg(hook.pid, signal.SIGKILL)  # the agent ends the hook's process group
+    except ProcessLookupError:
+        pass  # nothing of the hook's is left in it
+    go.touch()
+    while "went on" not in log.read_text() and time.monotonic() < deadline:
+        time.sleep(0.05)
+    assert "went on" in log.read_text()
 
 
 def test_the_launchers_spell_the_environment_layout_the_set_up_names() -> None:

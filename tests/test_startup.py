@@ -12,6 +12,7 @@ from pathlib import Path
 
 import pytest
 
+from tests.conftest import REPO
 from tests.helpers import shift
 
 HEAVY = {"yaml", "platformdirs", "rapidfuzz", "filelock"}
@@ -310,7 +311,11 @@ GATE = {  # the prompt's words, and whether the memory holds two of them (keeper
 KEPT = {"keeper.hooks.clock", "keeper.hooks.startcache", "keeper.store.markers", "keeper.text"}  # the kept answer
 BUDGETS = {  # (modules beyond a bare interpreter, files opened, folders listed)
     "post-tool-use": (EVERY_HOOK | {"fcntl", "keeper.hooks.allowance"}, 2, 0),
-    "stop, nothing new": (EVERY_HOOK | {"keeper.hooks.idle", "keeper.plugin", "keeper.plugin.agents"}, 3, 0),
+    "stop, nothing new": (  # the session's state names its session file: another session's write is no change
+        EVERY_HOOK | {"keeper.hooks.idle", "keeper.plugin", "keeper.plugin.agents"},
+        4,
+        0,
+    ),
     "user-prompt-submit, nothing to recall": (EVERY_HOOK | GATE, 3, 0),
     "user-prompt-submit, recalled": (
         EVERY_HOOK | GATE | RECALL | {"keeper.hooks.context", "keeper.redact", "keeper.text"},
@@ -430,14 +435,22 @@ CONSOLE = (  # the console script an installer wrote (pip, uv), run as its own p
 )
 
 
+def test_the_console_scripts_entry_point_is_the_hook_entrys() -> None:
+    """pip writes the console script from this line: a hook through it never loads ``keeper.cli``."""
+    scripts = (REPO / "pyproject.toml").read_text(encoding="utf-8").split("[project.scripts]", 1)[1]
+    assert scripts.split("\n")[1].startswith('keeper = "keeper.__main__:command"')
+
+
 @pytest.mark.skipif(os.name == "nt", reason="a console script is an .exe on Windows")
 def test_the_console_script_starts_no_more_than_the_launchers_python(remembered: dict, tmp_path: Path) -> None:
     """The pip route: beyond what the installer's script itself imports (pip's imports ``re``) and
-    ``site``, a hook through the console script loads what the launcher's Python loads, and the
-    command line's entry (``keeper.cli``, which hands a hook on before anything else)."""
+    ``site``, a hook through the console script loads what the launcher's Python loads and its entry
+    point's small module (``keeper.__main__``), never the command line's parser (``keeper.cli``)."""
     script = Path(sys.executable).parent / "keeper"
     if not script.is_file():
         pytest.skip("Keeper is not installed with a console script in this environment")
+    if "from keeper.__main__ import command" not in script.read_text(encoding="utf-8"):
+        pytest.skip("the console script predates its entry point (keeper.__main__:command): reinstall Keeper")
     tool = {**remembered, "tool_name": "Read", "tool_input": {}}
     launched("post-tool-use", tool, tmp_path)
     launcher = launched("post-tool-use", tool, tmp_path).modules
@@ -453,7 +466,7 @@ def test_the_console_script_starts_no_more_than_the_launchers_python(remembered:
         return set(ast.literal_eval(done.stderr.decode().rsplit("MODULES ", 1)[1]))
 
     extra = console("hook", "post-tool-use") - console("--template")
-    assert extra - launcher <= {"keeper.cli"}, sorted(extra - launcher)
+    assert extra - launcher <= {"keeper.__main__"}, sorted(extra - launcher)
 
 
 def test_a_recall_from_the_command_line_loads_neither_importlib_nor_the_prompts_gate(

@@ -380,7 +380,8 @@ def test_the_first_session_start_after_an_update_copies_the_earlier_environment_
 
 
 def passed(exe: Path, run: int) -> dict[str, str]:
-    """The KEEPER_COUNT* variables a stand-in was started with, in its run ``run``."""
+    """The variables keeper.exe passes to Keeper (KEEPER_COUNT*, KEEPER_LAUNCHER_STOP and _KEY) a stand-in was
+    started with, in its run ``run``."""
     found = Path(f"{exe}.calls", f"{run}.env").read_bytes().decode("utf-8").split("\0")[:-1]
     return dict(entry.split("=", 1) for entry in found)
 
@@ -490,3 +491,113 @@ def test_keeper_exe_reads_each_allowance_vector_as_written_down(
     assert done.stdout == b"{}" or vector["decision"] == "keeper"
     if before is not None:
         assert tally.read_bytes() == before + b"u" * vector["appended"]
+
+
+def stop(reply: str = 'Fixed "it" in C:\\x\nAll tests pass.', **fields: object) -> bytes:
+    """A Stop's payload as Claude Code on Windows writes it: compact, letters as they are."""
+    body = {
+        "session_id": "s-1",
+        "transcript_path": "C:\\Users\\\u00fc\\.claude\\projects\\x\\s-1.jsonl",
+        "cwd": "C:\\work\\api \u00fc",
+        "permission_mode": "default",
+        "hook_event_name": "Stop",
+        "stop_hook_active": False,
+        "last_assistant_message": reply,
+        **fields,
+    }
+    return json.dumps(body, separators=(",", ":"), ensure_ascii=False).encode()
+
+
+def spelled(text: str) -> str:
+    """``text`` as the payload's JSON spells it, without its quotes."""
+    return json.dumps(text, ensure_ascii=False)[1:-1]
+
+
+def vouch(plugin: Plugin, python: Path, tmp_path: Path, reply: str) -> dict[str, Path]:
+    """Play Keeper's part after a Stop it found idle: the files it rested on, each with a twin of its
+    mtime, and the session's Stop record keyed as the launcher asked."""
+    store = tmp_path / "store \u00fc"
+    store.mkdir(exist_ok=True)
+    files = {name: store / name for name in ("s-1.tally", "hooks.stats", "t.jsonl", "s-1.json", "config.yaml")}
+    files["s-1.tally"].write_bytes(b"uu")
+    files["hooks.stats"].write_text("stop\t0\t3.0\n", encoding="utf-8")
+    files["config.yaml"].write_text("save_every: 5\n", encoding="utf-8")
+    for name in ("t.jsonl", "s-1.json", "config.yaml"):
+        files.setdefault(name, store / name).touch()
+        os.utime(files[name], (time.time() - 60, time.time() - 60))
+    asked = passed(python, len(calls(python)) - 1)
+    record = plugin.data / "counter" / "s-1.stop"
+    assert asked["KEEPER_LAUNCHER_STOP"] == win(record)
+    payload = json.loads(stop(reply))
+    lines = ["keeper-stop 1", asked["KEEPER_LAUNCHER_KEY"], spelled(payload["transcript_path"]), spelled(reply)]
+    lines += [win(files["s-1.tally"]), "2", win(files["hooks.stats"]), win(python)]
+    held = files["config.yaml"].read_text(encoding="utf-8")
+    lines += [f"+{win(files['config.yaml'])}", f"={len(held)}", held, f"-{win(store / 'missing.yaml')}"]
+    record.parent.mkdir(exist_ok=True)
+    for i, name in enumerate(("t.jsonl", "s-1.json")):
+        twin = Path(f"{record}.twin.{i}")
+        twin.touch()
+        os.utime(twin, ns=(files[name].stat().st_mtime_ns, files[name].stat().st_mtime_ns))
+        lines += [f"+{win(files[name])}", f"@{win(twin)}"]
+    lines += [f"-{win(store / 's-1.end')}", "end"]
+    record.write_bytes("".join(line + "\n" for line in lines).encode())
+    return files
+
+
+def _stop_change(files: dict[str, Path], how: str) -> bytes:
+    """What makes the vouched-for Stop another one; the payload it then comes with."""
+    if how == "another reply":
+        return stop("Something else.")
+    if how == "the tally grew":
+        with files["s-1.tally"].open("ab") as fh:
+            fh.write(b"p")
+    elif how == "the transcript grew":
+        with files["t.jsonl"].open("a", encoding="utf-8") as fh:
+            fh.write("{}\n")
+    elif how == "the session's state replaced by an older one":
+        os.utime(files["s-1.json"], (time.time() - 3600, time.time() - 3600))
+    elif how == "the session ended":
+        (files["t.jsonl"].parent / "s-1.end").touch()
+    elif how == "a continuation":
+        return stop(stop_hook_active=True)
+    elif how == "Gemini's reply field":
+        return stop(prompt_response="x")
+    elif how == "the session id twice":
+        return stop()[:-1] + b',"session_id":"s-1"}'
+    elif how == "a list after the reply":
+        return stop(background_tasks=[{"id": "b1"}])
+    else:
+        assert how == "settings edited"
+        files["config.yaml"].write_text("save_every: 9\n", encoding="utf-8")
+    return stop()
+
+
+STOP_CHANGES = [
+    "another reply",
+    "the tally grew",
+    "the transcript grew",
+    "the session's state replaced by an older one",
+]
+STOP_CHANGES += ["the session ended", "a continuation", "Gemini's reply field", "the session id twice"]
+STOP_CHANGES += ["a list after the reply", "settings edited"]
+
+
+@pytest.mark.parametrize("how", STOP_CHANGES)
+def test_a_stop_keeper_vouched_for_starts_no_python_and_anything_new_does(
+    plugin: Plugin, tmp_path: Path, how: str
+) -> None:
+    python = plugin.env_python(out="{}")
+    done = plugin.run(["hook", "stop"], stdin=stop())
+    assert done.returncode == 0 and calls(python)[0] == (
+        [win(python), "-I", "-S", "-c", CODE_HOOK, ANY_SITE, "hook", "stop"],
+        stop(),
+    )
+    files = vouch(plugin, python, tmp_path, 'Fixed "it" in C:\\x\nAll tests pass.')
+    for _ in range(2):  # the same Stop again: {} and the hook log's line, no python.exe
+        done = plugin.run(["hook", "stop"], stdin=stop(background_tasks=[], session_crons={}))
+        assert (done.returncode, done.stdout) == (0, b"{}")
+    assert len(calls(python)) == 1
+    assert files["hooks.stats"].read_text(encoding="utf-8").splitlines()[1:] == ["stop\t0\t0.0"] * 2
+    body = _stop_change(files, how)
+    plugin.run(["hook", "stop"], stdin=body)
+    assert len(calls(python)) == 2 and calls(python)[1][1] == body  # Keeper decides, given the payload whole

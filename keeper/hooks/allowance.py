@@ -110,13 +110,13 @@ class Handoff:
         head = [FORMAT, self.key, str(limit), tally, counters.hook_log_path(at.project.state), sys.executable]
         try:
             lines = [os.fsencode(line) for line in head]  # a name as the file system holds it, UTF-8 or not
-            settings = _settings(watched_files(at))
+            settings = settings_lines(watched_files(at))
         except ValueError:  # a name no file system could hold
             settings = None
         if settings is None or not set(log) <= KNOWN_MARKS or any(c in line for line in lines for c in b"\n\r\x00"):
             _remove(self.record)  # a damaged tally, or a name a line cannot hold: Keeper counts every use
             return
-        _write(self.record, b"".join(line + b"\n" for line in lines) + settings + b"end\n", read_at - CLOCK_SLACK)
+        write_record(self.record, b"".join(line + b"\n" for line in lines) + settings + b"end\n", read_at - CLOCK_SLACK)
 
 
 def watched_files(at: Resolved) -> list[str]:
@@ -124,7 +124,7 @@ def watched_files(at: Resolved) -> list[str]:
     return [*config.files(at.project.checkout), paths.pins_file()]
 
 
-def _settings(files: list[str]) -> bytes | None:
+def settings_lines(files: list[str]) -> bytes | None:
     """The record's lines for the settings files: ``+<file>`` and ``=<size>`` then its bytes for one
     that exists (a file replaced by one with an older mtime, as ``mv``, ``cp -p`` and ``rsync -a``
     leave it, differs in its bytes), ``-<file>`` for one that does not; None when a name or a file
@@ -148,7 +148,7 @@ def _settings(files: list[str]) -> bytes | None:
     return b"".join(out)
 
 
-def _write(path: str, text: bytes, dated: float) -> None:
+def write_record(path: str, text: bytes, dated: float) -> None:
     """Replace the record in one step (no fsync: a record lost in a crash only means a slower call)."""
     folder = os.path.dirname(path)
     fresh = not os.path.exists(path)
@@ -168,18 +168,18 @@ def _write(path: str, text: bytes, dated: float) -> None:
 
 
 def _sweep(folder: str) -> None:
-    """Remove records of sessions not heard of for a week."""
+    """Remove records of sessions not heard of for a week, and with a Stop's record its twins
+    (``<session>.stop.<nonce>.<n>``, ``keeper.hooks.idle``: they carry another file's mtime)."""
     cutoff = time.time() - STALE_SECONDS
     try:
-        entries = list(os.scandir(folder))
+        entries = [entry for entry in os.scandir(folder) if entry.is_file(follow_symlinks=False)]
+        heard = {entry.name: entry.stat(follow_symlinks=False).st_mtime for entry in entries}
     except OSError:
         return
     for entry in entries:
-        try:
-            if entry.is_file(follow_symlinks=False) and entry.stat().st_mtime < cutoff:
-                os.unlink(entry.path)
-        except OSError:
-            continue
+        owner = entry.name.split(".stop.", 1)[0] + ".stop" if ".stop." in entry.name else entry.name
+        if heard.get(owner, 0.0) < cutoff:
+            _remove(entry.path)
 
 
 def _remove(path: str) -> None:

@@ -25,6 +25,8 @@ if TYPE_CHECKING:
     from collections.abc import Callable
     from typing import Any
 
+    from keeper.hooks import idle
+
     Reply = dict[str, Any]  # one JSON object
 
 MAX_STDIN = 32 << 20
@@ -193,18 +195,26 @@ def post_tool_use(event: Event, at: Resolved) -> Reply:
 def stop(event: Event, at: Resolved) -> Reply:
     from keeper.hooks import idle
 
+    launcher = idle.Launcher.take()
     seen = counters.read(_tally(at))
     # A continuation's reply ("Saved.") answers our own request: the real last reply stays.
     last_reply = "" if event.stop_hook_active else event.last_reply
     key = idle.stop_key(at.project, at.session, seen, last_reply, event.transcript_path)
-    if key is None or not idle.unchanged(at.project, at.session, key):  # else the record holds all of it
-        _record_stop(event, at, seen, last_reply, key)
+    quiet = key is not None and idle.unchanged(at.project, at.session, key)  # the record holds all of it
+    if not quiet:
+        quiet = _record_stop(event, at, seen, last_reply, key)
     if event.stop_hook_active:
+        launcher.withdraw()  # its kept key is this Stop's now: the launcher's record no longer matches it
         return {}  # this Stop follows our own request (or another hook's): never loop
     from keeper.plugin import agents
 
     if not agents.can_hold_stop() or not counters.final_ask_due(seen, at.cfg.final_save_min, at.cfg.save_every):
+        if quiet and key is not None and not at.cfg.debug:  # the same Stop again needs no Python
+            launcher.vouch(at, key, seen, last_reply, event.transcript_path, STARTED)
+        else:
+            launcher.withdraw()
         return {}
+    launcher.withdraw()
     from keeper.hooks import context
 
     counters.append(_tally(at), counters.FINAL_ASK)
@@ -215,8 +225,8 @@ def stop(event: Event, at: Resolved) -> Reply:
     return _noticed(at, asked, notice)
 
 
-def _record_stop(event: Event, at: Resolved, seen: bytes, last_reply: str, key: str | None) -> None:
-    """The session file brought up to date; ``key`` kept when that found nothing to write."""
+def _record_stop(event: Event, at: Resolved, seen: bytes, last_reply: str, key: idle.Key | None) -> bool:
+    """The session file brought up to date; ``key`` kept when that found nothing to write (then True)."""
     from keeper.capture import record
     from keeper.hooks import idle
     from keeper.store import markers, sessions
@@ -227,6 +237,8 @@ def _record_stop(event: Event, at: Resolved, seen: bytes, last_reply: str, key: 
     settled = record.update_from_hook(event.name, at, {**found, "Ended": None}, event.transcript_path, last_reply)
     if settled and key is not None:
         idle.remember(at.project, at.session, key)
+        return True
+    return False
 
 
 def _final_ask(request: str) -> Reply:

@@ -82,7 +82,10 @@ def mark_ended(project: paths.Project, session: str, ended: bool = True) -> None
             os.close(open_append(path))
             os.unlink(open_marker(project, session))
         else:
-            os.unlink(path)  # usually absent: a Stop of a live session pays one failed unlink
+            try:
+                os.unlink(path)  # usually absent: a Stop of a live session pays one failed unlink
+            except FileNotFoundError:
+                pass  # and is marked open all the same (a Stop with nothing new needs it: keeper.hooks.idle)
             if os.path.isdir(os.path.dirname(open_marker(project, session))):
                 _touch(open_marker(project, session))
     except OSError:
