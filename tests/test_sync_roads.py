@@ -206,3 +206,31 @@ def test_clearing_a_clone_whose_memory_a_sync_brought_clears_that_memory(machine
     for m in (b, a):
         assert m.sync() == 0
     assert a.sessions() == [] and "Use FTS5" not in a.memory()
+
+
+def test_a_session_changed_on_two_machines_keeps_both_texts_under_the_name_an_import_gives(
+    machines: list[Machine], remote: Path, tmp_path: Path
+) -> None:
+    """One naming rule for a session's other text, whichever road brought it: ``<stem>-imported.md``
+    (in the sync repository with its maker's ``@machine`` last), never a second machine suffix."""
+    a, b, _ = machines
+    _save_session(a, "a-one", "--decision", "Use FTS5", "--summary", "first on a")
+    connect([a, b], remote)
+    [mine], [theirs] = a.sessions(), b.sessions()
+    with mine.open("a", encoding="utf-8", newline="\n") as fh:
+        fh.write("- a line added on a\n")
+    with theirs.open("a", encoding="utf-8", newline="\n") as fh:
+        fh.write("- a line added on b\n")
+    for m in (a, b, a, b):
+        assert m.sync() == 0
+    assert sorted(p.name for p in a.sessions()) == sorted([mine.name, f"{mine.stem}-imported.md"])
+    assert sorted(p.name for p in b.sessions()) == [
+        f"{mine.stem}-imported{theirs.stem[len(mine.stem) :]}.md",
+        theirs.name,
+    ]
+    assert _session_texts(a) == _session_texts(b) and len(set(_session_texts(a))) == 2
+    archive = tmp_path / "b.zip"
+    assert b.run("export", "--project-dir", str(b.project), "--out", str(archive)) == 0
+    before = _snapshot(a)
+    assert a.run("import", str(archive), "--project-dir", str(a.project)) == 0
+    assert _snapshot(a) == before  # both texts recognised by the other road
