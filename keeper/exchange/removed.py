@@ -60,10 +60,12 @@ def noticed(
     ours, was = _text(held.get(memory)), _text(sent.get(memory))
     if ours is None or was is None or ours == was:
         return record
-    for key in item_keys(was, lasting=True) - item_keys(ours):
+    holds = item_keys(ours)
+    for key in item_keys(was, lasting=True) - holds:
         if not record.items.get(key, ("", False))[1]:
             record.items[key] = (stamp, True)  # taken out of memory.md by hand here since the last exchange
-    for key in (removals.removed(record, "items") & item_keys(ours)) - item_keys(was):
+    back = removals.removed(record, "items") & holds
+    for key in back - item_keys(was) if back else ():
         record.items[key] = (stamp, False)  # added here again since the last exchange
     return record
 
