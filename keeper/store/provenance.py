@@ -136,117 +136,118 @@ def _wrote(value: object) -> dict[str, list[str]]:
 
 SHAPED = {"claims": _claims, "wrote": _wrote}  # the fields that are not texts, each with its reader
 
-# An event's fields in the order ``Event`` holds them: every text of ``FIELDS``, then the shaped ones
-# and the fields of a later version (``others``).
-KEYS = (*FIELDS, "files", "claims", "wrote", "others")
 
-
-class Event(tuple):  # type: ignore[type-arg]
+class Event:
     """One event of a record, as read at the boundary (``parse``, ``read``): immutable, every field
     of its type and within its bound, None where the line has none. Only this module makes one (from
     a line ``checked`` accepted), so a reader never meets a field of another type. ``kind`` is the
     line's ``event``, ``before`` its ``from`` (an edited item's former key)."""
 
-    __slots__ = ()
+    __slots__ = ("_line",)
+    _line: dict[str, Any]
 
     @classmethod
-    def _of(cls, found: dict[str, Any]) -> Event:
-        others = tuple((k, v) for k, v in found.items() if k not in _KNOWN) or None
-        files, claims = found.get("files"), found.get("claims")
-        shaped = (tuple(files) if files is not None else None, tuple(claims) if claims is not None else None)
-        return tuple.__new__(cls, (*(found.get(k) for k in FIELDS), *shaped, found.get("wrote"), others))
+    def _of(cls, line: dict[str, Any]) -> Event:
+        event = object.__new__(cls)
+        object.__setattr__(event, "_line", line)  # the checked line, held by this event alone
+        return event
+
+    def __setattr__(self, name: str, value: object) -> None:
+        raise AttributeError("a provenance event is read as it is, never changed")
+
+    def __eq__(self, other: object) -> bool:
+        return isinstance(other, Event) and self._line == other._line
+
+    __hash__ = None  # type: ignore[assignment]
+
+    def __repr__(self) -> str:
+        return f"Event({self._line!r})"
 
     def as_dict(self) -> dict[str, Any]:
-        """The event as its line holds it (what ``--json`` shows and the record writes)."""
-        found = {k: v for k, v in zip(KEYS[:-1], self) if v is not None}
+        """The event as its line holds it (what ``--json`` shows and the record writes): a copy."""
+        found = dict(self._line)
         for name in ("files", "claims"):
             if name in found:
                 found[name] = list(found[name])
-        found.update(self[-1] or ())
         return found
-
-    def __repr__(self) -> str:
-        return f"Event({self.as_dict()!r})"
 
     @property
     def at(self) -> str:
-        return str(self[0])
+        return self._line["at"]  # type: ignore[no-any-return]
 
     @property
     def kind(self) -> str:
-        return str(self[1])
+        return self._line["event"]  # type: ignore[no-any-return]
 
     @property
     def item(self) -> str:
-        return str(self[2])
+        return self._line["item"]  # type: ignore[no-any-return]
 
     @property
     def text(self) -> str | None:
-        return self[3]  # type: ignore[no-any-return]
+        return self._line.get("text")
 
     @property
     def before(self) -> str | None:
-        """an edited item's former key (the line's ``from``)"""
-        return self[4]  # type: ignore[no-any-return]
+        """An edited item's former key (the line's ``from``)."""
+        return self._line.get("from")
 
     @property
     def section(self) -> str | None:
-        return self[5]  # type: ignore[no-any-return]
+        return self._line.get("section")
 
     @property
     def why(self) -> str | None:
-        return self[6]  # type: ignore[no-any-return]
+        return self._line.get("why")
 
     @property
     def session(self) -> str | None:
-        return self[7]  # type: ignore[no-any-return]
+        return self._line.get("session")
 
     @property
     def project(self) -> str | None:
-        return self[8]  # type: ignore[no-any-return]
+        return self._line.get("project")
 
     @property
     def machine(self) -> str | None:
-        return self[9]  # type: ignore[no-any-return]
+        return self._line.get("machine")
 
     @property
     def branch(self) -> str | None:
-        return self[10]  # type: ignore[no-any-return]
+        return self._line.get("branch")
 
     @property
     def commit(self) -> str | None:
-        return self[11]  # type: ignore[no-any-return]
+        return self._line.get("commit")
 
     @property
     def record(self) -> str | None:
-        return self[12]  # type: ignore[no-any-return]
+        return self._line.get("record")
 
     @property
     def transcript(self) -> str | None:
-        return self[13]  # type: ignore[no-any-return]
+        return self._line.get("transcript")
 
     @property
     def where(self) -> str | None:
-        return self[14]  # type: ignore[no-any-return]
+        return self._line.get("where")
 
     @property
     def files(self) -> tuple[str, ...]:
         """The files a session changed (paths in its project)."""
-        return self[15] or ()
+        return tuple(self._line.get("files", ()))
 
     @property
     def claims(self) -> tuple[dict[str, Any], ...] | None:
         """What an item's text claims about the code (``keeper.store.claims``); None for evidence
         saved before Keeper noted claims (or that arrived without them)."""
-        return self[16]  # type: ignore[no-any-return]
+        found = self._line.get("claims")
+        return None if found is None else tuple(found)
 
     @property
     def wrote(self) -> dict[str, list[str]]:
         """A session's written-lines fingerprints: file -> line hashes."""
-        return self[17] or {}
-
-
-_KNOWN = frozenset(KEYS)
+        return dict(self._line.get("wrote") or {})
 
 
 def _event(line: str) -> dict[str, Any] | None:
