@@ -8,7 +8,7 @@ from pathlib import Path
 
 import pytest
 
-from tests.syncstores import Machine, connect, machines_fixture, remote_fixture, trashed
+from tests.syncstores import Machine, connect, durable, machines_fixture, remote_fixture, trashed
 
 pytestmark = pytest.mark.needs("git")
 
@@ -37,12 +37,7 @@ def _folders(m: Machine) -> list[Path]:
 
 
 def _snapshot(m: Machine) -> dict[str, bytes]:
-    root = m.store / "projects"
-    return {
-        str(p.relative_to(root)): p.read_bytes()
-        for p in root.rglob("*")
-        if p.is_file() and "index" not in p.parts and p.suffix in (".md", ".jsonl")
-    }
+    return durable(m.store)
 
 
 def _holds_once(m: Machine, decisions: list[str]) -> None:
@@ -234,3 +229,22 @@ def test_a_session_changed_on_two_machines_keeps_both_texts_under_the_name_an_im
     before = _snapshot(a)
     assert a.run("import", str(archive), "--project-dir", str(a.project)) == 0
     assert _snapshot(a) == before  # both texts recognised by the other road
+
+
+@pytest.mark.parametrize("then", ["save", "import"])
+def test_an_archive_that_waits_for_its_clone_is_taken_over_with_no_remote_recorded(
+    machines: list[Machine], tmp_path: Path, then: str
+) -> None:
+    """Imported before any project here is its repository (and before any sync), an archive's memory
+    waits in a folder of its own; the clone's first save or import takes it over: one folder."""
+    a, b, _ = machines
+    _save_session(a, "a-one", "--decision", "Use FTS5", "--summary", "first on a")
+    archive = tmp_path / "a.zip"
+    assert a.run("export", "--out", str(archive)) == 0
+    assert b.run("import", str(archive)) == 0
+    if then == "save":
+        b.save("--decision", "Use pytest")
+    else:
+        assert b.run("import", str(archive), "--project-dir", str(b.project)) == 0
+    assert len(_folders(b)) == 1
+    assert "Use FTS5" in b.memory() and len(b.sessions()) == (2 if then == "save" else 1)  # a save writes its own
