@@ -105,3 +105,15 @@ def test_a_session_text_whose_name_is_taken_takes_the_one_other_name_whatever_th
 ) -> None:
     assert place(name, "mine", held.get) == placed
     assert place(name, b"mine", lambda n: held[n].encode() if n in held else None) == placed
+
+
+def test_a_session_file_held_under_another_name_is_no_removal() -> None:
+    """A session file sent under one name and held now under the name the repository holds it by
+    (``sessions.recognised``) was not deleted: recording it as removed trashed it on every machine."""
+    from keeper.exchange.removed import noticed
+    from keeper.store import removals
+
+    sent = {"projects/k/sessions/1@m1.md": b"one\n", "projects/k/sessions/2@m1.md": b"two\n"}
+    held = {"projects/k/sessions/1@m2.md": b"one\n"}
+    record = noticed(removals.empty(), {}, sent, held, {}, "projects/k")
+    assert sorted(removals.removed(record, "sessions")) == ["2@m1.md"]

@@ -39,7 +39,7 @@ def noticed(
 ) -> removals.Record:
     """The record of removals of a folder once it meets another side's: the newest entry of its own
     (``here``), the one it ``sent`` last and ``theirs``, with what it did since it last sent its files
-    (``held``: its files now): a session file it sent and no longer holds is removed; an item it
+    (``held``: its files now): a session file it sent and no longer holds, under any name, is removed; an item it
     retired or resolved (``retired``: key -> day) is removed unless brought back since; an item of a
     section Keeper does not roll on its own that it sent and no longer holds was deleted by hand; an
     item removed that it holds again, and did not hold when it sent, is brought back."""
@@ -47,8 +47,13 @@ def noticed(
     record = removals.merge(here, removals.loads(sent.get(at)), removals.loads(theirs.get(at)))
     stamp = removals.now()
     sessions = f"{within}/{paths.SESSIONS_DIR}/"
+    still: set[bytes] | None = None  # the session texts it holds, read only if one it sent is gone
     for path, data in sent.items():
         if path.startswith(sessions) and path not in held and acceptable(path, data):
+            if still is None:
+                still = {d for p, d in held.items() if p.startswith(sessions)}
+            if data in still:
+                continue  # held under another name (the one the repository holds it by): not removed
             name = path[len(sessions) :]
             if not record.sessions.get(name, ("", False))[1]:
                 record.sessions[name] = (stamp, True)  # deleted or cleared here since the last exchange
