@@ -351,7 +351,8 @@ class SyncWorld(RuleBasedStateMachine):
         for machine in NAMES:
             holding = {Path(path).parts[0] for path in durable(self._store(machine))}
             assert len(holding) <= 1, (machine, holding)  # one project folder for one repository
-            assert texts[machine] == texts[NAMES[0]], machine  # the same session texts on every store
+            differ = sorted(set(texts[machine]) ^ set(texts[NAMES[0]]))
+            assert texts[machine] == texts[NAMES[0]], (machine, differ)  # the same session texts on every store
             memory = self._memory(machine)
             held = ITEM.findall(memory)
             assert sorted(set(held)) == sorted(items), (machine, memory)
