@@ -159,7 +159,7 @@ def labelled(workdir: str) -> dict[str, Any]:
     from keeper.store import identity, provenance
 
     project = identity.make_project(identity.find_project_root(str(root)))
-    used = {(e["session"], e["item"]) for e in provenance.read(project.dir) if e["event"] == "used"}
+    used = {(e.session, e.item) for e in provenance.read(project.dir) if e.kind == "used"}
     counts = {"tp": 0, "fp": 0, "fn": 0, "tn": 0}
     wrong: list[str] = []
     for index, (label, _) in enumerate(SESSIONS):

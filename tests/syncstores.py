@@ -112,6 +112,16 @@ def connect(machines: list[Machine], remote: Path) -> None:
         m.start_session("connect")  # Keeper has run in each clone
 
 
+def durable(store: Path) -> dict[str, bytes]:
+    """A store's project memory as files: each memory.md, provenance record and session file, by path."""
+    root = store / "projects"
+    return {
+        str(p.relative_to(root)): p.read_bytes()
+        for p in root.rglob("*")
+        if p.is_file() and "index" not in p.parts and p.suffix in (".md", ".jsonl")
+    }
+
+
 def trashed(m: Machine) -> list[Path]:
     """Every file in a machine's trash (the manifests left out)."""
     return sorted(p for p in (m.store / "trash").rglob("*") if p.is_file() and p.name != "manifest.json")

@@ -76,10 +76,10 @@ def test_a_first_sessions_items_name_the_files_it_changed(
     run_hook("post-tool-use", use(project_dir, t, "toolu_now"), monkeypatch, capsys)
     monkeypatch.setenv("CLAUDE_CODE_SESSION_ID", SESSION)
     assert main(["save", "--decision", "Prices are formatted by price.cents"]) == 0  # before any Stop
-    told = [e for e in provenance.read(project_of(project_dir).dir) if e.get("event") == provenance.SESSION]
-    assert told and told[-1]["files"] == ["price.py"] and told[-1]["wrote"]["price.py"]
+    told = [e for e in provenance.read(project_of(project_dir).dir) if e.kind == provenance.SESSION]
+    assert told and told[-1].files == ("price.py",) and told[-1].wrote["price.py"]
     started = local_time("2026-11-20T10:00:01.000Z")  # the transcript's first line, not when Keeper was ready
-    assert started and told[-1]["record"] == f"{started:%Y-%m-%d_%H%M}.md"
+    assert started and told[-1].record == f"{started:%Y-%m-%d_%H%M}.md"
     assert f"- Started: {started:%Y-%m-%d %H:%M}" in record_text(project_dir)
 
 
@@ -110,7 +110,7 @@ def test_a_save_before_any_hook_reached_keeper_finds_the_sessions_transcript_by_
     t.path.rename(folder / f"{SESSION}.jsonl")
     monkeypatch.setenv("CLAUDE_CODE_SESSION_ID", SESSION)
     assert main(["save", "--decision", "Prices are formatted by price.cents"]) == 0
-    told = [e for e in provenance.read(project_of(project_dir).dir) if e.get("event") == provenance.SESSION]
-    assert told and told[-1]["files"] == ["price.py"]
+    told = [e for e in provenance.read(project_of(project_dir).dir) if e.kind == provenance.SESSION]
+    assert told and told[-1].files == ("price.py",)
     log = counters.read(counters.tally_path(project_of(project_dir), SESSION))
     assert counters.total_uses(log) == 4  # the four before it; the save's own use is the tally's to mark

@@ -99,13 +99,21 @@ def test_a_hostile_provenance_line_switches_nothing_off(
     assert DECISION in out
 
 
-def _bounded(event: dict[str, Any]) -> None:
-    """An event as the boundary lets it through: each field of its type and within its bound."""
+def _bounded(typed: provenance.Event) -> None:
+    """An event as the boundary lets it through: a typed record, each field of its type and within its bound."""
+    assert isinstance(typed, provenance.Event) and isinstance(typed.kind, str) and isinstance(typed.item, str)
+    for text in (typed.text, typed.before, typed.section, typed.why, typed.session, typed.machine, typed.where):
+        assert text is None or isinstance(text, str)
+    assert isinstance(typed.files, tuple) and isinstance(typed.wrote, dict)
+    assert typed.claims is None or all(isinstance(c, dict) for c in typed.claims)
+    event = typed.as_dict()
     assert isinstance(event["at"], str) and isinstance(event["event"], str) and isinstance(event["item"], str)
     assert event["item"] or event["event"] == provenance.SESSION
     assert len(event) <= len(provenance.FIELDS) + 1 + provenance.MAX_OTHER
     for name, value in event.items():
-        if name == "files":
+        if name in ("claims", "wrote"):
+            assert isinstance(value, (list, dict))
+        elif name == "files":
             assert len(value) <= provenance.MAX_FILES and all(isinstance(f, str) for f in value)
         elif name in provenance.FIELDS:
             assert isinstance(value, str) and len(value) <= provenance.FIELDS[name]
@@ -118,7 +126,7 @@ def test_every_field_is_of_its_type_and_within_its_bound() -> None:
     for event in provenance.parse(text):
         _bounded(event)
     facts = provenance.session_facts(provenance.parse(text))
-    assert all(isinstance(f, str) for fact in facts.values() for f in fact["files"])
+    assert all(isinstance(f, str) for fact in facts.values() for f in fact.files)
 
 
 def test_a_long_chain_of_edits_keeps_each_history_bounded_and_its_origin() -> None:
@@ -131,14 +139,15 @@ def test_a_long_chain_of_edits_keeps_each_history_bounded_and_its_origin() -> No
     history = provenance.by_item(provenance.parse(record))
     assert max(len(h) for h in history.values()) <= provenance.MAX_HISTORY
     last = history[chain[-1]]
-    assert provenance.origin(last) == events[0] and last[-1] == events[-1]
+    origin = provenance.origin(last)
+    assert origin is not None and origin.as_dict() == events[0] and last[-1].as_dict() == events[-1]
 
 
 def test_a_session_line_naming_150000_files_is_read_bounded() -> None:
     files = [f"src/f{i}.py" for i in range(150_000)]
     lines = [{"at": AT, "event": "session", "item": "", "session": "s1", "files": files[i::15]} for i in range(15)]
     facts = provenance.session_facts(provenance.parse("".join(json.dumps(e) + "\n" for e in lines)))
-    assert 0 < len(facts["s1"]["files"]) <= provenance.MAX_SESSION_FILES
+    assert 0 < len(facts["s1"].files) <= provenance.MAX_SESSION_FILES
 
 
 def test_a_record_keeps_its_newest_lines_within_its_size(saved: paths.Project, monkeypatch: pytest.MonkeyPatch) -> None:
@@ -149,9 +158,9 @@ def test_a_record_keeps_its_newest_lines_within_its_size(saved: paths.Project, m
     ]
     merged = provenance.merge("\n".join(lines))
     assert 0 < len(merged) <= 50_000 and provenance.merge(merged, "\n".join(lines[:100])) == merged
-    assert provenance.parse(merged)[-1]["item"] == "item 0199"  # the newest are kept
+    assert provenance.parse(merged)[-1].item == "item 0199"  # the newest are kept
     _add(saved.dir, *lines)
-    assert provenance.read(saved.dir)[-1]["item"] == "item 0199"
+    assert provenance.read(saved.dir)[-1].item == "item 0199"
 
 
 def test_damaged_lines_are_skipped_and_logged_once_a_read(saved: paths.Project, tmp_path: Path) -> None:
@@ -165,7 +174,7 @@ def test_damaged_lines_are_skipped_and_logged_once_a_read(saved: paths.Project, 
 
 def test_an_event_dated_ahead_of_this_machines_clock_is_not_acted_on(saved: paths.Project) -> None:
     _add(saved.dir, json.dumps({"at": "9999-01-01T00:00:00", "event": "retired", "item": ITEM, "session": "x"}))
-    assert [e["event"] for e in provenance.by_item(provenance.read(saved.dir))[ITEM]] == ["added"]
+    assert [e.kind for e in provenance.by_item(provenance.read(saved.dir))[ITEM]] == ["added"]
 
 
 # The record of removals (item 3): stamps from elsewhere never outrank this machine's clock.
@@ -272,3 +281,44 @@ def test_any_json_lines_or_bytes_read_by_every_record_reader_without_an_error(li
         assert all(entry[0] <= removals.now() or entry[0] <= _utc(removals.SKEW) for entry in record.items.values())
         removals.Removed.parse(value)
         sessions.State.parse(value)
+
+
+# Pieces of what a record's line holds, so that random bytes often come close to a line Keeper wrote.
+PIECES = st.sampled_from(
+    [
+        b'{"at": "2026-01-02T10:00:00", ',
+        b'"event": "added", ',
+        b'"event": "session", ',
+        b'"item": "x"',
+        b'"files": ["a"',
+        b'"claims": [{"kind": "path", "name": "a"}]',
+        b'"wrote": {"a": ["h"]}',
+        b'"from": 3',
+        b"null",
+        b",",
+        b"}",
+        b"]",
+        b"\n",
+        b"\xff\xfe",
+        b'"others": 1',
+        b'"text": ["x"]',
+        b'"session": {"a": 1}',
+    ]
+)
+
+
+@settings(max_examples=300, deadline=None)
+@given(st.lists(PIECES | st.binary(max_size=12), max_size=40).map(b"".join))
+def test_any_bytes_read_into_typed_events_never_raise(raw: bytes) -> None:
+    """The record's boundary parser, fed any bytes, never raises, and every event it gives is typed."""
+    import tempfile
+
+    text = raw.decode("utf-8", "replace")
+    for event in provenance.parse(text):
+        _bounded(event)
+    with tempfile.TemporaryDirectory() as folder:
+        Path(provenance.record_file(folder)).write_bytes(raw)
+        for event in provenance.read(folder):
+            _bounded(event)
+    merged = provenance.merge(text)
+    assert [e.as_dict() for e in provenance.parse(merged)] == [json.loads(line) for line in merged.splitlines()]

@@ -5,7 +5,10 @@ from __future__ import annotations
 
 from pathlib import Path
 
+import pytest
+
 from keeper.exchange.landing import Incoming, land
+from keeper.exchange.sessions import place
 from keeper.store import paths
 
 SECRET = "ghp_" + "A1b2C3d4E5f6G7h8I9j0K1l2M3n4O5p6Q7r8"
@@ -78,3 +81,39 @@ def test_landing_the_same_arrival_twice_changes_nothing(tmp_path: Path) -> None:
     second = land(folder, arriving)
     assert second.memory == "unchanged" and second.written == [] and second.identical == ["2026-11-01_0930.md"]
     assert {p: p.read_bytes() for p in Path(folder.dir).rglob("*") if p.is_file()} == before
+
+
+@pytest.mark.parametrize(
+    ("name", "held", "placed"),
+    [
+        ("2026-11-01_0930.md", {}, ("2026-11-01_0930.md", False)),
+        ("2026-11-01_0930.md", {"2026-11-01_0930.md": "other"}, ("2026-11-01_0930-imported.md", False)),
+        (
+            "2026-11-01_0930.md",
+            {"2026-11-01_0930.md": "other", "2026-11-01_0930-imported.md": "mine"},
+            ("2026-11-01_0930-imported.md", True),
+        ),
+        (
+            "2026-11-01_0930@a1b2c3.md",
+            {"2026-11-01_0930@a1b2c3.md": "x", "2026-11-01_0930-imported@a1b2c3.md": "y"},
+            ("2026-11-01_0930-imported-2@a1b2c3.md", False),
+        ),
+    ],
+)
+def test_a_session_text_whose_name_is_taken_takes_the_one_other_name_whatever_the_road(
+    name: str, held: dict[str, str], placed: tuple[str, bool]
+) -> None:
+    assert place(name, "mine", held.get) == placed
+    assert place(name, b"mine", lambda n: held[n].encode() if n in held else None) == placed
+
+
+def test_a_session_file_held_under_another_name_is_no_removal() -> None:
+    """A session file sent under one name and held now under the name the repository holds it by
+    (``sessions.recognised``) was not deleted: recording it as removed trashed it on every machine."""
+    from keeper.exchange.removed import noticed
+    from keeper.store import removals
+
+    sent = {"projects/k/sessions/1@m1.md": b"one\n", "projects/k/sessions/2@m1.md": b"two\n"}
+    held = {"projects/k/sessions/1@m2.md": b"one\n"}
+    record = noticed(removals.empty(), {}, sent, held, {}, "projects/k")
+    assert sorted(removals.removed(record, "sessions")) == ["2@m1.md"]

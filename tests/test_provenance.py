@@ -202,8 +202,11 @@ def test_the_staleness_check_looks_at_a_bounded_number_of_files(repo: Path) -> N
 
     reader = stale.Reader(str(repo), limit=3)
     said = [{"kind": "path", "name": f"f{i}.py", "in": [f"f{i}.py"]} for i in range(50)]
-    history = [{"at": "2020-01-01T00:00:00", "event": "added", "item": "x", "session": "s", "claims": said}]
-    sessions = {"s": {"wrote": {f"g{i}.py": ["a" * 10, "b" * 10, "c" * 10] for i in range(50)}}}
+    told = {"at": "2020-01-01T00:00:00", "event": "session", "item": "", "session": "s"}
+    told["wrote"] = {f"g{i}.py": ["a" * 10, "b" * 10, "c" * 10] for i in range(50)}
+    record = [{"at": "2020-01-01T00:00:00", "event": "added", "item": "x", "session": "s", "claims": said}, told]
+    events = provenance.parse("".join(json.dumps(e) + "\n" for e in record))
+    history, sessions = provenance.by_item(events)["x"], provenance.session_facts(events)
     assert stale.reason(history, sessions, reader) is not None  # the first three are gone
     assert len(reader.inputs) == 3
 
@@ -301,13 +304,13 @@ def test_restating_what_keeper_showed_is_an_echo_not_new_evidence(
     data = SaveInput(decisions=["Prices are cached for 30 seconds"])
     saving.save(project, config.load(project.root), data, NEXT)
     events = provenance.by_item(provenance.read(project.dir))["prices are cached for 30 seconds"]
-    assert [e["event"] for e in events] == ["added", "echoed"]
-    assert "not new evidence" in events[-1]["why"]
+    assert [e.kind for e in events] == ["added", "echoed"]
+    assert "not new evidence" in str(events[-1].why)
     text = context_of(start(repo, "a-third-session", monkeypatch, capsys))
     assert REWRITTEN in text  # the echo did not make it fresh
     saving.save(project, config.load(project.root), data, "one-that-was-not-shown-it")
     events = provenance.by_item(provenance.read(project.dir))["prices are cached for 30 seconds"]
-    assert events[-1]["event"] == "confirmed"
+    assert events[-1].kind == "confirmed"
 
 
 # -- the record survives -------------------------------------------------------------------------
@@ -412,7 +415,7 @@ def test_records_merge_by_union_in_any_order(
     assert one == provenance.merge(texts[2], provenance.merge(texts[1], texts[0]))
     assert one == provenance.merge(one, texts[1]) == provenance.merge(*texts)
     assert {json.dumps(e, sort_keys=True) for x in (a, b, c) for e in x} == {
-        json.dumps(e, sort_keys=True) for e in provenance.parse(one)
+        json.dumps(e.as_dict(), sort_keys=True) for e in provenance.parse(one)
     }
 
 

@@ -94,13 +94,13 @@ def test_receipts_after_the_last_event_are_appended_in_place(tmp_path: Path) -> 
     again = [event("2026-11-27T23:00:01+00:00", "c")]
     assert appended(tmp_path, again)
     assert record(tmp_path).read_text() == provenance.merge(before, lines_of(later), lines_of(again)) != before
-    assert [e["item"] for e in provenance.read(str(tmp_path))] == ["b", "a", "a", "c", "c"]  # "added" sorts first
+    assert [e.item for e in provenance.read(str(tmp_path))] == ["b", "a", "a", "c", "c"]  # "added" sorts first
 
 
 def test_an_event_older_than_the_last_one_is_merged_into_its_place(tmp_path: Path) -> None:
     provenance.append(str(tmp_path), [event(STAMPS[2], "late")])
     assert not appended(tmp_path, [event(STAMPS[0], "synced from a machine behind")])
-    assert [e["item"] for e in provenance.read(str(tmp_path))] == ["synced from a machine behind", "late"]
+    assert [e.item for e in provenance.read(str(tmp_path))] == ["synced from a machine behind", "late"]
     assert appended(tmp_path, [event(STAMPS[3], "next")])  # and sealed again
 
 
@@ -134,7 +134,7 @@ def test_a_record_not_as_keeper_sealed_it_is_merged_whole(tmp_path: Path, change
     current = record(tmp_path).read_text()
     assert not appended(tmp_path, [event(STAMPS[3], "c")])
     assert record(tmp_path).read_text() == provenance.merge(current, lines_of([event(STAMPS[3], "c")]))
-    assert [e["item"] for e in provenance.read(str(tmp_path))] == ["a", "b", "c"]  # no torn line glued on
+    assert [e.item for e in provenance.read(str(tmp_path))] == ["a", "b", "c"]  # no torn line glued on
     assert appended(tmp_path, [event("2026-11-24", "d")])
 
 
@@ -156,7 +156,7 @@ def test_a_full_record_loses_its_oldest_lines_as_merge_cuts_them_without_being_p
     provenance.append(str(tmp_path), [event(STAMPS[3], "c")])
     assert len(read) == 1  # the new line only: the record was not parsed
     assert record(tmp_path).read_text() == provenance.merge(current, lines_of([event(STAMPS[3], "c")]))
-    assert [e["item"] for e in provenance.parse(record(tmp_path).read_text())] == ["b", "c"]
+    assert [e.item for e in provenance.parse(record(tmp_path).read_text())] == ["b", "c"]
 
 
 def test_a_record_whose_line_a_next_read_would_skip_is_not_sealed(tmp_path: Path) -> None:

@@ -61,7 +61,7 @@ def stop(
 
 
 def used(project: paths.Project) -> list[dict[str, Any]]:
-    return [e for e in provenance.read(project.dir) if e["event"] == "used"]
+    return [e.as_dict() for e in provenance.read(project.dir) if e.kind == "used"]
 
 
 def test_a_tool_input_that_uses_an_injected_decisions_identifier_gets_a_receipt(
@@ -142,7 +142,7 @@ def test_a_save_that_restates_an_item_is_a_use_once_and_no_new_evidence(
     saving.save(project, config.load(project.root), SaveInput(decisions=[PORT]), FIRST)  # restated again
     assert sorted((e["where"], "8731" in e["item"]) for e in used(project)) == [("save", False), ("save", True)]
     history = [h for k, h in provenance.by_item(provenance.read(project.dir)).items() if "8731" in k]
-    assert [[e["event"] for e in h] for h in history] == [["added", "echoed", "echoed"]]  # no confirmation
+    assert [[e.kind for e in h] for h in history] == [["added", "echoed", "echoed"]]  # no confirmation
 
 
 def test_items_not_shown_get_no_receipt(

@@ -343,7 +343,7 @@ def test_saved_in_tokyo_and_judged_in_los_angeles(
     time.tzset()
     try:
         session(repo, 1, {"src/cache.py": CACHE}, [TTL], monkeypatch, capsys)
-        stamps = [e["at"] for e in provenance.read(project_of(repo).dir)]
+        stamps = [e.at for e in provenance.read(project_of(repo).dir)]
         assert stamps and all(s.endswith("+09:00") for s in stamps)
         monkeypatch.setenv("TZ", "America/Los_Angeles")
         time.tzset()
@@ -429,7 +429,7 @@ def test_most_lines_a_session_wrote_rewritten_mark_its_item_an_edit_elsewhere_do
     rounding = "\n".join(f"    step_{i} = round_half_up(price_{i}, places={i})" for i in range(6))
     session(repo, 1, {"src/prices.py": f"def rounded(prices):\n{rounding}\n"}, [decision], monkeypatch, capsys)
     facts = provenance.session_facts(provenance.read(project_of(repo).dir))
-    assert any(len(f.get("wrote", {}).get("src/prices.py", [])) >= 6 for f in facts.values())
+    assert any(len(f.wrote.get("src/prices.py", [])) >= 6 for f in facts.values())
     text = (repo / "src" / "prices.py").read_text(encoding="utf-8")
     later(repo, {"src/prices.py": "import decimal\n\n" + text + "\n\ndef unrelated():\n    return 'elsewhere'\n"})
     assert marks(repo, monkeypatch, capsys) == {decision: ""}

@@ -411,8 +411,8 @@ def test_a_file_changed_judges_again_only_the_items_resting_on_it(
     judged: list[str] = []
     real = stale.reason
 
-    def counted(history: list[dict[str, Any]], *args: Any) -> tuple[str, int] | None:
-        judged.append(str(history[-1].get("text")) if history else "")
+    def counted(history: list[provenance.Event], *args: Any) -> tuple[str, int] | None:
+        judged.append(str(history[-1].text) if history else "")
         return real(history, *args)
 
     monkeypatch.setattr(stale, "reason", counted)

@@ -10,7 +10,12 @@ After every step: nothing lands in a trash that the model did not remove, no rem
 secret in any object, no file holds a conflict marker. After the machines converge (each syncs
 twice, in turn): every machine holds exactly what the model holds, each thing once.
 
-CI runs a few examples; ``KEEPER_LONG_TESTS=1`` runs many more.
+Every archive is imported twice: the second import changes nothing. After converging, each store
+holds its repository's memory in one project folder, and every store the same session texts.
+
+CI runs a few examples; ``KEEPER_LONG_TESTS=1`` runs many more, and also carries whole stores'
+archives (``carry_the_whole_store``), which still finds a session file trashed or brought back
+against the model after killed syncs and archives cross (open: issue 39's closing note).
 """
 
 from __future__ import annotations
@@ -30,6 +35,7 @@ from hypothesis.stateful import (
     RuleBasedStateMachine,
     initialize,
     invariant,
+    precondition,
     rule,
     run_state_machine_as_test,
 )
@@ -38,7 +44,7 @@ from keeper.cli import main
 from keeper.exchange import landing
 from keeper.store import removals
 from keeper.sync import engine
-from tests.syncstores import git
+from tests.syncstores import durable, git
 
 pytestmark = pytest.mark.needs("git")
 
@@ -82,6 +88,10 @@ class SyncWorld(RuleBasedStateMachine):
         # A machine whose last sync was killed may hold what arrived without its base recording it:
         # an item deleted by hand there is an absence until a sync completes (see hand_delete).
         self.settled: dict[str, bool] = dict.fromkeys(NAMES, True)
+        # What each machine held when its last sync completed: a deletion by hand is a removal the next
+        # sync records only for what a sync saw there; what came by an archive since and is deleted
+        # before any sync is an absence (another machine's copy brings it back), so the model leaves it.
+        self.synced: dict[str, set[str]] = {name: set() for name in NAMES}
 
     def teardown(self) -> None:
         if hasattr(self, "root"):
@@ -165,7 +175,11 @@ class SyncWorld(RuleBasedStateMachine):
             return
         path = folder / "memory.md"
         lines = path.read_text(encoding="utf-8").splitlines(keepends=True)
-        held = [i for i, line in enumerate(lines) if line.startswith("- ") and ITEM.search(line)]
+        held = [
+            i
+            for i, line in enumerate(lines)
+            if line.startswith("- ") and ITEM.search(line) and set(ITEM.findall(line)) <= self.synced[machine]
+        ]
         if not held:
             return
         index = held[pick % len(held)]
@@ -184,6 +198,8 @@ class SyncWorld(RuleBasedStateMachine):
 
     @rule(machine=st.sampled_from(NAMES))
     def clear_old(self, machine: str) -> None:
+        if self.on[machine] is None:
+            return  # with no remote recorded a clear is not recorded: an absence (see ``synced``)
         for path in self._sessions(machine):
             if path.name.startswith("2020-"):
                 self.removed_sessions.update(SESSION.findall(path.read_text(encoding="utf-8")))
@@ -192,7 +208,7 @@ class SyncWorld(RuleBasedStateMachine):
 
     @rule(machine=st.sampled_from(NAMES))
     def clear_all(self, machine: str) -> None:
-        if self._project_dir(machine) is None:
+        if self._project_dir(machine) is None or self.on[machine] is None:
             return
         self.removed_items.update(ITEM.findall(self._memory(machine)))
         for path in self._sessions(machine):
@@ -202,7 +218,11 @@ class SyncWorld(RuleBasedStateMachine):
 
     @rule(machine=st.sampled_from(NAMES), pick=st.integers(0, 50))
     def delete_session_file(self, machine: str, pick: int) -> None:
-        found = self._sessions(machine)
+        found = [
+            p
+            for p in self._sessions(machine)
+            if set(SESSION.findall(p.read_text(encoding="utf-8"))) <= self.synced[machine]
+        ]
         if found:
             path = found[pick % len(found)]
             self.removed_sessions.update(SESSION.findall(path.read_text(encoding="utf-8")))
@@ -287,7 +307,25 @@ class SyncWorld(RuleBasedStateMachine):
         archive = self.root / f"carried-{self._next()}.zip"
         assert self._keeper(source, "export", "--project-dir", str(self.projects[source]), "--out", str(archive)) == 0
         where = [] if by_key else ["--project-dir", str(self.projects[into])]
+        self._import_twice(into, archive, *where)
+
+    @precondition(lambda self: LONG)  # not yet in the default run: it still finds losses (see the module's help)
+    @rule(source=st.sampled_from(NAMES), into=st.sampled_from(NAMES))
+    def carry_the_whole_store(self, source: str, into: str) -> None:
+        """A whole store's archive (every project and the global memory) imported on another machine
+        without naming anything: its project lands in the one of the same repository there."""
+        if source == into or self._project_dir(source) is None:
+            return
+        archive = self.root / f"store-{self._next()}.zip"
+        assert self._keeper(source, "export", "--out", str(archive)) == 0
+        self._import_twice(into, archive)
+
+    def _import_twice(self, into: str, archive: Path, *where: str) -> None:
+        """Import an archive; importing it again changes nothing."""
         assert self._keeper(into, "import", str(archive), *where) == 0
+        landed = durable(self._store(into))
+        assert self._keeper(into, "import", str(archive), *where) == 0
+        assert durable(self._store(into)) == landed
 
     def _history(self) -> list[str]:
         found = subprocess.run(
@@ -300,6 +338,8 @@ class SyncWorld(RuleBasedStateMachine):
         self.on[machine] = self.remote
         assert self._keeper(machine, "sync", *given) == 0
         self.settled[machine] = True
+        texts = [self._memory(machine), *(p.read_text(encoding="utf-8") for p in self._sessions(machine))]
+        self.synced[machine] = {found for text in texts for found in (*ITEM.findall(text), *SESSION.findall(text))}
 
     def converge(self) -> None:
         """Every machine syncs with the current remote, twice in turn; then each holds the model."""
@@ -307,7 +347,12 @@ class SyncWorld(RuleBasedStateMachine):
             self._sync(machine)
         items = self.saved_items - self.removed_items
         sessions = self.saved_sessions - self.removed_sessions
+        texts = {m: sorted(p.read_bytes() for p in self._sessions(m)) for m in NAMES}
         for machine in NAMES:
+            holding = {Path(path).parts[0] for path in durable(self._store(machine))}
+            assert len(holding) <= 1, (machine, holding)  # one project folder for one repository
+            differ = sorted(set(texts[machine]) ^ set(texts[NAMES[0]]))
+            assert texts[machine] == texts[NAMES[0]], (machine, differ)  # the same session texts on every store
             memory = self._memory(machine)
             held = ITEM.findall(memory)
             assert sorted(set(held)) == sorted(items), (machine, memory)

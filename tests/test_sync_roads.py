@@ -8,7 +8,7 @@ from pathlib import Path
 
 import pytest
 
-from tests.syncstores import Machine, connect, machines_fixture, remote_fixture, trashed
+from tests.syncstores import Machine, connect, durable, machines_fixture, remote_fixture, trashed
 
 pytestmark = pytest.mark.needs("git")
 
@@ -37,12 +37,7 @@ def _folders(m: Machine) -> list[Path]:
 
 
 def _snapshot(m: Machine) -> dict[str, bytes]:
-    root = m.store / "projects"
-    return {
-        str(p.relative_to(root)): p.read_bytes()
-        for p in root.rglob("*")
-        if p.is_file() and "index" not in p.parts and p.suffix in (".md", ".jsonl")
-    }
+    return durable(m.store)
 
 
 def _holds_once(m: Machine, decisions: list[str]) -> None:
@@ -206,3 +201,50 @@ def test_clearing_a_clone_whose_memory_a_sync_brought_clears_that_memory(machine
     for m in (b, a):
         assert m.sync() == 0
     assert a.sessions() == [] and "Use FTS5" not in a.memory()
+
+
+def test_a_session_changed_on_two_machines_keeps_both_texts_under_the_name_an_import_gives(
+    machines: list[Machine], remote: Path, tmp_path: Path
+) -> None:
+    """One naming rule for a session's other text, whichever road brought it: ``<stem>-imported.md``
+    (in the sync repository with its maker's ``@machine`` last), never a second machine suffix."""
+    a, b, _ = machines
+    _save_session(a, "a-one", "--decision", "Use FTS5", "--summary", "first on a")
+    connect([a, b], remote)
+    [mine], [theirs] = a.sessions(), b.sessions()
+    with mine.open("a", encoding="utf-8", newline="\n") as fh:
+        fh.write("- a line added on a\n")
+    with theirs.open("a", encoding="utf-8", newline="\n") as fh:
+        fh.write("- a line added on b\n")
+    for m in (a, b, a, b):
+        assert m.sync() == 0
+    assert sorted(p.name for p in a.sessions()) == sorted([mine.name, f"{mine.stem}-imported.md"])
+    assert sorted(p.name for p in b.sessions()) == [
+        f"{mine.stem}-imported{theirs.stem[len(mine.stem) :]}.md",
+        theirs.name,
+    ]
+    assert _session_texts(a) == _session_texts(b) and len(set(_session_texts(a))) == 2
+    archive = tmp_path / "b.zip"
+    assert b.run("export", "--project-dir", str(b.project), "--out", str(archive)) == 0
+    before = _snapshot(a)
+    assert a.run("import", str(archive), "--project-dir", str(a.project)) == 0
+    assert _snapshot(a) == before  # both texts recognised by the other road
+
+
+@pytest.mark.parametrize("then", ["save", "import"])
+def test_an_archive_that_waits_for_its_clone_is_taken_over_with_no_remote_recorded(
+    machines: list[Machine], tmp_path: Path, then: str
+) -> None:
+    """Imported before any project here is its repository (and before any sync), an archive's memory
+    waits in a folder of its own; the clone's first save or import takes it over: one folder."""
+    a, b, _ = machines
+    _save_session(a, "a-one", "--decision", "Use FTS5", "--summary", "first on a")
+    archive = tmp_path / "a.zip"
+    assert a.run("export", "--out", str(archive)) == 0
+    assert b.run("import", str(archive)) == 0
+    if then == "save":
+        b.save("--decision", "Use pytest")
+    else:
+        assert b.run("import", str(archive), "--project-dir", str(b.project)) == 0
+    assert len(_folders(b)) == 1
+    assert "Use FTS5" in b.memory() and len(b.sessions()) == (2 if then == "save" else 1)  # a save writes its own

@@ -187,7 +187,9 @@ def events(
     return [told, *mine] if mine else [], [told, *shared] if shared else []
 
 
-def edits(text: str | None, record: list[dict[str, Any]], facts: dict[str, Any], now: datetime) -> list[dict[str, Any]]:
+def edits(
+    text: str | None, record: list[provenance.Event], facts: dict[str, Any], now: datetime
+) -> list[dict[str, Any]]:
     """``edited`` events for the items of memory.md a person changed by hand: an item the record does
     not know that is a clear near match (``items.find``) of one the record knows and memory.md no
     longer holds, neither retired nor resolved. The new item carries the old one's history."""
@@ -198,10 +200,10 @@ def edits(text: str | None, record: list[dict[str, Any]], facts: dict[str, Any],
     history = provenance.by_item(record)
     present = {item_key: (section, item) for section, item_key, item, _ in provenance.listed(text)}
     missing = [k for k, events in history.items() if k not in present and not provenance.is_removed(events)]
-    missing = sorted(missing, key=lambda k: str(history[k][-1]["at"]))[-CANDIDATES:]  # the newest: bounded work
+    missing = sorted(missing, key=lambda k: history[k][-1].at)[-CANDIDATES:]  # the newest: bounded work
     if not missing:
         return []
-    texts = [str(history[k][-1].get("text") or k) for k in missing]
+    texts = [history[k][-1].text or k for k in missing]
     brief = {"session": facts.get("session", "")}
     at = stamp(now)
     found: list[dict[str, Any]] = []

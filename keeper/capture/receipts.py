@@ -332,12 +332,12 @@ def record(project: paths.Project, session: str, found: Watch, at: str, patterns
     found.save()
 
 
-def share(project: paths.Project, events: list[dict[str, Any]], sessions: int = 20) -> dict[str, int]:
+def share(project: paths.Project, events: list[provenance.Event], sessions: int = 20) -> dict[str, int]:
     """Of the items Keeper put into the newest ``sessions`` sessions (this machine's), how many the
     session used: ``{"sessions", "injected", "used", "at_start", "recalled"}``. An item counts once a
     session, whether its start showed it (``at_start``) or only a recall hit brought it (``recalled``,
     an item memory.md still holds); bounded: two small files a session and memory.md once."""
-    used = {(str(e.get("session")), provenance.shown_id(str(e["item"]))) for e in events if e["event"] == USED}
+    used = {(str(e.session), provenance.shown_id(e.item)) for e in events if e.kind == USED}
     newest = _newest(project, sessions)
     items: dict[str, str] | None = None  # memory.md's items, read once, only when a session recalled
     at_start = recalled = used_count = 0

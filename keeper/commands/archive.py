@@ -618,6 +618,10 @@ def run_export(args: argparse.Namespace) -> int:
 def run_import(args: argparse.Namespace) -> int:
     """Exit 1 when the archive held files Keeper refused (the rest was imported), so scripts can tell."""
     into = common.resolve_args(args).project if args.project_dir else None
+    if into is not None and not args.dry_run:
+        from keeper.sync import mirror
+
+        mirror.adopt(into)  # a clone whose repository's memory a sync or an import brought first: that is its memory
     data = import_archive(args.archive, args.project, into, args.dry_run)
     common.emit(args, data, lambda: import_lines(data))
     return 1 if data["refused"] else 0

@@ -47,9 +47,9 @@ class Item:
             section,
             status,
         )
-        self.history: list[dict[str, Any]] = []
-        self.uses: list[dict[str, Any]] = []  # its use receipts (``keeper.capture.receipts``), the newest
-        self.sessions: dict[str, dict[str, Any]] = {}  # the facts of the sessions in its history
+        self.history: list[provenance.Event] = []
+        self.uses: list[provenance.Event] = []  # its use receipts (``keeper.capture.receipts``), the newest
+        self.sessions: dict[str, provenance.Event] = {}  # the facts of the sessions in its history
         self.day: str | None = None
 
 
@@ -74,9 +74,9 @@ def items(project: paths.Project) -> list[Item]:
             found.append(item)
         for key, events in history.items():
             if key not in present and provenance.is_removed(events):
-                last = [e for e in events if e["event"] in provenance.REMOVALS][-1]
-                section = next((str(e["section"]) for e in reversed(events) if e.get("section")), "")
-                item = Item(scope, folder, key, str(last.get("text") or key), section, last["event"])
+                last = [e for e in events if e.kind in provenance.REMOVALS][-1]
+                section = next((e.section for e in reversed(events) if e.section), "")
+                item = Item(scope, folder, key, last.text or key, section, last.kind)
                 item.history, item.sessions = events, sessions
                 found.append(item)
     return found
@@ -110,13 +110,15 @@ def find(project: paths.Project, name: str, removed_only: bool = False) -> Item:
     raise KeeperError(f"{len(shown)} {what}s match {name!r}: {listing}. Name one by its id (keeper why ID).")
 
 
-def _session_file(project: paths.Project, event: dict[str, Any] | None, scope: str) -> str | None:
+def _session_file(project: paths.Project, event: provenance.Event | None, scope: str) -> str | None:
     """The session file an event names, here: its own name, or ``name@machine.md`` as sync brings
     another machine's; the one whose header names the event's session when several could be it."""
     from keeper.store import sessions
 
-    name = str((event or {}).get("record") or "")
-    if scope == "global" and (event or {}).get("project", project.id) != project.id:
+    if event is None:
+        return None
+    name = event.record or ""
+    if scope == "global" and event.project not in (None, project.id):
         return None  # a global item saved in another project
     if not name.endswith(".md") or os.path.basename(name) != name:
         return None
@@ -126,7 +128,7 @@ def _session_file(project: paths.Project, event: dict[str, Any] | None, scope: s
         return None
     for candidate in found:
         path = os.path.join(project.sessions, candidate)
-        if sessions.read_facts(read_text(path) or "").get("Session id") == (event or {}).get("session"):
+        if sessions.read_facts(read_text(path) or "").get("Session id") == event.session:
             return path
     return os.path.join(project.sessions, found[0]) if found else None
 
@@ -142,7 +144,7 @@ def explain(project: paths.Project, name: str) -> dict[str, Any]:
         why = reason(item.history, item.sessions, Reader(project.checkout))
         stale = why[0] if why else None
         claims = explained(project, item.history, item.sessions)
-    transcript = str((start or {}).get("transcript") or "") or None
+    transcript = start.transcript if start is not None else None
     return {
         "id": provenance.item_id(item.key),
         "text": item.text,
@@ -160,34 +162,49 @@ def explain(project: paths.Project, name: str) -> dict[str, Any]:
     }
 
 
-def _event_line(event: dict[str, Any]) -> str:
+def as_json(data: dict[str, Any]) -> dict[str, Any]:
+    """``explain``'s data as ``--json`` shows it: each event as its line holds it."""
+    start = data["origin"]
+    return {
+        **data,
+        "origin": start.as_dict() if start is not None else None,
+        "history": [e.as_dict() for e in data["history"]],
+        "uses": [e.as_dict() for e in data["uses"]],
+    }
+
+
+def _event_line(event: provenance.Event) -> str:
     when = shown(provenance.shown_at(event))
-    machine = f" on {shown(event['machine'])}" if event.get("machine") else ""
-    who = f"session {shown(event.get('session', '?'))}{machine}"
-    extra = f": {shown(event['why'], 300)}" if event.get("why") else ""
-    kind = str(event.get("event"))
+    machine = f" on {shown(event.machine)}" if event.machine else ""
+    who = f"session {shown(_session(event))}{machine}"
+    extra = f": {shown(event.why, 300)}" if event.why else ""
+    kind = event.kind
     return f"  {when} {WORDS.get(kind, shown(kind))} by {who}{extra}"
 
 
-def _origin_lines(start: dict[str, Any]) -> list[str]:
+def _session(event: provenance.Event) -> str:
+    return event.session if event.session is not None else "?"
+
+
+def _origin_lines(start: provenance.Event) -> list[str]:
     """Where an item came from, for a person: every text from the record through ``shown`` (a
     record arrives from other machines and archives: no escape sequence or line break of theirs
     reaches the terminal)."""
     where = ", ".join(
         part
         for part in (
-            f"machine {shown(start['machine'])}" if start.get("machine") else "",
-            f"branch {shown(start['branch'])}" if start.get("branch") else "",
-            f"commit {shown(str(start['commit'])[:12])}" if start.get("commit") else "",
+            f"machine {shown(start.machine)}" if start.machine else "",
+            f"branch {shown(start.branch)}" if start.branch else "",
+            f"commit {shown(start.commit[:12])}" if start.commit else "",
         )
         if part
     )
-    kind, when = str(start["event"]), shown(provenance.shown_at(start))
+    kind, when = start.kind, shown(provenance.shown_at(start))
     out = [
-        f"Origin: {WORDS.get(kind, shown(kind))} {when} by session {shown(start.get('session', '?'))}"
+        f"Origin: {WORDS.get(kind, shown(kind))} {when} by session {shown(_session(start))}"
         + (f" ({where})" if where else "")
     ]
-    files = [shown(f) for f in start.get("files") or []]
+    files = [shown(f) for f in start.files]
     if files:
         listing = ", ".join(files[:10]) + (f" and {len(files) - 10} more" if len(files) > 10 else "")
         out.append(f"  Files that session changed: {listing}")
@@ -218,15 +235,15 @@ def lines(data: dict[str, Any]) -> list[str]:
     return out
 
 
-def _use_lines(uses: list[dict[str, Any]]) -> list[str]:
+def _use_lines(uses: list[provenance.Event]) -> list[str]:
     """The sessions that used the item after Keeper showed it, and where the use was seen."""
     if not uses:
         return []
-    count = len({str(u.get("session")) for u in uses})
+    count = len({str(u.session) for u in uses})
     out = [f"Used in {count} session{'s' if count != 1 else ''} Keeper showed it to (newest last):"]
     for use in uses:
-        where = shown(str(use.get("where") or "?"), 64)
-        out.append(f"  {shown(provenance.shown_at(use))} by session {shown(use.get('session', '?'))} ({where})")
+        where = shown(use.where or "?", 64)
+        out.append(f"  {shown(provenance.shown_at(use))} by session {shown(_session(use))} ({where})")
     return out
 
 
@@ -276,13 +293,14 @@ def carried(project: paths.Project, path: str, text: str) -> list[dict[str, Any]
         item_key = key(document.item_text([bare(x) for x in lines[start:end]]))
         mine = history.get(item_key)
         if mine:
-            origin = provenance.described(provenance.origin(mine), sessions) or {}
+            told = provenance.described(provenance.origin(mine), sessions)
+            origin = told.as_dict() if told is not None else {}
             keep = ("event", "at", "session", "machine", "branch", "commit", "files")
             found.append(
                 {
                     "id": provenance.item_id(item_key),
                     "origin": {k: origin[k] for k in keep if k in origin},
-                    "last": mine[-1]["event"],
+                    "last": mine[-1].kind,
                 }
             )
     return found
@@ -291,5 +309,5 @@ def carried(project: paths.Project, path: str, text: str) -> list[dict[str, Any]
 def run(args: argparse.Namespace) -> int:
     at = common.resolve_args(args)
     data = explain(at.project, " ".join(args.item))
-    common.emit(args, data, lambda: lines(data))
+    common.emit(args, as_json(data), lambda: lines(data))
     return 0

@@ -25,7 +25,6 @@ if TYPE_CHECKING:
     from collections.abc import Callable, Iterable, Mapping
 
 GLOBAL = "global"  # the id of the global memory's folder: it has no owned-lines record of its own
-FORKED = "-imported"  # a session file's other text under a name taken here: ``<stem>-imported[-N].md``
 
 
 class Incoming:
@@ -110,6 +109,16 @@ class Landed:
         self._writes.append((path, text, new, record))
 
 
+def acceptable(path: str, data: bytes | None) -> bool:
+    """Whether a file that arrives by its path (an archive's layout, the sync repository's) may land
+    in the store: one of the store's kinds of durable file (``paths.file_kind``), a session file
+    with a safe name, within the size an archive allows."""
+    if data is None or len(data) > paths.MAX_FILE:
+        return False
+    found = paths.file_kind(path)
+    return found is not None and (found != paths.SESSION or paths.safe_session_name(path.rsplit("/", 1)[-1]))
+
+
 def patterns(folder: paths.Project) -> list[str]:
     """The redaction patterns a save into ``folder`` uses: the global ones and its project's own."""
     from keeper.store import config, resolve
@@ -187,7 +196,7 @@ def _memory(folder: paths.Project, incoming: Incoming, base: Incoming | None, la
             landed._write(owned_file, owned.dump(), record=True)
     else:
         was = Document.parse(current)
-        if not _has_sections(was) and _has_sections(Document.parse(base.memory or "")):
+        if not has_sections(was) and has_sections(Document.parse(base.memory or "")):
             landed.memory = "held"  # read as no memory (a save cut short, not UTF-8): the person's to fix
             return
         merged = merge.merge3(base.memory, current, incoming.memory)
@@ -198,7 +207,9 @@ def _memory(folder: paths.Project, incoming: Incoming, base: Incoming | None, la
         landed._write(folder.memory, merged)
 
 
-def _has_sections(doc: Document) -> bool:
+def has_sections(doc: Document) -> bool:
+    """Whether a memory.md reads as memory: it holds a section (one emptied by a save cut short, or
+    written in UTF-16 or with old-Mac line ends, holds none)."""
     return any(section.level == 2 for section in doc.sections)
 
 
@@ -219,8 +230,9 @@ def _take_over(
 def _sessions(folder: paths.Project, incoming: Incoming, base: Incoming | None, landed: Landed) -> None:
     """Each session file once: one this folder holds under any name is already here; a free name is
     taken; a name taken by another text is replaced when that text is what this folder last sent
-    (``base``: only the other side changed it), else the arriving text goes in as
-    ``<stem>-imported.md`` (``-imported-2.md`` …) so neither is lost."""
+    (``base``: only the other side changed it), else the arriving text goes in under the session's
+    other name (``sessions.other_name``: ``<stem>-imported.md``, ``-imported-2.md`` …) so neither
+    is lost."""
     if not incoming.sessions:
         return
     from keeper.exchange.sessions import Known
@@ -244,25 +256,24 @@ def _sessions(folder: paths.Project, incoming: Incoming, base: Incoming | None, 
 def _fork(
     folder: paths.Project, name: str, text: str, current: str | None, taken: dict[str, str], landed: Landed
 ) -> None:
-    """Place a session text under ``name``, or the first free ``-imported`` name after it."""
-    stem, tries = name[: -len(".md")], 0
-    while True:
-        candidate = name if tries == 0 else f"{stem}{FORKED}{'' if tries == 1 else f'-{tries}'}.md"
-        path = os.path.join(folder.sessions, candidate)
-        there = current if tries == 0 else read_text(path, exact=True)
-        there = taken.get(candidate) if there is None else there
-        if there == text:
-            landed.identical.append(name)
-            return
-        if there is None:
-            taken[candidate] = text
-            landed._write(path, text, new=True)
-            if tries:
-                landed.renamed.append((name, candidate))
-            else:
-                landed.added.append(name)
-            return
-        tries += 1
+    """Place a session text under ``name``, or the session's first free other name
+    (``sessions.place``), unless one of them holds it already."""
+    from keeper.exchange.sessions import place
+
+    def holding(candidate: str) -> str | None:
+        there = current if candidate == name else read_text(os.path.join(folder.sessions, candidate), exact=True)
+        return taken.get(candidate) if there is None else there
+
+    placed, there = place(name, text, holding)
+    if there:
+        landed.identical.append(name)
+        return
+    taken[placed] = text
+    landed._write(os.path.join(folder.sessions, placed), text, new=True)
+    if placed != name:
+        landed.renamed.append((name, placed))
+    else:
+        landed.added.append(name)
 
 
 def _to_trash(folder: paths.Project, files: list[str]) -> None:

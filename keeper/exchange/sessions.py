@@ -16,7 +16,10 @@ from keeper.store.fsutil import read_text
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
-    from collections.abc import Collection, Iterable
+    from collections.abc import Callable, Collection, Iterable, Mapping
+    from typing import TypeVar
+
+    T = TypeVar("T", str, bytes)  # a session's text, or its bytes in the sync repository
 
 
 class Known:
@@ -62,3 +65,45 @@ class Known:
             ):
                 known._unread.setdefault(entry.stat().st_size, []).append(entry.name)
         return known
+
+
+FORKED = "-imported"  # a session's other text under a name taken: ``<stem>-imported[-N].md``
+
+
+def other_name(name: str, tries: int) -> str:
+    """A session file's name (``tries`` 0) or its ``tries``-th other name, for a text whose name is
+    taken by another: ``<stem>-imported.md``, ``<stem>-imported-2.md`` …; a name in the sync
+    repository keeps its maker's ``@machine`` last (``2026-11-24_0930-imported@a1b2c3.md``), so
+    the file is ``2026-11-24_0930-imported.md`` on that machine, as an import there names it."""
+    if tries == 0:
+        return name
+    stem, at, maker = name[: -len(".md")].partition("@")
+    return f"{stem}{FORKED}{'' if tries == 1 else f'-{tries}'}{at}{maker}.md"
+
+
+def place(name: str, text: T, holding: Callable[[str], T | None]) -> tuple[str, bool]:
+    """Where a session text called ``name`` goes, whatever road brought it, and whether it is there
+    already: ``name`` itself or the first other name (``other_name``) that is free or already holds
+    this text. ``holding`` says what a name holds (None: free). Nothing already placed is renamed."""
+    tries = 0
+    while True:
+        candidate = other_name(name, tries)
+        there = holding(candidate)
+        if there is None or there == text:
+            return candidate, there is not None
+        tries += 1
+
+
+def recognised(
+    arriving: Mapping[str, str], held: Iterable[tuple[str, str]], taken: Collection[str] = ()
+) -> dict[str, str]:
+    """Each arriving session file (name: text) that ``held`` (``(name, text)`` pairs) holds under
+    another name, with that name (the first that holds its text): the same session is sent and kept
+    under the one name it already has, never a second time. A name in ``taken`` is no one's to take."""
+    known = Known(held)
+    found: dict[str, str] = {}
+    for name, text in arriving.items():
+        other = known.copy_of(text)
+        if other is not None and other != name and other not in taken and other not in found.values():
+            found[name] = other
+    return found

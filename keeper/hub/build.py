@@ -209,11 +209,9 @@ def _origins(project: paths.Project, text: str) -> dict[str, Any]:
         if start is None:
             continue
         when = provenance.shown_at(start)
-        where = ", ".join(shown(start[k]) for k in ("machine", "branch") if start.get(k))
-        files = [shown(f) for f in start.get("files") or []]
-        line = f"{start['event']} {shown(when)} by session {shown(start.get('session', '?'))}" + (
-            f" ({where})" if where else ""
-        )
+        where = ", ".join(shown(v) for v in (start.machine, start.branch) if v)
+        files = [shown(f) for f in start.files]
+        line = f"{start.kind} {shown(when)} by session {shown(start.session or '?')}" + (f" ({where})" if where else "")
         if files:
             line += " · changed " + ", ".join(files[:5]) + (f" and {len(files) - 5} more" if len(files) > 5 else "")
         found[redact.redact(item.split("\n", 1)[0])] = {"id": provenance.item_id(item_key), "origin": line}

@@ -37,8 +37,6 @@ if TYPE_CHECKING:
 
     from keeper.markdown import Document
 
-    Event = dict[str, Any]
-
 SESSION = "session"  # not an item's event: the facts of the session that saved (one line per save)
 EVIDENCE = ("added", "confirmed", "edited", "restored")  # events that date what an item rests on
 REMOVALS = ("retired", "resolved")
@@ -133,7 +131,120 @@ def _wrote(value: object) -> dict[str, list[str]]:
 SHAPED = {"claims": _claims, "wrote": _wrote}  # the fields that are not texts, each with its reader
 
 
-def _event(line: str) -> Event | None:
+class Event:
+    """One event of a record, as read at the boundary (``parse``, ``read``): immutable, every field
+    of its type and within its bound, None where the line has none. Only this module makes one (from
+    a line ``checked`` accepted), so a reader never meets a field of another type. ``kind`` is the
+    line's ``event``, ``before`` its ``from`` (an edited item's former key)."""
+
+    __slots__ = ("_line",)
+    _line: dict[str, Any]
+
+    @classmethod
+    def _of(cls, line: dict[str, Any]) -> Event:
+        event = object.__new__(cls)
+        object.__setattr__(event, "_line", line)  # the checked line, held by this event alone
+        return event
+
+    def __setattr__(self, name: str, value: object) -> None:
+        raise AttributeError("a provenance event is read as it is, never changed")
+
+    def __eq__(self, other: object) -> bool:
+        return isinstance(other, Event) and self._line == other._line
+
+    __hash__ = None  # type: ignore[assignment]
+
+    def __repr__(self) -> str:
+        return f"Event({self._line!r})"
+
+    def as_dict(self) -> dict[str, Any]:
+        """The event as its line holds it (what ``--json`` shows and the record writes): a copy."""
+        found = dict(self._line)
+        for name in ("files", "claims"):
+            if name in found:
+                found[name] = list(found[name])
+        return found
+
+    @property
+    def at(self) -> str:
+        return self._line["at"]  # type: ignore[no-any-return]
+
+    @property
+    def kind(self) -> str:
+        return self._line["event"]  # type: ignore[no-any-return]
+
+    @property
+    def item(self) -> str:
+        return self._line["item"]  # type: ignore[no-any-return]
+
+    @property
+    def text(self) -> str | None:
+        return self._line.get("text")
+
+    @property
+    def before(self) -> str | None:
+        """An edited item's former key (the line's ``from``)."""
+        return self._line.get("from")
+
+    @property
+    def section(self) -> str | None:
+        return self._line.get("section")
+
+    @property
+    def why(self) -> str | None:
+        return self._line.get("why")
+
+    @property
+    def session(self) -> str | None:
+        return self._line.get("session")
+
+    @property
+    def project(self) -> str | None:
+        return self._line.get("project")
+
+    @property
+    def machine(self) -> str | None:
+        return self._line.get("machine")
+
+    @property
+    def branch(self) -> str | None:
+        return self._line.get("branch")
+
+    @property
+    def commit(self) -> str | None:
+        return self._line.get("commit")
+
+    @property
+    def record(self) -> str | None:
+        return self._line.get("record")
+
+    @property
+    def transcript(self) -> str | None:
+        return self._line.get("transcript")
+
+    @property
+    def where(self) -> str | None:
+        return self._line.get("where")
+
+    @property
+    def files(self) -> tuple[str, ...]:
+        """The files a session changed (paths in its project)."""
+        return tuple(self._line.get("files", ()))
+
+    @property
+    def claims(self) -> tuple[dict[str, Any], ...] | None:
+        """What an item's text claims about the code (``keeper.store.claims``); None for evidence
+        saved before Keeper noted claims (or that arrived without them)."""
+        found = self._line.get("claims")
+        return None if found is None else tuple(found)
+
+    @property
+    def wrote(self) -> dict[str, list[str]]:
+        """A session's written-lines fingerprints: file -> line hashes."""
+        return dict(self._line.get("wrote") or {})
+
+
+def _event(line: str) -> dict[str, Any] | None:
     line = line.strip()
     if not line.startswith("{") or len(line) > MAX_LINE:
         return None
@@ -144,21 +255,22 @@ def _event(line: str) -> Event | None:
     return checked(found) if isinstance(found, dict) else None
 
 
-def checked(found: dict[str, Any]) -> Event | None:
+def checked(found: dict[str, Any]) -> dict[str, Any] | None:
     """An event as the record may hold it, each field of its type and within its bound; None when
-    it lacks a readable ``at`` (a date), ``event`` (a word) or ``item`` (an item's event names one)."""
+    it lacks a readable ``at`` (a date), ``event`` (a word) or ``item`` (an item's event names one).
+    The line as data, for the union of records; readers get it as an ``Event``."""
     at, kind, item = found.get("at"), found.get("event"), found.get("item")
     if not (isinstance(at, str) and isinstance(kind, str) and isinstance(item, str)):
         return None
     if not (kind.isascii() and kind.isidentifier() and len(kind) <= FIELDS["event"]) or len(at) > FIELDS["at"]:
         return None
-    if stamp_of(found) is None:
+    if _when(at) is None:
         return None  # not a date
     if kind != SESSION and not item:
         return None  # an item's event names no item
     if all(type(v) is str and len(v) <= FIELDS.get(k, -1) for k, v in found.items()):
         return found  # every field a known text within its bound: what Keeper writes
-    event: Event = {}
+    event: dict[str, Any] = {}
     others = 0
     for name, value in found.items():
         if name == "files":
@@ -169,15 +281,24 @@ def checked(found: dict[str, Any]) -> Event | None:
         elif name in FIELDS:
             if isinstance(value, str):
                 event[name] = value[: FIELDS[name]]
-        elif others < MAX_OTHER and len(name) <= 40 and (value is None or isinstance(value, (str, int, float))):
+        elif (
+            others < MAX_OTHER
+            and len(name) <= 40
+            and (value is None or isinstance(value, (str, int, float)))
+            and name != "others"
+        ):
             event[name] = value[:MAX_PATH] if isinstance(value, str) else value
             others += 1
     return event
 
 
+def _checked_lines(text: str | None) -> list[dict[str, Any]]:
+    return [e for e in (_event(line) for line in (text or "").splitlines()) if e is not None]
+
+
 def parse(text: str | None) -> list[Event]:
     """The events a record's text holds, in order; a damaged line is skipped, a damaged field left out."""
-    return [e for e in (_event(line) for line in (text or "").splitlines()) if e is not None]
+    return [Event._of(e) for e in _checked_lines(text)]
 
 
 def read(folder: str, items: set[str] | None = None) -> list[Event]:
@@ -195,10 +316,10 @@ def read(folder: str, items: set[str] | None = None) -> list[Event]:
         return []
     if items is not None:
         lines = _about(lines, set(items))
-    events = [e for e in (_event(line) for line in lines) if e is not None]
+    events = [Event._of(e) for e in (_event(line) for line in lines) if e is not None]
     skipped = sum(1 for line in lines if line.strip()) - len(events)
     latest = time.time() + SKEW
-    found = [e for e in events if (stamp_of(e) or 0.0) <= latest]
+    found = [e for e in events if (_when(e.at) or 0.0) <= latest]
     if skipped or len(found) < len(events):
         from keeper.store import log
 
@@ -234,7 +355,7 @@ def _valued(line: str, text: str) -> bool:
     return False
 
 
-def _line(event: Event) -> str:
+def _line(event: dict[str, Any]) -> str:
     return jsonio.dumps(dict(sorted(event.items())))
 
 
@@ -244,7 +365,7 @@ def merge(*texts: str | None) -> str:
     Commutative, associative and idempotent, so every machine and every order of sync and import
     ends with the same bytes.
     """
-    lines = {_line(e) for text in texts for e in parse(text)}
+    lines = {_line(e) for text in texts for e in _checked_lines(text)}
     kept: list[str] = []
     size = 0
     for line in reversed(sorted(lines)[-KEPT:]):  # keys sorted, "at" first: newest last
@@ -280,7 +401,7 @@ def take(source: str, target: str) -> None:
         os.unlink(there)
 
 
-def append(folder: str, events: list[Event], patterns: Iterable[str] = ()) -> None:
+def append(folder: str, events: list[dict[str, Any]], patterns: Iterable[str] = ()) -> None:
     """Add events to a folder's record (call under the folder's lock), redacted with ``patterns``
     (and the built-in rules): every text Keeper writes passes through ``redact`` first.
 
@@ -295,7 +416,7 @@ def append(folder: str, events: list[Event], patterns: Iterable[str] = ()) -> No
     ensure_dir(folder)
     clean = [redact.redact_values(e, patterns) for e in events]
     lines = "".join(_line(e) + "\n" for e in clean if isinstance(e, dict))  # a dict stays a dict
-    if _extend(folder, sorted({_line(e) for e in parse(lines)})):  # each line as merge would write it
+    if _extend(folder, sorted({_line(e) for e in _checked_lines(lines)})):  # each line as merge would write it
         return
     merged = merge(read_text(record_file(folder), exact=True), lines)
     atomic_write(record_file(folder), merged)
@@ -381,11 +502,11 @@ def by_item(events: Iterable[Event]) -> dict[str, list[Event]]:
     however long a chain of edits."""
     found: dict[str, list[Event]] = {}
     for event in events:
-        if event["event"] in (SESSION, USED):
+        if event.kind in (SESSION, USED):
             continue
-        before = event.get("from") if event["event"] == "edited" else None
-        mine = found.setdefault(event["item"], [])
-        if isinstance(before, str) and before in found and before != event["item"]:
+        before = event.before if event.kind == "edited" else None
+        mine = found.setdefault(event.item, [])
+        if before is not None and before in found and before != event.item:
             if mine:  # the item's own events so far are not carried twice (none in a chain of edits)
                 held = {id(e) for e in mine}
                 mine[:0] = [e for e in found[before] if id(e) not in held]
@@ -402,8 +523,8 @@ def uses(events: Iterable[Event]) -> dict[str, list[Event]]:
     """Each item's use receipts, oldest first (at most ``MAX_USES``, the newest)."""
     found: dict[str, list[Event]] = {}
     for event in events:
-        if event["event"] == USED:
-            mine = found.setdefault(event["item"], [])
+        if event.kind == USED:
+            mine = found.setdefault(event.item, [])
             mine.append(event)
             if len(mine) > 2 * MAX_USES:
                 del mine[:MAX_USES]
@@ -413,28 +534,27 @@ def uses(events: Iterable[Event]) -> dict[str, list[Event]]:
 def session_facts(events: Iterable[Event]) -> dict[str, Event]:
     """Each session's facts (machine, branch, commit, session file, transcript), newest last, and
     every file it changed by any of its saves (at most ``MAX_SESSION_FILES``)."""
-    found: dict[str, Event] = {}
+    found: dict[str, dict[str, Any]] = {}
     files: dict[str, set[str]] = {}
     for event in events:
-        if event["event"] != SESSION:
+        if event.kind != SESSION:
             continue
-        name = str(event.get("session") or "")
-        found.setdefault(name, {}).update(event)
+        name = event.session or ""
+        found.setdefault(name, {}).update(event.as_dict())
         mine = files.setdefault(name, set())
-        mine.update(event.get("files", ())[: max(MAX_SESSION_FILES - len(mine), 0)])
-    for name, known in found.items():
-        known["files"] = sorted(files[name])
-    return found
+        mine.update(event.files[: max(MAX_SESSION_FILES - len(mine), 0)])
+    return {name: Event._of({**known, "files": sorted(files[name])}) for name, known in found.items()}
 
 
 def described(event: Event | None, sessions: dict[str, Event]) -> Event | None:
     """An item's event with its session's facts (``keeper why``'s origin)."""
     if event is None:
         return None
-    facts = {
-        k: v for k, v in sessions.get(str(event.get("session") or ""), {}).items() if k not in ("at", "event", "item")
-    }
-    return {**facts, **event}
+    facts = sessions.get(event.session or "")
+    if facts is None:
+        return event
+    mine = {k: v for k, v in facts.as_dict().items() if k not in ("at", "event", "item")}
+    return Event._of({**mine, **event.as_dict()})
 
 
 CHECKED = ("decisions", "issues", "feedback", "user", "tool", "reference")  # the sections of items
@@ -464,15 +584,15 @@ def listed(text: str | Document, firsts: dict[str, str] | None = None) -> list[t
 
 def origin(history: list[Event]) -> Event | None:
     """The event an item came from: its first ``added`` (or ``restored``, ``edited``), else its first."""
-    return next((e for e in history if e["event"] in EVIDENCE), history[0] if history else None)
+    return next((e for e in history if e.kind in EVIDENCE), history[0] if history else None)
 
 
 def is_removed(history: list[Event]) -> bool:
     """Whether an item's newest removal or evidence is a removal (looked for from the newest)."""
     for event in reversed(history):
-        if event["event"] in REMOVALS:
+        if event.kind in REMOVALS:
             return True
-        if event["event"] in EVIDENCE:
+        if event.kind in EVIDENCE:
             return False
     return False
 
@@ -533,12 +653,15 @@ def _days(year: int, month: int, day: int) -> int:
 _STAMPS: dict[str, float | None] = {}  # the events of one save share their time: each is worked out once
 
 
-def stamp_of(event: Event) -> float | None:
-    """An event's time as seconds since the epoch (by its UTC offset, else as local time)."""
-    at = str(event.get("at"))
+def _when(at: str) -> float | None:
     if at not in _STAMPS:
         _STAMPS[at] = _local(at)
     return _STAMPS[at]
+
+
+def stamp_of(event: Event) -> float | None:
+    """An event's time as seconds since the epoch (by its UTC offset, else as local time)."""
+    return _when(event.at)
 
 
 def shown_at(event: Event) -> str:
@@ -546,5 +669,5 @@ def shown_at(event: Event) -> str:
     Los Angeles at the hour it was there."""
     when = stamp_of(event)
     if when is None:
-        return str(event.get("at", "")).replace("T", " ")[:16]
+        return event.at.replace("T", " ")[:16]
     return time.strftime("%Y-%m-%d %H:%M", time.localtime(when))

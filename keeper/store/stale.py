@@ -30,9 +30,10 @@ if TYPE_CHECKING:
     from typing import Any
 
     from keeper.markdown import Document
+    from keeper.store.provenance import Event
     from keeper.store.verdicts import Kept
 
-    Event = dict[str, Any]
+    Claim = dict[str, Any]  # what an item's text claims about the code, as ``provenance.Event.claims`` holds it
     Previous = tuple[dict[str, Any], dict[str, Any]]  # the last check's inputs and answers
     Row = tuple[str, int]  # why an item may be stale, and how decisive that is
     Judged = tuple[str, str, str, list[str], "Row | None"]  # key, text, section, the inputs it rests on, why
@@ -203,7 +204,7 @@ def _values(reader: Reader, rel: str, name: str) -> tuple[str, list[str]]:
     return state, [v for v in found if isinstance(v, str)] if isinstance(found, list) else []
 
 
-def _held(claim: Event) -> list[str]:
+def _held(claim: Claim) -> list[str]:
     where = claim.get("in")
     return [w for w in where if isinstance(w, str)][: claims.MAX_IN] if isinstance(where, list) else []
 
@@ -255,7 +256,7 @@ def _value(name: str, want: str, rel: str, reader: Reader, roams: bool) -> Verdi
     return ("broken", RANKS["name"], f"`{say(name, 60)}` is no longer set in {say(rel, 80)}")
 
 
-def judge(claim: Event, reader: Reader, named: frozenset[str] = frozenset()) -> Verdict:
+def judge(claim: Claim, reader: Reader, named: frozenset[str] = frozenset()) -> Verdict:
     """One claim against the files as they are now (``named``: the files the item's path claims
     name; an identifier or constant the item places in one of them must stay there, so a move
     beside it breaks the claim)."""
@@ -278,14 +279,8 @@ def judge(claim: Event, reader: Reader, named: frozenset[str] = frozenset()) -> 
 
 
 def _wrote(facts: Event) -> dict[str, list[str]]:
-    wrote = facts.get("wrote")
-    if not isinstance(wrote, dict):
-        return {}
-    return {
-        rel: [h for h in hashes if isinstance(h, str)][: claims.LINES_KEPT]
-        for rel, hashes in list(wrote.items())[: claims.MAX_OBSERVED]
-        if isinstance(rel, str) and isinstance(hashes, list)
-    }
+    """A session's written-lines fingerprints (of their shape already: read at the record's boundary)."""
+    return {rel: hashes[: claims.LINES_KEPT] for rel, hashes in list(facts.wrote.items())[: claims.MAX_OBSERVED]}
 
 
 def _kept(hashes: list[str], text: str) -> int:
@@ -335,29 +330,28 @@ def _rewritten(group: list[tuple[int, int, str, bool]], kept: int, total: int) -
 def evidence(history: list[Event]) -> Event | None:
     """An item's newest evidence (an echo is none): a save that added, re-confirmed or edited it
     says what it claims now, so a mark goes once a save re-confirms it."""
-    return next((e for e in reversed(history) if e.get("event") in provenance.EVIDENCE), None)
+    return next((e for e in reversed(history) if e.kind in provenance.EVIDENCE), None)
 
 
-def verdicts(history: list[Event], sessions: dict[str, Event], reader: Reader) -> list[tuple[Event, Verdict]]:
+def verdicts(history: list[Event], sessions: dict[str, Event], reader: Reader) -> list[tuple[Claim, Verdict]]:
     """Each claim of an item's newest evidence with its verdict; the lines its session wrote last.
     Evidence saved before Keeper noted claims (or that arrived without them) claims nothing."""
     newest = evidence(history)
-    said = newest.get("claims") if newest is not None else None
-    if newest is None or not isinstance(said, list):
+    if newest is None or newest.claims is None:
         return []
-    mine = [c for c in said[: claims.MAX_CLAIMS] if isinstance(c, dict)]
+    mine = list(newest.claims[: claims.MAX_CLAIMS])
     named = frozenset(w for c in mine if c.get("kind") == "path" for w in _held(c))
     found = [(c, judge(c, reader, named)) for c in mine]
-    session = str(newest.get("session") or "")
-    facts = sessions.get(session, {})
-    wrote = reader.wrote(session, facts) if isinstance(facts, dict) else {}
+    session = newest.session or ""
+    facts = sessions.get(session)
+    wrote = reader.wrote(session, facts) if facts is not None else {}
     if wrote:
-        lines = {"kind": "lines", "name": ", ".join(sorted(wrote)[:3]), "in": sorted(wrote)}
+        lines: Claim = {"kind": "lines", "name": ", ".join(sorted(wrote)[:3]), "in": sorted(wrote)}
         found.append((lines, _lines(found, wrote, reader)))
     return found
 
 
-def _lines(found: list[tuple[Event, Verdict]], wrote: dict[str, list[str]], reader: Reader) -> Verdict:
+def _lines(found: list[tuple[Claim, Verdict]], wrote: dict[str, list[str]], reader: Reader) -> Verdict:
     """The written-lines rule, only for an item none of whose claims holds: the lines its session
     wrote in a file are every item's of that save, so a claim that holds outweighs them."""
     if any(v[0] == "holds" for _, v in found):

@@ -29,12 +29,10 @@ import time
 
 from keeper import redact
 from keeper.errors import KeeperError
-from keeper.exchange import landing
-from keeper.markdown import Document
-from keeper.memory.merge import drop_items, item_keys
+from keeper.exchange import kinds, landing, removed, sessions
 from keeper.store import paths, projects, provenance, removals
 from keeper.store.fsutil import atomic_write, ensure_dir, project_lock, read_json, read_text
-from keeper.sync import git, kinds, mirror, remote, scan
+from keeper.sync import git, mirror, remote, scan
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
@@ -279,69 +277,19 @@ def _trusted_base(repo: git.Repo, recorded: str | None, theirs: str | None, seen
     return seen[recorded]
 
 
-def _merge(
-    theirs: dict[str, bytes], parts: list[_Part], machine: str, patterns: dict[str, list[str]]
-) -> dict[str, bytes]:
-    """The repository as it should be after this sync (see the module's help): each file of each
-    copy merged by the function its kind names (``_MERGERS``), then the record of removals applied."""
+def _merge(theirs: dict[str, bytes], parts: list[_Part], patterns: dict[str, list[str]]) -> dict[str, bytes]:
+    """The repository as it should be after this sync (see the module's help): each copy's files
+    merged into the remote's by their kinds (``exchange.kinds``), then what each copy removed
+    since its last sync recorded and taken out (``exchange.removed``)."""
     merged = dict(theirs)
     for part in parts:
-        side, base = part.side, part.base or {}
-        rules = patterns.get(side.copy.prefix, [])
-        for path in sorted(set(side.files) | set(base)):
-            merger = kinds.MERGERS.get(kinds.kind(path))
-            if merger is not None:
-                merger(path, side.files.get(path), base.get(path), merged, kinds.Rules(machine, rules))
-        _apply_removals(part, theirs, merged)
+        copy = part.side.copy
+        kinds.merge_folder(merged, part.side.files, part.base or {}, patterns.get(copy.prefix, []))
+        part.record = removed.noticed(
+            removals.read(copy.dir), removals.retired(copy.dir), part.mine, part.side.files, theirs, copy.prefix
+        )
+        removed.take_out(part.record, merged, copy.prefix)
     return merged
-
-
-def _record_path(prefix: str) -> str:
-    return f"{prefix}/{paths.REMOVALS}"
-
-
-def _apply_removals(part: _Part, theirs: dict[str, bytes], merged: dict[str, bytes]) -> None:
-    """Merge this copy's record of removals with the remote's and the last synced one, add what was
-    removed here since (a session file gone, an item retired, resolved or deleted by hand from a
-    section Keeper does not roll on its own) and what was added back here, and take out of the
-    merged tree everything the record says is removed."""
-    prefix = part.side.copy.prefix
-    at = _record_path(prefix)
-    record = removals.merge(
-        removals.read(part.side.copy.dir), removals.loads(part.mine.get(at)), removals.loads(theirs.get(at))
-    )
-    stamp = removals.now()
-    sessions = f"{prefix}/{paths.SESSIONS_DIR}/"
-    for path, data in part.mine.items():
-        if path.startswith(sessions) and path not in part.side.files and kinds.acceptable(path, data):
-            name = path[len(sessions) :]
-            if not record.sessions.get(name, ("", False))[1]:
-                record.sessions[name] = (stamp, True)  # deleted or cleared here since the last sync
-    memory = f"{prefix}/{paths.MEMORY_FILE}"
-    ours, mine = part.side.files.get(memory), part.mine.get(memory)
-    for key, day in removals.retired(part.side.copy.dir).items():
-        entry = record.items.get(key)
-        if entry is None or (not entry[1] and entry[0][:10] < day):
-            record.items[key] = (stamp, True)
-    if ours is not None and mine is not None and ours != mine:
-        for key in item_keys(kinds.text_of(mine), lasting=True) - item_keys(kinds.text_of(ours)):
-            if not record.items.get(key, ("", False))[1]:
-                record.items[key] = (stamp, True)  # taken out of memory.md by hand here since the last sync
-    gone = removals.removed(record, "items")
-    if gone and ours is not None and mine is not None and ours != mine:
-        for key in (gone & item_keys(kinds.text_of(ours))) - item_keys(kinds.text_of(mine)):
-            record.items[key] = (stamp, False)  # added here again since the last sync
-        gone = removals.removed(record, "items")
-    for name in removals.removed(record, "sessions"):
-        merged.pop(sessions + name, None)
-    if gone and memory in merged:
-        text = kinds.text_of(merged[memory]) or ""
-        kept = drop_items(text, gone)
-        if kept != text:
-            merged[memory] = kept.encode("utf-8", "surrogateescape")
-    part.record = record
-    if record != removals.empty() or at in merged:
-        merged[at] = removals.dumps(record)
 
 
 def _fetch(repo: git.Repo, url: str) -> str | None:
@@ -508,7 +456,7 @@ def _run(url: str, data: dict[str, Any], new: bool = False) -> Result:
     result = Result()
     for _ in range(ATTEMPTS):
         theirs_commit, theirs_ids, theirs, parts, patterns = _prepare(repo, url, data, machine, result, new)
-        merged = _merge(theirs, parts, machine, patterns)
+        merged = _merge(theirs, parts, patterns)
         merged[mirror.MARKER] = merged.get(mirror.MARKER) or mirror.MARKER_TEXT.encode()
         outgoing = {p: d for p, d in merged.items() if theirs.get(p) != d}
         removed = [p for p in theirs if p not in merged]
@@ -602,21 +550,22 @@ def _prepare(
 
 def _recognise(side: _Side, mine: dict[str, bytes], theirs: dict[str, bytes]) -> None:
     """A session file here that the repository holds under another name (it came here by an archive,
-    or went there by another machine's import) is sent under that name, so one session stays one
-    file everywhere: the name this copy synced it under before, else the remote's."""
-    from keeper.exchange.sessions import Known
-
+    or went there by another machine's import) is sent under that name (``sessions.recognised``),
+    so one session stays one file everywhere: the name this copy synced it under before, else the
+    remote's."""
     folder = f"{side.copy.prefix}/{paths.SESSIONS_DIR}/"
-    new = [t for t in side.files if t.startswith(folder) and t not in mine and t not in theirs]
+    new = {
+        t: kinds.text_of(d) or ""
+        for t, d in side.files.items()
+        if t.startswith(folder) and t not in mine and t not in theirs
+    }
     if not new or not any(p.startswith(folder) for files in (mine, theirs) for p in files):
         return
-    held = (p for files in (mine, theirs) for p in sorted(files) if p.startswith(folder))
-    known = Known((p, kinds.text_of(mine.get(p, theirs.get(p))) or "") for p in dict.fromkeys(held))
-    for tree in new:
-        found = known.copy_of(kinds.text_of(side.files[tree]) or "")
-        if found is not None and found not in side.files:
-            side.files[found] = side.files.pop(tree)
-            side.local[found] = side.local.pop(tree)
+    held = dict.fromkeys(p for files in (mine, theirs) for p in sorted(files) if p.startswith(folder))
+    texts = ((p, kinds.text_of(mine.get(p, theirs.get(p))) or "") for p in held)
+    for tree, found in sessions.recognised(new, texts, taken=side.files).items():
+        side.files[found] = side.files.pop(tree)
+        side.local[found] = side.local.pop(tree)
 
 
 def _hold_unreadable(side: _Side, mine: dict[str, bytes], result: Result) -> bool:
@@ -626,13 +575,8 @@ def _hold_unreadable(side: _Side, mine: dict[str, bytes], result: Result) -> boo
     removed. The file stays as it is here, for the person to fix, and the last sync stays this copy's
     base, so that what arrived meanwhile is not taken for items the fixed file lacks."""
     memory = f"{side.copy.prefix}/{paths.MEMORY_FILE}"
-    ours, was = side.files.get(memory), mine.get(memory)
-    if (
-        ours is None
-        or was is None
-        or _has_sections(kinds.text_of(ours) or "")
-        or not _has_sections(kinds.text_of(was) or "")
-    ):
+    was = mine.get(memory)
+    if was is None or not kinds.reads_as_no_memory(side.files.get(memory), was):
         return False
     side.files[memory] = was
     result.note(
@@ -640,10 +584,6 @@ def _hold_unreadable(side: _Side, mine: dict[str, bytes], result: Result) -> boo
         "with newlines): not sent and nothing removed by it; write it back as UTF-8 and run keeper sync again"
     )
     return True
-
-
-def _has_sections(text: str) -> bool:
-    return any(section.level == 2 for section in Document.parse(text).sections)
 
 
 def _joined(url: str, theirs: str | None, data: dict[str, Any]) -> str:
@@ -669,7 +609,7 @@ def _writes(parts: list[_Part], merged: dict[str, bytes]) -> bool:
             if (
                 path.startswith(side.copy.prefix + "/")
                 and side.files.get(path) != data
-                and kinds.acceptable(path, data)
+                and landing.acceptable(path, data)
             ):
                 return True
         if any(p not in merged for p in side.files):
@@ -709,7 +649,7 @@ def _write_back(
         empty = _Side.__new__(_Side)
         empty.copy, empty.files, empty.local = copy, {}, {}
         parts.append(_Part(empty, None, {}, None))
-        parts[-1].record = removals.loads(merged.get(_record_path(copy.prefix)))
+        parts[-1].record = removals.loads(merged.get(removed.record_path(copy.prefix)))
     cache = read_json(_cache_file())
     for part in parts:
         copy = part.side.copy
@@ -762,7 +702,7 @@ def _arriving(
     sent: dict[str, str] = {}
     trees: dict[str, str] = {}
     for path, data in sorted(merged.items()):
-        if not path.startswith(copy.prefix + "/") or side.files.get(path) == data or not kinds.acceptable(path, data):
+        if not path.startswith(copy.prefix + "/") or side.files.get(path) == data or not landing.acceptable(path, data):
             continue
         kind = kinds.kind(path)
         if kind == paths.SESSION:

@@ -243,16 +243,16 @@ def _holder(key: str) -> str | None:
 
 
 def adopt(project: paths.Project) -> bool:
-    """Give a project new on this machine the memory its repository already has here by sync.
+    """Give a project new on this machine the memory its repository already has here by sync or
+    by ``keeper import`` (an archive of that repository imported before any project here was it).
 
-    A clone's first session: its folder's id is new, but a sync may already have brought its
-    repository's memory (by origin or pin) into a folder no project of this machine claimed.
-    That folder's files move into the project, with their base commit, so this session starts
-    with them. Costs one stat when the project has memory or no remote is recorded.
+    A clone's first session: its folder's id is new, but a sync or an import may already have
+    brought its repository's memory (by origin or pin) into a folder no project of this machine
+    claimed. That folder's files move into the project, with their base commit, so this session
+    starts with them. Costs one stat when the project has memory (the hooks call it only once a
+    remote is recorded).
     """
-    if os.path.exists(project.memory) or not os.path.exists(paths.sync_file()):
-        return False
-    if os.path.exists(project.sync_record):
+    if os.path.exists(project.memory) or os.path.exists(project.sync_record):
         return False
     key = key_for(project, allowed_pins(), machine())
     if key.startswith("local."):
@@ -262,7 +262,8 @@ def adopt(project: paths.Project) -> bool:
     holder = _holder(key)
     if holder is None or holder == project.dir:
         # Nothing here yet (or another project of this machine has it): the next sync fills this one.
-        atomic_write(project.sync_record, projects.SyncRecord(key).dump())
+        if os.path.exists(paths.sync_file()):
+            atomic_write(project.sync_record, projects.SyncRecord(key).dump())
         return False
 
     with project_lock(os.path.join(holder, paths.LOCK_FILE)), project_lock(project.lock):
