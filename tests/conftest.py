@@ -32,6 +32,8 @@ def _test_cache() -> Path:
 
 
 TEST_CACHE = _test_cache()
+# the long variants of the property and stress tests: more examples, more rounds (the README names it)
+LONG = os.environ.get("KEEPER_LONG_TESTS") == "1"
 
 
 def pytest_addoption(parser: pytest.Parser, pluginmanager: pytest.PytestPluginManager) -> None:
