@@ -41,7 +41,7 @@ from keeper.sync import engine
 from tests.conftest import LONG
 from tests.syncstores import git
 
-pytestmark = pytest.mark.needs("git")
+pytestmark = [pytest.mark.needs("git"), pytest.mark.slow]
 
 ORIGIN = "https://github.com/me/proj.git"
 SECRET = "ghp_" + "Z9y8X7w6V5u4T3s2R1q0P9o8N7m6L5k4J3i2"
