@@ -82,6 +82,13 @@ def plugin_environment(tree: Path, env: Path, version: str) -> Path:
     return env
 
 
+def working_tree(dest: Path) -> Path:
+    """This repository's files as they are now, committed or not, without what tools and runs keep in it
+    (a virtualenv, caches, git's own folder): what ``pip install .`` here builds from."""
+    ignore = shutil.ignore_patterns(".venv", ".cache", ".git", "__pycache__", "*.egg-info")
+    return Path(shutil.copytree(REPO, dest, ignore=ignore))
+
+
 def built_wheel(tree: Path) -> Path:
     """The wheel ``pip`` builds from the source tree ``tree``, built once for each content of the tree
     into the tests' cache: building (an isolated environment with setuptools) is most of what

@@ -21,7 +21,7 @@ import pytest
 from keeper.plugin import bootstrap
 from tests.e2e.fakeapi import bash, text
 from tests.e2e.test_plugin_install import SAVE, Machine, clean_clone
-from tests.releases import built_wheel, environment_with_dependencies, release_tree
+from tests.releases import built_wheel, environment_with_dependencies, release_tree, working_tree
 
 pytestmark = [pytest.mark.e2e, pytest.mark.skipif(sys.platform == "win32", reason="POSIX paths in this test")]
 SECOND_SAVE = """keeper save <<'KEEPER'
@@ -91,9 +91,9 @@ def test_a_pip_upgrade_from_0_2_0_keeps_the_memory(tmp_path: Path) -> None:
     )
     assert saved.returncode == 0, saved.stderr
 
-    subprocess.run([*pip, str(built_wheel(clean_clone(tmp_path / "new")))], check=True, env=env)
+    subprocess.run([*pip, str(built_wheel(working_tree(tmp_path / "new")))], check=True, env=env)
     version = subprocess.run([*keeper, "--version"], capture_output=True, text=True).stdout
-    assert version == f"keeper {bootstrap.plugin_version(str(tmp_path / 'new' / 'keeper-src'))}\n"
+    assert version == f"keeper {bootstrap.plugin_version(str(tmp_path / 'new'))}\n"
     recalled = subprocess.run(
         [*keeper, "recall", "rounding", "--json"], cwd=project, env=env, capture_output=True, text=True
     )
