@@ -92,7 +92,7 @@ def test_eight_sessions_hooking_and_saving_at_once_lose_nothing(project_dir: Pat
     workers.append(ctx.Process(target=_reader, args=(root, home, start, stop, queue)))
     for proc in workers:
         proc.start()
-    results = [queue.get(timeout=600) for _ in range(8)]  # the sessions'; the reader ends when told
+    results = [queue.get(timeout=300) for _ in range(8)]  # the sessions'; the reader ends when told
     stop.set()
     results.append(queue.get(timeout=120))
     for proc in workers:

@@ -90,7 +90,7 @@ def test_every_writer_at_once_loses_nothing(project_dir: Path, store: Path) -> N
     procs = [ctx.Process(target=_run, args=(role, n, root, home, SAVES, start, stop, queue)) for role, n in roles]
     for proc in procs:
         proc.start()
-    results = [queue.get(timeout=600) for role, _ in roles if role == "saver"]  # only the savers end by themselves
+    results = [queue.get(timeout=300) for role, _ in roles if role == "saver"]  # only the savers end by themselves
     stop.set()
     results += [queue.get(timeout=120) for role, _ in roles if role != "saver"]
     for proc in procs:
