@@ -32,6 +32,8 @@ def _test_cache() -> Path:
 
 
 TEST_CACHE = _test_cache()
+# the long variants of the property and stress tests: more examples, more rounds (the README names it)
+LONG = os.environ.get("KEEPER_LONG_TESTS") == "1"
 
 
 def pytest_addoption(parser: pytest.Parser, pluginmanager: pytest.PytestPluginManager) -> None:
@@ -69,11 +71,42 @@ def pytest_cmdline_main(config: pytest.Config) -> None:
         option.loadscopereorder = False  # xdist would put the files of most tests first: the order below
 
 
+SECONDS = "keeper/seconds-per-file"  # pytest's cache: how long each test file took when it last ran
+SPENT: dict[str, float] = {}  # this run's seconds per file, as the reports come in
+
+
+def file_weight(path: str, slow: bool, seen: dict[str, float]) -> float:
+    """How long a test file is expected to take: as long as it last took, else a guess (an end-to-end
+    file a minute, one holding a slow test 20 s, any other a second)."""
+    return seen.get(path, 60.0 if path.startswith("tests/e2e/") else 20.0 if slow else 1.0)
+
+
 def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
-    """On xdist's workers the end-to-end files, the longest by far, are handed out first, so the run
-    does not end with one worker alone on them; each file's tests keep their order."""
-    if hasattr(config, "workerinput"):
-        items.sort(key=lambda item: not item.nodeid.startswith("tests/e2e/"))
+    """On xdist's workers the longest files are handed out first, so the run ends on short ones and not
+    with one worker alone on a long file while the other waits; each file's tests keep their order."""
+    if not hasattr(config, "workerinput"):
+        return
+    cache = getattr(config, "cache", None)
+    seen = cache.get(SECONDS, {}) if cache is not None else {}
+    slow = {item.nodeid.split("::")[0] for item in items if item.get_closest_marker("slow")}
+
+    def weight(item: pytest.Item) -> float:
+        path = item.nodeid.split("::")[0]
+        return -file_weight(path, path in slow, seen)
+
+    items.sort(key=weight)
+
+
+def pytest_runtest_logreport(report: pytest.TestReport) -> None:
+    path = report.nodeid.split("::")[0]
+    SPENT[path] = SPENT.get(path, 0.0) + report.duration
+
+
+def pytest_sessionfinish(session: pytest.Session) -> None:
+    """The seconds each file took, kept for the next run's dealing (by the controller alone)."""
+    cache = getattr(session.config, "cache", None)
+    if cache is not None and SPENT and not hasattr(session.config, "workerinput"):
+        cache.set(SECONDS, {**cache.get(SECONDS, {}), **{path: round(s, 2) for path, s in SPENT.items()}})
 
 
 @pytest.fixture(autouse=True)

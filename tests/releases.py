@@ -7,18 +7,22 @@ tests: they fail and say how to get it, never skip.
 
 from __future__ import annotations
 
+import hashlib
 import importlib.metadata
 import io
 import json
+import os
 import shutil
 import subprocess
 import sys
 import tarfile
+import tempfile
+import time
 from pathlib import Path
 
 import pytest
 
-from tests.conftest import REPO
+from tests.conftest import REPO, TEST_CACHE
 
 RELEASES = {
     "0.1.0": "283eda342aebe66549d214aa9e33b869b6eae475",
@@ -42,10 +46,9 @@ def release_tree(version: str, dest: Path) -> Path:
     return dest
 
 
-def plugin_environment(tree: Path, env: Path, version: str) -> Path:
-    """The environment a release's set-up made in ``CLAUDE_PLUGIN_DATA/env/<version>``: a virtual
-    environment with the dependencies (copied from the test's own, offline) and the release's flat
-    package, marked finished as that release marked it."""
+def environment_with_dependencies(env: Path) -> Path:
+    """A new virtual environment (no pip) holding Keeper's dependencies, copied from the test's own
+    with their metadata (offline, a second); its site-packages folder is returned."""
     subprocess.run([sys.executable, "-m", "venv", "--without-pip", str(env)], check=True)
     site = Path(
         subprocess.run(
@@ -63,9 +66,55 @@ def plugin_environment(tree: Path, env: Path, version: str) -> Path:
                 shutil.copytree(source, site / top, dirs_exist_ok=True)
             elif source.is_file():
                 shutil.copy2(source, site / top)
+    return site
+
+
+def plugin_environment(tree: Path, env: Path, version: str) -> Path:
+    """The environment a release's set-up made in ``CLAUDE_PLUGIN_DATA/env/<version>``: a virtual
+    environment with the dependencies (copied from the test's own, offline) and the release's flat
+    package, marked finished as that release marked it."""
+    site = environment_with_dependencies(env)
     shutil.copytree(tree / "keeper", site / "keeper", ignore=shutil.ignore_patterns("__pycache__"))
     from keeper.plugin import bootstrap
 
     facts = {"version": version, "dependencies": bootstrap.dependencies(str(tree)), "python": sys.executable}
     (env / bootstrap.READY).write_text(json.dumps(facts), encoding="utf-8")
     return env
+
+
+def working_tree(dest: Path) -> Path:
+    """This repository's files as they are now, committed or not, without what tools and runs keep in it
+    (a virtualenv, caches, git's own folder): what ``pip install .`` here builds from."""
+    ignore = shutil.ignore_patterns(".venv", ".cache", ".git", "__pycache__", "*.egg-info")
+    return Path(shutil.copytree(REPO, dest, ignore=ignore))
+
+
+def built_wheel(tree: Path) -> Path:
+    """The wheel ``pip`` builds from the source tree ``tree``, built once for each content of the tree
+    into the tests' cache: building (an isolated environment with setuptools) is most of what
+    ``pip install <folder>`` costs, and the same tree always gives the same wheel."""
+    from filelock import FileLock
+
+    digest = hashlib.sha256()
+    for path in sorted(p for p in tree.rglob("*") if p.is_file()):
+        digest.update(f"{path.relative_to(tree).as_posix()}\0{path.stat().st_size}\0".encode())
+        digest.update(path.read_bytes())
+    wheels = TEST_CACHE / "wheels"
+    folder = wheels / digest.hexdigest()[:16]
+    wheels.mkdir(parents=True, exist_ok=True)
+    with FileLock(f"{folder}.lock", timeout=600):
+        if not list(folder.glob("*.whl")):
+            building = Path(tempfile.mkdtemp(dir=wheels))  # renamed into place whole, or not at all
+            pip = [sys.executable, "-m", "pip", "wheel", "--no-deps", "--quiet", "--disable-pip-version-check"]
+            try:
+                done = subprocess.run([*pip, "-w", str(building), str(tree)], cwd=building, capture_output=True)
+                assert done.returncode == 0, done.stderr.decode(errors="replace")[-2000:]
+                building.rename(folder)
+            finally:
+                shutil.rmtree(building, ignore_errors=True)
+        os.utime(folder)
+    for old in wheels.iterdir():  # the wheels of trees no run has asked for in a week
+        if old.is_dir() and time.time() - old.stat().st_mtime > 7 * 86400:
+            shutil.rmtree(old, ignore_errors=True)
+    (wheel,) = folder.glob("*.whl")
+    return wheel

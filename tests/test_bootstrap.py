@@ -341,6 +341,7 @@ def test_dependencies_that_cannot_be_installed_say_what_to_check(tmp_path: Path,
     assert "(network, proxy, PIP_INDEX_URL). It tries again at the next session start" in message
 
 
+@pytest.mark.slow  # a real virtual environment and pip
 @pytest.mark.skipif(sys.platform == "win32", reason="the planted programs are sh scripts")
 def test_the_set_up_runs_no_code_of_the_project_folder_with_venv_and_pip(tmp_path: Path, data: Path) -> None:
     marker = tmp_path / "ran-from-the-repository"

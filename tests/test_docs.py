@@ -236,6 +236,20 @@ def test_where_the_readme_gives_the_test_command_it_names_every_variable_the_end
         assert f"`{variable}`" in where and variable in development, variable
 
 
+def test_the_tests_long_variants_answer_to_one_flag_named_where_the_readme_gives_the_test_command() -> None:
+    """The long runs of the property and stress tests (more examples, more rounds) answered to two flags
+    and a time, each named only in its own test file (issue 40, item 8)."""
+    read = {
+        flag
+        for path in sorted((REPO / "tests").rglob("test_*.py"))
+        for flag in re.findall(r"\b(KEEPER_(?:LONG|STRESS|CRASH)_[A-Z_]+)\b", path.read_text(encoding="utf-8"))
+    }
+    assert read == {"KEEPER_LONG_TESTS"}
+    command = README.index("python -m pytest\n")
+    assert "`KEEPER_LONG_TESTS=1`" in README[command : README.index("\n## ", command)]
+    assert "KEEPER_LONG_TESTS=1" in (REPO / "docs" / "development.md").read_text(encoding="utf-8")
+
+
 def test_security_names_the_one_file_the_set_up_writes_outside_its_data_folder() -> None:
     """The set-up completes the hooks file of Gemini CLI's own copy of the extension
     (``bootstrap.complete_gemini_hooks``); SECURITY.md said everything stays in the store and the data folder."""

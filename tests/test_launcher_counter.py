@@ -27,7 +27,7 @@ from hypothesis import strategies as st
 from keeper.plugin import bootstrap
 from keeper.store import paths
 from tests.allowance_vectors import VECTORS, lay_out
-from tests.conftest import REPO
+from tests.conftest import LONG, REPO
 
 pytestmark = [
     pytest.mark.skipif(
@@ -42,7 +42,6 @@ pytestmark = [
     ),
 ]
 LAUNCHER = REPO / "bin" / "keeper"
-LONG = os.environ.get("KEEPER_LONG_PROPERTIES") == "1"  # a longer run of the property test
 
 
 def plugin_data(folder: Path) -> Path:

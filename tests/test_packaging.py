@@ -4,8 +4,6 @@ sub-package and data file of the source tree, and nothing else."""
 from __future__ import annotations
 
 import shutil
-import subprocess
-import sys
 import zipfile
 from pathlib import Path
 
@@ -13,6 +11,7 @@ import pytest
 
 from keeper.plugin import bootstrap
 from tests.conftest import REPO
+from tests.releases import built_wheel, working_tree
 
 
 def _source_files() -> set[str]:
@@ -44,14 +43,8 @@ def test_the_plugin_set_up_copies_every_sub_package_and_data_file(tmp_path: Path
 @pytest.mark.needs("pip")
 @pytest.mark.slow
 def test_the_wheel_carries_every_sub_package_and_data_file(tmp_path: Path) -> None:
-    build = tmp_path / "src"
-    shutil.copytree(REPO, build, ignore=shutil.ignore_patterns(".venv", ".cache", ".git", "__pycache__", "*.egg-info"))
-    subprocess.run(
-        [sys.executable, "-m", "pip", "wheel", "--no-deps", "--quiet", "-w", str(tmp_path / "dist"), str(build)],
-        check=True,
-        cwd=tmp_path,
-    )
-    (wheel,) = (tmp_path / "dist").glob("claude_keeper-*.whl")
+    wheel = built_wheel(working_tree(tmp_path / "src"))  # the pip upgrade test installs the same one
+    assert wheel.name.startswith("claude_keeper-")
     with zipfile.ZipFile(wheel) as zf:
         packaged = {n for n in zf.namelist() if n.startswith("keeper/")}
     assert packaged == _source_files()

@@ -2,8 +2,8 @@
 
 On Windows, replacing memory.md while another process has it open fails for that moment
 (WinError 5), and opening it while it is being replaced fails too; before ``fsutil.shared``
-7 of 300 saves failed this way in the Wine lane. On POSIX the same run shows that no reader ever
-sees half a file.
+7 of 300 saves failed this way in the Wine lane, which makes 300 there. On POSIX, where a replaced
+file stays readable, 100 saves show that no reader ever sees half a file (300 with KEEPER_LONG_TESTS=1).
 """
 
 from __future__ import annotations
@@ -18,9 +18,10 @@ import pytest
 from keeper.capture import saving
 from keeper.memory.document import SaveInput
 from keeper.store import config, counters, identity
+from tests.conftest import LONG
 
 pytestmark = pytest.mark.slow
-SAVES = 300
+SAVES = 300 if sys.platform == "win32" or LONG else 100
 
 READER = """
 import os, sys
@@ -38,7 +39,7 @@ print(reads)
 """
 
 
-def test_300_saves_while_another_process_reads_memory_md(project_dir: Path, tmp_path: Path) -> None:
+def test_saves_while_another_process_reads_memory_md(project_dir: Path, tmp_path: Path) -> None:
     project, cfg = identity.make_project(str(project_dir)), config.load(str(project_dir))
     saving.save(project, cfg, SaveInput(summary="first"), "s0")
     ready, stop = tmp_path / "ready", tmp_path / "stop"

@@ -44,11 +44,11 @@ from keeper.cli import main
 from keeper.exchange import landing
 from keeper.store import removals
 from keeper.sync import engine
+from tests.conftest import LONG
 from tests.syncstores import durable, git
 
-pytestmark = pytest.mark.needs("git")
+pytestmark = [pytest.mark.needs("git"), pytest.mark.slow]
 
-LONG = os.environ.get("KEEPER_LONG_TESTS") == "1"
 ORIGIN = "https://github.com/me/proj.git"
 SECRET = "ghp_" + "Z9y8X7w6V5u4T3s2R1q0P9o8N7m6L5k4J3i2"
 ITEM = re.compile(r"(?:Decision|Issue|Hand note) \d+")

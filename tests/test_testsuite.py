@@ -3,6 +3,7 @@ added as a local marketplace is copied whole into Claude Code's plugin cache).""
 
 from __future__ import annotations
 
+import json
 import os
 import shutil
 import subprocess
@@ -11,7 +12,7 @@ from pathlib import Path
 
 import pytest
 
-from tests.conftest import REPO
+from tests.conftest import REPO, SECONDS, file_weight
 
 LEFT_BY_OTHERS = (".git", "__pycache__", ".pytest_cache", ".hypothesis", "build", "*.egg-info", "artifacts", ".venv")
 
@@ -44,3 +45,25 @@ def test_python_m_pytest_runs_on_every_core_and_leaves_the_clone_clean(tmp_path:
     assert files(clone) == before  # no .pytest_cache, .hypothesis, screenshots or .ruff_cache in the clone
     cache = Path(os.environ["HOME"], ".cache", "keeper-tests")
     assert (cache / "pytest").is_dir() and (cache / "hypothesis").is_dir() and (cache / "ruff").is_dir()
+    took = json.loads((cache / "pytest" / "v" / SECONDS).read_text(encoding="utf-8"))
+    assert set(took) == {"tests/test_recall_spread.py", "tests/test_clocks.py"}  # for the next run's dealing
+
+
+def test_the_longest_files_are_dealt_first_as_long_as_they_last_took_else_by_kind() -> None:
+    """With two workers the run ends when the last long file dealt ends: the long ones go first."""
+    seen = {"tests/test_sync.py": 44.0, "tests/e2e/test_ring.py": 30.0}
+    files = {  # each file, and whether it holds a slow test
+        "tests/test_alpha.py": False,
+        "tests/test_sync.py": False,
+        "tests/test_stress.py": True,
+        "tests/e2e/test_ring.py": False,
+        "tests/e2e/test_codex.py": False,
+    }
+    dealt = sorted(files, key=lambda path: -file_weight(path, files[path], seen))
+    assert dealt == [
+        "tests/e2e/test_codex.py",  # never timed: an end-to-end file is taken for a minute
+        "tests/test_sync.py",
+        "tests/e2e/test_ring.py",
+        "tests/test_stress.py",
+        "tests/test_alpha.py",
+    ]

@@ -31,6 +31,7 @@ from tests.conftest import REPO
 TOOLS = ("wine", "wineserver", "x86_64-w64-mingw32-gcc")
 MISSING = [tool for tool in TOOLS if shutil.which(tool) is None]
 pytestmark = [
+    pytest.mark.slow,  # a Wine prefix, and a Windows process for each test
     pytest.mark.skipif(sys.platform != "linux", reason="the Windows launcher is tested under Wine, on Linux"),
     pytest.mark.skipif(
         bool(MISSING) and not os.environ.get("CI"),

@@ -62,6 +62,9 @@ class Machine:
             "DISABLE_AUTOUPDATER": "1",
             "CLAUDE_CODE_MAX_RETRIES": "0",
             "CLAUDE_CODE_DISABLE_AUTO_MEMORY": "1",
+            # Claude Code's plugin commands ask api.anthropic.com something first and, where that host does not
+            # resolve, retry for ~18 s; with another API they ask nothing (a session gets its fake API's URL)
+            "ANTHROPIC_BASE_URL": "http://127.0.0.1:9",
             "PIP_CACHE_DIR": PIP_CACHE,
             **{k: v for k, v in os.environ.items() if k.startswith(("PIP_", "UV_")) or k in ("LANG", "TMPDIR")},
         }

@@ -21,7 +21,7 @@ import pytest
 from keeper.plugin import bootstrap
 from tests.e2e.fakeapi import bash, text
 from tests.e2e.test_plugin_install import SAVE, Machine, clean_clone
-from tests.releases import release_tree
+from tests.releases import built_wheel, environment_with_dependencies, release_tree, working_tree
 
 pytestmark = [pytest.mark.e2e, pytest.mark.skipif(sys.platform == "win32", reason="POSIX paths in this test")]
 SECOND_SAVE = """keeper save <<'KEEPER'
@@ -72,24 +72,28 @@ def test_a_plugin_update_from_0_2_0_answers_every_hook_and_keeps_the_memory(clau
 
 
 def test_a_pip_upgrade_from_0_2_0_keeps_the_memory(tmp_path: Path) -> None:
+    """pip installs each tree's wheel (built once into the tests' cache) into a virtualenv that holds
+    the dependencies already: the upgrade pip makes of a 0.2.0 install is what is tested here, not how
+    pip builds a wheel or resolves dependencies (tests/test_packaging.py, the README's own set-up)."""
     venv = tmp_path / "venv"
-    subprocess.run([sys.executable, "-m", "venv", str(venv)], check=True)
-    pip = [str(venv / "bin" / "python"), "-m", "pip", "install", "--quiet", "--disable-pip-version-check"]
+    environment_with_dependencies(venv)
+    pip = [sys.executable, "-m", "pip", "--python", str(venv / "bin" / "python"), "install", "--no-deps"]
+    pip += ["--quiet", "--disable-pip-version-check"]
     env = {**os.environ, "KEEPER_HOME": str(tmp_path / "store")}
     project = tmp_path / "work" / "invoices"
     (project / ".git").mkdir(parents=True)
     keeper = [str(venv / "bin" / "keeper")]
 
-    subprocess.run([*pip, str(release_tree("0.2.0", tmp_path / "k020"))], check=True, env=env)
+    subprocess.run([*pip, str(built_wheel(release_tree("0.2.0", tmp_path / "k020")))], check=True, env=env)
     assert subprocess.run([*keeper, "--version"], capture_output=True, text=True).stdout == "keeper 0.2.0\n"
     saved = subprocess.run(
         [*keeper, "save", "--decision", "Amounts round half-even"], cwd=project, env=env, capture_output=True
     )
     assert saved.returncode == 0, saved.stderr
 
-    subprocess.run([*pip, str(clean_clone(tmp_path / "new"))], check=True, env=env)
+    subprocess.run([*pip, str(built_wheel(working_tree(tmp_path / "new")))], check=True, env=env)
     version = subprocess.run([*keeper, "--version"], capture_output=True, text=True).stdout
-    assert version == f"keeper {bootstrap.plugin_version(str(tmp_path / 'new' / 'keeper-src'))}\n"
+    assert version == f"keeper {bootstrap.plugin_version(str(tmp_path / 'new'))}\n"
     recalled = subprocess.run(
         [*keeper, "recall", "rounding", "--json"], cwd=project, env=env, capture_output=True, text=True
     )
