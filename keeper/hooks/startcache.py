@@ -190,11 +190,13 @@ def _statuses(where: set[str], into: list[str]) -> bool:
 
 def save(project: paths.Project, want: dict[str, Any], watch: Watch, session: str, answer: Answer) -> None:
     """Keep an answer worked out for ``want`` with the status of every file it rests on, unless one
-    of them changed within a tick of the clock (or cannot be told)."""
+    of them changed within a tick of the clock (or cannot be told), or the stale check's verdicts
+    hold only until the clock reaches a save dated ahead of it."""
     from keeper.store.fsutil import atomic_write
+    from keeper.store.stale import WAITING
 
     files: list[str] = []
-    if not (
+    if WAITING in watch.checked or not (
         _statuses(rests_on(project, watch, session, want["compact"]), files)
         and _statuses(_newest(project, None if want["compact"] else want["own"]), files)
     ):
