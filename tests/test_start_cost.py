@@ -131,9 +131,11 @@ class Reads:
         self.count = 0
         real = provenance.read
 
-        def counted(folder: str, items: set[str] | None = None) -> list[dict[str, Any]]:
+        def counted(
+            folder: str, items: set[str] | None = None, later: list[dict[str, Any]] | None = None
+        ) -> list[dict[str, Any]]:
             self.count += 1
-            return real(folder, items)
+            return real(folder, items, later)
 
         monkeypatch.setattr(provenance, "read", counted)
 
@@ -431,9 +433,11 @@ def test_a_file_changed_reads_the_record_only_for_the_items_resting_on_it(
     asked: list[set[str] | None] = []
     real = provenance.read
 
-    def read(folder: str, items: set[str] | None = None) -> list[dict[str, Any]]:
+    def read(
+        folder: str, items: set[str] | None = None, later: list[dict[str, Any]] | None = None
+    ) -> list[dict[str, Any]]:
         asked.append(items)
-        return real(folder, items)
+        return real(folder, items, later)
 
     monkeypatch.setattr(provenance, "read", read)
     (repo / "src" / "api.py").unlink()
