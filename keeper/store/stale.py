@@ -43,6 +43,7 @@ MAX_SIBLINGS = 30  # files beside a claim's file searched for an identifier that
 FEW = 32  # items judged again up to which the record is read for them alone (each costs every line a look)
 MIN_LINES = 4  # written lines of a file below which its fingerprint tells nothing
 REASON_CHARS = 160
+OUTSIDE = "o"  # an input's kind: a path reached through a link out of the project, not looked at
 # In ``stale_items``' ``looked``, no file's name: the verdicts hold only until events of the record
 # dated ahead of the clock come due (then they count), so nothing worked out from them may be kept.
 WAITING = ""
@@ -64,7 +65,8 @@ class Reader:
 
     def __init__(self, root: str, limit: int = MAX_READS, previous: Previous | None = None) -> None:
         self.root, self.limit = root, limit
-        self.inputs: dict[str, list[Any]] = {}  # rel -> ["e", exists] | ["f", size, mtime_ns, digest] | ["d", digest]
+        # rel -> ["e", exists] | ["f", size, mtime_ns, digest] | ["d", digest] | [OUTSIDE]
+        self.inputs: dict[str, list[Any]] = {}
         self.answers: dict[str, dict[str, Any]] = {}  # rel -> question -> answer, for a file of the project
         self._before = previous or ({}, {})
         self._texts: dict[str, str | None] = {}
@@ -83,9 +85,14 @@ class Reader:
         return self._folders[folder]
 
     def _full(self, rel: str) -> str | None:
-        """The path of a project's file to look at, or None: not the project's, or the budget spent."""
+        """The path of a project's file to look at, or None: not the project's, or the budget spent.
+        One reached through a link out of the project is an input all the same (``OUTSIDE``): the
+        link made a folder again, the file is there to judge."""
         full = claims.confined(self.root, rel)
-        if full is None or not self._spend() or not self._folder_inside(os.path.dirname(full)):
+        if full is None or not self._spend():
+            return None
+        if not self._folder_inside(os.path.dirname(full)):
+            self.inputs[rel] = [OUTSIDE]
             return None
         return full
 
@@ -103,7 +110,7 @@ class Reader:
         """Whether a path is there; None when it is not the project's or the budget is spent."""
         self.touched.add(rel)
         known = self.inputs.get(rel)
-        if known is not None:
+        if known is not None and known[0] != OUTSIDE:
             return bool(known[1]) if known[0] == "e" else known[3] != ""
         full = self._full(rel)
         if full is None:

@@ -7,9 +7,10 @@ in a derived file of the project's state folder (``paths.STALE_CACHE``: deleting
 check) beside what they were worked out from: the work tree checked (worktrees share one memory,
 not their files), memory.md's text (its digest), the record's ``(mtime_ns, size, inode)``, and
 every input of the check: a path that was there or not, a file's size, ``mtime_ns`` and content
-digest, a folder's listing. A start looks at those again: a file whose size and ``mtime_ns`` are as
-they were is taken as it was; any other is read and compared by content, so a branch switched and
-switched back (same bytes, new times) keeps the verdicts. Any difference, or a damaged file, is a
+digest, a folder's listing, a path not looked at as it lies through a link out of the project. A
+start looks at those again: a file whose size and ``mtime_ns`` are as they were is taken as it was;
+any other is read and compared by content, so a branch switched and switched back (same bytes, new
+times) keeps the verdicts. Any difference, or a damaged file, is a
 miss and the check runs in full.
 
 A file can change again within one tick of its clock with the same size: a file younger than
@@ -33,7 +34,7 @@ if TYPE_CHECKING:
 
     Verdict = tuple[str, str, str, str, int]  # an item's key, text, section, why, rank (``stale.Stale``)
 
-FORMAT = 3  # raise it when the check's rules change within a version
+FORMAT = 4  # raise it when the check's rules change within a version
 GRANULARITY_NS = 2_000_000_000
 
 
@@ -119,6 +120,8 @@ def _same(root: str, rel: object, fact: object, folders: Folders) -> bool:
         if stamp:
             folders.fresh[rel] = stamp
         return same
+    if fact == ["o"]:  # ``stale.OUTSIDE``: reached through a link out of the project, as it was while it still is
+        return folders.full(rel.rpartition("/")[0]) is None
     if fact[0] == "d" and len(fact) == 2 and rel.endswith("/"):
         full = claims.confined(root, rel[:-1]) if rel != "/" else root
         names = claims.listing(full) if full is not None else []
