@@ -209,6 +209,22 @@ def test_deleting_the_kept_verdicts_costs_one_full_check_and_changes_nothing(
     assert reads.count == 1
 
 
+def test_a_clock_that_went_back_takes_no_kept_verdicts(
+    repo: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """A save counts from its time on (``provenance.read``): verdicts kept by a clock that has gone
+    back since may rest on one it has not reached again."""
+    reads, first = marked_then(repo, monkeypatch, capsys)
+    cache = Path(verdicts.cache_file(project_of(repo)))
+    data = json.loads(cache.read_text(encoding="utf-8"))
+    data["at"], data["verdicts"] = time.time_ns() + 3600 * 10**9, []  # kept an hour from now, nothing stale then
+    cache.write_text(json.dumps(data), encoding="utf-8")
+    for kept in Path(project_of(repo).state).glob("start.cache"):
+        kept.unlink()
+    assert marks_of(start(repo, "a-third-session", monkeypatch, capsys)) == first
+    assert reads.count == 1
+
+
 WHOLE = ["", "{", "[]", '{"key": 1}', "\x00garbage"]  # the file
 FIELDS = [  # one field of a file whose key still matches
     ("inputs", {"src/nowhere.py": "x"}),

@@ -15,7 +15,9 @@ miss and the check runs in full.
 
 A file can change again within one tick of its clock with the same size: a file younger than
 ``GRANULARITY_NS`` (2 s: FAT's tick) is kept with no time, so the next start compares its content,
-and nothing is kept while the record is that young.
+and nothing is kept while the record is that young. The verdicts hold from when they were kept on:
+a save counts only once the clock reaches its time (``provenance.read``), so a clock gone back
+since takes none of them, and nothing is kept while a save waits for its time.
 """
 
 from __future__ import annotations
@@ -163,9 +165,9 @@ def _read(project: paths.Project) -> dict[str, Any]:
 
 
 def load(project: paths.Project, want: dict[str, Any]) -> Kept:
-    """The kept verdicts, in the check's order, when they were worked out from ``want`` (``key``)
-    and every input of the check holds the same; the inputs and answers of the same work tree
-    whatever else changed."""
+    """The kept verdicts, in the check's order, when they were worked out from ``want`` (``key``),
+    the clock has not gone back since and every input of the check holds the same; the inputs and
+    answers of the same work tree whatever else changed."""
     kept, found = _read(project), Kept()
     inputs, answers, firsts, rows = (kept.get(k) for k in ("inputs", "answers", "firsts", "verdicts"))
     key = kept.get("key")
@@ -174,6 +176,9 @@ def load(project: paths.Project, want: dict[str, Any]) -> Kept:
     if isinstance(inputs, dict) and isinstance(answers, dict):
         found.inputs, found.answers = inputs, answers
     if key != want or not (isinstance(inputs, dict) and isinstance(firsts, dict) and isinstance(rows, list)):
+        return found
+    at = kept.get("at")
+    if type(at) is not int or time.time_ns() < at:  # a clock gone back: a save then counted may wait again
         return found
     if not all(isinstance(v, str) for v in firsts.values()):
         return found
@@ -233,7 +238,8 @@ def save(
         return
     facts = {rel: [*f[:2], -1, f[3]] if f[0] == "f" and f[2] > young else f for rel, f in reader.inputs.items()}
     answers = {rel: said for rel, said in reader.answers.items() if said and facts.get(rel, [""])[0] == "f"}
-    data: dict[str, object] = {"key": want, "inputs": facts, "answers": answers, "firsts": firsts}
+    data: dict[str, object] = {"key": want, "at": time.time_ns(), "inputs": facts, "answers": answers}
+    data["firsts"] = firsts
     data["verdicts"], data["count"] = [list(v) for v in verdicts], len(judged)
     index = {rel: at for at, rel in enumerate(facts)}  # an item's inputs by their place: a short file
     data["items"] = {
