@@ -208,3 +208,63 @@ def test_a_clock_that_went_back_keeps_no_answer(
     kept.write_text(json.dumps(data) + "\n" + files, encoding="utf-8")
     answer = world.start("s2", "startup", monkeypatch, capsys)
     assert "parse_1" in answer["hookSpecificOutput"]["additionalContext"]
+
+
+def test_an_event_dated_ahead_of_the_clock_keeps_no_answer_past_its_time(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """A save from a machine whose clock runs ahead is left out until its time comes
+    (``provenance.read``); the answer worked out without it holds only until then."""
+    world = World(tmp_path / "w", monkeypatch)
+    world.save(1, "s0")
+    code = world.root / "src" / "mod_1.py"
+    code.write_text(code.read_text(encoding="utf-8").replace("def parse_", "def parsed_"))  # the item stale
+    record = Path(world.project.provenance)
+    due = time.time() + provenance.SKEW + 2
+    ahead = time.strftime("%Y-%m-%dT%H:%M:%S+00:00", time.gmtime(due))
+    lines = [json.loads(line) for line in record.read_text(encoding="utf-8").splitlines()]
+    record.write_text("".join(json.dumps({**e, "at": ahead}) + "\n" for e in lines), encoding="utf-8")
+    world.act("wait", 0, monkeypatch, capsys)
+    first = world.start("s1", "startup", monkeypatch, capsys)
+    assert "may be stale" not in first["systemMessage"]  # its claims wait for their time
+    time.sleep(max(due - provenance.SKEW - time.time(), 0) + 1)
+    answer = world.start("s2", "startup", monkeypatch, capsys)
+    for kept in (startcache.cache_file(world.project), os.path.join(world.project.state, paths.STALE_CACHE)):
+        if os.path.exists(kept):
+            os.unlink(kept)
+    afresh = world.start("s2", "startup", monkeypatch, capsys)
+    assert "may be stale" in afresh["systemMessage"]
+    assert answer == afresh
+
+
+def test_a_claim_through_a_link_out_of_the_project_rests_on_the_link(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """A claim's file reached through a link out of the project is not looked at; the link made a
+    folder again (a folder no other claim names) makes it the project's, to judge."""
+    world = World(tmp_path / "w", monkeypatch)
+    lib = world.root / "pkg" / "sub" / "lib"
+    lib.mkdir(parents=True)
+    (lib / "x.py").write_text("Y = 1\n\n\ndef parse_9():\n    pass\n")
+    decision = "Use `parse_9` in pkg/sub/lib/x.py"
+    saving.save(world.project, config.load(str(world.root)), SaveInput(summary="s", decisions=[decision]), "s0")
+    outside = tmp_path / "w" / "outside"
+    outside.mkdir()
+    lib.rename(outside / "lib")
+    lib.symlink_to(outside / "lib", target_is_directory=True)
+    shift([outside], HOUR)
+    world.act("wait", 0, monkeypatch, capsys)
+    first = world.start("s1", "startup", monkeypatch, capsys)
+    assert "may be stale" not in first["systemMessage"] and os.path.exists(startcache.cache_file(world.project))
+    lib.unlink()
+    lib.mkdir()
+    (lib / "x.py").write_text("Y = 1\n\n\ndef parsed_9():\n    pass\n")
+    shift([world.root], HOUR)  # the work tree's files older than a tick; memory.md's age as it was
+    time.sleep(startcache.CHANGE_TICK_NS / 1e9 + 0.02)
+    answer = world.start("s2", "startup", monkeypatch, capsys)
+    for kept in (startcache.cache_file(world.project), os.path.join(world.project.state, paths.STALE_CACHE)):
+        if os.path.exists(kept):
+            os.unlink(kept)
+    afresh = world.start("s2", "startup", monkeypatch, capsys)
+    assert "may be stale" in afresh["systemMessage"]  # its file there at last, without the name
+    assert answer == afresh

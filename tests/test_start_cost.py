@@ -131,9 +131,11 @@ class Reads:
         self.count = 0
         real = provenance.read
 
-        def counted(folder: str, items: set[str] | None = None) -> list[dict[str, Any]]:
+        def counted(
+            folder: str, items: set[str] | None = None, later: list[dict[str, Any]] | None = None
+        ) -> list[dict[str, Any]]:
             self.count += 1
-            return real(folder, items)
+            return real(folder, items, later)
 
         monkeypatch.setattr(provenance, "read", counted)
 
@@ -203,6 +205,22 @@ def test_deleting_the_kept_verdicts_costs_one_full_check_and_changes_nothing(
 ) -> None:
     reads, first = marked_then(repo, monkeypatch, capsys)
     os.unlink(verdicts.cache_file(project_of(repo)))
+    assert marks_of(start(repo, "a-third-session", monkeypatch, capsys)) == first
+    assert reads.count == 1
+
+
+def test_a_clock_that_went_back_takes_no_kept_verdicts(
+    repo: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """A save counts from its time on (``provenance.read``): verdicts kept by a clock that has gone
+    back since may rest on one it has not reached again."""
+    reads, first = marked_then(repo, monkeypatch, capsys)
+    cache = Path(verdicts.cache_file(project_of(repo)))
+    data = json.loads(cache.read_text(encoding="utf-8"))
+    data["at"], data["verdicts"] = time.time_ns() + 3600 * 10**9, []  # kept an hour from now, nothing stale then
+    cache.write_text(json.dumps(data), encoding="utf-8")
+    for kept in Path(project_of(repo).state).glob("start.cache"):
+        kept.unlink()
     assert marks_of(start(repo, "a-third-session", monkeypatch, capsys)) == first
     assert reads.count == 1
 
@@ -431,9 +449,11 @@ def test_a_file_changed_reads_the_record_only_for_the_items_resting_on_it(
     asked: list[set[str] | None] = []
     real = provenance.read
 
-    def read(folder: str, items: set[str] | None = None) -> list[dict[str, Any]]:
+    def read(
+        folder: str, items: set[str] | None = None, later: list[dict[str, Any]] | None = None
+    ) -> list[dict[str, Any]]:
         asked.append(items)
-        return real(folder, items)
+        return real(folder, items, later)
 
     monkeypatch.setattr(provenance, "read", read)
     (repo / "src" / "api.py").unlink()

@@ -10,12 +10,16 @@ newest session files but the session's own and their list (the folder, when ther
 team.md and its folders, the work tree and every file and folder the stale check looked at, with
 the folders above them (a folder swapped for a link changes its parent). Each is compared by its
 status: size, modification and change times to the nanosecond (a change time cannot be set by
-hand), inode and type; a missing one as missing. A file modified within ``GRANULARITY_NS`` of the
-answer (one tick of a coarse clock: FAT's) or changed within ``CHANGE_TICK_NS``, or a clock that
-went back since, keeps nothing: any doubt is a miss, and a miss works the answer out in full. A hit
-imports neither the context builder nor memory's parser nor the stale check. The file
-(``paths.START_CACHE``, derived and machine-local: deleting it costs one start its full
-computation) is the answer as one JSON line, then ``status<TAB>path`` a line for each file.
+hand), inode and type; a missing one as missing. On Windows ``st_ctime`` is the creation time:
+there an edit that keeps a file's size and puts its modification time back goes unseen, as it does
+everywhere for the stale check's kept verdicts (``keeper.store.verdicts``) a miss falls back on. A
+file modified within ``GRANULARITY_NS`` of the answer (one tick of a coarse clock: FAT's) or
+changed within ``CHANGE_TICK_NS``, a save in the record dated ahead of the clock (it counts once
+the clock gets there: ``stale.WAITING``), or a clock that went back since, keeps nothing: any doubt
+is a miss, and a miss works the answer out in full. A hit imports neither the context builder nor
+memory's parser nor the stale check. The file (``paths.START_CACHE``, derived and machine-local:
+deleting it costs one start its full computation) is the answer as one JSON line, then
+``status<TAB>path`` a line for each file.
 """
 
 from __future__ import annotations
@@ -190,11 +194,13 @@ def _statuses(where: set[str], into: list[str]) -> bool:
 
 def save(project: paths.Project, want: dict[str, Any], watch: Watch, session: str, answer: Answer) -> None:
     """Keep an answer worked out for ``want`` with the status of every file it rests on, unless one
-    of them changed within a tick of the clock (or cannot be told)."""
+    of them changed within a tick of the clock (or cannot be told), or the stale check's verdicts
+    hold only until the clock reaches a save dated ahead of it."""
     from keeper.store.fsutil import atomic_write
+    from keeper.store.stale import WAITING
 
     files: list[str] = []
-    if not (
+    if WAITING in watch.checked or not (
         _statuses(rests_on(project, watch, session, want["compact"]), files)
         and _statuses(_newest(project, None if want["compact"] else want["own"]), files)
     ):

@@ -301,9 +301,10 @@ def parse(text: str | None) -> list[Event]:
     return [Event._of(e) for e in _checked_lines(text)]
 
 
-def read(folder: str, items: set[str] | None = None) -> list[Event]:
+def read(folder: str, items: set[str] | None = None, later: list[Event] | None = None) -> list[Event]:
     """A folder's events as this machine may act on them: damaged lines skipped (and logged, once a
-    read), events dated past this machine's clock (plus ``SKEW``) left for their time to come.
+    read), events dated past this machine's clock (plus ``SKEW``) left for their time to come
+    (``later`` gets them: what is worked out without them holds only until then).
 
     With ``items``, only what ``by_item`` and ``session_facts`` need for those (``_about``): every
     session's facts and the items' events, with those of the items they were edited from."""
@@ -320,6 +321,8 @@ def read(folder: str, items: set[str] | None = None) -> list[Event]:
     skipped = sum(1 for line in lines if line.strip()) - len(events)
     latest = time.time() + SKEW
     found = [e for e in events if (_when(e.at) or 0.0) <= latest]
+    if later is not None and len(found) < len(events):
+        later += [e for e in events if (_when(e.at) or 0.0) > latest]
     if skipped or len(found) < len(events):
         from keeper.store import log
 

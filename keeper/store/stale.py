@@ -44,6 +44,10 @@ MAX_SIBLINGS = 30  # files beside a claim's file searched for an identifier that
 FEW = 32  # items judged again up to which the record is read for them alone (each costs every line a look)
 MIN_LINES = 4  # written lines of a file below which its fingerprint tells nothing
 REASON_CHARS = 160
+OUTSIDE = "o"  # an input's kind: a path reached through a link out of the project, not looked at
+# In ``stale_items``' ``looked``, no file's name: the verdicts hold only until events of the record
+# dated ahead of the clock come due (then they count), so nothing worked out from them may be kept.
+WAITING = ""
 RANKS = {"value": 4, "name": 3, "path": 2, "lines": 1}  # how decisive a broken claim of each kind is
 HOLDS: Verdict = ("holds", 0, "holds")
 
@@ -62,13 +66,15 @@ class Reader:
 
     def __init__(self, root: str, limit: int = MAX_READS, previous: Previous | None = None) -> None:
         self.root, self.limit = root, limit
-        self.inputs: dict[str, list[Any]] = {}  # rel -> ["e", exists] | ["f", size, mtime_ns, digest] | ["d", digest]
+        # rel -> ["e", exists] | ["f", size, mtime_ns, digest] | ["d", digest] | [OUTSIDE]
+        self.inputs: dict[str, list[Any]] = {}
         self.answers: dict[str, dict[str, Any]] = {}  # rel -> question -> answer, for a file of the project
         self._before = previous or ({}, {})
         self._texts: dict[str, str | None] = {}
         self._folders: dict[str, bool] = {}
         self._wrote: dict[str, dict[str, list[str]]] = {}
         self.touched: set[str] = set()  # the inputs the item being judged rests on
+        self.waiting = False  # events dated ahead of the clock were left out: the verdicts hold until their time
 
     def _spend(self) -> bool:
         return len(self.inputs) < self.limit
@@ -80,9 +86,14 @@ class Reader:
         return self._folders[folder]
 
     def _full(self, rel: str) -> str | None:
-        """The path of a project's file to look at, or None: not the project's, or the budget spent."""
+        """The path of a project's file to look at, or None: not the project's, or the budget spent.
+        One reached through a link out of the project is an input all the same (``OUTSIDE``): the
+        link made a folder again, the file is there to judge."""
         full = claims.confined(self.root, rel)
-        if full is None or not self._spend() or not self._folder_inside(os.path.dirname(full)):
+        if full is None or not self._spend():
+            return None
+        if not self._folder_inside(os.path.dirname(full)):
+            self.inputs[rel] = [OUTSIDE]
             return None
         return full
 
@@ -100,7 +111,7 @@ class Reader:
         """Whether a path is there; None when it is not the project's or the budget is spent."""
         self.touched.add(rel)
         known = self.inputs.get(rel)
-        if known is not None:
+        if known is not None and known[0] != OUTSIDE:
             return bool(known[1]) if known[0] == "e" else known[3] != ""
         full = self._full(rel)
         if full is None:
@@ -394,7 +405,7 @@ def stale_items(
     the verdicts of an earlier check while the files they rest on hold the same, judge again only
     the items resting on a file that changed, and keep these for the next one:
     ``keeper.store.verdicts``, for SessionStart; ``doc``: ``text`` parsed already; ``looked`` gets
-    every input the verdicts rest on: ``Reader.inputs``' names)."""
+    every input the verdicts rest on: ``Reader.inputs``' names, and ``WAITING``)."""
     if not text or not os.path.isdir(project.checkout):
         return []  # no work tree here (a folder moved away): nothing can be told of its files
     firsts = {} if firsts is None else firsts
@@ -411,9 +422,10 @@ def stale_items(
         return [Stale(*row) for row in kept.verdicts]
     found, judged, reader = _judged(project, doc or text, firsts, kept)
     if looked is not None:
-        looked.update(reader.inputs)
-    rows = [(s.key, s.text, s.section, s.reason, s.rank) for s in found]
-    kept_verdicts.save(project, want, reader, rows, firsts, judged)
+        looked.update([*reader.inputs, WAITING] if reader.waiting else reader.inputs)
+    if not reader.waiting:
+        rows = [(s.key, s.text, s.section, s.reason, s.rank) for s in found]
+        kept_verdicts.save(project, want, reader, rows, firsts, judged)
     return found
 
 
@@ -440,7 +452,9 @@ def _judged(
             continue
         if history is None:  # only the items judged again, when the others' verdicts are kept
             again = {k for k, _, _ in order if k not in reuse or not same.issuperset(reuse[k][0])} if reuse else None
-            events = provenance.read(project.dir, again if again is not None and len(again) <= FEW else None)
+            later: list[Event] = []
+            events = provenance.read(project.dir, again if again is not None and len(again) <= FEW else None, later)
+            reader.waiting = bool(later)
             history, sessions = provenance.by_item(events), provenance.session_facts(events)
         reader.touched = set()
         why = reason(history.get(item_key, []), sessions, reader)

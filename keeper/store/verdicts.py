@@ -7,14 +7,17 @@ in a derived file of the project's state folder (``paths.STALE_CACHE``: deleting
 check) beside what they were worked out from: the work tree checked (worktrees share one memory,
 not their files), memory.md's text (its digest), the record's ``(mtime_ns, size, inode)``, and
 every input of the check: a path that was there or not, a file's size, ``mtime_ns`` and content
-digest, a folder's listing. A start looks at those again: a file whose size and ``mtime_ns`` are as
-they were is taken as it was; any other is read and compared by content, so a branch switched and
-switched back (same bytes, new times) keeps the verdicts. Any difference, or a damaged file, is a
+digest, a folder's listing, a path not looked at as it lies through a link out of the project. A
+start looks at those again: a file whose size and ``mtime_ns`` are as they were is taken as it was;
+any other is read and compared by content, so a branch switched and switched back (same bytes, new
+times) keeps the verdicts. Any difference, or a damaged file, is a
 miss and the check runs in full.
 
 A file can change again within one tick of its clock with the same size: a file younger than
 ``GRANULARITY_NS`` (2 s: FAT's tick) is kept with no time, so the next start compares its content,
-and nothing is kept while the record is that young.
+and nothing is kept while the record is that young. The verdicts hold from when they were kept on:
+a save counts only once the clock reaches its time (``provenance.read``), so a clock gone back
+since takes none of them, and nothing is kept while a save waits for its time.
 """
 
 from __future__ import annotations
@@ -33,7 +36,7 @@ if TYPE_CHECKING:
 
     Verdict = tuple[str, str, str, str, int]  # an item's key, text, section, why, rank (``stale.Stale``)
 
-FORMAT = 3  # raise it when the check's rules change within a version
+FORMAT = 4  # raise it when the check's rules change within a version
 GRANULARITY_NS = 2_000_000_000
 
 
@@ -119,6 +122,8 @@ def _same(root: str, rel: object, fact: object, folders: Folders) -> bool:
         if stamp:
             folders.fresh[rel] = stamp
         return same
+    if fact == ["o"]:  # ``stale.OUTSIDE``: reached through a link out of the project, as it was while it still is
+        return folders.full(rel.rpartition("/")[0]) is None
     if fact[0] == "d" and len(fact) == 2 and rel.endswith("/"):
         full = claims.confined(root, rel[:-1]) if rel != "/" else root
         names = claims.listing(full) if full is not None else []
@@ -160,9 +165,9 @@ def _read(project: paths.Project) -> dict[str, Any]:
 
 
 def load(project: paths.Project, want: dict[str, Any]) -> Kept:
-    """The kept verdicts, in the check's order, when they were worked out from ``want`` (``key``)
-    and every input of the check holds the same; the inputs and answers of the same work tree
-    whatever else changed."""
+    """The kept verdicts, in the check's order, when they were worked out from ``want`` (``key``),
+    the clock has not gone back since and every input of the check holds the same; the inputs and
+    answers of the same work tree whatever else changed."""
     kept, found = _read(project), Kept()
     inputs, answers, firsts, rows = (kept.get(k) for k in ("inputs", "answers", "firsts", "verdicts"))
     key = kept.get("key")
@@ -171,6 +176,9 @@ def load(project: paths.Project, want: dict[str, Any]) -> Kept:
     if isinstance(inputs, dict) and isinstance(answers, dict):
         found.inputs, found.answers = inputs, answers
     if key != want or not (isinstance(inputs, dict) and isinstance(firsts, dict) and isinstance(rows, list)):
+        return found
+    at = kept.get("at")
+    if type(at) is not int or time.time_ns() < at:  # a clock gone back: a save then counted may wait again
         return found
     if not all(isinstance(v, str) for v in firsts.values()):
         return found
@@ -230,7 +238,8 @@ def save(
         return
     facts = {rel: [*f[:2], -1, f[3]] if f[0] == "f" and f[2] > young else f for rel, f in reader.inputs.items()}
     answers = {rel: said for rel, said in reader.answers.items() if said and facts.get(rel, [""])[0] == "f"}
-    data: dict[str, object] = {"key": want, "inputs": facts, "answers": answers, "firsts": firsts}
+    data: dict[str, object] = {"key": want, "at": time.time_ns(), "inputs": facts, "answers": answers}
+    data["firsts"] = firsts
     data["verdicts"], data["count"] = [list(v) for v in verdicts], len(judged)
     index = {rel: at for at, rel in enumerate(facts)}  # an item's inputs by their place: a short file
     data["items"] = {
