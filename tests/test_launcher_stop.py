@@ -21,7 +21,7 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from tests.test_launcher_counter import LONG, World, payload, python_starts
+from tests.test_launcher_counter import LAUNCHER, LONG, World, payload, python_starts
 from tests.test_launcher_counter import pytestmark as counter_marks
 
 pytestmark = counter_marks
@@ -352,3 +352,33 @@ def test_records_of_sessions_gone_a_week_are_removed_with_their_twins(stops: Sto
     assert (counter / f"{SESSION}.stop").exists()
     left = {p.name for p in counter.iterdir() if not p.name.startswith(f"{SESSION}.stop")}
     assert left == {"live-1.stop", "live-1.stop.ef56ab78.0"}
+
+
+@pytest.mark.parametrize("cwd", ["", "."])
+def test_a_stop_whose_project_the_payload_does_not_name_goes_to_keeper(tmp_path: Path, cwd: str) -> None:
+    """A payload whose cwd is empty or relative (and no CLAUDE_PROJECT_DIR) leaves the project to the
+    hook's own working directory, which the launcher's key does not hold: a record vouched for in one
+    project must not answer for the same payload run in another (its session was never recorded there)."""
+    first, other = tmp_path / "first", tmp_path / "other"
+    for folder in (first, other):
+        folder.mkdir()
+        subprocess.run(["git", "init", "-q", str(folder)], check=True)
+    world = World(tmp_path / "launcher", first, launcher=True)
+    del world.env["CLAUDE_PROJECT_DIR"]
+    transcript = tmp_path / "transcript.jsonl"
+    transcript.write_text(json.dumps({"type": "user", "message": {"content": "go"}}) + "\n", encoding="utf-8")
+    aged(transcript)
+    body = stop_payload(transcript, tmp_path, REPLIES[0]).replace(f'"cwd":"{tmp_path}"', f'"cwd":"{cwd}"')
+
+    def stop(folder: Path) -> bool:
+        starts = python_starts(world.data)
+        command = [str(LAUNCHER), "hook", "stop"]
+        done = subprocess.run(command, input=body.encode(), env=world.env, cwd=folder, capture_output=True, check=True)
+        assert json.loads(done.stdout) == {}
+        return python_starts(world.data) == starts
+
+    for _ in range(3):
+        stop(first)
+        time.sleep(0.1)  # past the record's clock slack
+    assert not stop(other)  # Keeper records the session in the other project
+    assert len(list(world.store.glob("projects/*/sessions/*.md"))) == 2
