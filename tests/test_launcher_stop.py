@@ -382,3 +382,17 @@ def test_a_stop_whose_project_the_payload_does_not_name_goes_to_keeper(tmp_path:
         time.sleep(0.1)  # past the record's clock slack
     assert not stop(other)  # Keeper records the session in the other project
     assert len(list(world.store.glob("projects/*/sessions/*.md"))) == 2
+
+
+def test_a_file_dated_to_the_second_is_not_vouched_for(stops: Stops) -> None:
+    """A file system that keeps whole seconds (FAT, HFS+, some network shares) dates an append made just
+    after Keeper read the file as it dated the file then, and as older than the record when the record
+    lies on a finer one: the launcher could not see it. Keeper vouches for no such file."""
+    second = int(time.time()) - 60
+    os.utime(stops.transcript, (second, second))
+    for _ in range(3):
+        stops.stop(check=False)  # Keeper finds nothing new, and the launcher cannot tell: Keeper answers
+        time.sleep(0.1)  # past the record's clock slack
+    stops.grow()  # in the same second, as such a file system dates it
+    os.utime(stops.transcript, (second, second))
+    stops.stop()

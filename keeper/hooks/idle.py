@@ -186,6 +186,8 @@ def _file_lines(record: str, files: list[tuple[str, os.stat_result | None]]) -> 
     """The record's file lines: ``+<file>`` and ``@<twin>`` (a file of this name's mtime, to the
     nanosecond: a file replaced by an older one differs) for one that exists, ``-<file>`` for one
     that does not; the twins made now, under names of this record alone. None when one cannot be."""
+    if any(found is not None and found.st_mtime_ns % 1_000_000_000 == 0 for _, found in files):
+        return None  # a file system that dates to the second: a write just after this read keeps the mtime
     out: list[bytes] = []
     nonce = os.urandom(4).hex()
     for i, (path, found) in enumerate(files):
