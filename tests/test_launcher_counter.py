@@ -540,3 +540,23 @@ def test_a_tool_use_whose_project_the_payload_does_not_name_goes_to_keeper(tmp_p
         b"u",
         b"uu",
     ]
+
+
+def test_a_tool_use_in_a_folder_reached_through_a_link_goes_to_keeper(tmp_path: Path) -> None:
+    """Keeper finds the project from the folder's real path: a link retargeted under a running session
+    moves it to another project while the launcher's key (the path as given) stays the same."""
+    first, other, link = tmp_path / "first", tmp_path / "other", tmp_path / "current"
+    for folder in (first, other):
+        folder.mkdir()
+        subprocess.run(["git", "init", "-q", str(folder)], check=True)
+    link.symlink_to(first)
+    world = World(tmp_path / "launcher", link, launcher=True)
+    world.hook("post-tool-use", payload("s-1", link))
+    world.hook("post-tool-use", payload("s-1", link))
+    link.unlink()
+    link.symlink_to(other)
+    world.hook("post-tool-use", payload("s-1", link))
+    assert sorted(path.read_bytes() for path in world.store.glob("projects/*/state/sessions/s-1.tally")) == [
+        b"u",
+        b"uu",
+    ]

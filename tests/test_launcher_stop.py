@@ -396,3 +396,27 @@ def test_a_file_dated_to_the_second_is_not_vouched_for(stops: Stops) -> None:
     stops.grow()  # in the same second, as such a file system dates it
     os.utime(stops.transcript, (second, second))
     stops.stop()
+
+
+def test_a_stop_in_a_folder_reached_through_a_link_goes_to_keeper(tmp_path: Path) -> None:
+    """Keeper finds the project from the folder's real path: a link retargeted under a running session
+    moves the session to another project while the launcher's key (the path as given) stays the same."""
+    first, other, link = tmp_path / "first", tmp_path / "other", tmp_path / "current"
+    for folder in (first, other):
+        folder.mkdir()
+        subprocess.run(["git", "init", "-q", str(folder)], check=True)
+    link.symlink_to(first)
+    world = World(tmp_path / "launcher", link, launcher=True)
+    transcript = tmp_path / "transcript.jsonl"
+    transcript.write_text(json.dumps({"type": "user", "message": {"content": "go"}}) + "\n", encoding="utf-8")
+    aged(transcript)
+    body = stop_payload(transcript, link, REPLIES[0])
+    for _ in range(3):
+        world.hook("stop", body)
+        time.sleep(0.1)  # past the record's clock slack
+    link.unlink()
+    link.symlink_to(other)
+    starts = python_starts(world.data)
+    world.hook("stop", body)
+    assert python_starts(world.data) == starts + 1  # Keeper records the session in the other project
+    assert len(list(world.store.glob("projects/*/sessions/*.md"))) == 2
