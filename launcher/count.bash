@@ -67,6 +67,7 @@ keeper_files_hold() {
         IFS= read -r -N "$((${line:1} + 1))" held && [[ ${held: -1} == $'\n' ]] || return 1
         had='' && { IFS= read -r -N "$((${line:1} + 1))" had <"$file" || [[ -n $had ]]; }
         [[ $had == "${held%?}" ]] || return 1
+        { IFS= read -r -d '' had <"$file"; } 2>/dev/null && return 1 # read drops a NUL: none may be there
         file='' ;;
       @/*) # a twin Keeper dated as it found the file: the same mtime, to the nanosecond where bash reads them
         [[ $2 == *@* && -n $file && -f ${line:1} && ! $file -nt ${line:1} && ! $file -ot ${line:1} ]] || return 1
