@@ -38,9 +38,13 @@ keeper_answer() {
   fi
 }
 
-# Sets key: whatever chooses Keeper's store, settings and project for a call in the folder $1.
+# Sets key: whatever chooses Keeper's store, settings and project for a call in the folder $1. Returns 1
+# when the key cannot hold the project: Keeper starts from the first of $CLAUDE_PROJECT_DIR and the
+# payload's cwd that is a folder, else from its own working directory (keeper.store.resolve.start_folder),
+# so that one must be an absolute path to a folder.
 keeper_key() {
-  local name value
+  local name value first=${CLAUDE_PROJECT_DIR:-$1}
+  [[ $first == /* && -d $first ]] || return 1
   key="cwd=${#1}:$1"
   for name in CLAUDE_PROJECT_DIR HOME XDG_CONFIG_HOME XDG_DATA_HOME ${!KEEPER_@}; do
     case $name in KEEPER_COUNTE[RD]* | KEEPER_LAUNCHER_* | KEEPER_COUNT_MAX) continue ;; esac
@@ -63,6 +67,7 @@ keeper_files_hold() {
         IFS= read -r -N "$((${line:1} + 1))" held && [[ ${held: -1} == $'\n' ]] || return 1
         had='' && { IFS= read -r -N "$((${line:1} + 1))" had <"$file" || [[ -n $had ]]; }
         [[ $had == "${held%?}" ]] || return 1
+        { IFS= read -r -d '' had <"$file"; } 2>/dev/null && return 1 # read drops a NUL: none may be there
         file='' ;;
       @/*) # a twin Keeper dated as it found the file: the same mtime, to the nanosecond where bash reads them
         [[ $2 == *@* && -n $file && -f ${line:1} && ! $file -nt ${line:1} && ! $file -ot ${line:1} ]] || return 1
@@ -104,7 +109,7 @@ keeper_count_payload() {
   cwd=${BASH_REMATCH[1]}
   [[ ${CLAUDE_PLUGIN_DATA-} == /* ]] || return 1
 
-  keeper_key "$cwd"
+  keeper_key "$cwd" || return 1
   record=$CLAUDE_PLUGIN_DATA/counter/$sid
   export KEEPER_COUNTER="$record" KEEPER_COUNTER_KEY="$key"
 

@@ -808,6 +808,30 @@ static int prefix_i(const WCHAR *s, const WCHAR *prefix) { /* case-insensitive (
     return 1;
 }
 
+/* Whether the key names the project: Keeper starts from the first of %CLAUDE_PROJECT_DIR% and the payload's
+ * cwd that is a folder, else from its own working directory (keeper.store.resolve.start_folder), which the
+ * key does not hold; so that one must be an absolute path (C:\ or \\server) to a folder. count.bash's
+ * keeper_key does the same. A cwd with an escape other than \\ or \/ is unusual: no. */
+static int names_project(const Head *h) {
+    WCHAR *first = env(L"CLAUDE_PROJECT_DIR");
+    if (!first) {
+        char *plain = alloc((size_t)h->cwd_n + 1);
+        DWORD n = 0;
+        for (DWORD i = 0; i < h->cwd_n; i++) {
+            char c = h->cwd[i];
+            if (c == '\\' && (++i >= h->cwd_n || (h->cwd[i] != '\\' && h->cwd[i] != '/'))) return 0;
+            plain[n++] = h->cwd[i];
+        }
+        Buf wide = {0};
+        add_utf8(&wide, plain, n);
+        first = wide.p;
+    }
+    int drive = first && ((first[0] >= L'A' && first[0] <= L'Z') || (first[0] >= L'a' && first[0] <= L'z')) &&
+                first[1] == L':' && (first[2] == L'\\' || first[2] == L'/');
+    int unc = first && (first[0] == L'\\' || first[0] == L'/') && (first[1] == L'\\' || first[1] == L'/');
+    return (drive || unc) && is_dir(first);
+}
+
 /* Whatever chooses Keeper's store, settings and project for this call: the cwd and the environment. */
 static WCHAR *count_key(const Head *h) {
     static const WCHAR *const names[] = {L"CLAUDE_PROJECT_DIR=", L"HOME=",         L"XDG_CONFIG_HOME=", L"XDG_DATA_HOME=",
@@ -955,6 +979,7 @@ static int count_without_python(WCHAR **argv, int argc, const WCHAR **named) {
     if (!closes_object(h.rest, end)) return 0;
     WCHAR *data = env(L"CLAUDE_PLUGIN_DATA");
     if (!h.cwd || !data || !(data[0] == L'\\' || (data[0] && data[1] == L':'))) return 0;
+    if (!names_project(&h)) return 0; /* Keeper would start from its own folder */
 
     Buf sid = {0};
     add_utf8(&sid, h.sid, h.sid_n);
@@ -1077,6 +1102,7 @@ static int stop_without_python(void) {
     if (!read_payload() || !read_stop(payload.bytes, payload.bytes + payload.n, &h, &s)) return 0;
     WCHAR *data = env(L"CLAUDE_PLUGIN_DATA");
     if (!data || !(data[0] == L'\\' || (data[0] && data[1] == L':'))) return 0;
+    if (!names_project(&h)) return 0; /* Keeper would start from its own folder */
     Buf sid = {0};
     add_utf8(&sid, h.sid, h.sid_n);
     WCHAR *record = cat3(data, L"\\counter\\", sid.p), *key = count_key(&h);

@@ -26,7 +26,7 @@ keeper_stop_payload() {
   [[ $head =~ ,\"cwd\":\"([^\"\\]*)\" ]] || return 1
   cwd=${BASH_REMATCH[1]}
   [[ ${CLAUDE_PLUGIN_DATA-} == /* ]] || return 1
-  keeper_key "$cwd"
+  keeper_key "$cwd" || return 1
   record=$CLAUDE_PLUGIN_DATA/counter/$sid.stop
   export KEEPER_LAUNCHER_STOP="$record" KEEPER_LAUNCHER_KEY="$key"
 

@@ -517,3 +517,45 @@ def test_a_store_under_a_folder_whose_name_is_not_utf8_is_counted_by_the_launche
     assert python_starts(world.data) == 2  # the first use and the fourth (a request is due)
     assert [bool(reply) for reply in replies] == [False, False, False, True, False]
     assert not [p for p in (world.data / "counter").iterdir() if p.name.endswith(".tmp")]
+
+
+@pytest.mark.parametrize("cwd", ["", "."])
+def test_a_tool_use_whose_project_the_payload_does_not_name_goes_to_keeper(tmp_path: Path, cwd: str) -> None:
+    """An empty or relative cwd (and no CLAUDE_PROJECT_DIR) leaves the project to the hook's own working
+    directory, which the key does not hold: an allowance granted in one project must not count a use
+    made in another into the first one's tally."""
+    first, other = tmp_path / "first", tmp_path / "other"
+    for folder in (first, other):
+        folder.mkdir()
+        subprocess.run(["git", "init", "-q", str(folder)], check=True)
+    world = World(tmp_path / "launcher", first, launcher=True)
+    del world.env["CLAUDE_PROJECT_DIR"]
+    body = json.dumps(payload("s-1", first), separators=(",", ":")).replace(f'"cwd":"{first}"', f'"cwd":"{cwd}"')
+    command = [str(LAUNCHER), "hook", "post-tool-use"]
+    for folder in (first, first, other):
+        subprocess.run(command, input=body.encode(), env=world.env, cwd=folder, capture_output=True, check=True)
+    assert python_starts(world.data) == 3  # Keeper counts each, in the project it starts from
+    assert sorted(path.read_bytes() for path in world.store.glob("projects/*/state/sessions/s-1.tally")) == [
+        b"u",
+        b"uu",
+    ]
+
+
+def test_a_tool_use_in_a_folder_reached_through_a_link_goes_to_keeper(tmp_path: Path) -> None:
+    """Keeper finds the project from the folder's real path: a link retargeted under a running session
+    moves it to another project while the launcher's key (the path as given) stays the same."""
+    first, other, link = tmp_path / "first", tmp_path / "other", tmp_path / "current"
+    for folder in (first, other):
+        folder.mkdir()
+        subprocess.run(["git", "init", "-q", str(folder)], check=True)
+    link.symlink_to(first)
+    world = World(tmp_path / "launcher", link, launcher=True)
+    world.hook("post-tool-use", payload("s-1", link))
+    world.hook("post-tool-use", payload("s-1", link))
+    link.unlink()
+    link.symlink_to(other)
+    world.hook("post-tool-use", payload("s-1", link))
+    assert sorted(path.read_bytes() for path in world.store.glob("projects/*/state/sessions/s-1.tally")) == [
+        b"u",
+        b"uu",
+    ]

@@ -21,7 +21,7 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from tests.test_launcher_counter import LONG, World, payload, python_starts
+from tests.test_launcher_counter import LAUNCHER, LONG, World, payload, python_starts
 from tests.test_launcher_counter import pytestmark as counter_marks
 
 pytestmark = counter_marks
@@ -352,3 +352,71 @@ def test_records_of_sessions_gone_a_week_are_removed_with_their_twins(stops: Sto
     assert (counter / f"{SESSION}.stop").exists()
     left = {p.name for p in counter.iterdir() if not p.name.startswith(f"{SESSION}.stop")}
     assert left == {"live-1.stop", "live-1.stop.ef56ab78.0"}
+
+
+@pytest.mark.parametrize("cwd", ["", "."])
+def test_a_stop_whose_project_the_payload_does_not_name_goes_to_keeper(tmp_path: Path, cwd: str) -> None:
+    """A payload whose cwd is empty or relative (and no CLAUDE_PROJECT_DIR) leaves the project to the
+    hook's own working directory, which the launcher's key does not hold: a record vouched for in one
+    project must not answer for the same payload run in another (its session was never recorded there)."""
+    first, other = tmp_path / "first", tmp_path / "other"
+    for folder in (first, other):
+        folder.mkdir()
+        subprocess.run(["git", "init", "-q", str(folder)], check=True)
+    world = World(tmp_path / "launcher", first, launcher=True)
+    del world.env["CLAUDE_PROJECT_DIR"]
+    transcript = tmp_path / "transcript.jsonl"
+    transcript.write_text(json.dumps({"type": "user", "message": {"content": "go"}}) + "\n", encoding="utf-8")
+    aged(transcript)
+    body = stop_payload(transcript, tmp_path, REPLIES[0]).replace(f'"cwd":"{tmp_path}"', f'"cwd":"{cwd}"')
+
+    def stop(folder: Path) -> bool:
+        starts = python_starts(world.data)
+        command = [str(LAUNCHER), "hook", "stop"]
+        done = subprocess.run(command, input=body.encode(), env=world.env, cwd=folder, capture_output=True, check=True)
+        assert json.loads(done.stdout) == {}
+        return python_starts(world.data) == starts
+
+    for _ in range(3):
+        stop(first)
+        time.sleep(0.1)  # past the record's clock slack
+    assert not stop(other)  # Keeper records the session in the other project
+    assert len(list(world.store.glob("projects/*/sessions/*.md"))) == 2
+
+
+def test_a_file_dated_to_the_second_is_not_vouched_for(stops: Stops) -> None:
+    """A file system that keeps whole seconds (FAT, HFS+, some network shares) dates an append made just
+    after Keeper read the file as it dated the file then, and as older than the record when the record
+    lies on a finer one: the launcher could not see it. Keeper vouches for no such file."""
+    second = int(time.time()) - 60
+    os.utime(stops.transcript, (second, second))
+    for _ in range(3):
+        stops.stop(check=False)  # Keeper finds nothing new, and the launcher cannot tell: Keeper answers
+        time.sleep(0.1)  # past the record's clock slack
+    stops.grow()  # in the same second, as such a file system dates it
+    os.utime(stops.transcript, (second, second))
+    stops.stop()
+
+
+def test_a_stop_in_a_folder_reached_through_a_link_goes_to_keeper(tmp_path: Path) -> None:
+    """Keeper finds the project from the folder's real path: a link retargeted under a running session
+    moves the session to another project while the launcher's key (the path as given) stays the same."""
+    first, other, link = tmp_path / "first", tmp_path / "other", tmp_path / "current"
+    for folder in (first, other):
+        folder.mkdir()
+        subprocess.run(["git", "init", "-q", str(folder)], check=True)
+    link.symlink_to(first)
+    world = World(tmp_path / "launcher", link, launcher=True)
+    transcript = tmp_path / "transcript.jsonl"
+    transcript.write_text(json.dumps({"type": "user", "message": {"content": "go"}}) + "\n", encoding="utf-8")
+    aged(transcript)
+    body = stop_payload(transcript, link, REPLIES[0])
+    for _ in range(3):
+        world.hook("stop", body)
+        time.sleep(0.1)  # past the record's clock slack
+    link.unlink()
+    link.symlink_to(other)
+    starts = python_starts(world.data)
+    world.hook("stop", body)
+    assert python_starts(world.data) == starts + 1  # Keeper records the session in the other project
+    assert len(list(world.store.glob("projects/*/sessions/*.md"))) == 2

@@ -90,6 +90,7 @@ def wine(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Wine]:
     subprocess.run(["wineserver", "-p"], env=env, timeout=60, check=True, **quiet)
     try:
         subprocess.run(["wineboot", "-i"], env=env, timeout=180, check=True, **quiet)
+        (base / "prefix" / "drive_c" / "work" / "api \u00fc").mkdir(parents=True)  # the payloads' cwd: a folder
         yield Wine(env, stub)
     finally:
         subprocess.run(["wineserver", "-k"], env=env, timeout=60, check=False, **quiet)
@@ -602,3 +603,18 @@ def test_a_stop_keeper_vouched_for_starts_no_python_and_anything_new_does(
     body = _stop_change(files, how)
     plugin.run(["hook", "stop"], stdin=body)
     assert len(calls(python)) == 2 and calls(python)[1][1] == body  # Keeper decides, given the payload whole
+
+
+@pytest.mark.parametrize("hook", ["stop", "post-tool-use"])
+@pytest.mark.parametrize("cwd", ["work", "C:\\nowhere"])
+def test_a_hook_whose_cwd_names_no_folder_goes_to_keeper_and_gets_no_record(
+    plugin: Plugin, hook: str, cwd: str
+) -> None:
+    """Keeper starts from its own working directory then (keeper.store.resolve.start_folder), which the
+    key does not hold: no record keyed by that cwd may answer for a call run from another project."""
+    python = plugin.env_python(out="{}")
+    body = stop(cwd=cwd) if hook == "stop" else tool_use(cwd=cwd)
+    for run in range(2):
+        done = plugin.run(["hook", hook], stdin=body)
+        assert done.returncode == 0 and calls(python)[run][1] == body
+        assert not {"KEEPER_LAUNCHER_STOP", "KEEPER_COUNTER"} & set(passed(python, run))

@@ -101,10 +101,13 @@ class Handoff:
         found = [os.environ.pop(name, "") for name in ("KEEPER_COUNTER", "KEEPER_COUNTER_KEY", "KEEPER_COUNTED")]
         return cls(*found)
 
-    def grant(self, log: bytes, at: Resolved, tally: str, read_at: float) -> None:
+    def grant(self, log: bytes, at: Resolved, tally: str, read_at: float, cwd: str) -> None:
         """Write the session's record from the tally as it stands (call under the tally's lock), for
-        the settings read at ``read_at`` (``time.time()``) or later."""
+        the settings read at ``read_at`` (``time.time()``) or later, and the payload's ``cwd``."""
         if not self.record or not os.path.isabs(self.record):
+            return
+        if not names_its_folder(cwd):
+            _remove(self.record)
             return
         limit = len(log) + counters.uses_until_reminder(log, at.cfg.save_every) - 1
         head = [FORMAT, self.key, str(limit), tally, counters.hook_log_path(at.project.state), sys.executable]
@@ -117,6 +120,20 @@ class Handoff:
             _remove(self.record)  # a damaged tally, or a name a line cannot hold: Keeper counts every use
             return
         write_record(self.record, b"".join(line + b"\n" for line in lines) + settings + b"end\n", read_at - CLOCK_SLACK)
+
+
+def names_its_folder(cwd: str) -> bool:
+    """Whether the launcher's key names the folder Keeper started from: the first of
+    ``$CLAUDE_PROJECT_DIR`` and the payload's ``cwd`` (``resolve.start_folder``), a folder whose path
+    holds no link (Keeper finds the project from the real path: a link retargeted under a running
+    session would move it to another project while the key stays the same). Else no record."""
+    first = os.environ.get("CLAUDE_PROJECT_DIR", "") or cwd
+    try:
+        real = os.path.realpath(first)
+    except (OSError, ValueError):
+        return False
+    absolute = os.path.isabs(first) and os.path.normcase(real) == os.path.normcase(os.path.abspath(first))
+    return absolute and os.path.isdir(first)
 
 
 def watched_files(at: Resolved) -> list[str]:

@@ -188,7 +188,7 @@ def post_tool_use(event: Event, at: Resolved) -> Reply:
             notice = f"Keeper: asked {agents.model()} to save ({unsaved} tool uses since the last save)"
             request = context.save_request(unsaved, at.session)
             reply = _noticed(at, _specific(event.hook_name or _EVENT_NAMES[event.name], request), notice)
-        handoff.grant(seen, at, path, STARTED)
+        handoff.grant(seen, at, path, STARTED, event.cwd)
     return reply
 
 
@@ -210,7 +210,7 @@ def stop(event: Event, at: Resolved) -> Reply:
 
     if not agents.can_hold_stop() or not counters.final_ask_due(seen, at.cfg.final_save_min, at.cfg.save_every):
         if quiet and key is not None and not at.cfg.debug:  # the same Stop again needs no Python
-            launcher.vouch(at, key, seen, last_reply, event.transcript_path, STARTED)
+            launcher.vouch(at, key, seen, last_reply, event, STARTED)
         else:
             launcher.withdraw()
         return {}

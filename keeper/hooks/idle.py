@@ -31,6 +31,7 @@ from keeper.store import fsutil, identity, paths
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
+    from keeper.hooks.entry import Event
     from keeper.store.resolve import Resolved
 
 TAG = "keeper-idle 1"
@@ -124,7 +125,7 @@ class Launcher:
         """Read and remove the launcher's variables: nothing Keeper starts inherits them."""
         return cls(os.environ.pop("KEEPER_LAUNCHER_STOP", ""), os.environ.pop("KEEPER_LAUNCHER_KEY", ""))
 
-    def vouch(self, at: Resolved, key: Key, seen: bytes, reply: str, transcript: str, started: float) -> None:
+    def vouch(self, at: Resolved, key: Key, seen: bytes, reply: str, event: Event, started: float) -> None:
         """Write the launcher's record for a Stop found idle whose reply is ``{}``: the next Stop with
         this payload's reply, this tally and these files unchanged is answered without Python
         (``launcher/stop.bash`` reads it; docs/counter.md writes it down). ``started``: before any
@@ -135,6 +136,11 @@ class Launcher:
 
         from keeper.hooks import allowance
         from keeper.store import counters
+
+        if not allowance.names_its_folder(event.cwd):  # the key would not name the project
+            self.withdraw()
+            return
+        transcript = event.transcript_path
 
         try:  # reply and transcript as Claude Code's JSON spells them (JSON.stringify: ", \\ and controls escaped)
             said, named = (str(encode_basestring(text))[1:-1].encode("utf-8") for text in (reply, transcript))
@@ -186,6 +192,8 @@ def _file_lines(record: str, files: list[tuple[str, os.stat_result | None]]) -> 
     """The record's file lines: ``+<file>`` and ``@<twin>`` (a file of this name's mtime, to the
     nanosecond: a file replaced by an older one differs) for one that exists, ``-<file>`` for one
     that does not; the twins made now, under names of this record alone. None when one cannot be."""
+    if any(found is not None and found.st_mtime_ns % 1_000_000_000 == 0 for _, found in files):
+        return None  # a file system that dates to the second: a write just after this read keeps the mtime
     out: list[bytes] = []
     nonce = os.urandom(4).hex()
     for i, (path, found) in enumerate(files):
