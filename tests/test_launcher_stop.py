@@ -18,7 +18,7 @@ from pathlib import Path
 from typing import Any, Callable
 
 import pytest
-from hypothesis import HealthCheck, given, settings
+from hypothesis import HealthCheck, example, given, settings
 from hypothesis import strategies as st
 
 from tests.test_launcher_counter import LAUNCHER, LONG, World, payload, python_starts
@@ -297,6 +297,7 @@ STEPS = st.sampled_from(
     suppress_health_check=[HealthCheck.function_scoped_fixture, HealthCheck.too_slow],
 )
 @given(steps=st.lists(st.tuples(STEPS, st.integers(0, 4)), min_size=1, max_size=30 if LONG else 12))
+@example(steps=[("reply", 4), ("active", 0)])  # a continuation after an empty reply: the same key, vouched
 def test_the_launcher_answers_a_stop_exactly_when_keeper_finds_nothing_new(
     tmp_path: Path, project_dir: Path, steps: list[tuple[str, int]]
 ) -> None:

@@ -203,18 +203,16 @@ def stop(event: Event, at: Resolved) -> Reply:
     quiet = key is not None and idle.unchanged(at.project, at.session, key)  # the record holds all of it
     if not quiet:
         quiet = _record_stop(event, at, seen, last_reply, key)
-    if event.stop_hook_active:
-        launcher.withdraw()  # its kept key is this Stop's now: the launcher's record no longer matches it
-        return {}  # this Stop follows our own request (or another hook's): never loop
     from keeper.plugin import agents
 
-    if not agents.can_hold_stop() or not counters.final_ask_due(seen, at.cfg.final_save_min, at.cfg.save_every):
-        if quiet and key is not None and not at.cfg.debug:  # the same Stop again needs no Python
-            launcher.vouch(at, key, seen, last_reply, event, STARTED)
-        else:
-            launcher.withdraw()
-        return {}
-    launcher.withdraw()
+    asks = agents.can_hold_stop() and counters.final_ask_due(seen, at.cfg.final_save_min, at.cfg.save_every)
+    # The same Stop again needs no Python, a continuation's too: its record holds the reply it read ("")
+    if quiet and key is not None and not asks and not at.cfg.debug:
+        launcher.vouch(at, key, seen, last_reply, event, STARTED)
+    else:
+        launcher.withdraw()
+    if event.stop_hook_active or not asks:
+        return {}  # a continuation follows our own request (or another hook's): never loop
     from keeper.hooks import context
 
     counters.append(_tally(at), counters.FINAL_ASK)
