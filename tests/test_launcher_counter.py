@@ -519,17 +519,24 @@ def test_a_store_under_a_folder_whose_name_is_not_utf8_is_counted_by_the_launche
     assert not [p for p in (world.data / "counter").iterdir() if p.name.endswith(".tmp")]
 
 
-@pytest.mark.parametrize("cwd", ["", "."])
-def test_a_tool_use_whose_project_the_payload_does_not_name_goes_to_keeper(tmp_path: Path, cwd: str) -> None:
-    """An empty or relative cwd (and no CLAUDE_PROJECT_DIR) leaves the project to the hook's own working
-    directory, which the key does not hold: an allowance granted in one project must not count a use
-    made in another into the first one's tally."""
+def two_projects(tmp_path: Path) -> tuple[Path, Path, World]:
+    """Two repositories and a launcher's world in the first, with no CLAUDE_PROJECT_DIR: the payload's
+    cwd alone (or, failing that, the hook's own folder) names the project."""
     first, other = tmp_path / "first", tmp_path / "other"
     for folder in (first, other):
         folder.mkdir()
         subprocess.run(["git", "init", "-q", str(folder)], check=True)
     world = World(tmp_path / "launcher", first, launcher=True)
     del world.env["CLAUDE_PROJECT_DIR"]
+    return first, other, world
+
+
+@pytest.mark.parametrize("cwd", ["", "."])
+def test_a_tool_use_whose_project_the_payload_does_not_name_goes_to_keeper(tmp_path: Path, cwd: str) -> None:
+    """An empty or relative cwd (and no CLAUDE_PROJECT_DIR) leaves the project to the hook's own working
+    directory, which the key does not hold: an allowance granted in one project must not count a use
+    made in another into the first one's tally."""
+    first, other, world = two_projects(tmp_path)
     body = json.dumps(payload("s-1", first), separators=(",", ":")).replace(f'"cwd":"{first}"', f'"cwd":"{cwd}"')
     command = [str(LAUNCHER), "hook", "post-tool-use"]
     for folder in (first, first, other):

@@ -21,7 +21,7 @@ import pytest
 from hypothesis import HealthCheck, example, given, settings
 from hypothesis import strategies as st
 
-from tests.test_launcher_counter import LAUNCHER, LONG, World, payload, python_starts
+from tests.test_launcher_counter import LAUNCHER, LONG, World, payload, python_starts, two_projects
 from tests.test_launcher_counter import pytestmark as counter_marks
 
 pytestmark = counter_marks
@@ -360,12 +360,7 @@ def test_a_stop_whose_project_the_payload_does_not_name_goes_to_keeper(tmp_path:
     """A payload whose cwd is empty or relative (and no CLAUDE_PROJECT_DIR) leaves the project to the
     hook's own working directory, which the launcher's key does not hold: a record vouched for in one
     project must not answer for the same payload run in another (its session was never recorded there)."""
-    first, other = tmp_path / "first", tmp_path / "other"
-    for folder in (first, other):
-        folder.mkdir()
-        subprocess.run(["git", "init", "-q", str(folder)], check=True)
-    world = World(tmp_path / "launcher", first, launcher=True)
-    del world.env["CLAUDE_PROJECT_DIR"]
+    first, other, world = two_projects(tmp_path)
     transcript = tmp_path / "transcript.jsonl"
     transcript.write_text(json.dumps({"type": "user", "message": {"content": "go"}}) + "\n", encoding="utf-8")
     aged(transcript)

@@ -8,7 +8,9 @@ import json
 import os
 import tempfile
 import time
+from collections.abc import Callable
 from pathlib import Path
+from typing import Any
 
 import pytest
 from hypothesis import HealthCheck, event, given, settings
@@ -182,17 +184,26 @@ def test_an_answer_is_kept_for_the_next_session_and_given_as_it_was(
     assert Path(markers.shown_file(world.project, "s2")).read_text(encoding="utf-8")  # noted as shown
 
 
+def _kept_then(world: World, change: Callable[[dict[str, Any]], None]) -> None:
+    """The kept answer's head (its JSON first line) changed by ``change``, its file lines as they were."""
+    kept = Path(startcache.cache_file(world.project))
+    head, files = kept.read_text(encoding="utf-8").split("\n", 1)
+    data = json.loads(head)
+    change(data)
+    kept.write_text(json.dumps(data) + "\n" + files, encoding="utf-8")
+
+
 def test_an_answer_that_says_how_long_ago_memory_was_saved_is_not_kept_past_that(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
 ) -> None:
     """The clock moves on with no file changing: what the answer says of it is in its key."""
     world = kept_world(tmp_path / "w", monkeypatch, capsys)
-    kept = Path(startcache.cache_file(world.project))
-    head, files = kept.read_text(encoding="utf-8").split("\n", 1)
-    data = json.loads(head)
-    assert data["key"]["saved"] == ["1 h ago", False]
-    data["key"]["saved"], data["text"] = ["just now", False], "an answer kept an hour ago"  # as it was then
-    kept.write_text(json.dumps(data) + "\n" + files, encoding="utf-8")
+
+    def then(data: dict[str, Any]) -> None:  # as it was an hour ago
+        assert data["key"]["saved"] == ["1 h ago", False]
+        data["key"]["saved"], data["text"] = ["just now", False], "an answer kept an hour ago"
+
+    _kept_then(world, then)
     answer = world.start("s2", "startup", monkeypatch, capsys)
     assert "saved 1 h ago" in answer["hookSpecificOutput"]["additionalContext"]
 
@@ -201,11 +212,9 @@ def test_a_clock_that_went_back_keeps_no_answer(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
 ) -> None:
     world = kept_world(tmp_path / "w", monkeypatch, capsys)
-    kept = Path(startcache.cache_file(world.project))
-    head, files = kept.read_text(encoding="utf-8").split("\n", 1)
-    data = json.loads(head)
-    data["at"], data["text"] = time.time_ns() + HOUR * 10**9, "an answer kept an hour from now"
-    kept.write_text(json.dumps(data) + "\n" + files, encoding="utf-8")
+    _kept_then(
+        world, lambda data: data.update(at=time.time_ns() + HOUR * 10**9, text="an answer kept an hour from now")
+    )
     answer = world.start("s2", "startup", monkeypatch, capsys)
     assert "parse_1" in answer["hookSpecificOutput"]["additionalContext"]
 

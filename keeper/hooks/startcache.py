@@ -13,7 +13,7 @@ status: size, modification and change times to the nanosecond (a change time can
 hand), inode and type; a missing one as missing. On Windows ``st_ctime`` is the creation time:
 there an edit that keeps a file's size and puts its modification time back goes unseen, as it does
 everywhere for the stale check's kept verdicts (``keeper.store.verdicts``) a miss falls back on. A
-file modified within ``GRANULARITY_NS`` of the answer (one tick of a coarse clock: FAT's) or
+file modified within ``MTIME_TICK_NS`` of the answer (one tick of a coarse clock: FAT's) or
 changed within ``CHANGE_TICK_NS``, a save in the record dated ahead of the clock (it counts once
 the clock gets there: ``stale.WAITING``), or a clock that went back since, keeps nothing: any doubt
 is a miss, and a miss works the answer out in full. A hit imports neither the context builder nor
@@ -30,6 +30,7 @@ import time
 from keeper import __version__, jsonio
 from keeper.hooks.clock import saved
 from keeper.store import markers, paths
+from keeper.store.fsutil import MTIME_TICK_NS
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
@@ -38,7 +39,6 @@ if TYPE_CHECKING:
     Answer = tuple[str, str]  # the context, the status line
 
 FORMAT = 1  # raise it when what an answer rests on changes within a version
-GRANULARITY_NS = 2_000_000_000  # a modification time's coarsest tick (FAT's), and it can be set by hand
 CHANGE_TICK_NS = 100_000_000  # a change time's: the kernel's clock (a few ms at most), never set by hand
 CODE = os.path.dirname(os.path.abspath(__file__))  # another installation of the same version: its own answers
 
@@ -186,7 +186,7 @@ def _statuses(where: set[str], into: list[str]) -> bool:
         except (OSError, ValueError):
             return False
         times = found.split(":")[1:3]
-        if "\n" in path or (times and (int(times[0]) > now - GRANULARITY_NS or int(times[1]) > now - CHANGE_TICK_NS)):
+        if "\n" in path or (times and (int(times[0]) > now - MTIME_TICK_NS or int(times[1]) > now - CHANGE_TICK_NS)):
             return False
         into.append(f"{found}\t{path}")
     return True

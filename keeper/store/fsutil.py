@@ -30,6 +30,9 @@ if TYPE_CHECKING:
 # How long a Windows sharing refusal is retried: a reader holds a file for milliseconds, and a
 # hook must still answer well inside Claude Code's patience.
 SHARING_WAIT_SECONDS = 2.0
+# A modification time's coarsest tick (FAT's), and a time anyone can set: a cache trusts a file's time
+# only once it is older than this (the start's kept answer, the stale check's kept verdicts).
+MTIME_TICK_NS = 2_000_000_000
 
 
 def shared(action: Callable[[], T], refusal: type[OSError] = PermissionError) -> T:

@@ -14,7 +14,7 @@ times) keeps the verdicts. Any difference, or a damaged file, is a
 miss and the check runs in full.
 
 A file can change again within one tick of its clock with the same size: a file younger than
-``GRANULARITY_NS`` (2 s: FAT's tick) is kept with no time, so the next start compares its content,
+``MTIME_TICK_NS`` (2 s: FAT's tick) is kept with no time, so the next start compares its content,
 and nothing is kept while the record is that young. The verdicts hold from when they were kept on:
 a save counts only once the clock reaches its time (``provenance.read``), so a clock gone back
 since takes none of them, and nothing is kept while a save waits for its time.
@@ -27,6 +27,7 @@ import time
 
 from keeper import __version__, jsonio
 from keeper.store import claims, paths
+from keeper.store.fsutil import MTIME_TICK_NS
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
@@ -37,7 +38,6 @@ if TYPE_CHECKING:
     Verdict = tuple[str, str, str, str, int]  # an item's key, text, section, why, rank (``stale.Stale``)
 
 FORMAT = 4  # raise it when the check's rules change within a version
-GRANULARITY_NS = 2_000_000_000
 
 
 def cache_file(project: paths.Project) -> str:
@@ -188,7 +188,7 @@ def load(project: paths.Project, want: dict[str, Any]) -> Kept:
     if not changed and all(v is not None for v in verdicts):
         found.verdicts, found.firsts = [v for v in verdicts if v is not None], firsts
         if folders.fresh:  # the same bytes with new times (a checkout and back): stamped anew
-            young = time.time_ns() - GRANULARITY_NS
+            young = time.time_ns() - MTIME_TICK_NS
             for rel, (size, mtime_ns) in folders.fresh.items():
                 inputs[rel] = ["f", size, -1 if mtime_ns > young else mtime_ns, inputs[rel][3]]
             _write(project, kept)
@@ -233,7 +233,7 @@ def save(
     """Keep the verdicts of a check of ``want`` (``key``) with what the check looked at and what
     each file said (``reader``), and each item's inputs and verdict (``judged``), unless the record
     is too young to trust."""
-    young = time.time_ns() - GRANULARITY_NS
+    young = time.time_ns() - MTIME_TICK_NS
     if want["record"][0] > young:
         return
     facts = {rel: [*f[:2], -1, f[3]] if f[0] == "f" and f[2] > young else f for rel, f in reader.inputs.items()}
