@@ -731,14 +731,32 @@ static int read_sid(const char **at, const char *end, Head *h) { /* {"session_id
     return 1;
 }
 
+/* The key after a payload's comma (at *p): lower-case letters and _ in quotes, then a colon; returns
+ * where its opening quote is and leaves *p at its value, or 0 when the key is unusual. */
+static const char *read_key(const char **at, const char *end) {
+    const char *p = *at, *key = ++p;
+    if (p >= end || *p++ != '"') return 0;
+    while (p < end && ((*p >= 'a' && *p <= 'z') || *p == '_')) p++;
+    if (p == key + 1 || !starts(p, end, "\":")) return 0;
+    *at = p + 2;
+    return key;
+}
+
+/* A number, true, false or null at *p, skipped; 0 when there is none. */
+static int skip_bare(const char **at, const char *end) {
+    const char *p = *at;
+    while (p < end && ((*p >= '0' && *p <= '9') || (*p >= 'a' && *p <= 'z') || *p == '.' || *p == '-' || *p == '+')) p++;
+    if (p == *at) return 0;
+    *at = p;
+    return 1;
+}
+
 static int read_head(const char *p, const char *end, Head *h) {
     if (!read_sid(&p, end, h)) return 0;
     while (p < end && *p == ',') {
-        const char *key = ++p;
-        if (p >= end || *p++ != '"') return 0;
-        while (p < end && ((*p >= 'a' && *p <= 'z') || *p == '_')) p++;
-        if (p == key + 1 || !starts(p, end, "\":")) return 0;
-        const char *value = p += 2;
+        const char *key = read_key(&p, end);
+        if (!key) return 0;
+        const char *value = p;
         if (starts(key, end, "\"tool_input\":")) {
             h->rest = value;
             return 1;
@@ -756,9 +774,7 @@ static int read_head(const char *p, const char *end, Head *h) {
             if (!close || !starts(close, end, "\"}")) return 0;
             p = close + 2;
         } else {
-            while (p < end && ((*p >= '0' && *p <= '9') || (*p >= 'a' && *p <= 'z') || *p == '.' || *p == '-' || *p == '+'))
-                p++;
-            if (p == value) return 0;
+            if (!skip_bare(&p, end)) return 0;
         }
     }
     return 0;
@@ -1049,11 +1065,8 @@ static int read_stop(const char *p, const char *end, Head *h, StopPayload *s) {
     int seen[4] = {0}; /* cwd, transcript_path, stop_hook_active, last_assistant_message */
     if (!read_sid(&p, end, h)) return 0;
     while (p < end && *p == ',') {
-        const char *key = ++p;
-        if (p >= end || *p++ != '"') return 0;
-        while (p < end && ((*p >= 'a' && *p <= 'z') || *p == '_')) p++;
-        if (p == key + 1 || !starts(p, end, "\":")) return 0;
-        const char *value = p += 2;
+        const char *key = read_key(&p, end);
+        if (!key) return 0;
         if (starts(key, end, "\"session_id\":") || starts(key, end, "\"prompt_response\":")) return 0;
         int which = starts(key, end, "\"cwd\":")                      ? 0
                     : starts(key, end, "\"transcript_path\":")        ? 1
@@ -1074,9 +1087,7 @@ static int read_stop(const char *p, const char *end, Head *h, StopPayload *s) {
         } else if (starts(p, end, "[]") || starts(p, end, "{}")) {
             p += 2;
         } else {
-            while (p < end && ((*p >= '0' && *p <= '9') || (*p >= 'a' && *p <= 'z') || *p == '.' || *p == '-' || *p == '+'))
-                p++;
-            if (p == value) return 0;
+            if (!skip_bare(&p, end)) return 0;
         }
     }
     if (p >= end || *p++ != '}') return 0;

@@ -519,13 +519,19 @@ def test_a_store_under_a_folder_whose_name_is_not_utf8_is_counted_by_the_launche
     assert not [p for p in (world.data / "counter").iterdir() if p.name.endswith(".tmp")]
 
 
-def two_projects(tmp_path: Path) -> tuple[Path, Path, World]:
-    """Two repositories and a launcher's world in the first, with no CLAUDE_PROJECT_DIR: the payload's
-    cwd alone (or, failing that, the hook's own folder) names the project."""
+def two_repos(tmp_path: Path) -> tuple[Path, Path]:
+    """Two repositories, ``first`` and ``other``: two projects the launcher must never confuse."""
     first, other = tmp_path / "first", tmp_path / "other"
     for folder in (first, other):
         folder.mkdir()
         subprocess.run(["git", "init", "-q", str(folder)], check=True)
+    return first, other
+
+
+def two_projects(tmp_path: Path) -> tuple[Path, Path, World]:
+    """Two repositories and a launcher's world in the first, with no CLAUDE_PROJECT_DIR: the payload's
+    cwd alone (or, failing that, the hook's own folder) names the project."""
+    first, other = two_repos(tmp_path)
     world = World(tmp_path / "launcher", first, launcher=True)
     del world.env["CLAUDE_PROJECT_DIR"]
     return first, other, world
@@ -551,10 +557,7 @@ def test_a_tool_use_whose_project_the_payload_does_not_name_goes_to_keeper(tmp_p
 def test_a_tool_use_in_a_folder_reached_through_a_link_goes_to_keeper(tmp_path: Path) -> None:
     """Keeper finds the project from the folder's real path: a link retargeted under a running session
     moves it to another project while the launcher's key (the path as given) stays the same."""
-    first, other, link = tmp_path / "first", tmp_path / "other", tmp_path / "current"
-    for folder in (first, other):
-        folder.mkdir()
-        subprocess.run(["git", "init", "-q", str(folder)], check=True)
+    (first, other), link = two_repos(tmp_path), tmp_path / "current"
     link.symlink_to(first)
     world = World(tmp_path / "launcher", link, launcher=True)
     world.hook("post-tool-use", payload("s-1", link))

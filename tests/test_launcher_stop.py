@@ -21,7 +21,7 @@ import pytest
 from hypothesis import HealthCheck, example, given, settings
 from hypothesis import strategies as st
 
-from tests.test_launcher_counter import LAUNCHER, LONG, World, payload, python_starts, two_projects
+from tests.test_launcher_counter import LAUNCHER, LONG, World, payload, python_starts, two_projects, two_repos
 from tests.test_launcher_counter import pytestmark as counter_marks
 
 pytestmark = counter_marks
@@ -397,10 +397,7 @@ def test_a_file_dated_to_the_second_is_not_vouched_for(stops: Stops) -> None:
 def test_a_stop_in_a_folder_reached_through_a_link_goes_to_keeper(tmp_path: Path) -> None:
     """Keeper finds the project from the folder's real path: a link retargeted under a running session
     moves the session to another project while the launcher's key (the path as given) stays the same."""
-    first, other, link = tmp_path / "first", tmp_path / "other", tmp_path / "current"
-    for folder in (first, other):
-        folder.mkdir()
-        subprocess.run(["git", "init", "-q", str(folder)], check=True)
+    (first, other), link = two_repos(tmp_path), tmp_path / "current"
     link.symlink_to(first)
     world = World(tmp_path / "launcher", link, launcher=True)
     transcript = tmp_path / "transcript.jsonl"
