@@ -6,14 +6,16 @@ environment Keeper set up for itself (built first, in a temporary plugin data fo
 ``keeper/plugin/bootstrap.py``). ``--codex`` times hooks/codex.json's commands as Codex CLI runs
 them, ``bash -c '"$PLUGIN_ROOT/bin/keeper" hook <event>'``. ``--shell-form`` times the shell form
 hooks.json used before, ``sh -c '"${CLAUDE_PLUGIN_ROOT}/bin/keeper" hook <event>'``, for comparison. ``--keeper PATH`` times a
-``keeper`` console script instead (pip, pipx, uv). ``--against ROOT`` also times another checkout
+``keeper`` console script instead (pip, pipx, uv). ``--on-path PATH`` times the pip route as the agents
+run it: the plugin's launcher with no environment of its own and that script's folder first on PATH
+(``bin/keeper``'s path 2). ``--against ROOT`` also times another checkout
 of Keeper (main's, for "before"), through its own plugin environment and on copies of the same
 stores, every variant of both interleaved. Every variant is run as a fresh process with its JSON on
 stdin, interleaved round by round with the baseline (the same interpreter), so machine noise hits
 all alike. Reports per variant the median and p90 of wall time, the median CPU time of the process
 tree (user + system: what a loaded machine disturbs least), and both ratios to the baseline.
 
-    python benchmarks/hooks.py [--rounds 30] [--shell-form | --codex | --keeper PATH] [--against ROOT]
+    python benchmarks/hooks.py [--rounds 30] [--shell-form | --codex | --keeper PATH | --on-path PATH] [--against ROOT]
                                [--json results.json] [--check]
 
 Exit status 1 when a hook fails, or with --check when a ratio exceeds its must-not-exceed bound.
@@ -72,6 +74,19 @@ def plugin_command(
     if codex:  # Codex runs hooks/codex.json's command under bash -c and sets PLUGIN_* beside CLAUDE_PLUGIN_*
         return ["/bin/bash", "-c"], python, {**plugin, "PLUGIN_ROOT": root, "PLUGIN_DATA": data}
     return command, python, plugin
+
+
+def path_route(base: str, script: str, root: str = REPO) -> tuple[list[str], dict[str, str]]:
+    """The launcher of the checkout ``root`` with an empty plugin data folder (no environment of its own)
+    and ``script``'s folder first on PATH: a ``keeper`` installed with pip, pipx or uv runs every hook."""
+    data = os.path.join(base, "path-data" if root == REPO else "path-data-against")
+    os.makedirs(data, exist_ok=True)
+    search = os.path.dirname(os.path.abspath(script)) + os.pathsep + os.environ.get("PATH", "")
+    return [os.path.join(root, "bin", "keeper"), "hook"], {
+        "CLAUDE_PLUGIN_ROOT": root,
+        "CLAUDE_PLUGIN_DATA": data,
+        "PATH": search,
+    }
 
 
 def codex_commands() -> dict[str, str]:
@@ -266,6 +281,9 @@ def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--rounds", type=int, default=30, help="rounds of every variant (default 30; use >= 20)")
     parser.add_argument("--keeper", help="time this keeper script instead of the plugin's launcher")
+    parser.add_argument(
+        "--on-path", help="time the plugin's launcher with no environment and this keeper script on PATH"
+    )
     parser.add_argument("--shell-form", action="store_true", help="run the launcher under sh -c, as hooks.json did")
     parser.add_argument("--codex", action="store_true", help="run hooks/codex.json's commands as Codex does (bash -c)")
     parser.add_argument("--against", help="also time this checkout of Keeper (with --keeper: this script), interleaved")
@@ -277,6 +295,10 @@ def main() -> int:
     if args.keeper:
         script, python = keeper_command(args.keeper)
         hook, plugin_env = [script, "hook"], {}
+    elif args.on_path:
+        script, python = keeper_command(args.on_path)
+        hook, plugin_env = path_route(base, script)
+        script = f"{hook[0]} hook, {script} on PATH"
     else:
         hook, python, plugin_env = plugin_command(base, args.shell_form, args.codex)
         script = "hooks.json's command: " + (hook[2].replace('"$0"', "<event>") if args.shell_form else " ".join(hook))
@@ -409,6 +431,8 @@ def main() -> int:
             other[home] = home + "-against"
         if args.keeper:
             against_hook, against_plugin = [keeper_command(args.against)[0], "hook"], {}
+        elif args.on_path:
+            against_hook, against_plugin = path_route(base, args.on_path, args.against)
         else:
             against_hook, _, against_plugin = plugin_command(base, args.shell_form, args.codex, args.against)
         for name, (command, stdin, extra) in list(variants.items())[1:]:

@@ -315,3 +315,99 @@ def test_an_environment_of_an_earlier_build_is_never_run(tmp_path: Path, base_en
     (data / "setup.lock").mkdir()  # a set-up runs: nothing else starts
     done = run(["hook", "stop"], {**base_env, "PATH": SYSTEM_PATH})
     assert json.loads(done.stdout) == {} and not (earlier / "bin" / "calls.log").exists()
+
+
+INSTALLED_DEPENDENCIES = ("yaml", "platformdirs", "rapidfuzz", "filelock")  # pyproject's, as Python imports them
+
+
+def installed_keeper(prefix: Path, python_body: str, layout: tuple[str, ...] = ()) -> Path:
+    """A stand-in for a keeper pip, pipx or uv installed: ``<prefix>/bin/keeper`` whose first line names
+    the environment's ``python`` (a stand-in that logs its calls) and a site-packages folder holding this
+    version of Keeper and its dependencies, or the folders ``layout`` names."""
+    python = fake_program(prefix / "bin", "python", python_body)
+    site = prefix / "lib" / "python3.11" / "site-packages"
+    version = bootstrap.plugin_version(str(REPO))
+    for name in layout or ("keeper", f"claude_keeper-{version}.dist-info", *INSTALLED_DEPENDENCIES):
+        (site / name).mkdir(parents=True)
+    script = prefix / "bin" / "keeper"
+    script.write_text(f"#!{python}\nimport re\nimport sys\nfrom keeper.__main__ import command\n", encoding="utf-8")
+    script.chmod(0o755)
+    return script
+
+
+def test_the_launcher_checks_for_every_dependency_pyproject_names() -> None:
+    """bin/keeper runs an installed keeper without the site module only where its site-packages folder
+    holds every dependency: its list is pyproject's."""
+    declared = (REPO / "pyproject.toml").read_text(encoding="utf-8").split("dependencies = [", 1)[1].split("]", 1)[0]
+    names = {re.split(r"[<>=!~ ]", line.strip().strip('",'))[0] for line in declared.splitlines() if line.strip()}
+    assert {"yaml" if name == "pyyaml" else name for name in names} == set(INSTALLED_DEPENDENCIES)
+    assert " ".join(INSTALLED_DEPENDENCIES) in LAUNCHER.read_text(encoding="utf-8")
+
+
+@pytest.mark.parametrize("args", [["hook", "session-start"], ["status", "--json"]])
+def test_a_keeper_installed_on_path_runs_on_its_python_as_the_plugins_own_environment(
+    tmp_path: Path, base_env: dict[str, str], args: list[str]
+) -> None:
+    """pip's console script runs ``site`` and imports ``re`` before Keeper does (0.75x ``python -c
+    pass``): its environment's Python runs Keeper as path 1 does, isolated, without the site module."""
+    script = installed_keeper(tmp_path / "venv", "echo '{}'")
+    (tmp_path / "on-path").mkdir()
+    (tmp_path / "on-path" / "keeper").symlink_to(script)  # as pipx and uv link it into ~/.local/bin
+    done = run(args, {**base_env, "PATH": f"{tmp_path / 'on-path'}:{SYSTEM_PATH}"})
+    assert done.returncode == 0 and json.loads(done.stdout) == {}
+    code = ADD_SITE + (HOOK if args[0] == "hook" else CLI)
+    site = tmp_path / "venv" / "lib" / "python3.11" / "site-packages"
+    assert (script.parent / "calls.log").read_text() == f"python -I -S -c {code} {site} {' '.join(args)}\n"
+
+
+DOUBTS = {
+    "another version": ("keeper", "claude_keeper-0.0.1.dist-info", *INSTALLED_DEPENDENCIES),
+    "a dependency elsewhere": ("keeper", "claude_keeper-{version}.dist-info", "yaml", "platformdirs", "rapidfuzz"),
+    "keeper elsewhere (editable)": ("claude_keeper-{version}.dist-info", *INSTALLED_DEPENDENCIES),
+}
+
+
+@pytest.mark.parametrize("doubt", [*DOUBTS, "two site-packages folders", "a shebang with an argument", "exit 75"])
+def test_on_any_doubt_the_installed_keeper_runs_as_its_script_says(
+    tmp_path: Path, base_env: dict[str, str], doubt: str
+) -> None:
+    version = bootstrap.plugin_version(str(REPO))
+    layout = tuple(name.format(version=version) for name in DOUBTS.get(doubt, ()))
+    script = installed_keeper(tmp_path / "venv", 'case $1 in -I) exit 75 ;; esac; echo "{}"', layout)
+    if doubt == "two site-packages folders":
+        (tmp_path / "venv" / "lib" / "python3.12" / "site-packages").mkdir(parents=True)
+    if doubt == "a shebang with an argument":
+        script.write_text(script.read_text().replace("\n", " -E\n", 1))
+    done = run(["hook", "stop"], {**base_env, "PATH": f"{script.parent}:{SYSTEM_PATH}"})
+    assert done.returncode == 0 and json.loads(done.stdout) == {}
+    calls = (script.parent / "calls.log").read_text()
+    assert calls.endswith(f"python {'-E ' if 'argument' in doubt else ''}{script} hook stop\n"), calls
+    assert calls.startswith("python -I -S -c ") == (doubt == "exit 75"), calls  # 75: it cannot import Keeper
+
+
+@pytest.mark.slow
+@pytest.mark.needs("pip")
+def test_a_pip_installed_keeper_answers_the_plugins_hooks_on_its_own_python_isolated(
+    tmp_path: Path, base_env: dict[str, str]
+) -> None:
+    """The real thing: pip installs this tree's wheel into a virtualenv; the plugin's launcher, finding
+    its ``keeper`` on PATH, runs it isolated (``PYTHON*`` variables have no effect: no import is timed)."""
+    from tests.releases import built_wheel, environment_with_dependencies, working_tree
+
+    venv = tmp_path / "venv"
+    environment_with_dependencies(venv)
+    pip = [sys.executable, "-m", "pip", "--python", str(venv / "bin" / "python"), "install", "--no-deps", "--quiet"]
+    subprocess.run([*pip, "--disable-pip-version-check", str(built_wheel(working_tree(tmp_path / "src")))], check=True)
+    project = tmp_path / "work" / "shop"
+    (project / ".git").mkdir(parents=True)
+    env = {**base_env, "PATH": f"{venv / 'bin'}:{SYSTEM_PATH}", "KEEPER_HOME": str(tmp_path / "store")}
+    env["PYTHONPROFILEIMPORTTIME"] = "1"  # the console script honours it: stderr names every import
+    start = json.dumps({"session_id": "s1", "cwd": str(project), "hook_event_name": "SessionStart"})
+    through_launcher = run(["hook", "session-start"], env, stdin=start)
+    assert "no memory yet for shop" in json.loads(through_launcher.stdout)["systemMessage"]
+    assert through_launcher.stderr == ""
+    as_script = subprocess.run(
+        [str(venv / "bin" / "keeper"), "hook", "session-start"], input=start, env=env, capture_output=True, text=True
+    )
+    assert json.loads(as_script.stdout) == json.loads(through_launcher.stdout)
+    assert "| re\n" in as_script.stderr  # what pip's script imports before Keeper, that the launcher spares
