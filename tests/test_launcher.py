@@ -344,20 +344,24 @@ def test_the_launcher_checks_for_every_dependency_pyproject_names() -> None:
     assert " ".join(INSTALLED_DEPENDENCIES) in LAUNCHER.read_text(encoding="utf-8")
 
 
-@pytest.mark.parametrize("args", [["hook", "session-start"], ["status", "--json"]])
-def test_a_keeper_installed_on_path_runs_on_its_python_as_the_plugins_own_environment(
-    tmp_path: Path, base_env: dict[str, str], args: list[str]
+def test_a_hook_through_a_keeper_installed_on_path_runs_on_its_python_as_the_plugins_own_environment(
+    tmp_path: Path, base_env: dict[str, str]
 ) -> None:
     """pip's console script runs ``site`` and imports ``re`` before Keeper does (0.75x ``python -c
-    pass``): its environment's Python runs Keeper as path 1 does, isolated, without the site module."""
+    pass``): its environment's Python runs the hook as path 1 does, isolated, without the site module.
+    A command runs the script as its user installed it."""
     script = installed_keeper(tmp_path / "venv", "echo '{}'")
     (tmp_path / "on-path").mkdir()
     (tmp_path / "on-path" / "keeper").symlink_to(script)  # as pipx and uv link it into ~/.local/bin
-    done = run(args, {**base_env, "PATH": f"{tmp_path / 'on-path'}:{SYSTEM_PATH}"})
-    assert done.returncode == 0 and json.loads(done.stdout) == {}
-    code = ADD_SITE + (HOOK if args[0] == "hook" else CLI)
+    env = {**base_env, "PATH": f"{tmp_path / 'on-path'}:{SYSTEM_PATH}"}
+    for args in (["hook", "session-start"], ["hook", "--help"], ["status", "--json"]):
+        assert json.loads(run(args, env).stdout) == {}
     site = tmp_path / "venv" / "lib" / "python3.11" / "site-packages"
-    assert (script.parent / "calls.log").read_text() == f"python -I -S -c {code} {site} {' '.join(args)}\n"
+    assert (script.parent / "calls.log").read_text() == (
+        f"python -I -S -c {ADD_SITE + HOOK} {site} hook session-start\n"
+        f"python {tmp_path / 'on-path' / 'keeper'} hook --help\n"
+        f"python {tmp_path / 'on-path' / 'keeper'} status --json\n"
+    )
 
 
 DOUBTS = {
