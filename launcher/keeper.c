@@ -636,6 +636,27 @@ static DWORD run_env(const WCHAR *data, const WCHAR *key, const WCHAR *bare, WCH
     return NOT_RUN;
 }
 
+/* A hook through a keeper.exe pip or uv installed in a virtual environment (issue 43): pip's keeper.exe
+ * starts the environment's python.exe, which runs site and imports re before Keeper does. When
+ * keeper.exe sits in the environment's Scripts folder beside its python.exe and Lib\site-packages
+ * holds this version of Keeper and its dependencies (pyproject.toml's), that python.exe runs the hook
+ * as path 1 does (-I -S, the folder given): one process and ~0.75x `python -c pass` fewer. On any doubt
+ * (another layout, as pipx's and uv's copies in .local\bin; another version; a command), or exit 75,
+ * NOT_RUN: keeper.exe runs as written. Twin of run_installed in bin/keeper. */
+static DWORD run_installed(const WCHAR *keeper, const WCHAR *bare, WCHAR **argv, int argc) {
+    static const WCHAR *const needed[] = {L"keeper", L"claude_keeper-" KEEPER_VERSION L".dist-info", L"yaml",
+                                          L"filelock", L"rapidfuzz", L"platformdirs"};
+    WCHAR *scripts = parent(keeper), *prefix = scripts ? parent(scripts) : NULL;
+    if (bare != CODE_HOOK || !prefix || !same_text(base_name(scripts), L"Scripts")) return NOT_RUN;
+    WCHAR *python = path_join(scripts, L"python.exe"), *site = path_join(prefix, L"Lib\\site-packages");
+    if (!is_file(python) || !is_file(path_join(prefix, L"pyvenv.cfg"))) return NOT_RUN;
+    for (unsigned i = 0; i < sizeof needed / sizeof *needed; i++)
+        if (!is_dir(path_join(site, needed[i]))) return NOT_RUN;
+    const WCHAR *fixed[] = {L"-I", L"-S", L"-c", bare, site};
+    DWORD code = run_waiting(python, command_line(quoted_program(python), fixed, 5, argv, argc, 1));
+    return code == NO_KEEPER ? NOT_RUN : code;
+}
+
 /* Whether an environment of an earlier build is there (an update): the set-up can start from it. */
 static int has_earlier_env(const WCHAR *data) {
     WIN32_FIND_DATAW found;
@@ -1192,6 +1213,8 @@ static DWORD launch(void) {
     WCHAR *other = keeper_on_path(self, root);
     if (other) {
         SetEnvironmentVariableW(L"KEEPER_LAUNCHER_PASSED", L"1");
+        code = run_installed(other, bare, argv, argc);
+        if (code != NOT_RUN) return code;
         return run_waiting(other, command_line(quoted_program(other), NULL, 0, argv, argc, 1));
     }
 

@@ -29,6 +29,8 @@ RELEASES = {
     "0.2.0": "eb2523ff1578d5af4b539ba32b0befa630109913",
 }
 DEPENDENCIES = ("pyyaml", "filelock", "rapidfuzz", "platformdirs")
+# their folders in site-packages, as Python imports them: the launchers look for these (tests/test_launcher.py)
+PACKAGES = tuple({"pyyaml": "yaml"}.get(name, name) for name in DEPENDENCIES)
 
 
 def release_tree(version: str, dest: Path) -> Path:

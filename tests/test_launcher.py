@@ -17,6 +17,7 @@ import pytest
 
 from keeper.plugin import bootstrap
 from tests.conftest import REPO
+from tests.releases import DEPENDENCIES, PACKAGES
 
 pytestmark = pytest.mark.skipif(sys.platform == "win32", reason="the POSIX launcher; Windows runs it under Git Bash")
 LAUNCHER = REPO / "bin" / "keeper"
@@ -317,9 +318,6 @@ def test_an_environment_of_an_earlier_build_is_never_run(tmp_path: Path, base_en
     assert json.loads(done.stdout) == {} and not (earlier / "bin" / "calls.log").exists()
 
 
-INSTALLED_DEPENDENCIES = ("yaml", "platformdirs", "rapidfuzz", "filelock")  # pyproject's, as Python imports them
-
-
 def installed_keeper(prefix: Path, python_body: str, layout: tuple[str, ...] = ()) -> Path:
     """A stand-in for a keeper pip, pipx or uv installed: ``<prefix>/bin/keeper`` whose first line names
     the environment's ``python`` (a stand-in that logs its calls) and a site-packages folder holding this
@@ -327,7 +325,7 @@ def installed_keeper(prefix: Path, python_body: str, layout: tuple[str, ...] = (
     python = fake_program(prefix / "bin", "python", python_body)
     site = prefix / "lib" / "python3.11" / "site-packages"
     version = bootstrap.plugin_version(str(REPO))
-    for name in layout or ("keeper", f"claude_keeper-{version}.dist-info", *INSTALLED_DEPENDENCIES):
+    for name in layout or ("keeper", f"claude_keeper-{version}.dist-info", *PACKAGES):
         (site / name).mkdir(parents=True)
     script = prefix / "bin" / "keeper"
     script.write_text(f"#!{python}\nimport re\nimport sys\nfrom keeper.__main__ import command\n", encoding="utf-8")
@@ -335,13 +333,15 @@ def installed_keeper(prefix: Path, python_body: str, layout: tuple[str, ...] = (
     return script
 
 
-def test_the_launcher_checks_for_every_dependency_pyproject_names() -> None:
-    """bin/keeper runs an installed keeper without the site module only where its site-packages folder
-    holds every dependency: its list is pyproject's."""
+def test_the_launchers_check_for_every_dependency_pyproject_names() -> None:
+    """bin/keeper and keeper.exe run an installed keeper without the site module only where its
+    site-packages folder holds every dependency: their lists are pyproject's."""
     declared = (REPO / "pyproject.toml").read_text(encoding="utf-8").split("dependencies = [", 1)[1].split("]", 1)[0]
     names = {re.split(r"[<>=!~ ]", line.strip().strip('",'))[0] for line in declared.splitlines() if line.strip()}
-    assert {"yaml" if name == "pyyaml" else name for name in names} == set(INSTALLED_DEPENDENCIES)
-    assert " ".join(INSTALLED_DEPENDENCIES) in LAUNCHER.read_text(encoding="utf-8")
+    assert names == set(DEPENDENCIES)
+    assert " ".join(PACKAGES) in LAUNCHER.read_text(encoding="utf-8")
+    c = (REPO / "launcher" / "keeper.c").read_text(encoding="utf-8").split("run_installed(", 1)[1]
+    assert all(f'L"{name}"' in c for name in PACKAGES)
 
 
 def test_a_hook_through_a_keeper_installed_on_path_runs_on_its_python_as_the_plugins_own_environment(
@@ -365,9 +365,9 @@ def test_a_hook_through_a_keeper_installed_on_path_runs_on_its_python_as_the_plu
 
 
 DOUBTS = {
-    "another version": ("keeper", "claude_keeper-0.0.1.dist-info", *INSTALLED_DEPENDENCIES),
+    "another version": ("keeper", "claude_keeper-0.0.1.dist-info", *PACKAGES),
     "a dependency elsewhere": ("keeper", "claude_keeper-{version}.dist-info", "yaml", "platformdirs", "rapidfuzz"),
-    "keeper elsewhere (editable)": ("claude_keeper-{version}.dist-info", *INSTALLED_DEPENDENCIES),
+    "keeper elsewhere (editable)": ("claude_keeper-{version}.dist-info", *PACKAGES),
 }
 
 

@@ -27,6 +27,7 @@ import pytest
 from keeper.plugin import bootstrap
 from tests.allowance_vectors import VECTORS, lay_out
 from tests.conftest import REPO
+from tests.releases import PACKAGES
 
 TOOLS = ("wine", "wineserver", "x86_64-w64-mingw32-gcc")
 MISSING = [tool for tool in TOOLS if shutil.which(tool) is None]
@@ -254,6 +255,52 @@ def test_a_keeper_on_path_runs_while_there_is_no_environment_and_never_itself(pl
     assert done.returncode == 5 and done.stdout == b"summary: x\n"
     [(argv, received)] = calls(pipx)
     assert argv == [win(pipx), "save", *HOSTILE_ARGS] and received == b"summary: x\n"
+
+
+def installed(plugin: Plugin, tmp_path: Path, layout: Sequence[str] = (), **answers: str) -> tuple[Path, Path]:
+    """Stand-ins for a keeper.exe pip installed in a virtual environment and the environment's python.exe,
+    its site-packages folder holding this version of Keeper and its dependencies (or what ``layout`` names)."""
+    venv = tmp_path / "venv é"
+    keeper = plugin.program(venv / "Scripts", "keeper.exe", out="{}")
+    python = plugin.program(venv / "Scripts", "python.exe", **answers)
+    (venv / "pyvenv.cfg").write_text("home = C:\\Python313\n", encoding="utf-8")
+    version = bootstrap.plugin_version(str(REPO))
+    for name in layout or ("keeper", f"claude_keeper-{version}.dist-info", *PACKAGES):
+        (venv / "Lib" / "site-packages" / name).mkdir(parents=True)
+    return keeper, python
+
+
+def test_a_hook_through_a_keeper_pip_installed_runs_on_its_python_as_the_plugins_own_environment(
+    plugin: Plugin, tmp_path: Path
+) -> None:
+    """pip's keeper.exe starts python.exe, which runs site and imports re before Keeper does: the
+    environment's python.exe runs the hook as path 1 does (-I -S, its site-packages given)."""
+    keeper, python = installed(plugin, tmp_path, out='{"from": "python"}')
+    payload = b'{"session_id":"s","cwd":"C:\\\\w"}'
+    done = plugin.run(["hook", "session-start"], path=[keeper.parent], stdin=payload)
+    assert done.returncode == 0 and json.loads(done.stdout) == {"from": "python"}
+    site = win(keeper.parent.parent / "Lib" / "site-packages")
+    assert calls(python) == [([win(python), "-I", "-S", "-c", CODE_HOOK, site, "hook", "session-start"], payload)]
+    assert calls(keeper) == []
+
+
+@pytest.mark.parametrize(
+    "doubt", ["another version", "no pyvenv.cfg", "a dependency elsewhere", "a command", "exit 75"]
+)
+def test_on_any_doubt_a_keeper_pip_installed_runs_as_it_is(plugin: Plugin, tmp_path: Path, doubt: str) -> None:
+    version = bootstrap.plugin_version(str(REPO))
+    layout = {
+        "another version": ["keeper", "claude_keeper-0.0.1.dist-info", *PACKAGES],
+        "a dependency elsewhere": ["keeper", f"claude_keeper-{version}.dist-info", *PACKAGES[:-1]],
+    }.get(doubt, [])
+    keeper, python = installed(plugin, tmp_path, layout, code="75", out="")  # as Python failing at import
+    if doubt == "no pyvenv.cfg":
+        (keeper.parent.parent / "pyvenv.cfg").unlink()
+    args = ["save", "--summary", "x"] if doubt == "a command" else ["hook", "stop"]
+    done = plugin.run(args, path=[keeper.parent], stdin=b"{}")
+    assert done.returncode == 0 and json.loads(done.stdout) == {}
+    assert [argv for argv, _ in calls(keeper)] == [[win(keeper), *args]]
+    assert len(calls(python)) == (1 if doubt == "exit 75" else 0)  # 75: it could not import Keeper
 
 
 def test_while_not_set_up_a_hook_answers_at_once_and_starts_the_setup_detached(plugin: Plugin, tmp_path: Path) -> None:
