@@ -120,3 +120,13 @@ def built_wheel(tree: Path) -> Path:
             shutil.rmtree(old, ignore_errors=True)
     (wheel,) = folder.glob("*.whl")
     return wheel
+
+
+def pip_installed(tmp_path: Path) -> Path:
+    """This tree as pip installs it (its wheel, not editable) into a new virtualenv that holds the
+    dependencies already (offline); the environment's folder (its ``bin/keeper`` is pip's script)."""
+    venv = tmp_path / "venv"
+    environment_with_dependencies(venv)
+    pip = [sys.executable, "-m", "pip", "--python", str(venv / "bin" / "python"), "install", "--no-deps", "--quiet"]
+    subprocess.run([*pip, "--disable-pip-version-check", str(built_wheel(working_tree(tmp_path / "src")))], check=True)
+    return venv

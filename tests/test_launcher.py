@@ -17,7 +17,7 @@ import pytest
 
 from keeper.plugin import bootstrap
 from tests.conftest import REPO
-from tests.releases import DEPENDENCIES, PACKAGES
+from tests.releases import DEPENDENCIES, PACKAGES, pip_installed
 
 pytestmark = pytest.mark.skipif(sys.platform == "win32", reason="the POSIX launcher; Windows runs it under Git Bash")
 LAUNCHER = REPO / "bin" / "keeper"
@@ -396,12 +396,7 @@ def test_a_pip_installed_keeper_answers_the_plugins_hooks_on_its_own_python_isol
 ) -> None:
     """The real thing: pip installs this tree's wheel into a virtualenv; the plugin's launcher, finding
     its ``keeper`` on PATH, runs it isolated (``PYTHON*`` variables have no effect: no import is timed)."""
-    from tests.releases import built_wheel, environment_with_dependencies, working_tree
-
-    venv = tmp_path / "venv"
-    environment_with_dependencies(venv)
-    pip = [sys.executable, "-m", "pip", "--python", str(venv / "bin" / "python"), "install", "--no-deps", "--quiet"]
-    subprocess.run([*pip, "--disable-pip-version-check", str(built_wheel(working_tree(tmp_path / "src")))], check=True)
+    venv = pip_installed(tmp_path)
     project = tmp_path / "work" / "shop"
     (project / ".git").mkdir(parents=True)
     env = {**base_env, "PATH": f"{venv / 'bin'}:{SYSTEM_PATH}", "KEEPER_HOME": str(tmp_path / "store")}

@@ -469,6 +469,50 @@ def test_the_console_script_starts_no_more_than_the_launchers_python(remembered:
     assert extra - launcher <= {"keeper.__main__"}, sorted(extra - launcher)
 
 
+PROBED = (  # stands in for the environment's Python: reports what a run as the launcher's (-I -S -c) loaded
+    '#!/bin/sh\n[ "$1 $2 $3" = "-I -S -c" ] || exec "{python}" "$@"\ncode=$4; shift 4\n'
+    'exec "{python}" -I -S -c "import atexit, sys\n'
+    'atexit.register(lambda: sys.stderr.write(\'\\nMODULES \' + repr(sorted(sys.modules))))\n$code" "$@"\n'
+)
+
+
+@pytest.mark.slow
+@pytest.mark.needs("pip")
+@pytest.mark.skipif(
+    os.name == "nt", reason="bin/keeper is the POSIX launcher (keeper.exe: tests/test_windows_launcher.py)"
+)
+def test_a_hook_through_the_plugin_and_a_pip_installed_keeper_loads_what_the_launchers_python_loads(
+    remembered: dict, tmp_path: Path
+) -> None:
+    """The pip route as the agents run it: the plugin's launcher, with no environment of its own, finds a
+    ``keeper`` pip installed on PATH and runs the hook on that environment's Python as it runs its own
+    (-I -S): neither pip's ``import re`` nor ``site``, nor anything the launcher's Python does not load."""
+    from tests.releases import pip_installed
+
+    venv = pip_installed(tmp_path / "pip")
+    script = venv / "bin" / "keeper"
+    probe = venv / "bin" / "python-probed"
+    probe.write_text(PROBED.format(python=venv / "bin" / "python"), encoding="utf-8")
+    probe.chmod(0o755)
+    script.write_text(f"#!{probe}\n" + script.read_text(encoding="utf-8").split("\n", 1)[1], encoding="utf-8")
+    tool = {**remembered, "tool_name": "Read", "tool_input": {}}
+    launched("post-tool-use", tool, tmp_path)
+    launcher = launched("post-tool-use", tool, tmp_path).modules
+    env = {k: v for k, v in os.environ.items() if not k.startswith(("CLAUDE_", "PYTHON"))}
+    done = subprocess.run(
+        [str(REPO / "bin" / "keeper"), "hook", "post-tool-use"],
+        input=json.dumps(tool).encode(),
+        capture_output=True,
+        cwd=remembered["cwd"],
+        env={**env, "PATH": f"{script.parent}:/usr/bin:/bin"},
+        check=True,
+    )
+    assert json.loads(done.stdout) == {}
+    assert b"MODULES " in done.stderr, f"the launcher ran pip's script: {done.stderr[-600:]!r}"
+    modules = set(ast.literal_eval(done.stderr.decode().rsplit("MODULES ", 1)[1])) - BARE - {"atexit"}
+    assert modules == launcher, (sorted(modules - launcher), sorted(launcher - modules))
+
+
 def test_a_recall_from_the_command_line_loads_neither_importlib_nor_the_prompts_gate(
     remembered: dict, tmp_path: Path
 ) -> None:
