@@ -636,27 +636,6 @@ static DWORD run_env(const WCHAR *data, const WCHAR *key, const WCHAR *bare, WCH
     return NOT_RUN;
 }
 
-/* A hook through a keeper.exe pip or uv installed in a virtual environment (issue 43): pip's keeper.exe
- * starts the environment's python.exe, which runs site and imports re before Keeper does. When
- * keeper.exe sits in the environment's Scripts folder beside its python.exe and Lib\site-packages
- * holds this version of Keeper and its dependencies (pyproject.toml's), that python.exe runs the hook
- * as path 1 does (-I -S, the folder given): one process and ~0.75x `python -c pass` fewer. On any doubt
- * (another layout, as pipx's and uv's copies in .local\bin; another version; a command), or exit 75,
- * NOT_RUN: keeper.exe runs as written. Twin of run_installed in bin/keeper. */
-static DWORD run_installed(const WCHAR *keeper, const WCHAR *bare, WCHAR **argv, int argc) {
-    static const WCHAR *const needed[] = {L"keeper", L"claude_keeper-" KEEPER_VERSION L".dist-info", L"yaml",
-                                          L"filelock", L"rapidfuzz", L"platformdirs"};
-    WCHAR *scripts = parent(keeper), *prefix = scripts ? parent(scripts) : NULL;
-    if (bare != CODE_HOOK || !prefix || !same_text(base_name(scripts), L"Scripts")) return NOT_RUN;
-    WCHAR *python = path_join(scripts, L"python.exe"), *site = path_join(prefix, L"Lib\\site-packages");
-    if (!is_file(python) || !is_file(path_join(prefix, L"pyvenv.cfg"))) return NOT_RUN;
-    for (unsigned i = 0; i < sizeof needed / sizeof *needed; i++)
-        if (!is_dir(path_join(site, needed[i]))) return NOT_RUN;
-    const WCHAR *fixed[] = {L"-I", L"-S", L"-c", bare, site};
-    DWORD code = run_waiting(python, command_line(quoted_program(python), fixed, 5, argv, argc, 1));
-    return code == NO_KEEPER ? NOT_RUN : code;
-}
-
 /* Whether an environment of an earlier build is there (an update): the set-up can start from it. */
 static int has_earlier_env(const WCHAR *data) {
     WIN32_FIND_DATAW found;
@@ -1168,6 +1147,60 @@ static int stop_without_python(void) {
     append_hook_line(stats, L"stop");
     write_str(STD_OUTPUT_HANDLE, "{}");
     return 1;
+}
+
+/* ---- a hook through a keeper.exe pip, pipx or uv installed (issue 43) ---- */
+
+/* The python.exe a keeper.exe pip or pipx wrote names, or NULL. Theirs is distlib's launcher: the
+ * launcher, then the line "#!<python.exe>\r\n" (the path quoted when it holds a space, UTF-8), then a
+ * small zip of its __main__.py, all within the file's last 4 KiB. */
+static WCHAR *shebang_python(const WCHAR *keeper) {
+    HANDLE h = CreateFileW(keeper, GENERIC_READ, FILE_SHARE_READ | FILE_SHARE_WRITE | FILE_SHARE_DELETE, NULL,
+                           OPEN_EXISTING, 0, NULL);
+    if (h == INVALID_HANDLE_VALUE) return NULL;
+    LARGE_INTEGER size, from;
+    char *tail = alloc(4097);
+    DWORD got = 0, n;
+    if (GetFileSizeEx(h, &size)) {
+        from.QuadPart = size.QuadPart > 4096 ? size.QuadPart - 4096 : 0;
+        if (SetFilePointerEx(h, from, NULL, FILE_BEGIN))
+            while (got < 4096 && ReadFile(h, tail + got, 4096 - got, &n, NULL) && n) got += n;
+    }
+    CloseHandle(h);
+    DWORD end = 0, at;
+    while (end + 6 <= got && !starts(tail + end, tail + got, "\r\nPK\3\4")) end++;
+    for (at = end; at >= 2 && !(tail[at - 2] == '#' && tail[at - 1] == '!'); at--);
+    if (end + 6 > got || at < 2) return NULL;
+    if (end - at > 2 && tail[at] == '"' && tail[end - 1] == '"') at++, end--;
+    for (DWORD i = at; i < end; i++)
+        if ((unsigned char)tail[i] < 0x20 || tail[i] == '"') return NULL;
+    Buf python = {0};
+    add_utf8(&python, tail + at, end - at);
+    return python.p;
+}
+
+/* pip's keeper.exe starts the environment's python.exe, which runs site and imports re before Keeper
+ * does. When the python.exe its first line names (pip, pipx), or else the one beside it (uv's own
+ * launcher), is a virtual environment's, in its Scripts folder, whose Lib\site-packages holds this
+ * version of Keeper and its dependencies (pyproject.toml's), that python.exe runs the hook as path 1
+ * does (-I -S, the folder given): one process and ~0.75x `python -c pass` fewer. On any doubt (another
+ * layout or version; a command), or exit 75, NOT_RUN: keeper.exe runs as written. Twin of bin/keeper's
+ * run_installed. */
+static DWORD run_installed(const WCHAR *keeper, const WCHAR *bare, WCHAR **argv, int argc) {
+    static const WCHAR *const needed[] = {L"keeper", L"claude_keeper-" KEEPER_VERSION L".dist-info", L"yaml",
+                                          L"filelock", L"rapidfuzz", L"platformdirs"};
+    WCHAR *python = bare == CODE_HOOK ? shebang_python(keeper) : NULL;
+    if (bare == CODE_HOOK && !python && parent(keeper)) python = path_join(parent(keeper), L"python.exe");
+    WCHAR *scripts = python ? parent(python) : NULL, *prefix = scripts ? parent(scripts) : NULL;
+    if (!prefix || !same_text(base_name(scripts), L"Scripts") || !same_text(base_name(python), L"python.exe"))
+        return NOT_RUN;
+    WCHAR *site = path_join(prefix, L"Lib\\site-packages");
+    if (!is_file(python) || !is_file(path_join(prefix, L"pyvenv.cfg"))) return NOT_RUN;
+    for (unsigned i = 0; i < sizeof needed / sizeof *needed; i++)
+        if (!is_dir(path_join(site, needed[i]))) return NOT_RUN;
+    const WCHAR *fixed[] = {L"-I", L"-S", L"-c", bare, site};
+    DWORD code = run_waiting(python, command_line(quoted_program(python), fixed, 5, argv, argc, 1));
+    return code == NO_KEEPER ? NOT_RUN : code;
 }
 
 static DWORD launch(void) {

@@ -11,12 +11,14 @@ they run and fail when either is missing (.ci/run installs both with apt-get).
 
 from __future__ import annotations
 
+import io
 import json
 import os
 import shutil
 import subprocess
 import sys
 import time
+import zipfile
 from collections.abc import Iterator, Sequence
 from dataclasses import dataclass
 from pathlib import Path
@@ -270,22 +272,47 @@ def installed(plugin: Plugin, tmp_path: Path, layout: Sequence[str] = (), **answ
     return keeper, python
 
 
+def pipx_copy(keeper: Path, python: Path, folder: Path) -> Path:
+    """keeper.exe as pipx copies it out of its environment: distlib's launcher, the line naming the
+    environment's python.exe, quoted for its space, then the zip of its ``__main__.py``."""
+    zipped = io.BytesIO()
+    with zipfile.ZipFile(zipped, "w") as zf:
+        zf.writestr("__main__.py", "import re\r\nimport sys\r\nfrom keeper.__main__ import command\r\n")
+    folder.mkdir(parents=True, exist_ok=True)
+    copy = folder / "keeper.exe"
+    shebang = f'#!"{win(python)}"\r\n'.encode()
+    copy.write_bytes(keeper.read_bytes() + shebang + zipped.getvalue())
+    Path(f"{copy}.out").write_text("{}", encoding="utf-8")
+    return copy
+
+
+@pytest.mark.parametrize("how", ["in its environment (pip, uv)", "a copy naming its python.exe (pipx)"])
 def test_a_hook_through_a_keeper_pip_installed_runs_on_its_python_as_the_plugins_own_environment(
-    plugin: Plugin, tmp_path: Path
+    plugin: Plugin, tmp_path: Path, how: str
 ) -> None:
     """pip's keeper.exe starts python.exe, which runs site and imports re before Keeper does: the
     environment's python.exe runs the hook as path 1 does (-I -S, its site-packages given)."""
     keeper, python = installed(plugin, tmp_path, out='{"from": "python"}')
+    if "copy" in how:
+        keeper = pipx_copy(keeper, python, tmp_path / "pipx bin ö")
     payload = b'{"session_id":"s","cwd":"C:\\\\w"}'
     done = plugin.run(["hook", "session-start"], path=[keeper.parent], stdin=payload)
     assert done.returncode == 0 and json.loads(done.stdout) == {"from": "python"}
-    site = win(keeper.parent.parent / "Lib" / "site-packages")
+    site = win(python.parent.parent / "Lib" / "site-packages")
     assert calls(python) == [([win(python), "-I", "-S", "-c", CODE_HOOK, site, "hook", "session-start"], payload)]
     assert calls(keeper) == []
 
 
 @pytest.mark.parametrize(
-    "doubt", ["another version", "no pyvenv.cfg", "a dependency elsewhere", "a command", "exit 75"]
+    "doubt",
+    [
+        "another version",
+        "no pyvenv.cfg",
+        "a dependency elsewhere",
+        "a command",
+        "exit 75",
+        "a copy naming no environment",
+    ],
 )
 def test_on_any_doubt_a_keeper_pip_installed_runs_as_it_is(plugin: Plugin, tmp_path: Path, doubt: str) -> None:
     version = bootstrap.plugin_version(str(REPO))
@@ -296,6 +323,8 @@ def test_on_any_doubt_a_keeper_pip_installed_runs_as_it_is(plugin: Plugin, tmp_p
     keeper, python = installed(plugin, tmp_path, layout, code="75", out="")  # as Python failing at import
     if doubt == "no pyvenv.cfg":
         (keeper.parent.parent / "pyvenv.cfg").unlink()
+    if doubt == "a copy naming no environment":  # its python.exe is no virtual environment's
+        keeper = pipx_copy(keeper, plugin.program(tmp_path / "Python313", "python.exe"), tmp_path / "copy")
     args = ["save", "--summary", "x"] if doubt == "a command" else ["hook", "stop"]
     done = plugin.run(args, path=[keeper.parent], stdin=b"{}")
     assert done.returncode == 0 and json.loads(done.stdout) == {}
