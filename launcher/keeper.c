@@ -12,7 +12,8 @@
  *      <digest>, the digest read from bin\keeper.digest), isolated (-I), and for a hook without
  *      the site module (-S), given its site-packages; one that cannot import Keeper exits 75 and is
  *      set up again;
- *   2. else a keeper.exe on PATH (pip, pipx, uv), never itself, never in a loop;
+ *   2. else a keeper.exe on PATH (pip, pipx, uv), never itself, never in a loop; a hook on the python.exe
+ *      of its virtual environment as in 1 where that holds this version and its dependencies;
  *   3. else the one-time set-up with a real Python (the py launcher, then python.exe on PATH, never
  *      one under WindowsApps, never one that fails to read a real file): detached for a hook, which
  *      answers at once, in the foreground for a command such as `keeper save`. A session start after
