@@ -272,16 +272,17 @@ def installed(plugin: Plugin, tmp_path: Path, layout: Sequence[str] = (), **answ
     return keeper, python
 
 
-def pipx_copy(keeper: Path, python: Path, folder: Path) -> Path:
-    """keeper.exe as pipx copies it out of its environment: distlib's launcher, the line naming the
-    environment's python.exe, quoted for its space, then the zip of its ``__main__.py``."""
+def pipx_copy(launcher: Path, python: Path, folder: Path) -> Path:
+    """keeper.exe as pip writes it and pipx copies it out of its environment: ``launcher`` (distlib's
+    own, as pip vendors it, or a stand-in), the line naming the environment's python.exe, quoted for
+    its space, then the zip of its ``__main__.py``."""
     zipped = io.BytesIO()
     with zipfile.ZipFile(zipped, "w") as zf:
         zf.writestr("__main__.py", "import re\r\nimport sys\r\nfrom keeper.__main__ import command\r\n")
     folder.mkdir(parents=True, exist_ok=True)
     copy = folder / "keeper.exe"
     shebang = f'#!"{win(python)}"\r\n'.encode()
-    copy.write_bytes(keeper.read_bytes() + shebang + zipped.getvalue())
+    copy.write_bytes(launcher.read_bytes() + shebang + zipped.getvalue())
     Path(f"{copy}.out").write_text("{}", encoding="utf-8")
     return copy
 
@@ -294,7 +295,10 @@ def test_a_hook_through_a_keeper_pip_installed_runs_on_its_python_as_the_plugins
     environment's python.exe runs the hook as path 1 does (-I -S, its site-packages given)."""
     keeper, python = installed(plugin, tmp_path, out='{"from": "python"}')
     if "copy" in how:
-        keeper = pipx_copy(keeper, python, tmp_path / "pipx bin ö")
+        import pip  # its distlib's launcher, which pip writes keeper.exe with: run, it would run python.exe
+
+        launcher = Path(pip.__file__).parent / "_vendor" / "distlib" / "t64.exe"
+        keeper = pipx_copy(launcher, python, tmp_path / "pipx bin ö")
     payload = b'{"session_id":"s","cwd":"C:\\\\w"}'
     done = plugin.run(["hook", "session-start"], path=[keeper.parent], stdin=payload)
     assert done.returncode == 0 and json.loads(done.stdout) == {"from": "python"}
