@@ -10,7 +10,7 @@
 // Keeper runs as its launcher beside this file (a checkout's bin/keeper) or `keeper` on PATH; the
 // model's shell gets that launcher's folder on PATH and the session in KEEPER_SESSION_ID.
 import { spawnSync } from "node:child_process"
-import { existsSync, mkdirSync, writeFileSync } from "node:fs"
+import { accessSync, closeSync, constants, existsSync, mkdirSync, openSync, readdirSync, readSync, statSync, writeFileSync } from "node:fs"
 import { homedir } from "node:os"
 import { dirname, join } from "node:path"
 import { fileURLToPath } from "node:url"
@@ -21,9 +21,46 @@ const program = process.env.KEEPER_BIN || launcher || "keeper"
 const dataHome = process.env.XDG_DATA_HOME || join(homedir(), ".local", "share")
 const data = join(dataHome, "opencode", "keeper") // Keeper's environment and the chats it reads
 const env = { ...process.env, KEEPER_AGENT: "opencode", ...(launcher ? { CLAUDE_PLUGIN_DATA: data } : {}) }
+const VERSION = "0.4.0" // Keeper's, as this file's package.json
+const installed = process.env.KEEPER_BIN || launcher || process.platform === "win32" ? null : onItsPython()
+
+// A `keeper` pip, pipx or uv installed, run from PATH (no launcher beside this file): its console script
+// runs `site` and imports `re` before Keeper does, 0.75x `python -c pass` a hook. As the launcher does
+// (bin/keeper's run_installed), a hook runs on the Python the script's first line names, isolated and
+// without the site module, where that Python's one site-packages folder holds this version of Keeper
+// and its dependencies; else, or when it cannot import Keeper (exit 75), the script runs as written.
+function onItsPython() {
+  const executable = (p) => { try { accessSync(p, constants.X_OK); return statSync(p).isFile() } catch { return false } }
+  const dir = (process.env.PATH || "").split(":").find((d) => d.startsWith("/") && executable(join(d, "keeper")))
+  if (!dir) return null
+  const head = Buffer.alloc(4096)
+  let got = 0
+  try {
+    const fd = openSync(join(dir, "keeper"), "r")
+    got = readSync(fd, head, 0, head.length, 0)
+    closeSync(fd)
+  } catch {
+    return null
+  }
+  const line = head.toString("utf8", 0, got).split("\n")[0]
+  const python = line.slice(2)
+  if (!line.startsWith("#!/") || /\s/.test(python) || !/\/bin\/python[^/]*$/.test(python) || !executable(python)) return null
+  const lib = join(python.slice(0, python.lastIndexOf("/bin/")), "lib")
+  let sites = []
+  try {
+    sites = readdirSync(lib).filter((n) => n.startsWith("python3")).map((n) => join(lib, n, "site-packages")).filter((s) => existsSync(s))
+  } catch {
+    return null
+  }
+  const needed = ["keeper", `claude_keeper-${VERSION}.dist-info`, "yaml", "filelock", "rapidfuzz", "platformdirs"]
+  return sites.length === 1 && needed.every((n) => existsSync(join(sites[0], n))) ? { python, site: sites[0] } : null
+}
+const HOOK_CODE = "import sys; sys.path.append(sys.argv.pop(1))\ntry: from keeper.hooks.entry import run\nexcept ImportError: raise SystemExit(75)\nraise SystemExit(run(sys.argv[2:]))"
 
 function hook(event, payload) {
-  const done = spawnSync(program, ["hook", event], { input: JSON.stringify(payload), env, encoding: "utf8", timeout: 15000 })
+  const run = (command, args) => spawnSync(command, args, { input: JSON.stringify(payload), env, encoding: "utf8", timeout: 15000 })
+  let done = installed && run(installed.python, ["-I", "-S", "-c", HOOK_CODE, installed.site, "hook", event])
+  if (!done || done.status === 75) done = run(program, ["hook", event])
   try {
     return JSON.parse(done.stdout || "{}")
   } catch {

@@ -130,6 +130,39 @@ def test_the_plugin_maps_each_opencode_call_onto_a_keeper_hook(tmp_path: Path) -
     assert chat.parent == tmp_path / "opencode" / "keeper" / "chats" and "fix the bug" not in chat.read_text()
 
 
+@pytest.mark.skipif(shutil.which("node") is None or sys.platform == "win32", reason="needs Node.js and sh")
+@pytest.mark.parametrize("installed", ["this version", "another version", "one that cannot import Keeper"])
+def test_a_copied_plugin_runs_a_pip_installed_keepers_hooks_on_its_python_as_the_launcher_does(
+    tmp_path: Path, installed: str
+) -> None:
+    """keeper.js copied alone runs `keeper` from PATH: where its script names a Python whose site-packages
+    holds this version of Keeper and its dependencies, a hook runs on that Python as bin/keeper runs it
+    (-I -S, the folder given), sparing the script's ``site`` and ``import re``; else the script."""
+    from tests.releases import PACKAGES
+    from tests.test_launcher import ADD_SITE, HOOK, installed_keeper
+
+    version = "0.0.1" if installed == "another version" else __version__
+    layout = ("keeper", f"claude_keeper-{version}.dist-info", *PACKAGES)
+    reply = '{"hookSpecificOutput": {"additionalContext": "KEEPER"}}'
+    cannot = "case $1 in -I) exit 75 ;; esac; " if "cannot" in installed else ""  # 75: as `import keeper` failing
+    script = installed_keeper(tmp_path / "venv", f"{cannot}cat > /dev/null; echo '{reply}'", layout)
+    plugin = tmp_path / "config" / "plugin" / "keeper.js"  # `cp opencode/keeper.js ~/.config/opencode/plugin/`
+    plugin.parent.mkdir(parents=True)
+    shutil.copyfile(REPO / "opencode" / "keeper.js", plugin)
+    driver = tmp_path / "driver.mjs"
+    driver.write_text(NODE_DRIVER % {"plugin": json.dumps(str(plugin)), "project": json.dumps(str(tmp_path))})
+    env = {"PATH": f"{script.parent}:/usr/bin:/bin", "HOME": str(tmp_path), "XDG_DATA_HOME": str(tmp_path)}
+    done = subprocess.run(["node", str(driver)], env=env, capture_output=True, text=True, timeout=60, check=False)
+    assert done.returncode == 0, done.stderr
+    assert json.loads(done.stdout)["system"] == ["KEEPER"] * 2
+    site = tmp_path / "venv" / "lib" / "python3.11" / "site-packages"
+    direct, as_script = f"python -I -S -c {ADD_SITE + HOOK} {site}", f"python {script}"
+    ran = {"this version": [direct], "another version": [as_script]}.get(installed, [direct, as_script])
+    calls = (script.parent / "calls.log").read_text()
+    events = ["session-start", "user-prompt-submit", "post-tool-use", "stop"]
+    assert calls == "".join(f"{how} hook {event}\n" for event in events for how in ran)
+
+
 def test_doctor_and_status_name_the_plugin_opencode_loads_and_whether_it_runs_keeper(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
 ) -> None:

@@ -26,6 +26,8 @@ def test_every_spelling_of_the_version_is_keepers() -> None:
     assert [entry["version"] for entry in marketplace["plugins"]] == [__version__]
     assert f"\nKEEPER_VERSION={__version__}\n" in launcher
     assert f'\n#define KEEPER_VERSION L"{__version__}"\n' in windows
+    opencode_js = (REPO / "opencode" / "keeper.js").read_text(encoding="utf-8")
+    assert f'\nconst VERSION = "{__version__}"' in opencode_js
     assert bootstrap.plugin_version(str(REPO)) == __version__
     assert build.collect()["version"] == __version__  # the Memory Hub's footer
     done = subprocess.run([sys.executable, "-m", "keeper", "--version"], capture_output=True, text=True, check=True)
