@@ -339,16 +339,12 @@ def _write(
     con.execute("BEGIN IMMEDIATE")
     try:
         meta = _meta(con)  # as another process may have left it while this one waited for the lock
-        if len(changed) + len(removed) > 200:
-            stored = {name: (fid, (mtime, size)) for fid, name, mtime, size in con.execute("SELECT * FROM files")}
-        else:
-            wanted = [*removed, *(n for n, _ in changed)]
-            stored = {
-                name: (fid, (mtime, size))
-                for fid, name, mtime, size in con.execute(
-                    f"SELECT * FROM files WHERE name IN ({','.join('?' * len(wanted))})", wanted
-                )
-            }
+        wanted = [*removed, *(n for n, _ in changed)]
+        stored: dict[str, tuple[int, tuple[int, int]]] = {}
+        for at in range(0, len(wanted), BATCH):  # not the whole table: each batch of a build would read it all
+            part = wanted[at : at + BATCH]
+            query = f"SELECT * FROM files WHERE name IN ({','.join('?' * len(part))})"
+            stored.update((name, (fid, (mtime, size))) for fid, name, mtime, size in con.execute(query, part))
         changed = [(name, stamp) for name, stamp in changed if stored.get(name, (0, None))[1] != stamp]
         sections, terms, files = _number(meta, "sections"), _number(meta, "terms"), _number(meta, "files")
         outdated = [stored[name][0] for name in [*removed, *(n for n, _ in changed)] if name in stored]
