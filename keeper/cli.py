@@ -488,10 +488,14 @@ def main(argv: list[str] | None = None) -> int:
     args: Any = quick_recall_args(args_list)
     if args is None:
         args = parse(args_list)
-    from keeper.store import migrate
+    from keeper.store import fsutil
 
+    new_store = False
     # a store an earlier release wrote is brought up to date first (doctor reports it; demo has its own)
-    new_store = getattr(args, "command", None) not in ("doctor", "demo") and migrate.upgrade_quietly()
+    if getattr(args, "command", None) not in ("doctor", "demo") and not fsutil.store_is_current():
+        from keeper.store import migrate
+
+        new_store = migrate.upgrade_quietly()
     try:
         code = int(_command(args.func)(args))
         sys.stdout.flush()  # a block-buffered stdout (no PYTHONUNBUFFERED) meets a gone reader here
@@ -513,4 +517,6 @@ def main(argv: list[str] | None = None) -> int:
         return 1
     finally:
         if new_store:
+            from keeper.store import migrate
+
             migrate.stamp()  # the store this command made is in this code's format
