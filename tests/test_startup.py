@@ -217,6 +217,38 @@ def test_session_start_loads_nothing_this_project_does_not_use(project_dir: Path
     assert not loaded & {"zlib", "keeper.sync", "keeper.sync.background", "keeper.recall", "keeper.recall.sources"}
 
 
+def test_a_recall_run_as_the_program_collects_no_cycles_and_skips_the_teardown(remembered: dict) -> None:
+    """``keeper recall`` as the launcher runs it (``main()``, the program's own arguments): no pass
+    of the cycle collector while it searches, and no interpreter teardown after (no exit handler
+    runs), yet its output is whole and its exit code kept."""
+    import filelock
+
+    folders = [str(Path(__file__).resolve().parent.parent), str(Path(filelock.__file__).parent.parent)]
+    code = (
+        "import atexit, gc, os, sys\n"
+        "sys.path.extend(sys.argv.pop(1).split('\\n'))\n"
+        "from keeper.cli import main\n"
+        "def seen(phase, info):\n"
+        "    if phase == 'start' and 'keeper.recall.search' in sys.modules:\n"
+        "        os.write(2, b'COLLECTED\\n')\n"
+        "gc.callbacks.append(seen)\n"
+        "atexit.register(lambda: os.write(2, b'TORN DOWN\\n'))\n"
+        "raise SystemExit(main())\n"
+    )
+    done = subprocess.run(
+        [sys.executable, "-I", "-S", "-c", code, "\n".join(folders), "recall", "flaky", "clock"],
+        capture_output=True,
+        cwd=remembered["cwd"],
+        env={k: v for k, v in os.environ.items() if not k.startswith("PYTHON")},
+        check=False,
+    )
+    assert done.returncode == 0
+    assert "freezing the clock" in done.stdout.decode() and done.stdout.decode().endswith(
+        "`keeper transcript <path>`.\n"
+    )
+    assert b"COLLECTED" not in done.stderr and b"TORN DOWN" not in done.stderr, done.stderr
+
+
 def test_a_session_start_on_a_store_in_this_format_loads_neither_the_migrations_nor_the_save_check(
     project_dir: Path,
 ) -> None:
