@@ -8,6 +8,7 @@ propagates with its traceback. Exit codes: 0 ok, 1 error, 2 usage.
 
 from __future__ import annotations
 
+import gc
 import os
 import sys
 
@@ -15,7 +16,7 @@ TYPE_CHECKING = False
 if TYPE_CHECKING:
     import argparse
     from collections.abc import Callable
-    from typing import Any
+    from typing import Any, NoReturn
 
     Adder = Callable[[Any, argparse.ArgumentParser], None]
 
@@ -480,6 +481,31 @@ def main(argv: list[str] | None = None) -> int:
         from keeper.hooks import entry
 
         return entry.run(args_list[1:])
+    collecting = gc.isenabled()
+    try:
+        code = _run(args_list)
+    finally:
+        if argv is not None and collecting:  # a plain recall pauses the cycle collector (see _run)
+            gc.enable()
+    if argv is None:  # the program's own command line (the launcher's, the console script's): it is done
+        _end(code)
+    return code
+
+
+def _end(code: int) -> NoReturn:
+    """End the process at once. The interpreter's teardown (every module freed, cycle collections)
+    is a tenth of a warm recall's instructions, and nothing of Keeper's waits for it: what it
+    writes is closed where it is written, and it registers no exit handler."""
+    for stream in (sys.stdout, sys.stderr):
+        try:
+            stream.flush()
+        except (OSError, ValueError):  # the reader went away, or the stream was closed: nothing to keep
+            pass
+    os._exit(code)
+
+
+def _run(args_list: list[str]) -> int:
+    """A command, by its arguments: its exit code, and a line on stderr for what went wrong."""
     from keeper import console
 
     console.utf8_output()  # before the first print, argparse's included
@@ -488,10 +514,16 @@ def main(argv: list[str] | None = None) -> int:
     args: Any = quick_recall_args(args_list)
     if args is None:
         args = parse(args_list)
-    from keeper.store import migrate
+    else:  # a plain recall frees what it makes by reference counting alone: the cycle collector's
+        gc.disable()  # passes over the modules it loads would be ~2% of its work (main turns it on again)
+    from keeper.store import fsutil
 
+    new_store = False
     # a store an earlier release wrote is brought up to date first (doctor reports it; demo has its own)
-    new_store = getattr(args, "command", None) not in ("doctor", "demo") and migrate.upgrade_quietly()
+    if getattr(args, "command", None) not in ("doctor", "demo") and not fsutil.store_is_current():
+        from keeper.store import migrate
+
+        new_store = migrate.upgrade_quietly()
     try:
         code = int(_command(args.func)(args))
         sys.stdout.flush()  # a block-buffered stdout (no PYTHONUNBUFFERED) meets a gone reader here
@@ -513,4 +545,6 @@ def main(argv: list[str] | None = None) -> int:
         return 1
     finally:
         if new_store:
+            from keeper.store import migrate
+
             migrate.stamp()  # the store this command made is in this code's format

@@ -136,6 +136,16 @@ def test_recall_json_has_the_contract_fields(project_dir: Path, capsys: pytest.C
     assert json.loads(out) == []
 
 
+def test_a_recall_called_in_process_leaves_the_cycle_collector_as_it_was(
+    project_dir: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """A plain recall pauses the cycle collector while it runs; a caller of ``main`` gets it back on."""
+    import gc
+
+    cli(["save", "--decision", "Invoices are rendered with WeasyPrint"], capsys)
+    assert cli(["recall", "invoices"], capsys)[0] == 0 and gc.isenabled()
+
+
 def test_status_reports_counter_files_and_locations(project_dir: Path, capsys: pytest.CaptureFixture[str]) -> None:
     cli(["save", "--decision", "One", "--issue", "Two"], capsys)
     code, out, _ = cli(["status", "--json"], capsys)

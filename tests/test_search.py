@@ -157,9 +157,18 @@ def test_a_real_word_missing_from_the_memory_is_not_corrected_into_another(tmp_p
     assert search.search(project, "rewrad")[0].chunk.path.endswith("2026-10-07_1800.md")  # a typo still is
 
 
+def _counted(text: str, day: str | None) -> tuple[dict[str, int], dict[str, str], int]:
+    """What a fresh ``tokens.Counting`` (the index's build) finds in ``text``: terms counted, the
+    surface words it met, and their number."""
+    counting = tokens.Counting()
+    counts, length = counting.count(text, day)
+    return counts, counting.surface, length
+
+
 def test_the_index_counts_the_same_terms_the_tokenizer_finds() -> None:
-    """``counted_words`` (the index's build) counts in C what ``words`` lists word by word: the
-    same terms, counts and surface words, spoken and relative dates included."""
+    """``Counting`` (the index's build) counts in C what ``words`` lists word by word: the same
+    terms, counts and surface words, spoken and relative dates included, whether a run is met for
+    the first time or again."""
     from collections import Counter
 
     texts = [
@@ -171,8 +180,10 @@ def test_the_index_counts_the_same_terms_the_tokenizer_finds() -> None:
     for text in texts:
         for day in (None, "2026-11-07"):
             listed = tokens.words(text, day)
-            counts, surface, length = tokens.counted_words(text, day)
-            assert (counts, surface, length) == (Counter(t for _, t in listed), dict(listed), len(listed))
+            assert _counted(text, day) == (Counter(t for _, t in listed), dict(listed), len(listed))
+            counting = tokens.Counting()
+            counting.count(text + "\n" + text)  # every run met before
+            assert counting.count(text, day) == (Counter(t for _, t in listed), len(listed))
 
 
 PIECES = (  # noqa: SIM905 - a word list reads best as text
@@ -187,4 +198,4 @@ def test_counted_words_agrees_with_words_on_any_mix(pieces: list[str], day: str 
 
     text = " ".join(pieces)
     listed = tokens.words(text, day)
-    assert tokens.counted_words(text, day) == (Counter(t for _, t in listed), dict(listed), len(listed))
+    assert _counted(text, day) == (Counter(t for _, t in listed), dict(listed), len(listed))

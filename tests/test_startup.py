@@ -217,6 +217,37 @@ def test_session_start_loads_nothing_this_project_does_not_use(project_dir: Path
     assert not loaded & {"zlib", "keeper.sync", "keeper.sync.background", "keeper.recall", "keeper.recall.sources"}
 
 
+def test_a_recall_run_as_the_program_collects_no_cycles_and_skips_the_teardown(remembered: dict) -> None:
+    """``keeper recall`` as the launcher runs it (``main()``, the program's own arguments): no pass
+    of the cycle collector while it searches, and no interpreter teardown after (no exit handler
+    runs), yet its output is whole and its exit code kept."""
+    import filelock
+
+    folders = [str(Path(__file__).resolve().parent.parent), str(Path(filelock.__file__).parent.parent)]
+    code = (
+        "import atexit, gc, os, sys\n"
+        "sys.path.extend(sys.argv.pop(1).split('\\n'))\n"
+        "from keeper.cli import main\n"
+        "def seen(phase, info):\n"
+        "    if phase == 'start' and 'keeper.recall.search' in sys.modules:\n"
+        "        os.write(2, b'COLLECTED\\n')\n"
+        "gc.callbacks.append(seen)\n"
+        "atexit.register(lambda: os.write(2, b'TORN DOWN\\n'))\n"
+        "raise SystemExit(main())\n"
+    )
+    done = subprocess.run(
+        [sys.executable, "-I", "-S", "-c", code, "\n".join(folders), "recall", "flaky", "clock"],
+        capture_output=True,
+        cwd=remembered["cwd"],
+        env={k: v for k, v in os.environ.items() if not k.startswith("PYTHON")},
+        check=False,
+    )
+    out = done.stdout.decode()
+    assert done.returncode == 0
+    assert "freezing the clock" in out and out.endswith(("`keeper transcript <path>`.\n", "<path>`.\r\n"))  # whole
+    assert b"COLLECTED" not in done.stderr and b"TORN DOWN" not in done.stderr, done.stderr
+
+
 def test_a_session_start_on_a_store_in_this_format_loads_neither_the_migrations_nor_the_save_check(
     project_dir: Path,
 ) -> None:
@@ -517,7 +548,8 @@ def test_a_recall_from_the_command_line_loads_neither_importlib_nor_the_prompts_
     remembered: dict, tmp_path: Path
 ) -> None:
     """``keeper recall`` as the launcher runs it (-I -S): its command module comes by ``__import__``
-    (``importlib`` would bring ``warnings``), and the prompt's gate is automatic recall's alone."""
+    (``importlib`` would bring ``warnings``), the prompt's gate is automatic recall's alone, and a
+    store in this format is not migrated (format.json read with the standard library)."""
     import filelock
 
     folders = [str(Path(__file__).resolve().parent.parent), str(Path(filelock.__file__).parent.parent)]
@@ -537,5 +569,5 @@ def test_a_recall_from_the_command_line_loads_neither_importlib_nor_the_prompts_
     )
     modules = set(ast.literal_eval(done.stderr.decode().rsplit("MODULES ", 1)[1])) - BARE  # what Keeper loaded
     assert "freezing the clock" in done.stdout.decode()
-    unwanted = {"importlib", "warnings", "keeper.recall.gate"}
+    unwanted = {"importlib", "warnings", "keeper.recall.gate", "keeper.store.migrate"}
     assert not modules & unwanted, sorted(modules & unwanted)

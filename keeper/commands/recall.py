@@ -10,6 +10,9 @@ TYPE_CHECKING = False
 if TYPE_CHECKING:
     import argparse
 
+    from keeper.recall import search
+    from keeper.store.resolve import Resolved
+
 
 def run_recall(args: argparse.Namespace) -> int:
     from keeper.hooks import context
@@ -19,16 +22,21 @@ def run_recall(args: argparse.Namespace) -> int:
     query = " ".join(args.query)
     limit = args.limit if args.limit and args.limit > 0 else at.cfg.recall_limit
     results = search.search(at.project, query, limit=limit, scope=args.scope, team=at.cfg.team)
+    found = _json_items(at, results) if getattr(args, "json", False) else []  # text: redacted as a whole
+    common.emit(args, found, lambda: [context.recall_block(query, results, limit_chars=1 << 30)])
+    return 0
+
+
+def _json_items(at: Resolved, results: list[search.Result]) -> list[dict[str, object]]:
+    """The results as ``--json`` gives them: snippets redacted, and where each memory.md item of a
+    result came from (``keeper why``)."""
+    from keeper.commands import why
     from keeper.redact import redact
 
     found = [{**r.as_dict(), "snippet": redact(r.snippet, at.cfg.redact_patterns)} for r in results]
-    if getattr(args, "json", False):  # where each memory.md item of a result came from (keeper why)
-        from keeper.commands import why
-
-        for item, r in zip(found, results):
-            item["provenance"] = why.carried(at.project, r.chunk.path, r.chunk.text or r.snippet)
-    common.emit(args, found, lambda: [context.recall_block(query, results, limit_chars=1 << 30)])
-    return 0
+    for item, r in zip(found, results):
+        item["provenance"] = why.carried(at.project, r.chunk.path, r.chunk.text or r.snippet)
+    return found
 
 
 def run_expand(args: argparse.Namespace) -> int:

@@ -339,7 +339,7 @@ def handle(name: str, raw: bytes, project_dir: str = "") -> Reply:
         return {"systemMessage": unusable} if name == "session-start" else {}
     new_store = False
     # once per session: a store an earlier release wrote is brought up to date
-    if name == "session-start" and not _store_is_current():
+    if name == "session-start" and not fsutil.store_is_current():
         from keeper.store import migrate
 
         new_store = migrate.upgrade_quietly()
@@ -370,19 +370,6 @@ def handle(name: str, raw: bytes, project_dir: str = "") -> Reply:
     if at.cfg.debug:
         _log(name, "INFO", f"debug: {took_ms:.1f} ms in Keeper, {injected} characters into context")
     return reply
-
-
-def _store_is_current() -> bool:
-    """Whether ``format.json`` says the store has had every migration this code knows: one read, so
-    a usual session start never imports ``keeper.store.migrate`` (which reads it the same way)."""
-    found = fsutil.read_json(os.path.join(paths.data_root(), paths.STORE_FORMAT))
-    number, applied = found.get("format"), found.get("applied")
-    return (
-        type(number) is int
-        and number == paths.FORMAT
-        and isinstance(applied, list)
-        and sum(isinstance(name, str) for name in applied) == number
-    )
 
 
 def _read_stdin() -> bytes:

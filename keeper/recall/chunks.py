@@ -9,21 +9,25 @@ from __future__ import annotations
 import os
 
 from keeper.markdown import Document
-from keeper.recall.tokens import counted_words, date_terms
+from keeper.recall.tokens import Counting, date_terms, shared_counting
 from keeper.store import sessions
 
 
-def section_terms(heading: str, text: str, day: str | None) -> tuple[dict[str, int], dict[str, str], int]:
-    """The terms a section is found by, counted (``tokens.counted_words``): its heading and text,
-    and its file's date (``sessions/2026-11-07_1430.md``) as the words people ask with, unless the
-    text holds it; its relative dates ("yesterday") are read against that date."""
-    counts, surface, length = counted_words(heading + "\n" + text, day)
+def section_terms(
+    heading: str, text: str, day: str | None, counting: Counting | None = None
+) -> tuple[dict[str, int], int]:
+    """The terms a section is found by, counted (``tokens.Counting``: the index's build passes its
+    own): its heading and text, and its file's date (``sessions/2026-11-07_1430.md``) as the words
+    people ask with, unless the text holds it; its relative dates ("yesterday") are read against that date."""
+    if counting is None:  # not `or`: a Counting that has met no run yet is an empty dict
+        counting = shared_counting()
+    counts, length = counting.count(heading + "\n" + text, day)
     if day and day not in heading and day not in text:
         for term in date_terms(day):
             counts[term] = counts.get(term, 0) + 1
-            surface[term] = term
+            counting.surface[term] = term
             length += 1
-    return counts, surface, length
+    return counts, length
 
 
 class Chunk:
@@ -48,7 +52,7 @@ class Chunk:
     ) -> None:
         self.path, self.heading, self.line, self.text, self.date = path, heading, line, text, day
         if counts is None:
-            counts, _, length = section_terms(heading, text or "", day)
+            counts, length = section_terms(heading, text or "", day)
         self.counts, self.length = counts, length
 
 

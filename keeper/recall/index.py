@@ -23,6 +23,7 @@ import os
 
 from keeper.recall import sources
 from keeper.recall.chunks import Chunk, section_terms, sections_of
+from keeper.recall.tokens import Counting
 from keeper.store import paths, repo, sessions
 from keeper.store.fsutil import ensure_dir, open_append
 
@@ -307,13 +308,13 @@ def refresh(con: Connection, where: sources.Sources, thorough: bool = True, budg
 
     deadline = None if budget is None else time.monotonic() + budget
     done = 0
-    words: set[str] = set()  # surface words this refresh stored: the next batches skip them
+    counting = Counting()  # shared by the batches: a first build meets most words again in each
     for start in range(0, max(len(changed), 1), BATCH):
         batch = changed[start : start + BATCH]
         last = start + BATCH >= len(changed)
         # the folder's mtime is recorded only with the last batch: until then the folder is listed
         # again, and what is not indexed yet is found again
-        done += _write(con, project, batch, removed if start == 0 else [], folder if last else None, words)
+        done += _write(con, project, batch, removed if start == 0 else [], folder if last else None, counting)
         if last and done >= OPTIMIZE_AFTER:
             con.execute("INSERT INTO fts(fts) VALUES ('optimize')")
         if not last and deadline is not None and time.monotonic() > deadline:
@@ -327,28 +328,23 @@ def _write(
     changed: list[tuple[str, tuple[int, int]]],
     removed: list[str],
     folder: str | None,
-    words: set[str],
+    counting: Counting,
 ) -> int:
     """Apply the changes in one transaction: old sections out of FTS5 and the tables, new ones in.
 
-    ``words``: the surface words earlier batches of this refresh stored (the table keeps a word's
-    first term, so storing it again changes nothing), and to which this one adds its own: a first
-    build meets most of the corpus's words again in every batch.
+    ``counting``: the refresh's tokenizer; the surface words it met since the last batch are stored
+    (the table keeps a word's first term, so storing one again changes nothing).
     """
     con.execute("PRAGMA synchronous=NORMAL")
     con.execute("BEGIN IMMEDIATE")
     try:
         meta = _meta(con)  # as another process may have left it while this one waited for the lock
-        if len(changed) + len(removed) > 200:
-            stored = {name: (fid, (mtime, size)) for fid, name, mtime, size in con.execute("SELECT * FROM files")}
-        else:
-            wanted = [*removed, *(n for n, _ in changed)]
-            stored = {
-                name: (fid, (mtime, size))
-                for fid, name, mtime, size in con.execute(
-                    f"SELECT * FROM files WHERE name IN ({','.join('?' * len(wanted))})", wanted
-                )
-            }
+        wanted = [*removed, *(n for n, _ in changed)]
+        stored: dict[str, tuple[int, tuple[int, int]]] = {}
+        for at in range(0, len(wanted), BATCH):  # not the whole table: each batch of a build would read it all
+            part = wanted[at : at + BATCH]
+            query = f"SELECT * FROM files WHERE name IN ({','.join('?' * len(part))})"
+            stored.update((name, (fid, (mtime, size))) for fid, name, mtime, size in con.execute(query, part))
         changed = [(name, stamp) for name, stamp in changed if stored.get(name, (0, None))[1] != stamp]
         sections, terms, files = _number(meta, "sections"), _number(meta, "terms"), _number(meta, "files")
         outdated = [stored[name][0] for name in [*removed, *(n for n, _ in changed)] if name in stored]
@@ -364,7 +360,6 @@ def _write(
         next_file = (con.execute("SELECT max(id) FROM files").fetchone()[0] or 0) + 1
         file_rows: list[tuple[int, str, int, int]] = []
         section_rows: list[tuple[int, int, int, str, int, str, str]] = []
-        surface: dict[str, str] = {}
         for name, (mtime, size) in changed:
             path = sources.path_of(project, name)
             text = sources.read_named(path, name) if path else None
@@ -378,8 +373,7 @@ def _write(
             file_rows.append((file_id, name, mtime, size))
             day = sessions.date_of(name)
             for heading, line, body in sections_of(name, text, sources.title_of(name)):
-                counted, written, length = section_terms(heading, body, day)
-                surface.update(written)
+                counted, length = section_terms(heading, body, day, counting)
                 repeated = " ".join(f"{term}:{n}" for term, n in counted.items() if n > 1)  # terms hold no ":"
                 section_rows.append((next_section, file_id, line, heading, length, " ".join(counted), repeated))
                 next_section += 1
@@ -387,15 +381,13 @@ def _write(
         con.executemany("INSERT OR REPLACE INTO files VALUES (?, ?, ?, ?)", file_rows)
         con.executemany("INSERT INTO sections VALUES (?, ?, ?, ?, ?, ?, ?)", section_rows)
         con.executemany("INSERT INTO fts(rowid, terms) VALUES (?, ?)", [(r[0], r[5]) for r in section_rows])
-        new_words = [(word, term) for word, term in surface.items() if word not in words]
-        con.executemany("INSERT OR IGNORE INTO surface VALUES (?, ?)", new_words)
+        con.executemany("INSERT OR IGNORE INTO surface VALUES (?, ?)", counting.new_surface())
         counts = [("sections", str(sections)), ("terms", str(terms)), ("files", str(files))]
         con.executemany("INSERT OR REPLACE INTO meta VALUES (?, ?)", counts + ([("folder", folder)] if folder else []))
         con.execute("COMMIT")
     except BaseException:
         con.execute("ROLLBACK")
         raise
-    words.update(surface)
     return len(changed) + len(removed)
 
 

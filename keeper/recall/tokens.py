@@ -144,20 +144,26 @@ def _ident_words(ident: str) -> tuple[tuple[str, str], ...]:
     return result
 
 
-def _runs(text: str) -> list[str]:
-    """Runs of identifier characters (letters, digits, ``_./\\-``) and of other letters, untrimmed.
+def _spaced(text: str) -> bytes:
+    """``text`` as UTF-8 with a space for every character that is neither an identifier's (letters,
+    digits, ``_./\\-``) nor another letter or digit: its runs are what ``.split()`` gives.
 
-    The text goes through ``bytes.translate`` as UTF-8 (``_TO_SPACE_BYTES``: every byte from 128 up
-    kept), a table lookup per byte in C: ``str.translate`` cost the index's first build 0.7 s per
-    10,000 session files, this 0.4 s. A multi-byte character is kept whole, and by then only letters
-    and digits are left of them (any other's bytes became a space first).
+    A table lookup per byte in C (``bytes.translate``, ``_TO_SPACE_BYTES``: every byte from 128 up
+    kept): ``str.translate`` cost the index's first build 0.7 s per 10,000 session files, this 0.4 s.
+    A multi-byte character is kept whole, and by then only letters and digits are left of them (any
+    other's bytes became a space first).
     """
     data = text.encode("utf-8", "surrogatepass")
     if not text.isascii():  # UTF-8 is self-synchronising: a character's bytes match only where it stands
         for char in set(data.translate(None, _ASCII_BYTES).decode("utf-8", "surrogatepass")):
             if not char.isalnum():
                 data = data.replace(char.encode("utf-8", "surrogatepass"), b" ")
-    return data.translate(_TO_SPACE_BYTES).decode("utf-8", "surrogatepass").split()
+    return data.translate(_TO_SPACE_BYTES)
+
+
+def _runs(text: str) -> list[str]:
+    """Runs of identifier characters (letters, digits, ``_./\\-``) and of other letters, untrimmed."""
+    return _spaced(text).decode("utf-8", "surrogatepass").split()
 
 
 def _idents(text: str) -> list[str]:
@@ -243,41 +249,80 @@ def _dated_pairs(idents: list[str], day: str | None) -> list[tuple[str, str]]:
     return found
 
 
-_RUN_CACHE: dict[str, tuple[tuple[str, str], ...]] = {}  # untrimmed runs, for counted_words
-_DATED_RUNS: set[str] = set()  # runs that trim to a month's spelling or a relative date's word
+class Counting(dict[bytes, str]):
+    """Counts sections' terms for the index's build, each distinct run of text resolved once.
 
-
-def _run_words(run: str) -> tuple[tuple[str, str], ...]:
-    """The pairs of one untrimmed run (``_ident_words`` of it trimmed), remembered."""
-    ident = run.strip(_SEPARATORS)
-    if ident in _MONTH_SPELLINGS or ident in dates.TRIGGERS:
-        _DATED_RUNS.add(run)
-    pairs = _WORD_CACHE.get(ident)
-    if pairs is None:
-        pairs = _ident_words(ident)
-    if len(_RUN_CACHE) < 200_000:
-        _RUN_CACHE[run] = pairs
-    return pairs
-
-
-def counted_words(text: str, day: str | None = None) -> tuple[dict[str, int], dict[str, str], int]:
-    """What ``words`` finds, counted: ``({term: occurrences}, {surface: term}, number of pairs)``.
-
-    The same pairs, looked up and counted by the C loops of ``map``, ``chain`` and ``Counter``
-    (Python runs only for a word not seen before): the index's first build tokenises every file.
+    A run (``_runs``, kept as UTF-8: bytes split faster than text) maps to its one term, to "" when
+    it has none (a stop word), or, when it has several terms or may start a date, to a key of its
+    own that ``count`` expands. So a section's terms are counted by the C loops of ``map`` and
+    ``Counter`` alone (Python runs only for a run not met before): a first build meets ~2.8 million
+    runs in 10,000 session files, ~20,000 of them distinct. ``surface`` gathers the ``(surface
+    word, term)`` pairs met, for the index's table of words as written (``new_surface``).
     """
-    from collections import Counter
-    from itertools import chain
-    from operator import itemgetter
 
-    runs = _runs(text)
-    found = list(map(_RUN_CACHE.get, runs))
-    if None in found:
-        found = [_run_words(run) if pairs is None else pairs for pairs, run in zip(found, runs)]
-    pairs = list(chain.from_iterable(found))  # type: ignore[arg-type]  # no None is left in it
-    if not _DATED_RUNS.isdisjoint(runs):
-        pairs += _dated_pairs(_idents(text), day)
-    return Counter(map(itemgetter(1), pairs)), dict(pairs), len(pairs)
+    def __init__(self) -> None:
+        super().__init__()
+        self.surface: dict[str, str] = {}
+        self._several: dict[str, tuple[tuple[str, str], ...]] = {}  # "\0" + trimmed run -> its pairs
+        self._dated: set[str] = set()  # the keys of runs that may start a date
+        self._given = 0  # how many of ``surface`` new_surface gave: a word's place in it never changes
+
+    def __missing__(self, run: bytes) -> str:
+        ident = run.decode("utf-8", "surrogatepass").strip(_SEPARATORS)
+        pairs = _ident_words(ident)
+        self.surface.update(pairs)
+        dated = ident in _MONTH_SPELLINGS or ident in dates.TRIGGERS
+        if len(pairs) == 1 and not dated:
+            key = pairs[0][1]
+        elif not pairs and not dated:
+            key = ""
+        else:  # "\0" stands in no term: _spaced turns it into a space
+            key = "\0" + ident
+            self._several[key] = pairs
+            if dated:
+                self._dated.add(key)
+        self[run] = key
+        return key
+
+    def count(self, text: str, day: str | None = None) -> tuple[dict[str, int], int]:
+        """What ``words`` finds in ``text``, counted: ``({term: occurrences}, number of pairs)``.
+
+        ``day``: as for ``words``. The pairs of spoken and relative dates join ``surface`` too.
+        """
+        from collections import Counter
+
+        counts = Counter(map(self.__getitem__, _spaced(text).split()))
+        counts.pop("", None)
+        several = self._several.keys() & counts.keys()
+        if several:
+            for key in sorted(several):  # a set's order changes with the hash seed: the terms' must not
+                times = counts.pop(key)
+                for _, term in self._several[key]:
+                    counts[term] += times
+            if not self._dated.isdisjoint(several):
+                pairs = _dated_pairs(_idents(text), day)
+                self.surface.update(pairs)
+                counts.update(term for _, term in pairs)
+        return counts, sum(counts.values())
+
+    def new_surface(self) -> list[tuple[str, str]]:
+        """The ``(surface word, term)`` pairs met since the last call: each word is given once."""
+        from itertools import islice
+
+        new = list(islice(self.surface.items(), self._given, None))
+        self._given = len(self.surface)
+        return new
+
+
+_SHARED: list[Counting] = []
+
+
+def shared_counting() -> Counting:
+    """The process's ``Counting`` for texts counted outside a build (files searched without an
+    index), renewed once it knows 200,000 runs."""
+    if not _SHARED or len(_SHARED[0]) > 200_000:
+        _SHARED[:] = [Counting()]
+    return _SHARED[0]
 
 
 def _resolved_terms(granularity: str, day: int) -> list[str]:

@@ -178,6 +178,23 @@ def read_head(path: str, limit: int) -> tuple[str, int] | None:
     return data.decode("utf-8", errors="replace"), max(st.st_size, len(data))
 
 
+def store_is_current() -> bool:
+    """Whether ``format.json`` says the store has had every migration this code knows: one read, so
+    a usual session start or command never imports ``keeper.store.migrate`` (which reads it the same way).
+    False when it cannot be read (a file where the store's folder should be): the migrations say why."""
+    try:
+        found = read_json(os.path.join(paths.data_root(), paths.STORE_FORMAT))
+    except OSError:
+        return False
+    number, applied = found.get("format"), found.get("applied")
+    return (
+        type(number) is int
+        and number == paths.FORMAT
+        and isinstance(applied, list)
+        and sum(isinstance(name, str) for name in applied) == number
+    )
+
+
 def read_json(path: str) -> dict[str, Any]:
     """The JSON object in ``path``; ``{}`` when it is missing, unreadable or not an object.
 
