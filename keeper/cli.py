@@ -481,21 +481,23 @@ def main(argv: list[str] | None = None) -> int:
         from keeper.hooks import entry
 
         return entry.run(args_list[1:])
+    quick = quick_recall_args(args_list)
     collecting = gc.isenabled()
     try:
-        code = _run(args_list)
+        code = _run(args_list, quick)
     finally:
         if argv is not None and collecting:  # a plain recall pauses the cycle collector (see _run)
             gc.enable()
-    if argv is None:  # the program's own command line (the launcher's, the console script's): it is done
+    if argv is None and quick is not None:  # a plain recall on the program's own command line: done
         _end(code)
     return code
 
 
 def _end(code: int) -> NoReturn:
-    """End the process at once. The interpreter's teardown (every module freed, cycle collections)
-    is a tenth of a warm recall's instructions, and nothing of Keeper's waits for it: what it
-    writes is closed where it is written, and it registers no exit handler."""
+    """End a recall's process at once. The interpreter's teardown (every module freed, cycle
+    collections) is a tenth of a warm recall's instructions, and a recall leaves nothing for it:
+    the index commits what it writes, and Keeper registers no exit handler. Commands that write
+    memory end as Python ends, whatever buffer a future change leaves open."""
     for stream in (sys.stdout, sys.stderr):
         try:
             stream.flush()
@@ -504,14 +506,15 @@ def _end(code: int) -> NoReturn:
     os._exit(code)
 
 
-def _run(args_list: list[str]) -> int:
-    """A command, by its arguments: its exit code, and a line on stderr for what went wrong."""
+def _run(args_list: list[str], quick: Arguments | None) -> int:
+    """A command, by its arguments (``quick``: a plain recall's, read without argparse): its exit
+    code, and a line on stderr for what went wrong."""
     from keeper import console
 
     console.utf8_output()  # before the first print, argparse's included
     from keeper.errors import KeeperError
 
-    args: Any = quick_recall_args(args_list)
+    args: Any = quick
     if args is None:
         args = parse(args_list)
     else:  # a plain recall frees what it makes by reference counting alone: the cycle collector's

@@ -217,10 +217,10 @@ def test_session_start_loads_nothing_this_project_does_not_use(project_dir: Path
     assert not loaded & {"zlib", "keeper.sync", "keeper.sync.background", "keeper.recall", "keeper.recall.sources"}
 
 
-def test_a_recall_run_as_the_program_collects_no_cycles_and_skips_the_teardown(remembered: dict) -> None:
-    """``keeper recall`` as the launcher runs it (``main()``, the program's own arguments): no pass
-    of the cycle collector while it searches, and no interpreter teardown after (no exit handler
-    runs), yet its output is whole and its exit code kept."""
+def _as_the_program(cwd: str, *args: str) -> subprocess.CompletedProcess[bytes]:
+    """``keeper ARGS`` as the launcher runs it (``main()``, the program's own arguments), telling on
+    stderr whether the cycle collector ran once recall's search was loaded and whether exit
+    handlers ran (the interpreter's teardown)."""
     import filelock
 
     folders = [str(Path(__file__).resolve().parent.parent), str(Path(filelock.__file__).parent.parent)]
@@ -235,17 +235,31 @@ def test_a_recall_run_as_the_program_collects_no_cycles_and_skips_the_teardown(r
         "atexit.register(lambda: os.write(2, b'TORN DOWN\\n'))\n"
         "raise SystemExit(main())\n"
     )
-    done = subprocess.run(
-        [sys.executable, "-I", "-S", "-c", code, "\n".join(folders), "recall", "flaky", "clock"],
+    return subprocess.run(
+        [sys.executable, "-I", "-S", "-c", code, "\n".join(folders), *args],
         capture_output=True,
-        cwd=remembered["cwd"],
+        cwd=cwd,
         env={k: v for k, v in os.environ.items() if not k.startswith("PYTHON")},
         check=False,
     )
+
+
+def test_a_recall_run_as_the_program_collects_no_cycles_and_skips_the_teardown(remembered: dict) -> None:
+    """A plain recall, which only reads: no pass of the cycle collector while it searches, and no
+    interpreter teardown after (no exit handler runs), yet its output is whole and its exit code kept."""
+    done = _as_the_program(remembered["cwd"], "recall", "flaky", "clock")
     out = done.stdout.decode()
     assert done.returncode == 0
     assert "freezing the clock" in out and out.endswith(("`keeper transcript <path>`.\n", "<path>`.\r\n"))  # whole
     assert b"COLLECTED" not in done.stderr and b"TORN DOWN" not in done.stderr, done.stderr
+
+
+def test_a_command_that_writes_memory_ends_as_python_ends(remembered: dict) -> None:
+    """Only a recall skips the teardown: a save ends as Python ends, exit handlers and final flushes
+    included, whatever buffer a later change leaves open."""
+    done = _as_the_program(remembered["cwd"], "save", "--decision", "Invoices round half up")
+    assert done.returncode == 0, done.stderr
+    assert b"TORN DOWN" in done.stderr, done.stderr
 
 
 def test_a_session_start_on_a_store_in_this_format_loads_neither_the_migrations_nor_the_save_check(
