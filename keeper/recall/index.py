@@ -26,18 +26,53 @@ from keeper.recall.chunks import Chunk, section_terms, sections_of
 from keeper.store import paths, repo, sessions
 from keeper.store.fsutil import ensure_dir, open_append
 
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    from collections.abc import Callable, Iterable
+    from sqlite3 import Connection
+    from typing import Any
+
+
+def _lru_cache(maxsize: int | None = 128, typed: bool = False) -> Callable[[Any], Any]:
+    """``functools.lru_cache(maxsize)`` as ``_sqlite3`` calls it (a number): the C wrapper it makes."""
+    from _functools import _lru_cache_wrapper  # type: ignore[import-not-found]  # C, no stubs
+
+    size = maxsize if maxsize is None else max(maxsize, 0)
+    return lambda function: _lru_cache_wrapper(function, size, typed, lambda *info: info)
+
+
+def _without_functools() -> None:
+    """Import ``_sqlite3`` without ``functools`` where nothing imported it yet.
+
+    From Python 3.11 the C module takes ``functools.lru_cache`` at import (each connection's
+    statement cache), and importing functools brings collections, types, operator, reprlib,
+    keyword and itertools: ~3.5 ms of a recalling prompt, more than its search. A stand-in module
+    gives it the same cache, made by the C wrapper ``lru_cache`` itself uses, for the import only;
+    anything importing functools later gets the real one. Any doubt: the ordinary import.
+    """
+    import sys
+
+    if "functools" in sys.modules or "_sqlite3" in sys.modules:
+        return
+    stand_in = type(sys)("functools")
+    stand_in.lru_cache = _lru_cache  # type: ignore[attr-defined]
+    sys.modules["functools"] = stand_in
+    try:
+        import _sqlite3  # noqa: F401
+    except Exception:  # another Python wants more of functools: the ordinary import below
+        pass
+    finally:
+        if sys.modules.get("functools") is stand_in:
+            del sys.modules["functools"]
+
+
+_without_functools()
 try:  # the C module alone: the sqlite3 package would add datetime and more to every recall
     from _sqlite3 import DatabaseError, Error, OperationalError
     from _sqlite3 import connect as _sqlite_connect
 except ImportError:  # pragma: no cover - CPython always has it where sqlite3 works
     from sqlite3 import DatabaseError, Error, OperationalError
     from sqlite3 import connect as _sqlite_connect
-
-TYPE_CHECKING = False
-if TYPE_CHECKING:
-    from collections.abc import Iterable
-    from sqlite3 import Connection
-    from typing import Any
 
 __all__ = ["DatabaseError", "Error", "OperationalError"]
 
