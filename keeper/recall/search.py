@@ -381,18 +381,23 @@ def best(
     query: Query,
     limit: int,
     stand_ins: dict[str, list[tuple[str, float]]],
+    leave_out: Callable[[str], bool] | None = None,
 ) -> list[Result]:
     """The ``limit`` best, after the sections holding the query's words as asked are lifted: its
     word pairs side by side ("in tests", "reserve stock") and its terms close together (a name
     beside what that person did). A typo counts as the word it stands for.
 
     Only the leading results are read for that, from their files: the lift cannot bring a
-    section from far below.
+    section from far below. Those of a file ``leave_out`` names are dropped unread: the others
+    keep their places among themselves.
     """
     spread = query.spread
     if spread:
         results = _one_per_session(results)
-    leading = _with_text(project, results[: max(limit, RERANK)])
+    leading = results[: max(limit, RERANK)]
+    if leave_out is not None:
+        leading = [r for r in leading if not leave_out(r.chunk.path)]
+    leading = _with_text(project, leading)
     asked = _Lift(query.text, stand_ins)
     if asked.pairs or asked.near:
         for result in leading:
@@ -441,6 +446,7 @@ def search(
     scope: str = "all",
     team: bool = False,
     gate_for: tuple[str, str] | None = None,
+    leave_out: Callable[[str], bool] | None = None,
 ) -> list[Result]:
     """Rank the project's memory sections for ``query``; an empty list when nothing matches.
 
@@ -448,7 +454,8 @@ def search(
     project), ``global`` (the global memory.md) or ``all``. ``min_terms``: only sections
     holding at least that many of the query's words. ``team``: search the repository's team memory too.
     ``gate_for``: automatic recall's session and its own file's name, for which the prompt's gate
-    (``keeper.recall.gate``) is kept.
+    (``keeper.recall.gate``) is kept. ``leave_out``: files (by path) whose sections the caller would
+    drop, dropped before their text is read (only among the leading results, so the rest rank alike).
 
     Uses the SQLite index (brought up to date first; ``thorough`` stats every file), or scans the
     files where this Python has no FTS5. ``correct`` turns on typo correction (rapidfuzz).
@@ -478,7 +485,7 @@ def search(
             except index.OperationalError:  # another process is writing it: search what is indexed
                 pass
             depth = index.CANDIDATES if thorough else index.CANDIDATES // QUICK_DEPTH
-            return _found(project, _Indexed(con, project, depth, scope), asked, limit, correct, min_terms)
+            return _found(project, _Indexed(con, project, depth, scope), asked, (limit, min_terms), correct, leave_out)
         except index.DatabaseError as exc:  # replaced or damaged under us (a clear, a copy): it is only derived
             from keeper.store import log
 
@@ -489,7 +496,7 @@ def search(
         # automatic recall in a large store without an index: reading every file would hold the
         # prompt hook past its limit, so it finds nothing this time
         return []
-    return _found(project, _Scanned(corpus(where, scope)), asked, limit, correct, min_terms)
+    return _found(project, _Scanned(corpus(where, scope)), asked, (limit, min_terms), correct, leave_out)
 
 
 def _today() -> int:
@@ -499,10 +506,17 @@ def _today() -> int:
 
 
 def _found(
-    project: paths.Project, corpus: Corpus, query: Query, limit: int, correct: bool, min_terms: int
+    project: paths.Project,
+    corpus: Corpus,
+    query: Query,
+    bounds: tuple[int, int],
+    correct: bool,
+    leave_out: Callable[[str], bool] | None,
 ) -> list[Result]:
     """The one pipeline behind ``search``: stand-ins for the query's words, the corpus's
-    candidates, BM25 over them, then the lift of the leading ones read from their files."""
+    candidates, BM25 over them, then the lift of the leading ones read from their files.
+    ``bounds``: how many results at most, and how many of the query's terms each must hold."""
+    limit, min_terms = bounds
     df, n, avg = corpus.frequencies(query.wanted)
     stand_ins = _stand_ins(query.words, set(df), corpus.surface if correct else None, query.names)
     stand_ins.update(_slot_stand_ins(query.slots, df))
@@ -516,7 +530,7 @@ def _found(
     chunks = corpus.candidates(ranked, df, weights)
     scored = rank(chunks, query.terms, stand_ins, (df, n, avg), project.dir, query.today)
     results = [r for r in scored if r.hits >= min_terms]
-    return _labelled(project, best(project, results, query, limit, stand_ins))
+    return _labelled(project, best(project, results, query, limit, stand_ins, leave_out))
 
 
 class _Indexed:
