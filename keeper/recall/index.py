@@ -106,10 +106,54 @@ PRAGMA user_version = {SCHEMA_VERSION};
 
 
 _REFERENCE: list[set[tuple[str, str, str, str | None]]] = []
+# What _reference_schema makes with SQLite 3.40 (and, FTS5's shadow tables being stable, most others):
+# a file holding exactly this is Keeper's, without an in-memory database made at each prompt to tell.
+_WRITTEN = frozenset(
+    {
+        ("table", "meta", "meta", "CREATE TABLE meta(key TEXT PRIMARY KEY, value TEXT) WITHOUT ROWID"),
+        (
+            "table",
+            "files",
+            "files",
+            "CREATE TABLE files(id INTEGER PRIMARY KEY, name TEXT NOT NULL UNIQUE, mtime_ns INTEGER, size INTEGER)",
+        ),
+        ("index", "sqlite_autoindex_files_1", "files", None),
+        (
+            "table",
+            "sections",
+            "sections",
+            "CREATE TABLE sections(\n    id INTEGER PRIMARY KEY, file INTEGER NOT NULL, line INTEGER, heading TEXT, "
+            "nterms INTEGER, terms TEXT, counts TEXT\n)",
+        ),
+        ("index", "sections_by_file", "sections", "CREATE INDEX sections_by_file ON sections(file)"),
+        ("table", "surface", "surface", "CREATE TABLE surface(word TEXT PRIMARY KEY, term TEXT) WITHOUT ROWID"),
+        (
+            "table",
+            "fts",
+            "fts",
+            "CREATE VIRTUAL TABLE fts USING fts5(\n    terms, content='', detail=none, columnsize=0, "
+            "tokenize=\"ascii tokenchars '_./\\-'\"\n)",
+        ),
+        ("table", "fts_data", "fts_data", "CREATE TABLE 'fts_data'(id INTEGER PRIMARY KEY, block BLOB)"),
+        (
+            "table",
+            "fts_idx",
+            "fts_idx",
+            "CREATE TABLE 'fts_idx'(segid, term, pgno, PRIMARY KEY(segid, term)) WITHOUT ROWID",
+        ),
+        ("table", "fts_config", "fts_config", "CREATE TABLE 'fts_config'(k PRIMARY KEY, v) WITHOUT ROWID"),
+        ("table", "vocab", "vocab", "CREATE VIRTUAL TABLE vocab USING fts5vocab(fts, row)"),
+    }
+)
 
 
 def _schema_of(con: Connection) -> set[tuple[str, str, str, str | None]]:
     return set(con.execute("SELECT type, name, tbl_name, sql FROM sqlite_master"))
+
+
+def _is_keepers(schema: set[tuple[str, str, str, str | None]]) -> bool:
+    """Whether ``schema`` is exactly a Keeper index's: as written down, or as this SQLite makes it."""
+    return schema == _WRITTEN or schema == _reference_schema()
 
 
 def _reference_schema() -> set[tuple[str, str, str, str | None]]:
@@ -136,7 +180,7 @@ def _connect(path: str) -> Connection:
     try:
         con.execute("PRAGMA trusted_schema=OFF")
         version = con.execute("PRAGMA user_version").fetchone()[0]
-        if version == SCHEMA_VERSION and _schema_of(con) != _reference_schema():
+        if version == SCHEMA_VERSION and not _is_keepers(_schema_of(con)):
             version = -1
     except BaseException:
         con.close()
