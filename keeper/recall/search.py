@@ -200,11 +200,17 @@ def _slot_stand_ins(
 
 
 def _snippet(chunk: Chunk, matched: set[str], limit: int = SNIPPET_LINES) -> str:
-    """The first lines of a section that hold a matched word (else its first lines), shortened."""
+    """The first lines of a section that hold a matched word (else its first lines), shortened.
+    Lines are read until ``limit`` hold one: a long section's others are never stemmed."""
     lines = [ln.strip() for ln in (chunk.text or "").splitlines() if ln.strip()]
     matcher = _Matcher(matched)
     compound = [t for t in matched if not t.isalnum()]  # whole identifiers: order_service, cache.py
-    hits = [ln for ln in lines if matched.intersection(matcher.sequence(ln)) or any(t in fold(ln) for t in compound)]
+    hits: list[str] = []
+    for ln in lines:
+        if len(hits) == limit:
+            break
+        if matched.intersection(matcher.sequence(ln)) or any(t in fold(ln) for t in compound):
+            hits.append(ln)
     chosen = (hits or lines)[:limit]
     return "\n".join(ln if len(ln) <= SNIPPET_CHARS else ln[: SNIPPET_CHARS - 3] + "…" for ln in chosen)
 
@@ -354,23 +360,36 @@ class _Lift:
         self.near = {(a, b) for a in content for b in content if a < b}
         self.matcher = _Matcher(content)
         self._written = {w for w in self.sequence if w not in content}  # stop words, as written
+        self._asked = set(self.sequence)
+        self._reads: dict[str, str] = {}  # a text's word -> the query's word it reads as, "" for none
+
+    def _read(self, word: str) -> str:
+        """The query's word (a term, or a stop word as written) ``word`` stands for, or "": only such
+        words can make a pair of the query's or two of its terms close together."""
+        starts = self.matcher.starts
+        if word in self._written or word[:3] in starts or word[:2] in starts or word in IRREGULAR:
+            read = self.matcher.term(word) or word
+            return read if read in self._asked else ""
+        return ""
 
     def lift(self, text: str) -> float:
         """Up to ``PHRASE_BOOST`` for the query's word pairs held side by side, and up to
-        ``PROXIMITY_BOOST`` for every two of its terms found close together."""
+        ``PROXIMITY_BOOST`` for every two of its terms found close together. Each distinct word
+        is read once (a long section repeats its words), the words in order by a lookup."""
         found = plain_words(text)
-        term, starts, written = self.matcher.term, self.matcher.starts, self._written
-        spots = [i for i, w in enumerate(found) if w in written or w[:3] in starts or w[:2] in starts or w in IRREGULAR]
-        for at in spots:
-            found[at] = term(found[at]) or found[at]
+        reads = self._reads
+        for word in set(found).difference(reads):
+            reads[word] = self._read(word)
+        seen = list(map(reads.__getitem__, found))
+        spots = [i for i, read in enumerate(seen) if read]
         factor = 1.0
         if self.pairs:
             held = set(spots)
-            side_by_side = {(found[i], found[i + 1]) for i in spots if i + 1 in held}
+            side_by_side = {(seen[i], seen[i + 1]) for i in spots if i + 1 in held}
             factor *= 1 + (PHRASE_BOOST - 1) * len(self.pairs & side_by_side) / len(self.pairs)
         if self.near:
             content = self.matcher.terms
-            close = self.near & _close_pairs([(i, found[i]) for i in spots if found[i] in content])
+            close = self.near & _close_pairs([(i, seen[i]) for i in spots if seen[i] in content])
             factor *= 1 + (PROXIMITY_BOOST - 1) * len(close) / len(self.near)
         return factor
 
