@@ -5,10 +5,11 @@ from __future__ import annotations
 from datetime import date
 from pathlib import Path
 
-from hypothesis import given
+from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from keeper.recall import dates, search, tokens
+from keeper.recall.stemmer import IRREGULAR
 from keeper.store import paths
 
 
@@ -199,3 +200,97 @@ def test_counted_words_agrees_with_words_on_any_mix(pieces: list[str], day: str 
     text = " ".join(pieces)
     listed = tokens.words(text, day)
     assert _counted(text, day) == (Counter(t for _, t in listed), dict(listed), len(listed))
+
+
+_WORDS = ("flaky", "checkout", "test", "clock", "freeze", "retry", "budget", "invoice", "exporter", "cache", "deploy")
+
+
+@given(
+    st.lists(st.lists(st.sampled_from(_WORDS), min_size=1, max_size=12), min_size=1, max_size=5),
+    st.lists(st.sampled_from(_WORDS), min_size=1, max_size=12),
+    st.lists(st.sampled_from(_WORDS), min_size=2, max_size=6),
+    st.sampled_from(["", "again", "first"]),  # "first": a question spanning sessions
+)
+@settings(max_examples=40, deadline=None)
+def test_files_left_out_before_reading_leave_the_other_results_as_they_were(
+    sessions: list[list[str]], memory: list[str], prompt: list[str], extra: str
+) -> None:
+    """Automatic recall drops memory.md's sections (given at start) before their text is read: the
+    others come back exactly as when they are dropped afterwards."""
+    import tempfile
+
+    with tempfile.TemporaryDirectory() as folder:
+        files = {"memory.md": "# Memory\n\n## Decisions\n\n- " + " ".join(memory) + "\n"}
+        for n, words in enumerate(sessions):
+            half = len(words) // 2
+            files[f"sessions/2026-11-{n + 10}_1000.md"] = (
+                f"# Session 2026-11-{n + 10} 10:00\n\n## Saves\n\n### 10:30 save\n\n{' '.join(words[:half])}\n\n"
+                f"### 11:30 save\n\n{' '.join(words[half:])}\n"
+            )
+        project = make_project(Path(folder), files)
+        query = " ".join([*prompt, extra])
+
+        def memory_file(path: str) -> bool:
+            return path.endswith("memory.md")
+
+        def found(**kw: object) -> list[tuple[str, float, str]]:
+            results = search.search(project, query, limit=12, thorough=False, correct=False, min_terms=2, **kw)
+            return [(r.id, r.score, r.snippet) for r in results if not memory_file(r.chunk.path)]
+
+        assert found(leave_out=memory_file) == found()
+
+
+_FORMS = (*_WORDS, "tests", "testing", "clocks", "froze", "freezing", "the", "is", "of", "again", "went", "go", "x1")
+
+
+def _lift_word_by_word(asked: search._Lift, text: str) -> float:
+    """The lift as it was made before each distinct word was read once: every word in turn."""
+    found = tokens.plain_words(text)
+    starts, written = asked.matcher.starts, asked._written
+    spots = [i for i, w in enumerate(found) if w in written or w[:3] in starts or w[:2] in starts or w in IRREGULAR]
+    for at in spots:
+        found[at] = asked.matcher.term(found[at]) or found[at]
+    held = set(spots)
+    side_by_side = {(found[i], found[i + 1]) for i in spots if i + 1 in held}
+    factor = 1 + (search.PHRASE_BOOST - 1) * len(asked.pairs & side_by_side) / len(asked.pairs) if asked.pairs else 1.0
+    if asked.near:
+        spotted = [(i, found[i]) for i in spots if found[i] in asked.matcher.terms]
+        close = asked.near & search._close_pairs(spotted)
+        factor *= 1 + (search.PROXIMITY_BOOST - 1) * len(close) / len(asked.near)
+    return factor
+
+
+@given(
+    st.lists(st.sampled_from(_FORMS), max_size=8),
+    st.lists(st.lists(st.sampled_from(_FORMS), max_size=60), min_size=1, max_size=3),
+    st.booleans(),
+)
+@settings(max_examples=200, deadline=None)
+def test_the_lift_reads_each_distinct_word_once_and_lifts_as_word_by_word(
+    query: list[str], texts: list[list[str]], typo: bool
+) -> None:
+    terms = [t for _, t in tokens.words(" ".join(query))]
+    stand_ins = {t: [(t, 1.0)] for t in terms}
+    if typo and terms:  # a typo's stand-in: the query's first term read as another word
+        stand_ins[terms[0]] = [("clock", 0.9)]
+    asked = search._Lift(" ".join(query), stand_ins)
+    for words in texts:  # one _Lift for several texts, as best() lifts the leading results
+        text = " ".join(words)
+        assert asked.lift(text) == _lift_word_by_word(asked, text)
+
+
+@given(
+    st.lists(st.lists(st.sampled_from((*_FORMS, "order_service", "cache.py")), max_size=8), max_size=12),
+    st.sets(st.sampled_from(("test", "clock", "freez", "order_service", "cache.py", "go")), max_size=3),
+)
+@settings(max_examples=200, deadline=None)
+def test_a_snippet_reads_lines_until_it_has_enough_and_shows_what_reading_them_all_did(
+    lines: list[list[str]], matched: set[str]
+) -> None:
+    text = "\n".join(" ".join(line) for line in lines)
+    chunk = search.Chunk("s.md", "h", 1, text, None, {}, 0)
+    every = [ln.strip() for ln in text.splitlines() if ln.strip()]
+    matcher = search._Matcher(matched)
+    compound = [t for t in matched if not t.isalnum()]
+    hits = [ln for ln in every if matched & set(matcher.sequence(ln)) or any(t in tokens.fold(ln) for t in compound)]
+    assert search._snippet(chunk, matched) == "\n".join((hits or every)[: search.SNIPPET_LINES])

@@ -155,6 +155,20 @@ def test_an_index_with_anything_but_keepers_schema_is_rebuilt(
     assert not {"spy", "v", "extra", "odd"} & schema and pwned == 0
 
 
+def test_an_index_of_keepers_schema_opens_without_making_the_schema_in_memory(
+    project_dir: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """Each prompt opens the index: its schema is told Keeper's by the rows written down
+    (``index._WRITTEN``), which are the rows this SQLite makes, not by a database made in memory."""
+    project = _built(project_dir, capsys)
+    assert index._reference_schema() == index._WRITTEN
+    index._REFERENCE.clear()
+    con = index.open_index(project)
+    assert con is not None
+    con.close()
+    assert not index._REFERENCE
+
+
 def _sessions(project: paths.Project, count: int) -> None:
     folder = Path(project.sessions)
     folder.mkdir(parents=True, exist_ok=True)

@@ -173,6 +173,10 @@ def auto_recall(project: paths.Project, cfg: Config, prompt: str, session: str) 
     from keeper.store import sessions
 
     own = sessions.existing_file(project, session)
+
+    def shown_already(path: str) -> bool:  # memory.md, Claude Code's index, this session's own file
+        return os.path.basename(path) in (paths.MEMORY_FILE, NATIVE_INDEX) or path == own
+
     results = search.search(
         project,
         prompt,
@@ -182,15 +186,9 @@ def auto_recall(project: paths.Project, cfg: Config, prompt: str, session: str) 
         min_terms=MIN_HITS,
         team=cfg.team,
         gate_for=(session, os.path.basename(own) if own else ""),
+        leave_out=shown_already,
     )
-    relevant = [
-        r
-        for r in results
-        if r.coverage >= MIN_COVERAGE
-        and r.hits >= MIN_HITS
-        and os.path.basename(r.chunk.path) not in (paths.MEMORY_FILE, NATIVE_INDEX)
-        and r.chunk.path != own
-    ][:AUTO_LIMIT]
+    relevant = [r for r in results if r.coverage >= MIN_COVERAGE and r.hits >= MIN_HITS][:AUTO_LIMIT]
     if not relevant:
         return Answer()
     days = sorted({r.chunk.date for r in relevant if r.chunk.date}, reverse=True)

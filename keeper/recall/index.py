@@ -27,18 +27,53 @@ from keeper.recall.tokens import Counting
 from keeper.store import paths, repo, sessions
 from keeper.store.fsutil import ensure_dir, open_append
 
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    from collections.abc import Callable, Iterable
+    from sqlite3 import Connection
+    from typing import Any
+
+
+def _lru_cache(maxsize: int | None = 128, typed: bool = False) -> Callable[[Any], Any]:
+    """``functools.lru_cache(maxsize)`` as ``_sqlite3`` calls it (a number): the C wrapper it makes."""
+    from _functools import _lru_cache_wrapper  # type: ignore[import-not-found]  # C, no stubs
+
+    size = maxsize if maxsize is None else max(maxsize, 0)
+    return lambda function: _lru_cache_wrapper(function, size, typed, lambda *info: info)
+
+
+def _without_functools() -> None:
+    """Import ``_sqlite3`` without ``functools`` where nothing imported it yet.
+
+    From Python 3.11 the C module takes ``functools.lru_cache`` at import (each connection's
+    statement cache), and importing functools brings collections, types, operator, reprlib,
+    keyword and itertools: ~3.5 ms of a recalling prompt, more than its search. A stand-in module
+    gives it the same cache, made by the C wrapper ``lru_cache`` itself uses, for the import only;
+    anything importing functools later gets the real one. Any doubt: the ordinary import.
+    """
+    import sys
+
+    if "functools" in sys.modules or "_sqlite3" in sys.modules:
+        return
+    stand_in = type(sys)("functools")
+    stand_in.lru_cache = _lru_cache  # type: ignore[attr-defined]
+    sys.modules["functools"] = stand_in
+    try:
+        import _sqlite3  # noqa: F401
+    except Exception:  # another Python wants more of functools: the ordinary import below
+        pass
+    finally:
+        if sys.modules.get("functools") is stand_in:
+            del sys.modules["functools"]
+
+
+_without_functools()
 try:  # the C module alone: the sqlite3 package would add datetime and more to every recall
     from _sqlite3 import DatabaseError, Error, OperationalError
     from _sqlite3 import connect as _sqlite_connect
 except ImportError:  # pragma: no cover - CPython always has it where sqlite3 works
     from sqlite3 import DatabaseError, Error, OperationalError
     from sqlite3 import connect as _sqlite_connect
-
-TYPE_CHECKING = False
-if TYPE_CHECKING:
-    from collections.abc import Iterable
-    from sqlite3 import Connection
-    from typing import Any
 
 __all__ = ["DatabaseError", "Error", "OperationalError"]
 
@@ -72,10 +107,54 @@ PRAGMA user_version = {SCHEMA_VERSION};
 
 
 _REFERENCE: list[set[tuple[str, str, str, str | None]]] = []
+# What _reference_schema makes with SQLite 3.40 (and, FTS5's shadow tables being stable, most others):
+# a file holding exactly this is Keeper's, without an in-memory database made at each prompt to tell.
+_WRITTEN = frozenset(
+    {
+        ("table", "meta", "meta", "CREATE TABLE meta(key TEXT PRIMARY KEY, value TEXT) WITHOUT ROWID"),
+        (
+            "table",
+            "files",
+            "files",
+            "CREATE TABLE files(id INTEGER PRIMARY KEY, name TEXT NOT NULL UNIQUE, mtime_ns INTEGER, size INTEGER)",
+        ),
+        ("index", "sqlite_autoindex_files_1", "files", None),
+        (
+            "table",
+            "sections",
+            "sections",
+            "CREATE TABLE sections(\n    id INTEGER PRIMARY KEY, file INTEGER NOT NULL, line INTEGER, heading TEXT, "
+            "nterms INTEGER, terms TEXT, counts TEXT\n)",
+        ),
+        ("index", "sections_by_file", "sections", "CREATE INDEX sections_by_file ON sections(file)"),
+        ("table", "surface", "surface", "CREATE TABLE surface(word TEXT PRIMARY KEY, term TEXT) WITHOUT ROWID"),
+        (
+            "table",
+            "fts",
+            "fts",
+            "CREATE VIRTUAL TABLE fts USING fts5(\n    terms, content='', detail=none, columnsize=0, "
+            "tokenize=\"ascii tokenchars '_./\\-'\"\n)",
+        ),
+        ("table", "fts_data", "fts_data", "CREATE TABLE 'fts_data'(id INTEGER PRIMARY KEY, block BLOB)"),
+        (
+            "table",
+            "fts_idx",
+            "fts_idx",
+            "CREATE TABLE 'fts_idx'(segid, term, pgno, PRIMARY KEY(segid, term)) WITHOUT ROWID",
+        ),
+        ("table", "fts_config", "fts_config", "CREATE TABLE 'fts_config'(k PRIMARY KEY, v) WITHOUT ROWID"),
+        ("table", "vocab", "vocab", "CREATE VIRTUAL TABLE vocab USING fts5vocab(fts, row)"),
+    }
+)
 
 
 def _schema_of(con: Connection) -> set[tuple[str, str, str, str | None]]:
     return set(con.execute("SELECT type, name, tbl_name, sql FROM sqlite_master"))
+
+
+def _is_keepers(schema: set[tuple[str, str, str, str | None]]) -> bool:
+    """Whether ``schema`` is exactly a Keeper index's: as written down, or as this SQLite makes it."""
+    return schema == _WRITTEN or schema == _reference_schema()
 
 
 def _reference_schema() -> set[tuple[str, str, str, str | None]]:
@@ -102,7 +181,7 @@ def _connect(path: str) -> Connection:
     try:
         con.execute("PRAGMA trusted_schema=OFF")
         version = con.execute("PRAGMA user_version").fetchone()[0]
-        if version == SCHEMA_VERSION and _schema_of(con) != _reference_schema():
+        if version == SCHEMA_VERSION and not _is_keepers(_schema_of(con)):
             version = -1
     except BaseException:
         con.close()

@@ -200,11 +200,17 @@ def _slot_stand_ins(
 
 
 def _snippet(chunk: Chunk, matched: set[str], limit: int = SNIPPET_LINES) -> str:
-    """The first lines of a section that hold a matched word (else its first lines), shortened."""
+    """The first lines of a section that hold a matched word (else its first lines), shortened.
+    Lines are read until ``limit`` hold one: a long section's others are never stemmed."""
     lines = [ln.strip() for ln in (chunk.text or "").splitlines() if ln.strip()]
     matcher = _Matcher(matched)
     compound = [t for t in matched if not t.isalnum()]  # whole identifiers: order_service, cache.py
-    hits = [ln for ln in lines if matched.intersection(matcher.sequence(ln)) or any(t in fold(ln) for t in compound)]
+    hits: list[str] = []
+    for ln in lines:
+        if len(hits) == limit:
+            break
+        if matched.intersection(matcher.sequence(ln)) or any(t in fold(ln) for t in compound):
+            hits.append(ln)
     chosen = (hits or lines)[:limit]
     return "\n".join(ln if len(ln) <= SNIPPET_CHARS else ln[: SNIPPET_CHARS - 3] + "…" for ln in chosen)
 
@@ -354,23 +360,36 @@ class _Lift:
         self.near = {(a, b) for a in content for b in content if a < b}
         self.matcher = _Matcher(content)
         self._written = {w for w in self.sequence if w not in content}  # stop words, as written
+        self._asked = set(self.sequence)
+        self._reads: dict[str, str] = {}  # a text's word -> the query's word it reads as, "" for none
+
+    def _read(self, word: str) -> str:
+        """The query's word (a term, or a stop word as written) ``word`` stands for, or "": only such
+        words can make a pair of the query's or two of its terms close together."""
+        starts = self.matcher.starts
+        if word in self._written or word[:3] in starts or word[:2] in starts or word in IRREGULAR:
+            read = self.matcher.term(word) or word
+            return read if read in self._asked else ""
+        return ""
 
     def lift(self, text: str) -> float:
         """Up to ``PHRASE_BOOST`` for the query's word pairs held side by side, and up to
-        ``PROXIMITY_BOOST`` for every two of its terms found close together."""
+        ``PROXIMITY_BOOST`` for every two of its terms found close together. Each distinct word
+        is read once (a long section repeats its words), the words in order by a lookup."""
         found = plain_words(text)
-        term, starts, written = self.matcher.term, self.matcher.starts, self._written
-        spots = [i for i, w in enumerate(found) if w in written or w[:3] in starts or w[:2] in starts or w in IRREGULAR]
-        for at in spots:
-            found[at] = term(found[at]) or found[at]
+        reads = self._reads
+        for word in set(found).difference(reads):
+            reads[word] = self._read(word)
+        seen = list(map(reads.__getitem__, found))
+        spots = [i for i, read in enumerate(seen) if read]
         factor = 1.0
         if self.pairs:
             held = set(spots)
-            side_by_side = {(found[i], found[i + 1]) for i in spots if i + 1 in held}
+            side_by_side = {(seen[i], seen[i + 1]) for i in spots if i + 1 in held}
             factor *= 1 + (PHRASE_BOOST - 1) * len(self.pairs & side_by_side) / len(self.pairs)
         if self.near:
             content = self.matcher.terms
-            close = self.near & _close_pairs([(i, found[i]) for i in spots if found[i] in content])
+            close = self.near & _close_pairs([(i, seen[i]) for i in spots if seen[i] in content])
             factor *= 1 + (PROXIMITY_BOOST - 1) * len(close) / len(self.near)
         return factor
 
@@ -381,18 +400,23 @@ def best(
     query: Query,
     limit: int,
     stand_ins: dict[str, list[tuple[str, float]]],
+    leave_out: Callable[[str], bool] | None = None,
 ) -> list[Result]:
     """The ``limit`` best, after the sections holding the query's words as asked are lifted: its
     word pairs side by side ("in tests", "reserve stock") and its terms close together (a name
     beside what that person did). A typo counts as the word it stands for.
 
     Only the leading results are read for that, from their files: the lift cannot bring a
-    section from far below.
+    section from far below. Those of a file ``leave_out`` names are dropped unread: the others
+    keep their places among themselves.
     """
     spread = query.spread
     if spread:
         results = _one_per_session(results)
-    leading = _with_text(project, results[: max(limit, RERANK)])
+    leading = results[: max(limit, RERANK)]
+    if leave_out is not None:
+        leading = [r for r in leading if not leave_out(r.chunk.path)]
+    leading = _with_text(project, leading)
     asked = _Lift(query.text, stand_ins)
     if asked.pairs or asked.near:
         for result in leading:
@@ -441,6 +465,7 @@ def search(
     scope: str = "all",
     team: bool = False,
     gate_for: tuple[str, str] | None = None,
+    leave_out: Callable[[str], bool] | None = None,
 ) -> list[Result]:
     """Rank the project's memory sections for ``query``; an empty list when nothing matches.
 
@@ -448,7 +473,8 @@ def search(
     project), ``global`` (the global memory.md) or ``all``. ``min_terms``: only sections
     holding at least that many of the query's words. ``team``: search the repository's team memory too.
     ``gate_for``: automatic recall's session and its own file's name, for which the prompt's gate
-    (``keeper.recall.gate``) is kept.
+    (``keeper.recall.gate``) is kept. ``leave_out``: files (by path) whose sections the caller would
+    drop, dropped before their text is read (only among the leading results, so the rest rank alike).
 
     Uses the SQLite index (brought up to date first; ``thorough`` stats every file), or scans the
     files where this Python has no FTS5. ``correct`` turns on typo correction (rapidfuzz).
@@ -478,7 +504,7 @@ def search(
             except index.OperationalError:  # another process is writing it: search what is indexed
                 pass
             depth = index.CANDIDATES if thorough else index.CANDIDATES // QUICK_DEPTH
-            return _found(project, _Indexed(con, project, depth, scope), asked, limit, correct, min_terms)
+            return _found(project, _Indexed(con, project, depth, scope), asked, (limit, min_terms), correct, leave_out)
         except index.DatabaseError as exc:  # replaced or damaged under us (a clear, a copy): it is only derived
             from keeper.store import log
 
@@ -489,7 +515,7 @@ def search(
         # automatic recall in a large store without an index: reading every file would hold the
         # prompt hook past its limit, so it finds nothing this time
         return []
-    return _found(project, _Scanned(corpus(where, scope)), asked, limit, correct, min_terms)
+    return _found(project, _Scanned(corpus(where, scope)), asked, (limit, min_terms), correct, leave_out)
 
 
 def _today() -> int:
@@ -499,10 +525,17 @@ def _today() -> int:
 
 
 def _found(
-    project: paths.Project, corpus: Corpus, query: Query, limit: int, correct: bool, min_terms: int
+    project: paths.Project,
+    corpus: Corpus,
+    query: Query,
+    bounds: tuple[int, int],
+    correct: bool,
+    leave_out: Callable[[str], bool] | None,
 ) -> list[Result]:
     """The one pipeline behind ``search``: stand-ins for the query's words, the corpus's
-    candidates, BM25 over them, then the lift of the leading ones read from their files."""
+    candidates, BM25 over them, then the lift of the leading ones read from their files.
+    ``bounds``: how many results at most, and how many of the query's terms each must hold."""
+    limit, min_terms = bounds
     df, n, avg = corpus.frequencies(query.wanted)
     stand_ins = _stand_ins(query.words, set(df), corpus.surface if correct else None, query.names)
     stand_ins.update(_slot_stand_ins(query.slots, df))
@@ -516,7 +549,7 @@ def _found(
     chunks = corpus.candidates(ranked, df, weights)
     scored = rank(chunks, query.terms, stand_ins, (df, n, avg), project.dir, query.today)
     results = [r for r in scored if r.hits >= min_terms]
-    return _labelled(project, best(project, results, query, limit, stand_ins))
+    return _labelled(project, best(project, results, query, limit, stand_ins, leave_out))
 
 
 class _Indexed:
