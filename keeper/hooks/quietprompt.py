@@ -55,8 +55,18 @@ def keys_of(held: bytes) -> set[str]:
     tries each). Only terms a prompt of ASCII letters can give are kept."""
     terms = set(held.decode("utf-8", "surrogatepass").split("\n")) - {""}
     keys = {normal(t)[:PREFIX] for t in terms if t.isascii() and not any(c.isdigit() or c.isspace() for c in t)}
-    keys.update(normal(word)[:PREFIX] for word in ODD_WORDS if _tokens.term_of(word) in terms)
+    keys.update(key for term, key in _odd_keys() if term in terms)
     return keys
+
+
+_ODD_KEYS: list[tuple[str | None, str]] = []
+
+
+def _odd_keys() -> list[tuple[str | None, str]]:
+    """Each of ``ODD_WORDS``' term and key, found once."""
+    if not _ODD_KEYS:
+        _ODD_KEYS.extend((_tokens.term_of(word), normal(word)[:PREFIX]) for word in ODD_WORDS)
+    return _ODD_KEYS
 
 
 def _spaced(words: object) -> str:
@@ -79,7 +89,9 @@ def _gate_files(at: Resolved, found: gate.Kept) -> list[tuple[str, int | None]] 
     sessions, outside = key.get("sessions"), key.get("outside")
     if not isinstance(sessions, dict) or not isinstance(outside, dict):
         return None
-    named = [(os.path.join(project.sessions, str(name)), held) for name, held in sessions.items()]
+    named: list[tuple[str | None, object]] = [
+        (os.path.join(project.sessions, str(name)), held) for name, held in sessions.items()
+    ]
     for name, held in outside.items():
         named.append((project.team if name == sources.TEAM_NAME else sources.path_of(project, str(name)), held))
     for path, held in named:
@@ -119,7 +131,7 @@ def _mode(at: Resolved, dated: float) -> tuple[str, list[bytes], list[tuple[str,
     return "gate", [keys, os.fsencode(project.sessions), names], files
 
 
-def _words() -> list[str]:
+def record_words() -> list[str]:
     """The record's lines of words: the stop words, the date words that make the gate search, and the
     words a slip in which the gate reads as one of those (``dates.respelled``)."""
     from keeper.hooks import entry, prompts
@@ -158,7 +170,7 @@ class Launcher:
         files.append((os.path.join(at.project.state, f"{at.session}.start"), None))  # 0.3's: Keeper migrates
         try:
             head = [TAG, self.key, tally, counters.hook_log_path(at.project.state), sys.executable, mode]
-            lines = [os.fsencode(line) for line in [*head, *_words()]] + gated
+            lines = [os.fsencode(line) for line in [*head, *record_words()]] + gated
             settings = allowance.settings_lines(allowance.watched_files(at))
         except (UnicodeError, ValueError):  # a name no file system holds
             settings = None
