@@ -68,7 +68,9 @@ def python_says_quiet(held: set[str], prompt: str) -> bool:
         return False
     if prompt.lstrip().startswith("/") or len(prompt.split()) < prompts.AUTO_MIN_WORDS:
         return True
-    return gate.holds_too_few(prompt, ("\n" + "\n".join(held) + "\n").encode("utf-8", "surrogatepass"), prompts.MIN_HITS)
+    return gate.holds_too_few(
+        prompt, ("\n" + "\n".join(held) + "\n").encode("utf-8", "surrogatepass"), prompts.MIN_HITS
+    )
 
 
 def terms_of(text: str) -> list[str]:
@@ -304,13 +306,13 @@ def test_through_the_launcher_prompts_get_keepers_replies_and_records(
         if kind == "prompt":
             sessions.prompt(TEXTS[pick], SESSION if pick % 3 else "s-2")
         elif kind == "save":
-            sessions.both(lambda w: w.save(SESSION, f"Step {pick}: {TEXTS[pick]}"))
+            sessions.both(lambda w, said=f"Step {pick}: {TEXTS[pick]}": w.save(SESSION, said))
         elif kind == "other":
             sessions.both(_another_session_saves)
         elif kind == "touch":
             sessions.both(_touch_session_file)
         elif kind in ("stop", "use"):
-            sessions.both(lambda w: w.step(kind, SESSION, pick))
+            sessions.both(lambda w, kind=kind, pick=pick: w.step(kind, SESSION, pick))
         elif kind == "settings":
             _settings(sessions, f"auto_recall: {'false' if pick % 2 else 'true'}\n")
         time.sleep(0.1)  # past the record's clock slack
