@@ -214,12 +214,12 @@ def test_the_prompt_record_is_keepers_own(sessions: Prompts) -> None:
     state = next(sessions.launcher.store.glob("projects/*/state"))
     assert lines[0] == b"keeper-prompt 1"
     assert lines[2:4] == [os.fsencode(state / "sessions" / f"{SESSION}.tally"), os.fsencode(state / "hooks.stats")]
-    assert lines[5:7] == [b"gate", b"4 2 4"]
-    held = lines[11].decode().split()  # the index's terms: the note's, memory.md's, the session files' headings
-    assert lines[11] == f" {' '.join(held)} ".encode() and held == sorted(held)
+    assert lines[5:8] == [b"", b"gate", b"4 2 4"]
+    held = lines[12].decode().split()  # the index's terms: the note's, memory.md's, the session files' headings
+    assert lines[12] == f" {' '.join(held)} ".encode() and held == sorted(held)
     assert quietprompt.keys_of(("\n" + "\n".join(terms_of(NOTE)) + "\n").encode()) <= set(held)
-    assert lines[12] == os.fsencode(state.parent / "sessions")
-    assert lines[13] == b"/".join(sorted(p.name.encode() for p in (state.parent / "sessions").glob("*.md")))
+    assert lines[13] == os.fsencode(state.parent / "sessions")
+    assert lines[14] == b"/".join(sorted(p.name.encode() for p in (state.parent / "sessions").glob("*.md")))
     assert b"+" + os.fsencode(state / "recall-gate") in lines
     assert lines[-2:] == [b"end", b""]
 
@@ -246,6 +246,7 @@ CHANGE = {
     "automatic recall turned off": lambda s: _settings(s, "auto_recall: false\n"),
     "another session's prompt": lambda s: s.prompt(RECALLS, "s-2"),
     "KEEPER_AUTO_RECALL": lambda s: s.both(lambda w: w.env.update(KEEPER_AUTO_RECALL="false")),
+    "CLAUDE_CONFIG_DIR": lambda s: s.both(lambda w: w.env.update(CLAUDE_CONFIG_DIR=str(w.store.parent / "claude"))),
 }
 
 

@@ -169,7 +169,8 @@ class Launcher:
         mode, gated, files = _mode(at, dated)
         files.append((os.path.join(at.project.state, f"{at.session}.start"), None))  # 0.3's: Keeper migrates
         try:
-            head = [TAG, self.key, tally, counters.hook_log_path(at.project.state), sys.executable, mode]
+            claude = os.environ.get("CLAUDE_CONFIG_DIR", "")  # where the auto memory is: not in the launcher's key
+            head = [TAG, self.key, tally, counters.hook_log_path(at.project.state), sys.executable, claude, mode]
             lines = [os.fsencode(line) for line in [*head, *record_words()]] + gated
             settings = allowance.settings_lines(allowance.watched_files(at))
         except (UnicodeError, ValueError):  # a name no file system holds
