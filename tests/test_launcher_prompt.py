@@ -48,7 +48,7 @@ done
 
 def launcher_says_quiet(cases: list[tuple[set[str], str]]) -> list[bool]:
     """For each (held terms, prompt): whether launcher/prompt.bash answers the prompt with nothing."""
-    lines = list(quietprompt.record_words())
+    lines = list(quietprompt.record_words(entry.OWN_REQUEST))
     for held, prompt in cases:
         keys = quietprompt.keys_of(("\n" + "\n".join(held) + "\n").encode("utf-8", "surrogatepass"))
         lines += [" " + " ".join(sorted(keys)) + " ", json.dumps(prompt, ensure_ascii=False)[1:-1]]
