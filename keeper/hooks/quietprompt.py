@@ -126,8 +126,9 @@ def _mode(at: Resolved, dated: float) -> tuple[str, list[bytes], list[tuple[str,
     names = _names(found) if found is not None else None
     if found is None or files is None or names is None or os.path.islink(project.sessions):
         return "short", [b"", b"", b""], []
-    if any(mtime is not None and mtime >= dated * 1e9 for _, mtime in files):
-        return "short", [b"", b"", b""], []  # the search just kept the gate: not older than the record
+    if any(mtime is not None and (mtime >= dated * 1e9 or mtime % 1_000_000_000 == 0) for _, mtime in files):
+        # the search just kept the gate (not older than the record), or a file dated to the second (idle.file_lines)
+        return "short", [b"", b"", b""], []
     keys = _spaced(keys_of(found.terms)).encode("ascii")
     if len(keys) > MAX_KEYS:
         return "short", [b"", b"", b""], []
