@@ -309,6 +309,10 @@ def main() -> int:
     env.update(KEEPER_HOME=os.path.join(base, "store"), CLAUDE_PROJECT_DIR=project, **plugin_env)
     full_memory(project, env)
     past_note(project, env)
+    quiet = os.path.join(base, "quiet-project")  # the same memory, for prompts of a session of its own
+    os.makedirs(os.path.join(quiet, ".git"))
+    full_memory(quiet, env)
+    past_note(quiet, env)
     big = os.path.join(base, "big-project")
     os.makedirs(os.path.join(big, ".git"))
     full_memory(big, env)
@@ -390,10 +394,15 @@ def main() -> int:
             ),
             {"CLAUDE_PROJECT_DIR": edited},
         ),
-        "user-prompt-submit": (  # nothing Keeper could recall
+        "user-prompt-submit": (  # nothing Keeper could recall, in a session whose prompts all recall nothing
             cmd("user-prompt-submit"),
-            payload("user-prompt-submit", prompt="rename the invoice exporter module please"),
-            {},
+            payload(
+                "user-prompt-submit",
+                session_id="bench-quiet",
+                cwd=quiet,
+                prompt="rename the invoice exporter module please",
+            ),
+            {"CLAUDE_PROJECT_DIR": quiet},
         ),
         "user-prompt-submit (recalls)": (
             cmd("user-prompt-submit"),

@@ -185,8 +185,9 @@ def write_record(path: str, text: bytes, dated: float) -> None:
 
 
 def _sweep(folder: str) -> None:
-    """Remove records of sessions not heard of for a week, and with a Stop's record its twins
-    (``<session>.stop.<nonce>.<n>``, ``keeper.hooks.idle``: they carry another file's mtime)."""
+    """Remove records of sessions not heard of for a week, and with a Stop's or a prompt's record its
+    twins (``<session>.stop.<nonce>.<n>``, ``keeper.hooks.idle``; ``<session>.prompt.<nonce>.<n>``,
+    ``keeper.hooks.quietprompt``: they carry another file's mtime)."""
     cutoff = time.time() - STALE_SECONDS
     try:
         entries = [entry for entry in os.scandir(folder) if entry.is_file(follow_symlinks=False)]
@@ -194,7 +195,10 @@ def _sweep(folder: str) -> None:
     except OSError:
         return
     for entry in entries:
-        owner = entry.name.split(".stop.", 1)[0] + ".stop" if ".stop." in entry.name else entry.name
+        owner = entry.name
+        for kind in (".stop", ".prompt"):
+            if kind + "." in owner:
+                owner = owner.split(kind + ".", 1)[0] + kind
         if heard.get(owner, 0.0) < cutoff:
             _remove(entry.path)
 

@@ -297,6 +297,10 @@ def user_prompt_submit(event: Event, at: Resolved) -> Reply:
     if at.has_session:
         counters.append(_tally(at), counters.TURN)  # a turn starts: Stop never asks in a turn that saved
     found = prompts.answer(at.project, at.cfg, event.prompt, at.session)
+    if "KEEPER_LAUNCHER_PROMPT" in os.environ:  # the launcher passed it on: its record, as the memory is now
+        from keeper.hooks import quietprompt
+
+        quietprompt.Launcher.take().vouch(at, event.cwd, STARTED, OWN_REQUEST)
     return _noticed(at, _specific("UserPromptSubmit", found.context), found.notice) if found.context else {}
 
 

@@ -153,12 +153,12 @@ class Launcher:
             return
         if settings is None or len(said) > MAX_REPLY or any(c in line for line in lines for c in b"\n\r\x00"):
             return
-        earlier = _twins_of(self.record)
+        earlier = twins_of(self.record)
         try:
             os.makedirs(os.path.dirname(self.record), exist_ok=True)
         except OSError:
             return
-        twins = _file_lines(self.record, files)
+        twins = file_lines(self.record, [(path, None if found is None else found.st_mtime_ns) for path, found in files])
         if twins is None:
             return
         body = b"".join(line + b"\n" for line in lines) + settings + twins + b"end\n"
@@ -169,7 +169,7 @@ class Launcher:
     def withdraw(self) -> None:
         """Remove the launcher's record (and its twins) for a Stop Keeper does not vouch for."""
         if self.record and os.path.isabs(self.record):
-            for path in [*_twins_of(self.record), self.record]:
+            for path in [*twins_of(self.record), self.record]:
                 _remove(path)
 
 
@@ -188,33 +188,34 @@ def _files(at: Resolved, key: Key) -> list[tuple[str, os.stat_result | None]]:
     return [*key.stats, marker, *((path, None) for path in absent)]
 
 
-def _file_lines(record: str, files: list[tuple[str, os.stat_result | None]]) -> bytes | None:
+def file_lines(record: str, files: list[tuple[str, int | None]]) -> bytes | None:
     """The record's file lines: ``+<file>`` and ``@<twin>`` (a file of this name's mtime, to the
-    nanosecond: a file replaced by an older one differs) for one that exists, ``-<file>`` for one
-    that does not; the twins made now, under names of this record alone. None when one cannot be."""
-    if any(found is not None and found.st_mtime_ns % 1_000_000_000 == 0 for _, found in files):
+    nanosecond, given here as Keeper read it: a file replaced by an older one differs) for one that
+    exists, ``-<file>`` for one that does not (None); the twins made now, under names of this record
+    alone. None when one cannot be. Shared by the prompt's record (``keeper.hooks.quietprompt``)."""
+    if any(mtime is not None and mtime % 1_000_000_000 == 0 for _, mtime in files):
         return None  # a file system that dates to the second: a write just after this read keeps the mtime
     out: list[bytes] = []
     nonce = os.urandom(4).hex()
-    for i, (path, found) in enumerate(files):
+    for i, (path, mtime) in enumerate(files):
         name = os.fsencode(path)
         if b"\n" in name or b"\r" in name:
             return None
-        if found is None:
+        if mtime is None:
             out.append(b"-" + name + b"\n")
             continue
         twin = f"{record}.{nonce}.{i}"
         try:
             with open(twin, "wb"):
                 pass
-            os.utime(twin, ns=(found.st_mtime_ns, found.st_mtime_ns))
+            os.utime(twin, ns=(mtime, mtime))
         except OSError:
             return None
         out += [b"+" + name + b"\n", b"@" + os.fsencode(twin) + b"\n"]
     return b"".join(out)
 
 
-def _twins_of(record: str) -> list[str]:
+def twins_of(record: str) -> list[str]:
     """The twins the record names now (removed once it is replaced)."""
     try:
         with open(record, "rb") as fh:

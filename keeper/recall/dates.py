@@ -42,7 +42,7 @@ TRIGGERS = frozenset(
 )  # any of these among a text's words: look for relative dates
 
 
-_SPELLED = tuple((word, frozenset(word)) for word in (*MONTHS, *WEEKDAYS, "yesterday", "weekend"))
+SPELLED = tuple((word, frozenset(word)) for word in (*MONTHS, *WEEKDAYS, "yesterday", "weekend"))
 
 
 def _distance(a: str, b: str, bound: int) -> int:
@@ -75,7 +75,7 @@ def respelled(word: str) -> str | None:
         return None
     bound = 1 if len(lower) <= 6 else 2
     letters = frozenset(lower)
-    for spelled, needed in _SPELLED:
+    for spelled, needed in SPELLED:
         if lower[0] != spelled[0] and lower[1] != spelled[1]:  # as typo correction: a slip spares one of the two
             continue
         if abs(len(lower) - len(spelled)) > bound or len(needed - letters) > bound:  # each slip brings one letter

@@ -76,10 +76,20 @@ def kept_key(project: paths.Project) -> dict[str, object] | None:
     return {k: v for k, v in key.items() if k != "names"} if isinstance(key, dict) else None
 
 
-def _read(project: paths.Project) -> tuple[dict[str, object], bytes, bytes] | None:
+class Kept:
+    """The gate as read from disk: its key, the session files' names, the held terms (one a line,
+    between line breaks) and the file's mtime as read (``keeper.hooks.quietprompt`` vouches by it)."""
+
+    __slots__ = ("key", "mtime_ns", "names", "terms")
+
+    def __init__(self, key: dict[str, object], names: bytes, terms: bytes, mtime_ns: int) -> None:
+        self.key, self.names, self.terms, self.mtime_ns = key, names, terms, mtime_ns
+
+
+def _read(project: paths.Project) -> Kept | None:
     try:
         with open(_file(project), "rb") as fh:
-            data = fh.read()
+            data, mtime_ns = fh.read(), os.fstat(fh.fileno()).st_mtime_ns
     except (OSError, ValueError):
         return None
     if not data.startswith(TAG):
@@ -94,7 +104,13 @@ def _read(project: paths.Project) -> tuple[dict[str, object], bytes, bytes] | No
     names, terms = rest[: key["names"]], rest[key["names"] :]
     if not terms.startswith(b"\n") or not terms.endswith(b"\n"):
         return None  # cut short
-    return {k: v for k, v in key.items() if k != "names"}, names, terms
+    return Kept({k: v for k, v in key.items() if k != "names"}, names, terms, mtime_ns)
+
+
+def kept(project: paths.Project, team: bool, session: str) -> Kept | None:
+    """The gate on disk when every stamp it rests on still holds for this ``session`` and ``team``."""
+    found = _read(project)
+    return found if found is not None and _unchanged(project, team, session, (found.key, found.names)) else None
 
 
 def _stat(path: str | None) -> Stamp:
@@ -145,9 +161,13 @@ def nothing_to_recall(project: paths.Project, team: bool, session: str, prompt: 
     """True when ``prompt`` holds fewer than ``least`` terms the index holds, by the terms kept for this
     ``session`` that still rests on the files as they are; False when it may recall, or it cannot be
     told here."""
-    found = _read(project)
-    if found is None or not _unchanged(project, team, session, (found[0], found[1])):
-        return False
+    found = kept(project, team, session)
+    return found is not None and holds_too_few(prompt, found.terms, least)
+
+
+def holds_too_few(prompt: str, held: bytes, least: int) -> bool:
+    """Whether ``prompt`` asks for no day and holds fewer than ``least`` of the ``held`` terms (one a
+    line, between line breaks): then it recalls nothing, whatever ranking does."""
     import time
 
     from keeper.recall import dates
@@ -156,7 +176,6 @@ def nothing_to_recall(project: paths.Project, team: bool, session: str, prompt: 
     now = time.localtime()
     if date_slots(prompt, dates.days_from_civil(now.tm_year, now.tm_mon, now.tm_mday))[0]:
         return False  # a day asked for is matched by the dates the memory holds: the search decides
-    held = found[2]
     present = 0
     for term in dict.fromkeys(term for _, term in words(prompt)):
         if b"\n" + term.encode("utf-8", "surrogatepass") + b"\n" in held:

@@ -11,7 +11,7 @@ from __future__ import annotations
 _VOWELS = frozenset("aeiouy")
 _DOUBLES = ("bb", "dd", "ff", "gg", "mm", "nn", "pp", "rr", "tt")
 _LI_ENDINGS = frozenset("cdeghkmnrt")
-_EXCEPTIONS = {
+EXCEPTIONS = {
     "skis": "ski", "skies": "sky", "idly": "idl",
     "gently": "gentl", "ugly": "ugli", "early": "earli", "only": "onli", "singly": "singl",
     "sky": "sky", "news": "news", "howe": "howe", "atlas": "atlas", "cosmos": "cosmos",
@@ -168,8 +168,8 @@ def stem(word: str) -> str:
         word = IRREGULAR[word]
     if len(word) <= 2 or not (word.isascii() and word.isalpha() and word.islower()):
         return word
-    if word in _EXCEPTIONS:
-        return _EXCEPTIONS[word]
+    if word in EXCEPTIONS:
+        return EXCEPTIONS[word]
     if word[0] == "y":
         word = "Y" + word[1:]
     if "y" in word:
