@@ -1,0 +1,33 @@
+"""Attacks on the launcher's prompt answers (launcher/prompt.bash): inputs and changes under which it once
+answered {} where Keeper alone would not have, each kept as a case."""
+
+from __future__ import annotations
+
+import time
+from pathlib import Path
+
+from tests.test_launcher_prompt import SESSION, Prompts, prompt_payload, sessions  # noqa: F401  (the fixture)
+
+ASKED = "Renamed parser module yet again please"
+
+
+def _vouched(sessions: Prompts) -> None:  # noqa: F811
+    """Prompts until the launcher answers ``ASKED`` itself."""
+    for _ in range(3):
+        sessions.prompt(ASKED)
+        time.sleep(0.1)
+    assert sessions.prompt(ASKED)[1]
+
+
+def test_another_claude_config_folder_reaches_keeper(sessions: Prompts, tmp_path: Path) -> None:  # noqa: F811
+    """Claude Code's auto memory lives in $CLAUDE_CONFIG_DIR: another one is another memory to recall from."""
+    _vouched(sessions)
+    config = tmp_path / "claude-config"
+    encoded = "".join(c if c.isalnum() else "-" for c in str(sessions.project.resolve()))
+    native = config / "projects" / encoded / "memory"
+    native.mkdir(parents=True)
+    (native / "parser.md").write_text("# Parser\n\nRenamed the parser module yet again, into the CLI package.\n")
+    sessions.both(lambda w: w.env.update(CLAUDE_CONFIG_DIR=str(config)))
+    reply, bash = sessions.prompt(ASKED)
+    assert "hookSpecificOutput" in reply and not bash
+    assert sessions.launcher.record() == sessions.alone.record()
