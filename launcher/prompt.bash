@@ -23,7 +23,7 @@ keeper_prompt_payload() {
   local held folder names listing name
   # The fields around the prompt, each a plain value (no escapes), the session id first, as Claude Code
   # writes them; anything else is unusual, and Python reads it.
-  local plain='("[^"\\]*"|-?[0-9][0-9.eE+-]*|true|false|null)'
+  local plain='('$KEEPER_JSON_PLAIN')'
   local fields='^\{"session_id":"([A-Za-z0-9_-]{1,64})"(,"[a-z_]+":'$plain')*,"prompt":"'
   [[ $payload =~ $fields ]] || return 1
   head=${BASH_REMATCH[0]} sid=${BASH_REMATCH[1]}

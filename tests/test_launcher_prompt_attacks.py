@@ -6,6 +6,8 @@ from __future__ import annotations
 import time
 from pathlib import Path
 
+import pytest
+
 from tests.test_launcher_prompt import SESSION, Prompts, prompt_payload, sessions  # noqa: F401  (the fixture)
 
 ASKED = "Renamed parser module yet again please"
@@ -30,4 +32,16 @@ def test_another_claude_config_folder_reaches_keeper(sessions: Prompts, tmp_path
     sessions.both(lambda w: w.env.update(CLAUDE_CONFIG_DIR=str(config)))
     reply, bash = sessions.prompt(ASKED)
     assert "hookSpecificOutput" in reply and not bash
+    assert sessions.launcher.record() == sessions.alone.record()
+
+
+NOT_JSON = {"a sum": '"n":1-2', "a leading zero": '"n":01', "a bare sign": '"n":-', "a tab in a string": '"n":"a\tb"'}
+
+
+@pytest.mark.parametrize("field", list(NOT_JSON))
+def test_a_payload_that_is_not_json_reaches_keeper(sessions: Prompts, field: str) -> None:  # noqa: F811
+    """A field JSON does not allow: Python reads no payload at all (no session: nothing counted)."""
+    _vouched(sessions)
+    body = prompt_payload(sessions.project, ASKED).replace('"permission_mode":"default"', NOT_JSON[field])
+    assert sessions.launcher.hook("user-prompt-submit", body) == sessions.alone.hook("user-prompt-submit", body)
     assert sessions.launcher.record() == sessions.alone.record()
