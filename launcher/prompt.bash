@@ -56,10 +56,11 @@ keeper_prompt_payload() {
   keeper_prompt_quiet "$raw" || return 1
   if [[ $mode == gate && $folder == /* ]]; then # the session files the gate holds, as it listed them
     for name in "$folder"/.*.md; do [[ -e $name || -L $name ]] && return 1; done
-    # joined in one expansion: appending name by name copies the listing each time (10,000 files: 2 s)
+    # joined in one expansion, the folder taken off as a literal start: appending name by name copies the
+    # listing each time (10,000 files: 2.4 s), and ##*/ tries every length of each path (4x the time)
     listing=("$folder"/*.md)
     [[ -e ${listing[0]} || -L ${listing[0]} ]] || listing=() # no match: the pattern itself
-    printf -v name '%s/' "${listing[@]##*/}" # none: "/"
+    printf -v name '%s/' "${listing[@]/#"$folder/"}" # none: "/"
     [[ ${name%/} == "$names" ]] || return 1
   fi
   { printf p >>"$tally"; } 2>/dev/null || return 1
