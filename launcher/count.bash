@@ -45,13 +45,12 @@ keeper_answer() {
 # Sets key: whatever chooses Keeper's store, settings and project for a call in the folder $1. Returns 1
 # when the key cannot hold the project: Keeper starts from the first of $CLAUDE_PROJECT_DIR and the
 # payload's cwd that is a folder, else from its own working directory (keeper.store.resolve.start_folder),
-# so that one must be an absolute path to a folder. CLAUDE_CONFIG_DIR holds Claude Code's auto memory,
-# which recall reads.
+# so that one must be an absolute path to a folder.
 keeper_key() {
   local name value first=${CLAUDE_PROJECT_DIR:-$1}
   [[ $first == /* && -d $first ]] || return 1
   key="cwd=${#1}:$1"
-  for name in CLAUDE_PROJECT_DIR CLAUDE_CONFIG_DIR HOME XDG_CONFIG_HOME XDG_DATA_HOME ${!KEEPER_@}; do
+  for name in CLAUDE_PROJECT_DIR HOME XDG_CONFIG_HOME XDG_DATA_HOME ${!KEEPER_@}; do
     case $name in KEEPER_COUNTE[RD]* | KEEPER_LAUNCHER_* | KEEPER_COUNT_MAX) continue ;; esac
     [[ -n ${!name+set} ]] || continue
     value=${!name}

@@ -19,7 +19,7 @@ keeper_prompt() {
 
 # The checks, in order; returns 0 only when the record vouches for answering this prompt with nothing.
 keeper_prompt_payload() {
-  local head rest raw sid cwd key record tag found tally stats python mode limits stops dated respelled own
+  local head rest raw sid cwd key record tag found tally stats python claude mode limits stops dated respelled own
   local held folder names name
   local -a listing
   # The fields around the prompt, each a plain value (no escapes), the session id first, as Claude Code
@@ -46,13 +46,14 @@ keeper_prompt_payload() {
 
   {
     IFS= read -r tag && IFS= read -r found && IFS= read -r tally && IFS= read -r stats && IFS= read -r python &&
-      IFS= read -r mode && IFS= read -r limits && IFS= read -r stops && IFS= read -r dated &&
+      IFS= read -r claude && IFS= read -r mode && IFS= read -r limits && IFS= read -r stops && IFS= read -r dated &&
       IFS= read -r respelled && IFS= read -r own && IFS= read -r held && IFS= read -r folder &&
       IFS= read -r names && keeper_files_hold "$record" @
   } 2>/dev/null <"$record" || return 1
   [[ $tag == 'keeper-prompt 1' && $found == "$key" && $limits =~ ^[0-9]+\ [0-9]+\ [1-9]$ ]] || return 1
   [[ $tally == /* && -f $tally && ! -L $tally && $stats == /* && -f $stats && ! -L $stats ]] || return 1
   [[ $python == /* && -x $python ]] || return 1 # Keeper's environment is still there
+  [[ $claude == "${CLAUDE_CONFIG_DIR-}" ]] || return 1 # Claude Code's folder, where its auto memory is
   keeper_prompt_quiet "$raw" || return 1
   if [[ $mode == gate && $folder == /* ]]; then # the session files the gate holds, as it listed them
     for name in "$folder"/.*.md; do [[ -e $name || -L $name ]] && return 1; done

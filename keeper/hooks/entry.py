@@ -300,7 +300,7 @@ def user_prompt_submit(event: Event, at: Resolved) -> Reply:
     if "KEEPER_LAUNCHER_PROMPT" in os.environ:  # the launcher passed it on: its record, as the memory is now
         from keeper.hooks import quietprompt
 
-        quietprompt.Launcher.take().vouch(at, event.cwd, STARTED)
+        quietprompt.Launcher.take().vouch(at, event.cwd, STARTED, OWN_REQUEST)
     return _noticed(at, _specific("UserPromptSubmit", found.context), found.notice) if found.context else {}
 
 

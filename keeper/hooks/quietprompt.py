@@ -40,6 +40,9 @@ MAX_KEYS = 64 << 10  # bytes of the held beginnings the record may carry; more: 
 ODD_WORDS = (*_stemmer.IRREGULAR, *_stemmer.EXCEPTIONS, *(c + "ying" for c in "bcdfghjklmnpqrstvwxz"))
 
 
+_NOT_IN_WORDS = frozenset("0123456789 \t\n\r\x0b\x0c")  # a term holding one never comes from a prompt's letters
+
+
 def normal(text: str) -> str:
     """How the launcher compares a word's or a term's beginning: ``y`` as ``i`` (Porter2 turns one into the other)."""
     return text.replace("y", "i")
@@ -54,7 +57,7 @@ def keys_of(held: bytes) -> set[str]:
     (``hoping``, ``hope``), or, for ``-biliti``, the two before it and ``bl`` (``launcher/prompt.bash``
     tries each). Only terms a prompt of ASCII letters can give are kept."""
     terms = set(held.decode("utf-8", "surrogatepass").split("\n")) - {""}
-    keys = {normal(t)[:PREFIX] for t in terms if t.isascii() and not any(c.isdigit() or c.isspace() for c in t)}
+    keys = {normal(t)[:PREFIX] for t in terms if t.isascii() and _NOT_IN_WORDS.isdisjoint(t)}
     keys.update(key for term, key in _odd_keys() if term in terms)
     return keys
 
@@ -123,23 +126,25 @@ def _mode(at: Resolved, dated: float) -> tuple[str, list[bytes], list[tuple[str,
     names = _names(found) if found is not None else None
     if found is None or files is None or names is None or os.path.islink(project.sessions):
         return "short", [b"", b"", b""], []
-    if any(mtime is not None and mtime >= dated * 1e9 for _, mtime in files):
-        return "short", [b"", b"", b""], []  # the search just kept the gate: not older than the record
+    if any(mtime is not None and (mtime >= dated * 1e9 or mtime % 1_000_000_000 == 0) for _, mtime in files):
+        # the search just kept the gate (not older than the record), or a file dated to the second (idle.file_lines)
+        return "short", [b"", b"", b""], []
     keys = _spaced(keys_of(found.terms)).encode("ascii")
     if len(keys) > MAX_KEYS:
         return "short", [b"", b"", b""], []
     return "gate", [keys, os.fsencode(project.sessions), names], files
 
 
-def record_words() -> list[str]:
-    """The record's lines of words: the stop words, the date words that make the gate search, and the
-    words a slip in which the gate reads as one of those (``dates.respelled``)."""
-    from keeper.hooks import entry, prompts
+def record_words(own_request: str) -> list[str]:
+    """The record's lines of words: the stop words, the date words that make the gate search, the
+    words a slip in which the gate reads as one of those (``dates.respelled``), and ``own_request``,
+    how Keeper's own save request begins (``entry.OWN_REQUEST``)."""
+    from keeper.hooks import prompts
 
     triggers = {word.lower() for word in dates.TRIGGERS if word.isalpha()}
     respelled = [word for word, _ in dates.SPELLED if word in triggers]
     limits = f"{prompts.AUTO_MIN_WORDS} {prompts.MIN_HITS} {PREFIX}"
-    return [limits, _spaced(_tokens.STOP), _spaced(triggers), _spaced(respelled), entry.OWN_REQUEST]
+    return [limits, _spaced(_tokens.STOP), _spaced(triggers), _spaced(respelled), own_request]
 
 
 class Launcher:
@@ -156,9 +161,10 @@ class Launcher:
         """Read and remove the launcher's variables: nothing Keeper starts inherits them."""
         return cls(os.environ.pop("KEEPER_LAUNCHER_PROMPT", ""), os.environ.pop("KEEPER_LAUNCHER_KEY", ""))
 
-    def vouch(self, at: Resolved, cwd: str, started: float) -> None:
+    def vouch(self, at: Resolved, cwd: str, started: float, own_request: str) -> None:
         """Write the launcher's record for this session as Keeper finds the memory now, for the
-        settings read at ``started`` or later; withdraw it where Keeper cannot vouch."""
+        settings read at ``started`` or later; withdraw it where Keeper cannot vouch. ``own_request``:
+        how Keeper's own request begins, a prompt the launcher leaves to Keeper."""
         if not self.record or not os.path.isabs(self.record) or not self.key:
             return
         tally = counters.tally_path(at.project, at.session)
@@ -169,8 +175,9 @@ class Launcher:
         mode, gated, files = _mode(at, dated)
         files.append((os.path.join(at.project.state, f"{at.session}.start"), None))  # 0.3's: Keeper migrates
         try:
-            head = [TAG, self.key, tally, counters.hook_log_path(at.project.state), sys.executable, mode]
-            lines = [os.fsencode(line) for line in [*head, *record_words()]] + gated
+            claude = os.environ.get("CLAUDE_CONFIG_DIR", "")  # where the auto memory is: not in the launcher's key
+            head = [TAG, self.key, tally, counters.hook_log_path(at.project.state), sys.executable, claude, mode]
+            lines = [os.fsencode(line) for line in [*head, *record_words(own_request)]] + gated
             settings = allowance.settings_lines(allowance.watched_files(at))
         except (UnicodeError, ValueError):  # a name no file system holds
             settings = None
