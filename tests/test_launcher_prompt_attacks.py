@@ -65,3 +65,17 @@ def test_a_session_file_rewritten_at_the_same_mtime_reaches_keeper(sessions: Pro
 
     sessions.both(rewrite)
     assert not sessions.prompt(ASKED)[1]  # Keeper's reply and the launcher's agree, by Python
+
+
+def test_claude_codes_auto_memory_edited_reaches_keeper(sessions: Prompts) -> None:  # noqa: F811
+    """A file of Claude Code's auto memory written in place (its folder's time unchanged) is recalled from."""
+    encoded = "".join(c if c.isalnum() else "-" for c in str(sessions.project.resolve()))
+    topic = Path(os.environ["HOME"]) / ".claude" / "projects" / encoded / "memory" / "topics.md"
+    topic.parent.mkdir(parents=True)
+    topic.write_text("# Topics\n\n- the invoice exporter\n")
+    time.sleep(0.1)
+    _vouched(sessions)
+    with topic.open("a") as fh:
+        fh.write("- Renamed the parser module yet again, into the CLI package.\n")
+    reply, bash = sessions.prompt(ASKED)
+    assert "hookSpecificOutput" in reply and not bash
