@@ -237,6 +237,17 @@ def test_a_session_file_dated_to_the_second_leaves_only_short_prompts_to_the_lau
     assert sessions.launcher.record() == sessions.alone.record()
 
 
+def test_with_automatic_recall_off_every_prompt_but_a_command_is_the_launchers(sessions: Prompts) -> None:
+    _settings(sessions, "auto_recall: false\n")
+    for _ in range(2):
+        sessions.prompt(QUIET)
+        time.sleep(0.1)  # past the record's clock slack
+    assert sessions.prompt(RECALLS.replace("again", "2 times")) == ({}, True)
+    reply, alone = sessions.prompt("/keeper:save")
+    assert "hookSpecificOutput" in reply and not alone
+    assert sessions.launcher.record() == sessions.alone.record()
+
+
 def _touch_session_file(world: World) -> None:
     path = next(world.store.glob("projects/*/sessions/*.md"))
     os.utime(path)
