@@ -9,6 +9,10 @@
 # Windows runs the same in C (launcher/keeper.c); keep the two in step.
 
 KEEPER_COUNT_MAX=65536 # a payload this long or longer goes to Python, read whole there
+# A payload's field without escapes, as JSON spells it: a string holds no control character, a number no
+# leading zero nor stray sign (Python reads no payload that has one: no session, nothing counted).
+KEEPER_JSON_TEXT='"[^"\\[:cntrl:]]*"'
+KEEPER_JSON_PLAIN=$KEEPER_JSON_TEXT'|-?(0|[1-9][0-9]*)(\.[0-9]+)?([eE][+-]?[0-9]+)?|true|false|null'
 
 # Prints {} and exits when the tool use is counted within the allowance; returns otherwise, having
 # given stdin back (the bytes read so far, then the rest), set keeper_event when the payload named a
@@ -88,7 +92,7 @@ keeper_count_payload() {
   esac
   # The fields before tool_input, each a plain value (no escapes), the session id first, as Claude
   # Code and Codex write them; anything else is unusual, and Python reads it.
-  local plain='("[^"\\]*"|-?[0-9][0-9.eE+-]*|true|false|null|\{"level":"[^"\\]*"\})'
+  local plain='('$KEEPER_JSON_PLAIN'|\{"level":'$KEEPER_JSON_TEXT'\})'
   local fields='^\{"session_id":"([A-Za-z0-9_-]{1,64})"(,"[a-z_]+":'$plain')*,"tool_input":'
   [[ $payload =~ $fields ]] || return 1
   head=${BASH_REMATCH[0]} sid=${BASH_REMATCH[1]}

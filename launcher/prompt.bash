@@ -20,10 +20,11 @@ keeper_prompt() {
 # The checks, in order; returns 0 only when the record vouches for answering this prompt with nothing.
 keeper_prompt_payload() {
   local head rest raw sid cwd key record tag found tally stats python claude mode limits stops dated respelled own
-  local held folder names listing name
+  local held folder names name
+  local -a listing
   # The fields around the prompt, each a plain value (no escapes), the session id first, as Claude Code
   # writes them; anything else is unusual, and Python reads it.
-  local plain='("[^"\\]*"|-?[0-9][0-9.eE+-]*|true|false|null)'
+  local plain='('$KEEPER_JSON_PLAIN')'
   local fields='^\{"session_id":"([A-Za-z0-9_-]{1,64})"(,"[a-z_]+":'$plain')*,"prompt":"'
   [[ $payload =~ $fields ]] || return 1
   head=${BASH_REMATCH[0]} sid=${BASH_REMATCH[1]}
@@ -55,12 +56,13 @@ keeper_prompt_payload() {
   [[ $claude == "${CLAUDE_CONFIG_DIR-}" ]] || return 1 # Claude Code's folder, where its auto memory is
   keeper_prompt_quiet "$raw" || return 1
   if [[ $mode == gate && $folder == /* ]]; then # the session files the gate holds, as it listed them
-    listing=''
     for name in "$folder"/.*.md; do [[ -e $name || -L $name ]] && return 1; done
-    for name in "$folder"/*.md; do
-      [[ -e $name || -L $name ]] && listing+=${listing:+/}${name##*/}
-    done
-    [[ $listing == "$names" ]] || return 1
+    # joined in one expansion, the folder taken off as a literal start: appending name by name copies the
+    # listing each time (10,000 files: 2.4 s), and ##*/ tries every length of each path (4x the time)
+    listing=("$folder"/*.md)
+    [[ -e ${listing[0]} || -L ${listing[0]} ]] || listing=() # no match: the pattern itself
+    printf -v name '%s/' "${listing[@]/#"$folder/"}" # none: "/"
+    [[ ${name%/} == "$names" ]] || return 1
   fi
   { printf p >>"$tally"; } 2>/dev/null || return 1
   { printf 'user-prompt-submit\t0\t0.0\n' >>"$stats"; } 2>/dev/null

@@ -19,7 +19,7 @@ keeper_stop_payload() {
   local head rest tail sid cwd key record tag found transcript said tally size stats python log='' name
   # The fields around the reply, each a plain value (no escapes), the session id first, as Claude Code
   # writes them; anything else is unusual, and Python reads it.
-  local plain='("[^"\\]*"|-?[0-9][0-9.eE+-]*|true|false|null|\[\]|\{\})' end
+  local plain='('$KEEPER_JSON_PLAIN'|\[\]|\{\})' end
   local fields='^\{"session_id":"([A-Za-z0-9_-]{1,64})"(,"[a-z_]+":'$plain')*,"last_assistant_message":"'
   [[ $payload =~ $fields ]] || return 1
   head=${BASH_REMATCH[0]} sid=${BASH_REMATCH[1]}
