@@ -237,6 +237,25 @@ def test_a_session_file_dated_to_the_second_leaves_only_short_prompts_to_the_lau
     assert sessions.launcher.record() == sessions.alone.record()
 
 
+def test_a_store_of_many_session_files_leaves_only_short_prompts_to_the_launcher(sessions: Prompts) -> None:
+    """Bash lists the sessions folder on each prompt it answers by the gate: beyond
+    ``quietprompt.MAX_LISTED`` files that costs more than Python's gate, so Keeper vouches for short
+    prompts only."""
+
+    def many(world: Any) -> None:
+        folder = next(world.store.glob("projects/*/sessions"))
+        for n in range(quietprompt.MAX_LISTED + 1):
+            (folder / f"2020-01-01_{n:04d}.md").write_text(f"# Session {n}\n\nNothing of note.\n")
+
+    sessions.both(many)
+    for _ in range(3):
+        sessions.prompt(QUIET)
+        time.sleep(0.1)  # past the record's clock slack
+    assert sessions.prompt(QUIET) == ({}, False)
+    assert sessions.prompt("yes, go on") == ({}, True)
+    assert sessions.launcher.record() == sessions.alone.record()
+
+
 def test_with_automatic_recall_off_every_prompt_but_a_command_is_the_launchers(sessions: Prompts) -> None:
     _settings(sessions, "auto_recall: false\n")
     for _ in range(2):

@@ -36,6 +36,7 @@ if TYPE_CHECKING:
 TAG = "keeper-prompt 1"
 PREFIX = 4  # letters of a term the launcher compares
 MAX_KEYS = 64 << 10  # bytes of the held beginnings the record may carry; more: only short prompts are answered
+MAX_LISTED = 1000  # session files the launcher lists per prompt (~5 ms of bash); more: only short prompts
 # words whose term is not found from their first letters by the launcher's rules: kept by their own beginnings
 ODD_WORDS = (*_stemmer.IRREGULAR, *_stemmer.EXCEPTIONS, *(c + "ying" for c in "bcdfghjklmnpqrstvwxz"))
 
@@ -105,8 +106,11 @@ def _gate_files(at: Resolved, found: gate.Kept) -> list[tuple[str, int | None]] 
 
 
 def _names(found: gate.Kept) -> bytes | None:
-    """The session files' names as the launcher lists them (``/`` between), or None when it could not."""
+    """The session files' names as the launcher lists them (``/`` between), or None when it could not
+    (or should not: more than ``MAX_LISTED``)."""
     names = found.names.split(b"\n") if found.names else []
+    if len(names) > MAX_LISTED:  # listing them in bash would cost the prompt more than Python's gate
+        return None
     if any(not n.isascii() or n.startswith(b".") or b"/" in n or not n.strip() for n in names):
         return None
     return b"/".join(names)
