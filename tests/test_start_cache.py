@@ -19,7 +19,7 @@ from hypothesis import strategies as st
 from keeper.capture import saving
 from keeper.hooks import startcache
 from keeper.memory.document import SaveInput
-from keeper.store import config, identity, loads, markers, paths, provenance
+from keeper.store import config, fsutil, identity, loads, markers, paths, provenance
 from tests.helpers import run_hook, shift
 
 FILES = 4  # src/mod_<n>.py, each setting X and defining parse_<n>
@@ -94,7 +94,7 @@ class World:
             shift([self.store, self.root.parent], (-1, 2, 5, 26, 50)[n % 5] * HOUR)
         elif kind == "wait":  # time passes: every file older than a clock's tick
             shift([self.store, self.root.parent], HOUR)
-            time.sleep(startcache.CHANGE_TICK_NS / 1e9 + 0.02)
+            time.sleep(fsutil.CHANGE_TICK_NS / 1e9 + 0.02)
         elif kind == "settings":
             (self.root / ".claude").mkdir(exist_ok=True)
             chars, team = (800, 2000, 6000)[n % 3], ("true", "false")[n % 2]
@@ -119,6 +119,15 @@ class World:
     ) -> dict:
         payload = {"session_id": session, "cwd": str(self.root), "source": source}
         return run_hook("session-start", payload, monkeypatch, capsys)
+
+    def afresh(
+        self, session: str, source: str, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+    ) -> dict[str, Any]:
+        """A start with nothing kept: neither the answer nor the stale check's verdicts."""
+        for kept in (startcache.cache_file(self.project), os.path.join(self.project.state, paths.STALE_CACHE)):
+            if os.path.exists(kept):
+                os.unlink(kept)
+        return self.start(session, source, monkeypatch, capsys)
 
 
 KINDS = ("save", "hand", "code", "rename", "touch", "delete", "clock", "wait", "settings", "team", "tally", "stop")
@@ -151,9 +160,7 @@ def test_a_kept_answer_is_the_answer_worked_out_afresh(
                     if before is not None and kept.exists() and kept.stat().st_mtime_ns == before
                     else "worked out"
                 )
-                if kept.exists():
-                    kept.unlink()
-                afresh = world.start(session, source, monkeypatch, capsys)
+                afresh = world.afresh(session, source, monkeypatch, capsys)
                 assert answer == afresh, (kind, n, session, source)
         finally:
             monkeypatch.chdir(Path(folder).parent)  # Windows removes no folder a process stands in
@@ -238,10 +245,7 @@ def test_an_event_dated_ahead_of_the_clock_keeps_no_answer_past_its_time(
     assert "may be stale" not in first["systemMessage"]  # its claims wait for their time
     time.sleep(max(due - provenance.SKEW - time.time(), 0) + 1)
     answer = world.start("s2", "startup", monkeypatch, capsys)
-    for kept in (startcache.cache_file(world.project), os.path.join(world.project.state, paths.STALE_CACHE)):
-        if os.path.exists(kept):
-            os.unlink(kept)
-    afresh = world.start("s2", "startup", monkeypatch, capsys)
+    afresh = world.afresh("s2", "startup", monkeypatch, capsys)
     assert "may be stale" in afresh["systemMessage"]
     assert answer == afresh
 
@@ -270,11 +274,32 @@ def test_a_claim_through_a_link_out_of_the_project_rests_on_the_link(
     lib.mkdir()
     (lib / "x.py").write_text("Y = 1\n\n\ndef parsed_9():\n    pass\n")
     shift([world.root], HOUR)  # the work tree's files older than a tick; memory.md's age as it was
-    time.sleep(startcache.CHANGE_TICK_NS / 1e9 + 0.02)
+    time.sleep(fsutil.CHANGE_TICK_NS / 1e9 + 0.02)
     answer = world.start("s2", "startup", monkeypatch, capsys)
-    for kept in (startcache.cache_file(world.project), os.path.join(world.project.state, paths.STALE_CACHE)):
-        if os.path.exists(kept):
-            os.unlink(kept)
-    afresh = world.start("s2", "startup", monkeypatch, capsys)
+    afresh = world.afresh("s2", "startup", monkeypatch, capsys)
     assert "may be stale" in afresh["systemMessage"]  # its file there at last, without the name
     assert answer == afresh
+
+
+@pytest.mark.skipif(os.name == "nt", reason="Windows keeps no change time (its st_ctime is the creation time)")
+def test_a_file_edited_while_the_answer_is_worked_out_keeps_no_answer(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """memory.md edited by hand after the start read it, its size and time kept, well before the
+    answer is kept: the status taken then is the edit's, the answer is not; nothing is kept."""
+    from keeper.hooks import context
+
+    world = kept_world(tmp_path / "w", monkeypatch, capsys)
+    Path(startcache.cache_file(world.project)).unlink()
+    real = context.session_start
+
+    def edited_meanwhile(*args: Any) -> tuple[str, str]:
+        answer = real(*args)
+        same_size_edit(Path(world.project.memory), "- Issue ", 0)
+        time.sleep(fsutil.CHANGE_TICK_NS / 1e9 + 0.02)  # the edit older than a change time's tick when kept
+        return answer
+
+    monkeypatch.setattr(context, "session_start", edited_meanwhile)
+    world.start("s2", "startup", monkeypatch, capsys)
+    monkeypatch.setattr(context, "session_start", real)
+    assert world.start("s3", "startup", monkeypatch, capsys) == world.afresh("s3", "startup", monkeypatch, capsys)

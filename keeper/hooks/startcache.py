@@ -12,14 +12,15 @@ the folders above them (a folder swapped for a link changes its parent). Each is
 status: size, modification and change times to the nanosecond (a change time cannot be set by
 hand), inode and type; a missing one as missing. On Windows ``st_ctime`` is the creation time:
 there an edit that keeps a file's size and puts its modification time back goes unseen, as it does
-everywhere for the stale check's kept verdicts (``keeper.store.verdicts``) a miss falls back on. A
-file modified within ``MTIME_TICK_NS`` of the answer (one tick of a coarse clock: FAT's) or
-changed within ``CHANGE_TICK_NS``, a save in the record dated ahead of the clock (it counts once
-the clock gets there: ``stale.WAITING``), or a clock that went back since, keeps nothing: any doubt
-is a miss, and a miss works the answer out in full. A hit imports neither the context builder nor
-memory's parser nor the stale check. The file (``paths.START_CACHE``, derived and machine-local:
-deleting it costs one start its full computation) is the answer as one JSON line, then
-``status<TAB>path`` a line for each file.
+for the stale check's kept verdicts (``keeper.store.verdicts``) a miss falls back on. A file
+modified within ``MTIME_TICK_NS`` before the start began working its answer out (one tick of a
+coarse clock: FAT's) or changed since a tick of its change time before then (``fsutil.settled``:
+it may have changed after it was read, and its status is taken after), a save in the record dated
+ahead of the clock (it counts once the clock gets there: ``stale.WAITING``), or a clock that went
+back since, keeps nothing: any doubt is a miss, and a miss works the answer out in full. A hit
+imports neither the context builder nor memory's parser nor the stale check. The file
+(``paths.START_CACHE``, derived and machine-local: deleting it costs one start its full
+computation) is the answer as one JSON line, then ``status<TAB>path`` a line for each file.
 """
 
 from __future__ import annotations
@@ -30,7 +31,7 @@ import time
 from keeper import __version__, jsonio
 from keeper.hooks.clock import saved
 from keeper.store import markers, paths
-from keeper.store.fsutil import MTIME_TICK_NS
+from keeper.store.fsutil import MTIME_TICK_NS, settled
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
@@ -39,7 +40,6 @@ if TYPE_CHECKING:
     Answer = tuple[str, str]  # the context, the status line
 
 FORMAT = 1  # raise it when what an answer rests on changes within a version
-CHANGE_TICK_NS = 100_000_000  # a change time's: the kernel's clock (a few ms at most), never set by hand
 CODE = os.path.dirname(os.path.abspath(__file__))  # another installation of the same version: its own answers
 
 
@@ -128,6 +128,7 @@ def lookup(project: paths.Project, want: dict[str, Any]) -> tuple[str, str, list
 def answer(project: paths.Project, limit: int, source: str, session: str, team: bool) -> Answer:
     """SessionStart's context and status line (``context.session_start``): the kept one when it
     holds, else worked out and kept; either way the items shown are noted for the session."""
+    began = time.time_ns()  # before anything is read: a file changed since is not kept by its status
     want = key(project, limit, source, session, team)  # before anything is read: a change meanwhile is a miss
     found = lookup(project, want)
     if found is not None:
@@ -139,7 +140,7 @@ def answer(project: paths.Project, limit: int, source: str, session: str, team: 
     watch = Watch()
     text, line = context.session_start(project, limit, source, session, team, watch)
     if watch.shown is not None:
-        save(project, want, watch, session, (text, line))
+        save(project, want, watch, session, (text, line), began)
     return text, line
 
 
@@ -175,34 +176,33 @@ def _newest(project: paths.Project, own: str | None) -> set[str]:
     return {os.path.join(project.sessions, name) for name in sessions.newest(project, UNSAVED_LOOKED_AT)} - {own}
 
 
-def _statuses(where: set[str], into: list[str]) -> bool:
-    """Each path's ``status<TAB>path`` put ``into``; False when one changed within a tick of the
-    clock (it may change again within the same tick: nothing would tell), cannot be told, or has
-    a line break in its name."""
-    now = time.time_ns()
+def _statuses(where: set[str], into: list[str], began: int) -> bool:
+    """Each path's ``status<TAB>path`` put ``into``; False when one changed since a tick of the
+    clock before ``began`` (read before or after that change, and within a tick it may change
+    again: nothing would tell), cannot be told, or has a line break in its name."""
     for path in sorted(where):
         try:
             found = status(path)
         except (OSError, ValueError):
             return False
         times = found.split(":")[1:3]
-        if "\n" in path or (times and (int(times[0]) > now - MTIME_TICK_NS or int(times[1]) > now - CHANGE_TICK_NS)):
+        if "\n" in path or (times and (int(times[0]) > began - MTIME_TICK_NS or not settled(int(times[1]), began))):
             return False
         into.append(f"{found}\t{path}")
     return True
 
 
-def save(project: paths.Project, want: dict[str, Any], watch: Watch, session: str, answer: Answer) -> None:
-    """Keep an answer worked out for ``want`` with the status of every file it rests on, unless one
-    of them changed within a tick of the clock (or cannot be told), or the stale check's verdicts
-    hold only until the clock reaches a save dated ahead of it."""
+def save(project: paths.Project, want: dict[str, Any], watch: Watch, session: str, answer: Answer, began: int) -> None:
+    """Keep an answer worked out for ``want`` (from ``began`` on) with the status of every file it
+    rests on, unless one of them changed since a tick before ``began`` (or cannot be told), or the
+    stale check's verdicts hold only until the clock reaches a save dated ahead of it."""
     from keeper.store.fsutil import atomic_write
     from keeper.store.stale import WAITING
 
     files: list[str] = []
     if WAITING in watch.checked or not (
-        _statuses(rests_on(project, watch, session, want["compact"]), files)
-        and _statuses(_newest(project, None if want["compact"] else want["own"]), files)
+        _statuses(rests_on(project, watch, session, want["compact"]), files, began)
+        and _statuses(_newest(project, None if want["compact"] else want["own"]), files, began)
     ):
         return
     data = {"key": want, "at": time.time_ns(), "files": len(files), "text": answer[0], "status": answer[1]}
