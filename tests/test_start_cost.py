@@ -370,6 +370,20 @@ def test_a_record_rewritten_within_one_clock_tick_is_never_trusted(
     assert marks_of(start(repo, "a-third-session", monkeypatch, capsys))[ITEMS[0]] == ""
 
 
+@pytest.mark.skipif(os.name == "nt", reason="Windows keeps no change time (its st_ctime is the creation time)")
+def test_a_record_edited_by_hand_with_its_size_and_time_kept_is_seen(
+    repo: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    reads, _ = marked_then(repo, monkeypatch, capsys)
+    events_file = Path(project_of(repo).provenance)
+    stamp = os.stat(events_file)
+    text = events_file.read_text(encoding="utf-8")
+    events_file.write_text(text.replace('"value": "30"', '"value": "60"'), encoding="utf-8")  # same size
+    os.utime(events_file, ns=(stamp.st_atime_ns, stamp.st_mtime_ns))
+    assert marks_of(start(repo, "a-third-session", monkeypatch, capsys))[ITEMS[0]] == ""  # the claim says 60 now
+    assert reads.count == 1
+
+
 def test_a_file_changed_twice_within_one_clock_tick_is_compared_by_content(
     repo: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
 ) -> None:

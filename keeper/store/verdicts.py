@@ -5,7 +5,7 @@ provenance record and memory.md, then reads the files the items' claims name. Th
 memory.md change at a save, the files far less often than sessions start; so the verdicts are kept
 in a derived file of the project's state folder (``paths.STALE_CACHE``: deleting it costs one full
 check) beside what they were worked out from: the work tree checked (worktrees share one memory,
-not their files), memory.md's text (its digest), the record's ``(mtime_ns, size, inode)``, and
+not their files), memory.md's text (its digest), the record's ``(mtime_ns, size, inode, ctime_ns)``, and
 every input of the check: a path that was there or not, a file's size, ``mtime_ns`` and content
 digest, a folder's listing, a path not looked at as it lies through a link out of the project; and
 ``looked``, the clock before the check looked at any of them. A start looks at those again: a file
@@ -55,9 +55,10 @@ def key(project: paths.Project, text: str) -> dict[str, Any]:
 
     try:
         found = os.stat(project.provenance)
-        record = [found.st_mtime_ns, found.st_size, found.st_ino]  # Keeper replaces it: a new inode
+        # Keeper replaces it: a new inode; an edit by hand that puts its time back moves the change time
+        record = [found.st_mtime_ns, found.st_size, found.st_ino, found.st_ctime_ns]
     except (OSError, ValueError):
-        record = [0, -1, 0]
+        record = [0, -1, 0, 0]
     return {
         "format": FORMAT,
         "version": __version__,
