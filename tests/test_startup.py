@@ -292,9 +292,11 @@ def launched(event: str, payload: dict, where: Path) -> Spent:
     return Spent(set(modules) - BARE, opened, listed, json.loads(done.stdout))
 
 
-# Every hook: the entry, the project's resolution and its settings, the counters.
+# Every hook: the entry, the project's resolution and its settings, the counters; the collector's
+# switch, to leave the heap alone at exit (built in: no file read).
 EVERY_HOOK = {
-    *("__future__", "_collections_abc", "_json", "_sha256", "_stat", "genericpath", "os", "os.path", "posixpath"),
+    *("__future__", "_collections_abc", "_json", "_sha256", "_stat", "atexit", "gc", "genericpath", "os", "os.path"),
+    "posixpath",
     *("stat", "keeper", "keeper.errors", "keeper.hooks", "keeper.hooks.entry", "keeper.jsonio", "keeper.records"),
     *("keeper.store", "keeper.store.config", "keeper.store.counters", "keeper.store.fsutil", "keeper.store.identity"),
     *("keeper.store.paths", "keeper.store.resolve"),
