@@ -310,7 +310,7 @@ GATE = {  # the prompt's words, and whether the memory holds two of them (keeper
     *("keeper.hooks.prompts", "keeper.recall", "keeper.recall.gate", "keeper.recall.tokens", "keeper.recall.dates"),
     *("keeper.recall.stemmer", "keeper.recall.sources", "keeper.store.repo"),
 }
-KEPT = {"keeper.hooks.clock", "keeper.hooks.startcache", "keeper.store.markers", "keeper.text"}  # the kept answer
+KEPT = {"keeper.hooks.startcache", "keeper.store.markers"}  # the kept answer
 BUDGETS = {  # (modules beyond a bare interpreter, files opened, folders listed)
     "post-tool-use": (EVERY_HOOK | {"fcntl", "keeper.hooks.allowance"}, 2, 0),
     "stop, nothing new": (  # the session's state names its session file: another session's write is no change
@@ -331,6 +331,7 @@ BUDGETS = {  # (modules beyond a bare interpreter, files opened, folders listed)
         | {"keeper.memory.savekeys", "keeper.store.claims", "keeper.store.log", "keeper.store.provenance"}
         | {"keeper.store.repo", "keeper.store.sessions", "keeper.store.stale", "keeper.store.verdicts", "keeper.text"}
         | {"keeper.store.loads"}  # the tally of what sessions did with what they were shown
+        | {"keeper.hooks.clock"}
         | KEPT,
         16,  # loads.cache, the kept answer and verdicts (each kept through a temporary file), the newest list twice
         1,

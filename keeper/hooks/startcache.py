@@ -5,22 +5,24 @@ project's tally (``keeper.hooks.context``): most of a start's own time. Its answ
 the status line, the ids of the items it showed) depends on files, on two settings, on the session
 only through the session's own file, on the source only for a compaction, and on the clock only
 through "saved N ago" and whether memory.md's time runs ahead of it: those make up its key
-(``key``, ``Watch``). The files: memory.md, the global memory, the provenance record, the tally, the
-newest session files but the session's own and their list (the folder, when there is no list),
-team.md and its folders, the work tree and every file and folder the stale check looked at, with
-the folders above them (a folder swapped for a link changes its parent). Each is compared by its
-status: size, modification and change times to the nanosecond (a change time cannot be set by
-hand), inode and type; a missing one as missing. On Windows ``st_ctime`` is the creation time:
-there an edit that keeps a file's size and puts its modification time back goes unseen, as it does
-for the stale check's kept verdicts (``keeper.store.verdicts``) a miss falls back on. A file
-modified within ``MTIME_TICK_NS`` before the start began working its answer out (one tick of a
-coarse clock: FAT's) or changed since a tick of its change time before then (``fsutil.settled``:
-it may have changed after it was read, and its status is taken after), a save in the record dated
-ahead of the clock (it counts once the clock gets there: ``stale.WAITING``), or a clock that went
-back since, keeps nothing: any doubt is a miss, and a miss works the answer out in full. A hit
-imports neither the context builder nor memory's parser nor the stale check. The file
-(``paths.START_CACHE``, derived and machine-local: deleting it costs one start its full
-computation) is the answer as one JSON line, then ``status<TAB>path`` a line for each file.
+(``key``, ``Watch``), the clock as the times between which it shows the same (``clock.between``),
+so a hit needs neither the clock's words nor a look at memory.md's time. The files: memory.md, the
+global memory, the provenance record, the tally, the newest session files but the session's own and
+their list (the folder, when there is no list), team.md and its folders, the work tree and every
+file and folder the stale check looked at, with the folders above them (a folder swapped for a link
+changes its parent). Each is compared by its status: size, modification and change times to the
+nanosecond (a change time cannot be set by hand), inode and type; a missing one as missing. On
+Windows ``st_ctime`` is the creation time: there an edit that keeps a file's size and puts its
+modification time back goes unseen, as it does for the stale check's kept verdicts
+(``keeper.store.verdicts``) a miss falls back on. A file modified within ``MTIME_TICK_NS`` before
+the start began working its answer out (one tick of a coarse clock: FAT's) or changed since a tick
+of its change time before then (``fsutil.settled``: it may have changed after it was read, and its
+status is taken after), a save in the record dated ahead of the clock (it counts once the clock
+gets there: ``stale.WAITING``), or a clock that went back since, keeps nothing: any doubt is a
+miss, and a miss works the answer out in full. A hit imports neither the context builder nor
+memory's parser nor the stale check. The file (``paths.START_CACHE``, derived and machine-local:
+deleting it costs one start its full computation) is the answer as one JSON line, then
+``status<TAB>path`` a line for each file.
 """
 
 from __future__ import annotations
@@ -29,7 +31,6 @@ import os
 import time
 
 from keeper import __version__, jsonio
-from keeper.hooks.clock import saved
 from keeper.store import markers, paths
 from keeper.store.fsutil import MTIME_TICK_NS, settled
 
@@ -39,7 +40,7 @@ if TYPE_CHECKING:
 
     Answer = tuple[str, str]  # the context, the status line
 
-FORMAT = 1  # raise it when what an answer rests on changes within a version
+FORMAT = 2  # raise it when what an answer rests on changes within a version
 CODE = os.path.dirname(os.path.abspath(__file__))  # another installation of the same version: its own answers
 
 
@@ -67,9 +68,8 @@ def status(path: str) -> str:
 
 
 def key(project: paths.Project, limit: int, source: str, session: str, team: bool) -> dict[str, Any]:
-    """What an answer rests on besides the files' status: the code, the project, the settings, the
-    session's own file, the compaction, and the clock as the answer shows it."""
-    when, ahead = saved(project)
+    """What an answer rests on besides the files' status and the clock: the code, the project, the
+    settings, the session's own file, the compaction."""
     return {
         "format": FORMAT,
         "version": __version__,
@@ -78,7 +78,6 @@ def key(project: paths.Project, limit: int, source: str, session: str, team: boo
         "settings": [limit, team],
         "compact": source == "compact",
         "own": own_file(project, session),
-        "saved": [when, ahead],
     }
 
 
@@ -108,10 +107,14 @@ def _read(project: paths.Project) -> tuple[dict[str, Any], list[str]]:
 
 def lookup(project: paths.Project, want: dict[str, Any]) -> tuple[str, str, list[str]] | None:
     """The kept answer and the ids it showed, when it was worked out for ``want`` (``key``), the
-    clock has not gone back since, and every file it rests on has the status it had."""
+    clock has not gone back since and shows what it showed (``clock.between``), and every
+    file it rests on has the status it had."""
     kept, files = _read(project)
-    at, text, line, shown = (kept.get(k) for k in ("at", "text", "status", "shown"))
-    if kept.get("key") != want or type(at) is not int or time.time_ns() < at or len(files) != kept.get("files"):
+    at, text, line, shown, between = (kept.get(k) for k in ("at", "text", "status", "shown", "between"))
+    if kept.get("key") != want or type(at) is not int or len(files) != kept.get("files"):
+        return None
+    now = time.time_ns()
+    if not (isinstance(between, list) and len(between) == 2 and at <= now and between[0] <= now < between[1]):
         return None
     if not (isinstance(text, str) and isinstance(line, str) and isinstance(shown, list)):
         return None
@@ -194,8 +197,10 @@ def _statuses(where: set[str], into: list[str], began: int) -> bool:
 
 def save(project: paths.Project, want: dict[str, Any], watch: Watch, session: str, answer: Answer, began: int) -> None:
     """Keep an answer worked out for ``want`` (from ``began`` on) with the status of every file it
-    rests on, unless one of them changed since a tick before ``began`` (or cannot be told), or the
-    stale check's verdicts hold only until the clock reaches a save dated ahead of it."""
+    rests on, unless one of them changed since a tick before ``began`` (or cannot be told), the
+    stale check's verdicts hold only until the clock reaches a save dated ahead of it, or the clock
+    shows another age of memory.md now than when the answer began (it shows the one of then)."""
+    from keeper.hooks import clock
     from keeper.store.fsutil import atomic_write
     from keeper.store.stale import WAITING
 
@@ -205,8 +210,11 @@ def save(project: paths.Project, want: dict[str, Any], watch: Watch, session: st
         and _statuses(_newest(project, None if want["compact"] else want["own"]), files, began)
     ):
         return
-    data = {"key": want, "at": time.time_ns(), "files": len(files), "text": answer[0], "status": answer[1]}
-    data["shown"] = sorted(watch.shown or ())
+    between, now = clock.between(clock.written(project), began), time.time_ns()
+    if not now < between[1]:
+        return
+    data = {"key": want, "at": now, "between": list(between), "files": len(files), "text": answer[0]}
+    data["status"], data["shown"] = answer[1], sorted(watch.shown or ())
     try:  # a new file rather than one replaced: on ext4 replacing one makes the rename start writeback
         os.unlink(cache_file(project))
     except OSError:
