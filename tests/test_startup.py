@@ -337,6 +337,14 @@ BUDGETS = {  # (modules beyond a bare interpreter, files opened, folders listed)
         1,
     ),
     "session-start, kept answer": (EVERY_HOOK | KEPT, 5, 1),  # the format, its marks, the kept answer, the stats
+    "session-start, kept answer judged again": (  # a file a claim names changed: the stale check alone
+        EVERY_HOOK
+        | KEPT
+        | {"keeper.hooks.context", "keeper.store.claims", "keeper.store.provenance", "keeper.store.repo"}
+        | {"keeper.store.stale", "keeper.store.verdicts", "keeper.text"},
+        12,  # and memory.md, the record, the edited file (compared, then judged), the verdicts and answer kept anew
+        1,
+    ),
 }
 
 
@@ -420,6 +428,26 @@ def test_a_session_start_with_its_answer_kept_stays_within_its_budget(remembered
     spent = launched("session-start", {**start, "source": "clear"}, tmp_path)
     assert spent.reply == worked_out.reply and "parse_order" in spent.reply["hookSpecificOutput"]["additionalContext"]
     within("session-start, kept answer", spent)
+
+
+def test_a_session_start_after_an_edit_that_changes_no_verdict_stays_within_its_budget(
+    remembered: dict, tmp_path: Path, project_dir: Path
+) -> None:
+    """A file a claim names edited, its claims holding still: the stale check alone judges again,
+    and the kept answer is given without the context builder, memory's parser or the briefing."""
+    (project_dir / "src").mkdir()
+    (project_dir / "src" / "app.py").write_text("def parse_order():\n    pass\n", encoding="utf-8")
+    save_in(project_dir, "--decision", "Use `parse_order` in src/app.py")  # its claims noted with the file there
+    start = {**remembered, "source": "startup"}
+    launched("session-start", start, tmp_path)
+    shift([tmp_path], 3600)
+    time.sleep(0.15)
+    kept = launched("session-start", start, tmp_path)
+    with open(project_dir / "src" / "app.py", "a", encoding="utf-8") as fh:
+        fh.write("# reviewed\n")
+    spent = launched("session-start", start, tmp_path)
+    assert spent.reply == kept.reply
+    within("session-start, kept answer judged again", spent)
 
 
 CONSOLE = (  # the console script an installer wrote (pip, uv), run as its own process runs it
