@@ -73,11 +73,12 @@ class Found:
     verdicts it shows (``Watch.stale``); ``moved``: a file the stale check looked at is not as it
     was (all else is), so the answer holds if the check's verdicts do."""
 
-    __slots__ = ("between", "fixed", "line", "moved", "shown", "stale", "text")
+    __slots__ = ("between", "fixed", "line", "moved", "seen", "shown", "stale", "text")
 
-    def __init__(self, kept: dict[str, Any], shown: list[str], fixed: list[str], moved: bool) -> None:
+    def __init__(self, kept: dict[str, Any], shown: list[str], fixed: list[str], seen: dict[str, str]) -> None:
         self.text, self.line, self.between, self.stale = kept["text"], kept["status"], kept["between"], kept["stale"]
-        self.shown, self.fixed, self.moved = shown, fixed, moved  # ``fixed``: the status lines of all else
+        self.shown, self.fixed, self.seen = shown, fixed, seen  # the status lines of all else; the check's files now
+        self.moved = False
 
 
 def status(path: str) -> str:
@@ -129,14 +130,19 @@ def _read(project: paths.Project) -> tuple[dict[str, Any], list[str]]:
     return (kept, files) if isinstance(kept, dict) else ({}, [])
 
 
-def _moved(files: list[str]) -> bool:
+def _moved(files: list[str], seen: dict[str, str] | None = None) -> bool:
     """Whether a file of ``status<TAB>path`` lines has another status now (OSError, ValueError:
-    it cannot be told)."""
+    it cannot be told); ``seen`` gets each one's status now, else the first that moved ends it."""
+    moved = False
     for entry in files:
         was, _, path = entry.partition("\t")
-        if status(path) != was:
-            return True
-    return False
+        now = status(path)
+        if seen is not None:
+            seen[path] = now
+        moved = moved or now != was
+        if moved and seen is None:
+            break
+    return moved
 
 
 def lookup(project: paths.Project, want: dict[str, Any]) -> Found | None:
@@ -158,13 +164,15 @@ def lookup(project: paths.Project, want: dict[str, Any]) -> Found | None:
     if type(checked) is not int or not 0 <= checked <= len(files):
         return None
     fixed = files[: len(files) - checked]
+    seen: dict[str, str] = {}
     try:
         if _moved(fixed):
             return None
-        moved = _moved(files[len(fixed) :])
+        found = Found(kept, [s for s in shown if isinstance(s, str)], fixed, seen)
+        found.moved = _moved(files[len(fixed) :], seen)
     except (OSError, ValueError):
         return None
-    return Found(kept, [s for s in shown if isinstance(s, str)], fixed, moved)
+    return found
 
 
 def answer(project: paths.Project, limit: int, source: str, session: str, team: bool) -> Answer:
@@ -184,7 +192,8 @@ def answer(project: paths.Project, limit: int, source: str, session: str, team: 
         if watch.stale == found.stale:
             watch.shown = set(found.shown)
             markers.remember_shown(project, session, watch.shown)
-            _keep(project, {"key": want, "between": found.between}, watch, (found.text, found.line), found.fixed, began)
+            head = {"key": want, "between": found.between}
+            _keep(project, head, watch, (found.text, found.line), found.fixed, began, found.seen)
             return found.text, found.line
         watch = Watch()
     text, line = context.session_start(project, limit, source, session, team, watch)
@@ -232,14 +241,17 @@ def _newest(project: paths.Project, own: str | None) -> set[str]:
     return {os.path.join(project.sessions, name) for name in sessions.newest(project, UNSAVED_LOOKED_AT)} - {own}
 
 
-def _statuses(where: set[str], into: list[str], began: int, doubt: str = "") -> bool:
-    """Each path's ``status<TAB>path`` put ``into``; False when one changed since a tick of the
-    clock before ``began`` (read before or after that change, and within a tick it may change
-    again: nothing would tell) or cannot be told, unless ``doubt`` stands for its status (a status
-    no path has: it counts as changed), or has a line break in its name."""
+def _statuses(
+    where: set[str], into: list[str], began: int, doubt: str = "", seen: dict[str, str] | None = None
+) -> bool:
+    """Each path's ``status<TAB>path`` put ``into`` (taken since ``began``: as ``seen`` holds it, or
+    now); False when one changed since a tick of the clock before ``began`` (read before or after
+    that change, and within a tick it may change again: nothing would tell) or cannot be told,
+    unless ``doubt`` stands for its status (a status no path has: it counts as changed), or has a
+    line break in its name."""
     for path in sorted(where):
         try:
-            found = status(path)
+            found = seen[path] if seen is not None and path in seen else status(path)
         except (OSError, ValueError):
             found = doubt
         times = found.split(":")[1:3]
@@ -274,18 +286,25 @@ def save(project: paths.Project, want: dict[str, Any], watch: Watch, session: st
 
 
 def _keep(
-    project: paths.Project, head: dict[str, Any], watch: Watch, answer: Answer, files: list[str], began: int
+    project: paths.Project,
+    head: dict[str, Any],
+    watch: Watch,
+    answer: Answer,
+    files: list[str],
+    began: int,
+    seen: dict[str, str] | None = None,
 ) -> None:
     """Keep ``answer`` under ``head`` (its key and the clock's times) with ``files`` (the status
     lines of all it rests on but the files the stale check looked at), then a line for each of
-    those: one that changed since a tick before ``began`` (or cannot be told) as changed, so the
-    next start judges again what rests on it (``Found.moved``)."""
+    those (``seen``: statuses taken since ``began``): one that changed since a tick before
+    ``began`` (or cannot be told) as changed, so the next start judges again what rests on it
+    (``Found.moved``)."""
     from keeper.store.fsutil import atomic_write
     from keeper.store.stale import WAITING
 
     checked: list[str] = []
     fixed = {entry.partition("\t")[2] for entry in files}
-    if WAITING in watch.checked or not _statuses(looked_at(project, watch) - fixed, checked, began, doubt="?"):
+    if WAITING in watch.checked or not _statuses(looked_at(project, watch) - fixed, checked, began, "?", seen):
         return
     now = time.time_ns()
     if not now < head["between"][1]:

@@ -119,12 +119,13 @@ def _same(root: str, rel: object, fact: object, folders: Folders) -> bool:
     if fact[0] in ("e", "f"):
         folder, _, name = rel.rpartition("/")
         full = folders.full(folder)
-        if full is None or claims.confined(full, name) is None:
+        path = claims.confined(full, name) if full is not None else None
+        if full is None or path is None:
             return False
         if fact[0] == "e":
             return len(fact) == 2 and folders.holds(folder, name, full) == fact[1]
         stamp: list[int] = []
-        same = _same_file(os.path.join(full, name), fact, stamp, folders.since)
+        same = _same_file(path, fact, stamp, folders.since)
         if stamp:
             folders.fresh[rel] = stamp
         return same
