@@ -398,3 +398,27 @@ def test_a_damaged_kept_answer_is_a_miss_never_an_error(
     _kept_then(world, lambda data: data.update({field: value, "text": "a damaged answer"}))
     answer = world.start("s2", "startup", monkeypatch, capsys)
     assert "parse_1" in answer["hookSpecificOutput"]["additionalContext"]
+
+
+def test_memory_edited_while_the_stale_check_judges_again_is_worked_out_afresh(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """The kept answer is given after its stale check only while all else is still as it was."""
+    from keeper.hooks import context
+
+    world = kept_world(tmp_path / "w", monkeypatch, capsys)
+    code = world.root / "src" / "mod_1.py"
+    code.write_text(code.read_text(encoding="utf-8") + "# checked by hand\n", encoding="utf-8")
+    real = context.verdicts_again
+
+    def edited_meanwhile(*args: Any) -> list[Any]:
+        found = real(*args)
+        memory = Path(world.project.memory)
+        memory.write_text(memory.read_text(encoding="utf-8").replace("Issue 1", "Issue 7"), encoding="utf-8")
+        return found
+
+    monkeypatch.setattr(context, "verdicts_again", edited_meanwhile)
+    answer = world.start("s2", "startup", monkeypatch, capsys)
+    assert "Issue 7" in answer["hookSpecificOutput"]["additionalContext"]
+    monkeypatch.setattr(context, "verdicts_again", real)
+    assert answer == world.afresh("s2", "startup", monkeypatch, capsys)

@@ -145,6 +145,14 @@ def _moved(files: list[str], seen: dict[str, str] | None = None) -> bool:
     return moved
 
 
+def _still(files: list[str]) -> bool:
+    """Whether every file of ``status<TAB>path`` lines has the status it had."""
+    try:
+        return not _moved(files)
+    except (OSError, ValueError):
+        return False
+
+
 def lookup(project: paths.Project, want: dict[str, Any]) -> Found | None:
     """The kept answer, when it was worked out for ``want`` (``key``), the clock has not gone back
     since and shows what it showed (``clock.between``), and every file it rests on has the status
@@ -189,7 +197,7 @@ def answer(project: paths.Project, limit: int, source: str, session: str, team: 
     watch = Watch()
     if found is not None:  # only files the stale check looked at changed: its verdicts may be as they were
         watch.verdicts(context.verdicts_again(project, watch.checked))
-        if watch.stale == found.stale:
+        if watch.stale == found.stale and _still(found.fixed):  # all else still as it was: judged on it
             watch.shown = set(found.shown)
             markers.remember_shown(project, session, watch.shown)
             head = {"key": want, "between": found.between}
