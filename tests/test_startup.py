@@ -337,6 +337,7 @@ BUDGETS = {  # (modules beyond a bare interpreter, files opened, folders listed)
         1,
     ),
     "session-start, kept answer": (EVERY_HOOK | KEPT, 5, 1),  # the format, its marks, the kept answer, the stats
+    "session-start, kept answer, a session with its record": (EVERY_HOOK | KEPT | {"keeper.store.sessions"}, 6, 1),
     "session-start, kept answer judged again": (  # a file a claim names changed: the stale check alone
         EVERY_HOOK
         | KEPT
@@ -428,6 +429,20 @@ def test_a_session_start_with_its_answer_kept_stays_within_its_budget(remembered
     spent = launched("session-start", {**start, "source": "clear"}, tmp_path)
     assert spent.reply == worked_out.reply and "parse_order" in spent.reply["hookSpecificOutput"]["additionalContext"]
     within("session-start, kept answer", spent)
+
+
+def test_a_kept_answer_for_a_session_with_its_record_loads_no_markdown(remembered: dict, tmp_path: Path) -> None:
+    """A resumed session has its record (``state/sessions/<id>.json``): the kept answer's key names
+    its session file, read from the record, with none of the session file's markdown machinery."""
+    launched("stop", {**remembered, "last_assistant_message": "Done."}, tmp_path)
+    start = {**remembered, "source": "startup"}
+    launched("session-start", start, tmp_path)
+    shift([tmp_path], 3600)
+    time.sleep(0.15)
+    worked_out = launched("session-start", start, tmp_path)
+    spent = launched("session-start", {**start, "source": "resume"}, tmp_path)
+    assert spent.reply == worked_out.reply
+    within("session-start, kept answer, a session with its record", spent)
 
 
 def test_a_session_start_after_an_edit_that_changes_no_verdict_stays_within_its_budget(
