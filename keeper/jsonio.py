@@ -1,14 +1,14 @@
 """Hook JSON without the ``json`` package, whose import pulls in ``re`` and ``enum`` (~5 ms a call).
 
 CPython's C accelerator ``_json`` (always built; Keeper supports CPython only) holds the real
-scanner and string encoder; this wraps them with the standard defaults, so ``loads`` and ``dumps``
-give what ``json.loads`` and ``json.dumps`` give (same separators, ASCII output).
+scanner and encoder; this wraps them with the standard defaults, so ``loads`` and ``dumps`` give
+what ``json.loads`` and ``json.dumps`` give (same separators, ASCII output).
 """
 
 from __future__ import annotations
 
 from _json import encode_basestring_ascii as _quote
-from _json import make_scanner
+from _json import make_encoder, make_scanner
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
@@ -51,31 +51,14 @@ def loads(text: str) -> Any:
     return value
 
 
-def dumps(value: object) -> str:
-    """Serialise what ``json.dumps`` serialises, exactly as it does, for objects with str keys.
-
-    Other keys raise TypeError rather than being written differently from ``json.dumps``.
-    """
-    if isinstance(value, str):
-        return str(_quote(value))
-    if value is None:
-        return "null"
-    if value is True:
-        return "true"
-    if value is False:
-        return "false"
-    if isinstance(value, int):
-        return int.__repr__(value)
-    if isinstance(value, float):
-        if value != value:
-            return "NaN"
-        if value in (float("inf"), float("-inf")):
-            return "Infinity" if value > 0 else "-Infinity"
-        return float.__repr__(value)
-    if isinstance(value, dict):
-        if not all(isinstance(k, str) for k in value):
-            raise TypeError("keys must be str: Keeper writes only str-keyed objects")
-        return "{" + ", ".join(f"{_quote(k)}: {dumps(v)}" for k, v in value.items()) + "}"
-    if isinstance(value, (list, tuple)):
-        return "[" + ", ".join(dumps(v) for v in value) + "]"
+def _refuse(value: object) -> object:
     raise TypeError(f"Object of type {type(value).__name__} is not JSON serializable")
+
+
+# json.dumps' own C encoder with its defaults (no circular check: a cycle raises RecursionError)
+_encode = make_encoder(None, _refuse, _quote, None, ": ", ", ", False, False, True)
+
+
+def dumps(value: object) -> str:
+    """Serialise ``value`` exactly as ``json.dumps`` does, with the encoder it uses."""
+    return "".join(_encode(value, 0))

@@ -8,16 +8,6 @@ def count(n: int, noun: str, plural: str = "") -> str:
     return f"{n} {noun if n == 1 else plural or noun + 's'}"
 
 
-def age(seconds: float) -> str:
-    """How long ago, in the largest whole unit: ``just now``, ``5 min ago``, ``3 h ago``, ``2 d ago``."""
-    if seconds < 90:
-        return "just now"
-    for unit, size in (("d", 86400), ("h", 3600), ("min", 60)):
-        if seconds >= size:
-            return f"{int(seconds // size)} {unit} ago"
-    return "just now"
-
-
 def inline(text: str) -> str:
     """``text`` fit to stand inside a line of Keeper's own: a line break, a control or an invisible
     separator character (which a folder name can hold) becomes U+FFFD."""

@@ -471,12 +471,17 @@ def test_the_kept_verdicts_are_taken_while_the_files_hold_the_same_bytes(
     git("checkout", "-q", "HEAD~1", cwd=worked)
     git("checkout", "-q", "main", cwd=worked)
     assert (
-        verdicts.load(project, verdicts.key(project, Path(project.memory).read_text(encoding="utf-8"))).verdicts
+        verdicts.load(
+            project, verdicts.key(project, Path(project.memory).read_text(encoding="utf-8")), time.time_ns()
+        ).verdicts
         is not None
     )
     later(worked, {"src/cache.py": CACHE.replace("TTL = 30", "TTL = 60")})
     assert (
-        verdicts.load(project, verdicts.key(project, Path(project.memory).read_text(encoding="utf-8"))).verdicts is None
+        verdicts.load(
+            project, verdicts.key(project, Path(project.memory).read_text(encoding="utf-8")), time.time_ns()
+        ).verdicts
+        is None
     )
 
 

@@ -18,7 +18,7 @@ from hypothesis import strategies as st
 from keeper.capture import saving
 from keeper.memory.document import SaveInput
 from keeper.memory.items import key
-from keeper.store import config, identity, markers, paths, provenance, verdicts
+from keeper.store import config, fsutil, identity, markers, paths, provenance, verdicts
 from tests.helpers import run_hook
 from tests.syncstores import git
 from tests.transcripts import Transcript
@@ -191,6 +191,7 @@ def test_a_file_rewritten_with_the_same_bytes_keeps_the_verdicts(
     for name in FILES:
         path = repo / name
         rewrite(path, path.read_text(encoding="utf-8"), time.time() - 60)
+    time.sleep(fsutil.CHANGE_TICK_NS / 1e9 + 0.02)  # the change older than its clock's tick: stamped, then trusted
     opened: list[str] = []
     real = claims.opened
     monkeypatch.setattr(claims, "opened", lambda full: opened.append(full) or real(full))
@@ -266,6 +267,23 @@ def test_a_claim_broken_since_is_seen(
     after = marks_of(start(repo, "a-third-session", monkeypatch, capsys))
     assert after[ITEMS[0]] == "`TTL` is 45 in src/cache.py, not 30"
     assert reads.count == 1
+
+
+@pytest.mark.skipif(os.name == "nt", reason="Windows keeps no change time (its st_ctime is the creation time)")
+def test_an_edit_that_keeps_the_size_and_puts_the_time_back_is_seen(
+    repo: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """``touch -r`` after an edit: the size and modification time as the kept verdicts found them,
+    not the content; the change time, which no one can set back, tells."""
+    _, first = kept_then(repo, monkeypatch, capsys)
+    assert first[ITEMS[0]] == ""
+    cache = repo / "src" / "cache.py"
+    stamp = cache.stat()
+    cache.write_text("TTL = 45\n", encoding="utf-8")  # the same size
+    os.utime(cache, ns=(stamp.st_atime_ns, stamp.st_mtime_ns))
+    assert (
+        marks_of(start(repo, "a-third-session", monkeypatch, capsys))[ITEMS[0]] == "`TTL` is 45 in src/cache.py, not 30"
+    )
 
 
 @pytest.mark.parametrize(
@@ -350,6 +368,20 @@ def test_a_record_rewritten_within_one_clock_tick_is_never_trusted(
     events_file.write_text(text.replace('"value": "30"', '"value": "60"'), encoding="utf-8")  # same size
     os.utime(events_file, ns=(stamp.st_atime_ns, stamp.st_mtime_ns))  # same tick
     assert marks_of(start(repo, "a-third-session", monkeypatch, capsys))[ITEMS[0]] == ""
+
+
+@pytest.mark.skipif(os.name == "nt", reason="Windows keeps no change time (its st_ctime is the creation time)")
+def test_a_record_edited_by_hand_with_its_size_and_time_kept_is_seen(
+    repo: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    reads, _ = marked_then(repo, monkeypatch, capsys)
+    events_file = Path(project_of(repo).provenance)
+    stamp = os.stat(events_file)
+    text = events_file.read_text(encoding="utf-8")
+    events_file.write_text(text.replace('"value": "30"', '"value": "60"'), encoding="utf-8")  # same size
+    os.utime(events_file, ns=(stamp.st_atime_ns, stamp.st_mtime_ns))
+    assert marks_of(start(repo, "a-third-session", monkeypatch, capsys))[ITEMS[0]] == ""  # the claim says 60 now
+    assert reads.count == 1
 
 
 def test_a_file_changed_twice_within_one_clock_tick_is_compared_by_content(

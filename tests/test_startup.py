@@ -337,9 +337,11 @@ def launched(event: str, payload: dict, where: Path) -> Spent:
     return Spent(set(modules) - BARE, opened, listed, json.loads(done.stdout))
 
 
-# Every hook: the entry, the project's resolution and its settings, the counters.
+# Every hook: the entry, the project's resolution and its settings, the counters; the collector's
+# switch, to leave the heap alone at exit (built in: no file read).
 EVERY_HOOK = {
-    *("__future__", "_collections_abc", "_json", "_sha256", "_stat", "genericpath", "os", "os.path", "posixpath"),
+    *("__future__", "_collections_abc", "_json", "_sha256", "_stat", "atexit", "gc", "genericpath", "os", "os.path"),
+    "posixpath",
     *("stat", "keeper", "keeper.errors", "keeper.hooks", "keeper.hooks.entry", "keeper.jsonio", "keeper.records"),
     *("keeper.store", "keeper.store.config", "keeper.store.counters", "keeper.store.fsutil", "keeper.store.identity"),
     *("keeper.store.paths", "keeper.store.resolve"),
@@ -352,7 +354,7 @@ GATE = {  # the prompt's words, and whether the memory holds two of them (keeper
     *("keeper.hooks.prompts", "keeper.recall", "keeper.recall.gate", "keeper.recall.tokens", "keeper.recall.dates"),
     *("keeper.recall.stemmer", "keeper.recall.sources", "keeper.store.repo"),
 }
-KEPT = {"keeper.hooks.clock", "keeper.hooks.startcache", "keeper.store.markers", "keeper.text"}  # the kept answer
+KEPT = {"keeper.hooks.startcache", "keeper.store.markers"}  # the kept answer
 BUDGETS = {  # (modules beyond a bare interpreter, files opened, folders listed)
     "post-tool-use": (EVERY_HOOK | {"fcntl", "keeper.hooks.allowance"}, 2, 0),
     "stop, nothing new": (  # the session's state names its session file: another session's write is no change
@@ -374,11 +376,21 @@ BUDGETS = {  # (modules beyond a bare interpreter, files opened, folders listed)
         | {"keeper.memory.savekeys", "keeper.store.claims", "keeper.store.log", "keeper.store.provenance"}
         | {"keeper.store.repo", "keeper.store.sessions", "keeper.store.stale", "keeper.store.verdicts", "keeper.text"}
         | {"keeper.store.loads"}  # the tally of what sessions did with what they were shown
+        | {"keeper.hooks.clock"}
         | KEPT,
         16,  # loads.cache, the kept answer and verdicts (each kept through a temporary file), the newest list twice
         1,
     ),
     "session-start, kept answer": (EVERY_HOOK | KEPT, 5, 1),  # the format, its marks, the kept answer, the stats
+    "session-start, kept answer, a session with its record": (EVERY_HOOK | KEPT | {"keeper.store.sessions"}, 6, 1),
+    "session-start, kept answer judged again": (  # a file a claim names changed: the stale check alone
+        EVERY_HOOK
+        | KEPT
+        | {"keeper.hooks.context", "keeper.store.claims", "keeper.store.provenance", "keeper.store.repo"}
+        | {"keeper.store.stale", "keeper.store.verdicts", "keeper.text"},
+        12,  # and memory.md, the record, the edited file (compared, then judged), the verdicts and answer kept anew
+        1,
+    ),
 }
 
 
@@ -483,6 +495,40 @@ def test_a_session_start_with_its_answer_kept_stays_within_its_budget(remembered
     spent = launched("session-start", {**start, "source": "clear"}, tmp_path)
     assert spent.reply == worked_out.reply and "parse_order" in spent.reply["hookSpecificOutput"]["additionalContext"]
     within("session-start, kept answer", spent)
+
+
+def test_a_kept_answer_for_a_session_with_its_record_loads_no_markdown(remembered: dict, tmp_path: Path) -> None:
+    """A resumed session has its record (``state/sessions/<id>.json``): the kept answer's key names
+    its session file, read from the record, with none of the session file's markdown machinery."""
+    launched("stop", {**remembered, "last_assistant_message": "Done."}, tmp_path)
+    start = {**remembered, "source": "startup"}
+    launched("session-start", start, tmp_path)
+    shift([tmp_path], 3600)
+    time.sleep(0.15)
+    worked_out = launched("session-start", start, tmp_path)
+    spent = launched("session-start", {**start, "source": "resume"}, tmp_path)
+    assert spent.reply == worked_out.reply
+    within("session-start, kept answer, a session with its record", spent)
+
+
+def test_a_session_start_after_an_edit_that_changes_no_verdict_stays_within_its_budget(
+    remembered: dict, tmp_path: Path, project_dir: Path
+) -> None:
+    """A file a claim names edited, its claims holding still: the stale check alone judges again,
+    and the kept answer is given without the context builder, memory's parser or the briefing."""
+    (project_dir / "src").mkdir()
+    (project_dir / "src" / "app.py").write_text("def parse_order():\n    pass\n", encoding="utf-8")
+    save_in(project_dir, "--decision", "Use `parse_order` in src/app.py")  # its claims noted with the file there
+    start = {**remembered, "source": "startup"}
+    launched("session-start", start, tmp_path)
+    shift([tmp_path], 3600)
+    time.sleep(0.15)
+    kept = launched("session-start", start, tmp_path)
+    with open(project_dir / "src" / "app.py", "a", encoding="utf-8") as fh:
+        fh.write("# reviewed\n")
+    spent = launched("session-start", start, tmp_path)
+    assert spent.reply == kept.reply
+    within("session-start, kept answer judged again", spent)
 
 
 CONSOLE = (  # the console script an installer wrote (pip, uv), run as its own process runs it

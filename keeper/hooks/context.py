@@ -17,6 +17,7 @@ TYPE_CHECKING = False
 if TYPE_CHECKING:
     from keeper.hooks.startcache import Watch
     from keeper.recall.search import Result
+    from keeper.store.stale import Stale
 
 # memory, sessions and markdown load inside the functions that use them: `keeper recall` prints
 # through this module and needs none of them; recall's sources load only where team notes or recall
@@ -263,6 +264,8 @@ def session_start(
     doc, across = briefing.parse(text), briefing.parse(global_text)
     firsts: dict[str, str] = {}
     stale = stale_items(project, text, firsts, keep=True, doc=doc, looked=watch.checked if watch else None)
+    if watch is not None:
+        watch.verdicts(stale)
     noted = plan.reserve(min(marks.reserve(stale), plan.room() // 5))  # at most a fifth of the room
     if global_text.strip():
         body, left_global = briefing.select(across, plan.room(GLOBAL_SHARE))
@@ -283,6 +286,15 @@ def session_start(
     found = [count(n, noun) for n, noun in (*counts, (len(unsaved), "unsaved session")) if n]
     found += [f"{idle} left to recall"] if idle else []
     return plan.text(), _status(counted.decisions, found, len(stale), saved)
+
+
+def verdicts_again(project: paths.Project, looked: set[str]) -> list[Stale]:
+    """The stale check as ``session_start`` makes it, on memory.md as it reads it (``looked``: as
+    its ``watch.checked``): when only files the check looked at changed, the same verdicts are the
+    same answer (``keeper.hooks.startcache``)."""
+    from keeper.store.stale import stale_items
+
+    return stale_items(project, _head(project.memory)[0], {}, keep=True, looked=looked)
 
 
 def _status(decisions: int, found: list[str], stale: int, saved: str) -> str:

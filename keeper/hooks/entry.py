@@ -11,6 +11,8 @@ prints ``{}`` and exits 0.
 
 from __future__ import annotations
 
+import atexit
+import gc
 import os
 import sys
 import time
@@ -31,6 +33,11 @@ if TYPE_CHECKING:
 
 MAX_STDIN = 32 << 20
 STARTED = time.time()  # before any setting is read: the launchers' allowance is dated from it
+# A hook's process ends right after its reply, and at exit the interpreter's collections would walk
+# every object its imports made (~2.5 ms, a sixth of ``python -c pass``) to free what the system takes
+# back anyway: frozen, they are left alone. Nothing Keeper holds needs a finaliser then (each file is
+# closed where it is written, and the standard streams are flushed whatever the collector does).
+atexit.register(gc.freeze)
 
 
 def _log(event: str, level: str, message: str) -> None:

@@ -5,18 +5,21 @@ project's tally (``keeper.hooks.context``): most of a start's own time. Its answ
 the status line, the ids of the items it showed) depends on files, on two settings, on the session
 only through the session's own file, on the source only for a compaction, and on the clock only
 through "saved N ago" and whether memory.md's time runs ahead of it: those make up its key
-(``key``, ``Watch``). The files: memory.md, the global memory, the provenance record, the tally, the
-newest session files but the session's own and their list (the folder, when there is no list),
-team.md and its folders, the work tree and every file and folder the stale check looked at, with
-the folders above them (a folder swapped for a link changes its parent). Each is compared by its
-status: size, modification and change times to the nanosecond (a change time cannot be set by
-hand), inode and type; a missing one as missing. On Windows ``st_ctime`` is the creation time:
-there an edit that keeps a file's size and puts its modification time back goes unseen, as it does
-everywhere for the stale check's kept verdicts (``keeper.store.verdicts``) a miss falls back on. A
-file modified within ``MTIME_TICK_NS`` of the answer (one tick of a coarse clock: FAT's) or
-changed within ``CHANGE_TICK_NS``, a save in the record dated ahead of the clock (it counts once
-the clock gets there: ``stale.WAITING``), or a clock that went back since, keeps nothing: any doubt
-is a miss, and a miss works the answer out in full. A hit imports neither the context builder nor
+(``key``, ``Watch``), the clock as the times between which it shows the same (``clock.between``),
+so a hit needs neither the clock's words nor a look at memory.md's time. The files: memory.md, the
+global memory, the provenance record, the tally, the newest session files but the session's own and
+their list (the folder, when there is no list), team.md and its folders, the work tree and every
+file and folder the stale check looked at, with the folders above them (a folder swapped for a link
+changes its parent). Each is compared by its status: size, modification and change times to the
+nanosecond (a change time cannot be set by hand), inode and type; a missing one as missing. On
+Windows ``st_ctime`` is the creation time: there an edit that keeps a file's size and puts its
+modification time back goes unseen, as it does for the stale check's kept verdicts
+(``keeper.store.verdicts``) a miss falls back on. A file modified within ``MTIME_TICK_NS`` before
+the start began working its answer out (one tick of a coarse clock: FAT's) or changed since a tick
+of its change time before then (``fsutil.settled``: it may have changed after it was read, and its
+status is taken after), a save in the record dated ahead of the clock (it counts once the clock
+gets there: ``stale.WAITING``), or a clock that went back since, keeps nothing: any doubt is a
+miss, and a miss works the answer out in full. A hit imports neither the context builder nor
 memory's parser nor the stale check. The file (``paths.START_CACHE``, derived and machine-local:
 deleting it costs one start its full computation) is the answer as one JSON line, then
 ``status<TAB>path`` a line for each file.
@@ -28,31 +31,54 @@ import os
 import time
 
 from keeper import __version__, jsonio
-from keeper.hooks.clock import saved
 from keeper.store import markers, paths
-from keeper.store.fsutil import MTIME_TICK_NS
+from keeper.store.fsutil import MTIME_TICK_NS, settled
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
     from typing import Any
 
+    from keeper.store.stale import Stale
+
     Answer = tuple[str, str]  # the context, the status line
 
-FORMAT = 1  # raise it when what an answer rests on changes within a version
-CHANGE_TICK_NS = 100_000_000  # a change time's: the kernel's clock (a few ms at most), never set by hand
+FORMAT = 2  # raise it when what an answer rests on changes within a version
 CODE = os.path.dirname(os.path.abspath(__file__))  # another installation of the same version: its own answers
 
 
 class Watch:
     """What the context builder reports of one answer: the work tree's files the stale check
-    looked at (``/``-separated, ``folder/`` for a listing) and the ids of the items shown (None:
-    an empty memory's answer, which names the agent's save command and is not kept)."""
+    looked at (``/``-separated, ``folder/`` for a listing), the ids of the items shown (None: an
+    empty memory's answer, which names the agent's save command and is not kept) and the stale
+    check's verdicts it shows (a digest)."""
 
-    __slots__ = ("checked", "shown")
+    __slots__ = ("checked", "shown", "stale")
 
     def __init__(self) -> None:
         self.checked: set[str] = set()
         self.shown: set[str] | None = None
+        self.stale = ""
+
+    def verdicts(self, stale: list[Stale]) -> None:
+        """Note the verdicts the answer shows: the same ones, memory.md and all else as it was, are
+        the same answer."""
+        from keeper.store.identity import sha256_hex
+
+        rows = [[s.key, s.text, s.section, s.reason, s.rank] for s in stale]
+        self.stale = sha256_hex(jsonio.dumps(rows).encode("utf-8", "surrogatepass"))
+
+
+class Found:
+    """A kept answer whose key and clock hold: its context, status line, the ids it showed and the
+    verdicts it shows (``Watch.stale``); ``moved``: a file the stale check looked at is not as it
+    was (all else is), so the answer holds if the check's verdicts do."""
+
+    __slots__ = ("between", "fixed", "line", "moved", "seen", "shown", "stale", "text")
+
+    def __init__(self, kept: dict[str, Any], shown: list[str], fixed: list[str], seen: dict[str, str]) -> None:
+        self.text, self.line, self.between, self.stale = kept["text"], kept["status"], kept["between"], kept["stale"]
+        self.shown, self.fixed, self.seen = shown, fixed, seen  # the status lines of all else; the check's files now
+        self.moved = False
 
 
 def status(path: str) -> str:
@@ -67,9 +93,8 @@ def status(path: str) -> str:
 
 
 def key(project: paths.Project, limit: int, source: str, session: str, team: bool) -> dict[str, Any]:
-    """What an answer rests on besides the files' status: the code, the project, the settings, the
-    session's own file, the compaction, and the clock as the answer shows it."""
-    when, ahead = saved(project)
+    """What an answer rests on besides the files' status and the clock: the code, the project, the
+    settings, the session's own file, the compaction."""
     return {
         "format": FORMAT,
         "version": __version__,
@@ -78,7 +103,6 @@ def key(project: paths.Project, limit: int, source: str, session: str, team: boo
         "settings": [limit, team],
         "compact": source == "compact",
         "own": own_file(project, session),
-        "saved": [when, ahead],
     }
 
 
@@ -106,53 +130,104 @@ def _read(project: paths.Project) -> tuple[dict[str, Any], list[str]]:
     return (kept, files) if isinstance(kept, dict) else ({}, [])
 
 
-def lookup(project: paths.Project, want: dict[str, Any]) -> tuple[str, str, list[str]] | None:
-    """The kept answer and the ids it showed, when it was worked out for ``want`` (``key``), the
-    clock has not gone back since, and every file it rests on has the status it had."""
-    kept, files = _read(project)
-    at, text, line, shown = (kept.get(k) for k in ("at", "text", "status", "shown"))
-    if kept.get("key") != want or type(at) is not int or time.time_ns() < at or len(files) != kept.get("files"):
-        return None
-    if not (isinstance(text, str) and isinstance(line, str) and isinstance(shown, list)):
-        return None
+def _moved(files: list[str], seen: dict[str, str] | None = None) -> bool:
+    """Whether a file of ``status<TAB>path`` lines has another status now (OSError, ValueError:
+    it cannot be told); ``seen`` gets each one's status now, else the first that moved ends it."""
+    moved = False
+    for entry in files:
+        was, _, path = entry.partition("\t")
+        now = status(path)
+        if seen is not None:
+            seen[path] = now
+        moved = moved or now != was
+        if moved and seen is None:
+            break
+    return moved
+
+
+def _still(files: list[str]) -> bool:
+    """Whether every file of ``status<TAB>path`` lines has the status it had."""
     try:
-        for entry in files:
-            was, _, path = entry.partition("\t")
-            if status(path) != was:
-                return None
+        return not _moved(files)
+    except (OSError, ValueError):
+        return False
+
+
+def lookup(project: paths.Project, want: dict[str, Any]) -> Found | None:
+    """The kept answer, when it was worked out for ``want`` (``key``), the clock has not gone back
+    since and shows what it showed (``clock.between``), and every file it rests on has the status
+    it had, but perhaps the files the stale check looked at (the last ``checked`` lines)."""
+    kept, files = _read(project)
+    at, text, line, shown, between = (kept.get(k) for k in ("at", "text", "status", "shown", "between"))
+    checked, stale = kept.get("checked"), kept.get("stale")
+    if kept.get("key") != want or type(at) is not int or len(files) != kept.get("files"):
+        return None
+    now = time.time_ns()
+    if not (isinstance(between, list) and len(between) == 2 and all(type(t) is int for t in between)):
+        return None
+    if not at <= now or not between[0] <= now < between[1]:
+        return None
+    if not (isinstance(text, str) and isinstance(line, str) and isinstance(shown, list) and isinstance(stale, str)):
+        return None
+    if type(checked) is not int or not 0 <= checked <= len(files):
+        return None
+    fixed = files[: len(files) - checked]
+    seen: dict[str, str] = {}
+    try:
+        if _moved(fixed):
+            return None
+        found = Found(kept, [s for s in shown if isinstance(s, str)], fixed, seen)
+        found.moved = _moved(files[len(fixed) :], seen)
     except (OSError, ValueError):
         return None
-    return text, line, [s for s in shown if isinstance(s, str)]
+    return found
 
 
 def answer(project: paths.Project, limit: int, source: str, session: str, team: bool) -> Answer:
     """SessionStart's context and status line (``context.session_start``): the kept one when it
     holds, else worked out and kept; either way the items shown are noted for the session."""
+    began = time.time_ns()  # before anything is read: a file changed since is not kept by its status
     want = key(project, limit, source, session, team)  # before anything is read: a change meanwhile is a miss
     found = lookup(project, want)
-    if found is not None:
-        text, line, shown = found
-        markers.remember_shown(project, session, set(shown))
-        return text, line
+    if found is not None and not found.moved:
+        markers.remember_shown(project, session, set(found.shown))
+        return found.text, found.line
     from keeper.hooks import context
 
     watch = Watch()
+    if found is not None:  # only files the stale check looked at changed: its verdicts may be as they were
+        watch.verdicts(context.verdicts_again(project, watch.checked))
+        if watch.stale == found.stale and _still(found.fixed):  # all else still as it was: judged on it
+            watch.shown = set(found.shown)
+            markers.remember_shown(project, session, watch.shown)
+            head = {"key": want, "between": found.between}
+            _keep(project, head, watch, (found.text, found.line), found.fixed, began, found.seen)
+            return found.text, found.line
+        watch = Watch()
     text, line = context.session_start(project, limit, source, session, team, watch)
     if watch.shown is not None:
-        save(project, want, watch, session, (text, line))
+        save(project, want, watch, session, (text, line), began)
     return text, line
 
 
-def rests_on(project: paths.Project, watch: Watch, session: str, compact: bool) -> set[str]:
+def rests_on(project: paths.Project, session: str, compact: bool) -> set[str]:
     """Every file and folder an answer was worked out from (see the module's docstring) but the
-    newest session files, which their list names (``_newest``)."""
-    from keeper.store import claims
-
+    newest session files, which their list names (``_newest``), and those the stale check looked
+    at (``looked_at``)."""
     newest = os.path.join(project.state, paths.NEWEST_SESSIONS)
     found = {project.memory, paths.global_memory_file(), project.provenance, newest, project.checkout}
     found |= {os.path.join(project.state, paths.LOADS)} | (set() if os.path.exists(newest) else {project.sessions})
     team = os.path.dirname(project.team)
     found |= {project.team, team, os.path.dirname(team)}
+    own = own_file(project, session) if compact else None
+    return found | ({own} if own else set())  # after a compaction the answer shows the session's own record
+
+
+def looked_at(project: paths.Project, watch: Watch) -> set[str]:
+    """The work tree's files and folders the stale check looked at, with the folders above them."""
+    from keeper.store import claims
+
+    found: set[str] = set()
     folders: set[str] = set()
     for rel in watch.checked:
         rel = rel.rstrip("/")
@@ -162,8 +237,7 @@ def rests_on(project: paths.Project, watch: Watch, session: str, compact: bool) 
                 found.add(full)
             folders.add(rel)
             rel = rel.rpartition("/")[0]
-    own = own_file(project, session) if compact else None
-    return found | ({own} if own else set())  # after a compaction the answer shows the session's own record
+    return found
 
 
 def _newest(project: paths.Project, own: str | None) -> set[str]:
@@ -175,43 +249,81 @@ def _newest(project: paths.Project, own: str | None) -> set[str]:
     return {os.path.join(project.sessions, name) for name in sessions.newest(project, UNSAVED_LOOKED_AT)} - {own}
 
 
-def _statuses(where: set[str], into: list[str]) -> bool:
-    """Each path's ``status<TAB>path`` put ``into``; False when one changed within a tick of the
-    clock (it may change again within the same tick: nothing would tell), cannot be told, or has
-    a line break in its name."""
-    now = time.time_ns()
+def _statuses(
+    where: set[str], into: list[str], began: int, doubt: str = "", seen: dict[str, str] | None = None
+) -> bool:
+    """Each path's ``status<TAB>path`` put ``into`` (taken since ``began``: as ``seen`` holds it, or
+    now); False when one changed since a tick of the clock before ``began`` (read before or after
+    that change, and within a tick it may change again: nothing would tell) or cannot be told,
+    unless ``doubt`` stands for its status (a status no path has: it counts as changed), or has a
+    line break in its name."""
     for path in sorted(where):
         try:
-            found = status(path)
+            found = seen[path] if seen is not None and path in seen else status(path)
         except (OSError, ValueError):
-            return False
+            found = doubt
         times = found.split(":")[1:3]
-        if "\n" in path or (times and (int(times[0]) > now - MTIME_TICK_NS or int(times[1]) > now - CHANGE_TICK_NS)):
+        if times and (int(times[0]) > began - MTIME_TICK_NS or not settled(int(times[1]), began)):
+            found = doubt
+        if "\n" in path or not found:
             return False
         into.append(f"{found}\t{path}")
     return True
 
 
-def save(project: paths.Project, want: dict[str, Any], watch: Watch, session: str, answer: Answer) -> None:
-    """Keep an answer worked out for ``want`` with the status of every file it rests on, unless one
-    of them changed within a tick of the clock (or cannot be told), or the stale check's verdicts
-    hold only until the clock reaches a save dated ahead of it."""
+def save(project: paths.Project, want: dict[str, Any], watch: Watch, session: str, answer: Answer, began: int) -> None:
+    """Keep an answer worked out for ``want`` (from ``began`` on) with the status of every file it
+    rests on, unless one of them changed since a tick before ``began`` (or cannot be told), the
+    stale check's verdicts hold only until the clock reaches a save dated ahead of it, or the clock
+    shows another age of memory.md now than when the answer began (it shows the one of then); a
+    file the stale check looked at that changed since is kept as changed (``_keep``)."""
+    from keeper.hooks import clock
+
+    files: list[str] = []
+    if _statuses(rests_on(project, session, want["compact"]), files, began) and _statuses(
+        _newest(project, None if want["compact"] else want["own"]), files, began
+    ):
+        _keep(
+            project,
+            {"key": want, "between": list(clock.between(clock.written(project), began))},
+            watch,
+            answer,
+            files,
+            began,
+        )
+
+
+def _keep(
+    project: paths.Project,
+    head: dict[str, Any],
+    watch: Watch,
+    answer: Answer,
+    files: list[str],
+    began: int,
+    seen: dict[str, str] | None = None,
+) -> None:
+    """Keep ``answer`` under ``head`` (its key and the clock's times) with ``files`` (the status
+    lines of all it rests on but the files the stale check looked at), then a line for each of
+    those (``seen``: statuses taken since ``began``): one that changed since a tick before
+    ``began`` (or cannot be told) as changed, so the next start judges again what rests on it
+    (``Found.moved``)."""
     from keeper.store.fsutil import atomic_write
     from keeper.store.stale import WAITING
 
-    files: list[str] = []
-    if WAITING in watch.checked or not (
-        _statuses(rests_on(project, watch, session, want["compact"]), files)
-        and _statuses(_newest(project, None if want["compact"] else want["own"]), files)
-    ):
+    checked: list[str] = []
+    fixed = {entry.partition("\t")[2] for entry in files}
+    if WAITING in watch.checked or not _statuses(looked_at(project, watch) - fixed, checked, began, "?", seen):
         return
-    data = {"key": want, "at": time.time_ns(), "files": len(files), "text": answer[0], "status": answer[1]}
-    data["shown"] = sorted(watch.shown or ())
+    now = time.time_ns()
+    if not now < head["between"][1]:
+        return
+    data = {**head, "at": now, "files": len(files) + len(checked), "text": answer[0], "status": answer[1]}
+    data["shown"], data["checked"], data["stale"] = sorted(watch.shown or ()), len(checked), watch.stale
     try:  # a new file rather than one replaced: on ext4 replacing one makes the rename start writeback
         os.unlink(cache_file(project))
     except OSError:
         pass
     try:
-        atomic_write(cache_file(project), "\n".join([jsonio.dumps(data), *files]), durable=False)
+        atomic_write(cache_file(project), "\n".join([jsonio.dumps(data), *files, *checked]), durable=False)
     except OSError:
         pass

@@ -33,6 +33,18 @@ SHARING_WAIT_SECONDS = 2.0
 # A modification time's coarsest tick (FAT's), and a time anyone can set: a cache trusts a file's time
 # only once it is older than this (the start's kept answer, the stale check's kept verdicts).
 MTIME_TICK_NS = 2_000_000_000
+# A change time's tick where the file system keeps finer than seconds: the kernel's clock, a few ms at most.
+CHANGE_TICK_NS = 100_000_000
+
+
+def settled(ctime_ns: int, before_ns: int) -> bool:
+    """Whether a file's last change lies surely before ``before_ns``, by its change time (which no
+    one can set back, as ``touch -r`` sets a modification time): older by a tick of its clock,
+    ``MTIME_TICK_NS`` where the file system keeps whole seconds (ext3, HFS+). A change time ahead of
+    ``before_ns`` (a clock that jumped) is not. Where there is no change time (Windows' ``st_ctime``
+    is the creation; FAT) this tells nothing more than the modification time does."""
+    tick = MTIME_TICK_NS if ctime_ns % 1_000_000_000 == 0 else CHANGE_TICK_NS
+    return ctime_ns < before_ns - tick
 
 
 def shared(action: Callable[[], T], refusal: type[OSError] = PermissionError) -> T:

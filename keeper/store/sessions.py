@@ -11,7 +11,6 @@ from __future__ import annotations
 
 import os
 
-from keeper.markdown import Document, after_last_bullet, content_end, escape_line
 from keeper.records import Record
 from keeper.store import paths
 from keeper.store.fsutil import atomic_write, create_new, ensure_dir, read_json, read_text
@@ -22,6 +21,9 @@ if TYPE_CHECKING:
     from typing import TypeGuard
 
     from keeper.memory.document import MergeReport, SaveInput
+
+# markdown loads in the functions that write a session file: a start that only names its session's
+# file (``existing_file``: the kept answer's key) needs none of it
 
 SAVES = "Saves"
 ACTIVITY = "Activity"
@@ -178,6 +180,8 @@ def _template(project: paths.Project, session: str, start: datetime) -> str:
 
 def read_facts(text: str) -> dict[str, str]:
     """The header's ``- Label: value`` facts, as written by ``set_facts``."""
+    from keeper.markdown import Document
+
     header = Document.parse(text).title()
     if header is None:
         return {}
@@ -186,6 +190,8 @@ def read_facts(text: str) -> dict[str, str]:
 
 def set_facts(text: str, facts: dict[str, str | None]) -> str:
     """Set ``- Label: value`` lines in the header in place (``None`` removes one); others stay."""
+    from keeper.markdown import Document, after_last_bullet
+
     doc = Document.parse(text)
     header = doc.title() or doc.sections[0]
     for label in HEADER_ORDER:
@@ -210,6 +216,8 @@ def set_facts(text: str, facts: dict[str, str | None]) -> str:
 
 def set_activity(text: str, lines: list[str]) -> str:
     """Replace the body of ``## Activity`` (Keeper's own section) with ``lines``."""
+    from keeper.markdown import Document
+
     doc = Document.parse(text)
     section = doc.find((ACTIVITY.lower(),))
     if section is None:
@@ -230,6 +238,7 @@ def render_save(now: datetime, data: SaveInput, report: MergeReport) -> list[str
     Saved text can hold anything, so each line that would read as a heading or a code fence is
     made inert (``escape_line``): a save can never forge Keeper's own sections.
     """
+    from keeper.markdown import escape_line
     from keeper.memory.document import SECTIONS, bullet
 
     titles = {name: title for name, (title, _) in SECTIONS.items()}
@@ -260,6 +269,8 @@ def render_save(now: datetime, data: SaveInput, report: MergeReport) -> list[str
 
 def append_save(path: str, lines: list[str]) -> None:
     """Append a rendered save under ``## Saves``. Call under the project lock."""
+    from keeper.markdown import Document, content_end
+
     doc = Document.parse(read_text(path, exact=True) or "")
     section = doc.find((SAVES.lower(),)) or doc.add_section(SAVES, before=doc.find((ACTIVITY.lower(),)))
     end = content_end(section)

@@ -20,8 +20,10 @@ content (``keeper.store.verdicts``). Standard library only: SessionStart runs it
 from __future__ import annotations
 
 import os
+import time
 
 from keeper.store import claims, paths, provenance
+from keeper.store.fsutil import settled
 from keeper.text import inline
 
 TYPE_CHECKING = False
@@ -34,7 +36,7 @@ if TYPE_CHECKING:
     from keeper.store.verdicts import Kept
 
     Claim = dict[str, Any]  # what an item's text claims about the code, as ``provenance.Event.claims`` holds it
-    Previous = tuple[dict[str, Any], dict[str, Any]]  # the last check's inputs and answers
+    Previous = tuple[dict[str, Any], dict[str, Any], int]  # the last check's inputs, answers and ``looked``
     Row = tuple[str, int]  # why an item may be stale, and how decisive that is
     Judged = tuple[str, str, str, list[str], "Row | None"]  # key, text, section, the inputs it rests on, why
     Verdict = tuple[str, int, str]  # holds | broken | unchecked, how decisive, why
@@ -62,14 +64,15 @@ class Reader:
     """The project's files as the check reads them: confined to the project, each once, at most
     ``limit`` in all. ``inputs`` says what the verdicts rest on and ``answers`` what each file said
     (``keeper.store.verdicts`` keeps both); a file whose size and time are as the last check found
-    them gives that check's answers (``previous``) without being read again."""
+    them, unchanged since it looked (``fsutil.settled``), gives that check's answers (``previous``)
+    without being read again."""
 
     def __init__(self, root: str, limit: int = MAX_READS, previous: Previous | None = None) -> None:
         self.root, self.limit = root, limit
         # rel -> ["e", exists] | ["f", size, mtime_ns, digest] | ["d", digest] | [OUTSIDE]
         self.inputs: dict[str, list[Any]] = {}
         self.answers: dict[str, dict[str, Any]] = {}  # rel -> question -> answer, for a file of the project
-        self._before = previous or ({}, {})
+        self._before = previous or ({}, {}, 0)
         self._texts: dict[str, str | None] = {}
         self._folders: dict[str, bool] = {}
         self._wrote: dict[str, dict[str, list[str]]] = {}
@@ -137,14 +140,17 @@ class Reader:
             return "gone"
         except (OSError, ValueError):
             return "unknown"
-        if self._as_before(rel, [found.st_size, found.st_mtime_ns]):
+        if self._as_before(rel, [found.st_size, found.st_mtime_ns], found.st_ctime_ns):
             return "ok"
         return self._read(rel, full)
 
-    def _as_before(self, rel: str, stamp: list[int]) -> bool:
-        """Take the last check's answers for a file whose size and time are as they were."""
+    def _as_before(self, rel: str, stamp: list[int], ctime_ns: int) -> bool:
+        """Take the last check's answers for a file whose size and time are as they were and that
+        has not changed since that check looked."""
         before, said = self._before[0].get(rel), self._before[1].get(rel)
         if not (isinstance(before, list) and len(before) == 4 and before[0] == "f" and isinstance(said, dict)):
+            return False
+        if not settled(ctime_ns, self._before[2]):
             return False
         if before[1:3] != stamp or before[3] in ("", "?") or not isinstance(before[3], str):
             return False
@@ -414,7 +420,8 @@ def stale_items(
     from keeper.store import verdicts as kept_verdicts
 
     want = kept_verdicts.key(project, text)  # before reading the record
-    kept = kept_verdicts.load(project, want)
+    began = time.time_ns()  # before any input is looked at: a file changed since is not taken by its time
+    kept = kept_verdicts.load(project, want, began)
     if kept.verdicts is not None:
         firsts.update(kept.firsts)
         if looked is not None:
@@ -425,7 +432,7 @@ def stale_items(
         looked.update([*reader.inputs, WAITING] if reader.waiting else reader.inputs)
     if not reader.waiting:
         rows = [(s.key, s.text, s.section, s.reason, s.rank) for s in found]
-        kept_verdicts.save(project, want, reader, rows, firsts, judged)
+        kept_verdicts.save(project, want, reader, rows, firsts, judged, began)
     return found
 
 
@@ -434,7 +441,7 @@ def _judged(
 ) -> tuple[list[Stale], list[Judged], Reader]:
     """Every item judged (or, for an item resting only on inputs as they were, ``kept``'s verdict
     taken), the stale ones most decisive first, with what each rests on."""
-    reader = Reader(project.checkout, previous=(kept.inputs, kept.answers) if kept is not None else None)
+    reader = Reader(project.checkout, previous=(kept.inputs, kept.answers, kept.looked) if kept is not None else None)
     reuse, same = {}, set()
     if kept is not None and kept.changed is not None:
         reuse, same = kept.items, set(kept.inputs) - kept.changed

@@ -5,19 +5,23 @@ provenance record and memory.md, then reads the files the items' claims name. Th
 memory.md change at a save, the files far less often than sessions start; so the verdicts are kept
 in a derived file of the project's state folder (``paths.STALE_CACHE``: deleting it costs one full
 check) beside what they were worked out from: the work tree checked (worktrees share one memory,
-not their files), memory.md's text (its digest), the record's ``(mtime_ns, size, inode)``, and
+not their files), memory.md's text (its digest), the record's ``(mtime_ns, size, inode, ctime_ns)``, and
 every input of the check: a path that was there or not, a file's size, ``mtime_ns`` and content
-digest, a folder's listing, a path not looked at as it lies through a link out of the project. A
-start looks at those again: a file whose size and ``mtime_ns`` are as they were is taken as it was;
-any other is read and compared by content, so a branch switched and switched back (same bytes, new
-times) keeps the verdicts. Any difference, or a damaged file, is a
-miss and the check runs in full.
+digest, a folder's listing, a path not looked at as it lies through a link out of the project; and
+``looked``, the clock before the check looked at any of them. A start looks at those again: a file
+whose size and ``mtime_ns`` are as they were is taken as it was only when its change time says it
+has not changed since ``looked`` (``fsutil.settled``: an edit that keeps the size and puts the
+modification time back, ``touch -r``, still moves the change time); any other is read and compared
+by content, so a branch switched and switched back (same bytes, new times) keeps the verdicts, and
+is stamped anew. Any difference, or a damaged file, is a miss and the check runs in full. Where the
+file system keeps no change time (Windows' ``st_ctime`` is the creation time; FAT) such an edit
+goes unseen until the file changes again.
 
 A file can change again within one tick of its clock with the same size: a file younger than
 ``MTIME_TICK_NS`` (2 s: FAT's tick) is kept with no time, so the next start compares its content,
-and nothing is kept while the record is that young. The verdicts hold from when they were kept on:
-a save counts only once the clock reaches its time (``provenance.read``), so a clock gone back
-since takes none of them, and nothing is kept while a save waits for its time.
+and nothing is kept while the record is that young. The verdicts hold from when they were kept on
+(``at``): a save counts only once the clock reaches its time (``provenance.read``), so a clock gone
+back since takes none of them, and nothing is kept while a save waits for its time.
 """
 
 from __future__ import annotations
@@ -27,7 +31,7 @@ import time
 
 from keeper import __version__, jsonio
 from keeper.store import claims, paths
-from keeper.store.fsutil import MTIME_TICK_NS
+from keeper.store.fsutil import MTIME_TICK_NS, settled
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
@@ -51,9 +55,10 @@ def key(project: paths.Project, text: str) -> dict[str, Any]:
 
     try:
         found = os.stat(project.provenance)
-        record = [found.st_mtime_ns, found.st_size, found.st_ino]  # Keeper replaces it: a new inode
+        # Keeper replaces it: a new inode; an edit by hand that puts its time back moves the change time
+        record = [found.st_mtime_ns, found.st_size, found.st_ino, found.st_ctime_ns]
     except (OSError, ValueError):
-        record = [0, -1, 0]
+        record = [0, -1, 0, 0]
     return {
         "format": FORMAT,
         "version": __version__,
@@ -63,16 +68,16 @@ def key(project: paths.Project, text: str) -> dict[str, Any]:
     }
 
 
-def _same_file(full: str, fact: list[Any], fresh: list[int]) -> bool:
-    """Whether a file is as it was: the same size and time, or the same bytes (then ``fresh`` gets
-    its size and time now, for the kept verdicts to be stamped anew)."""
+def _same_file(full: str, fact: list[Any], fresh: list[int], since: int) -> bool:
+    """Whether a file is as it was: the same size and time and no change since ``since``, or the
+    same bytes (then ``fresh`` gets its size and time now, for the kept verdicts to be stamped anew)."""
     if len(fact) != 4 or not isinstance(fact[3], str):
         return False
     try:
         stat = os.stat(full)
     except (OSError, ValueError):
         return fact[3] == ""
-    if [stat.st_size, stat.st_mtime_ns] == fact[1:3]:
+    if [stat.st_size, stat.st_mtime_ns] == fact[1:3] and settled(stat.st_ctime_ns, since):
         return True
     if fact[3] in ("", "?"):
         return False
@@ -85,10 +90,11 @@ def _same_file(full: str, fact: list[Any], fresh: list[int]) -> bool:
 
 class Folders:
     """The folders of a check's inputs, each looked at once: whether it is the project's (its links
-    followed) and which names it holds (one listing, not a stat a path)."""
+    followed) and which names it holds (one listing, not a stat a path); ``since``: the last
+    check's ``looked``."""
 
-    def __init__(self, root: str) -> None:
-        self.root = root
+    def __init__(self, root: str, since: int) -> None:
+        self.root, self.since = root, since
         self._full: dict[str, str | None] = {}
         self._names: dict[str, set[str]] = {}
         self.fresh: dict[str, list[int]] = {}  # files with the same bytes at another size or time
@@ -113,12 +119,13 @@ def _same(root: str, rel: object, fact: object, folders: Folders) -> bool:
     if fact[0] in ("e", "f"):
         folder, _, name = rel.rpartition("/")
         full = folders.full(folder)
-        if full is None or claims.confined(full, name) is None:
+        path = claims.confined(full, name) if full is not None else None
+        if full is None or path is None:
             return False
         if fact[0] == "e":
             return len(fact) == 2 and folders.holds(folder, name, full) == fact[1]
         stamp: list[int] = []
-        same = _same_file(os.path.join(full, name), fact, stamp)
+        same = _same_file(path, fact, stamp, folders.since)
         if stamp:
             folders.fresh[rel] = stamp
         return same
@@ -142,13 +149,14 @@ class Kept:
     """What the last check left: its verdicts when they hold (else None), items' first lines ->
     keys, and its inputs and answers, which a full check takes for each file still as it was."""
 
-    __slots__ = ("answers", "changed", "count", "firsts", "inputs", "items", "stale", "verdicts")
+    __slots__ = ("answers", "changed", "count", "firsts", "inputs", "items", "looked", "stale", "verdicts")
 
     def __init__(self) -> None:
         self.verdicts: list[Verdict] | None = None
         self.firsts: dict[str, str] = {}
         self.inputs: dict[str, Any] = {}
         self.answers: dict[str, Any] = {}
+        self.looked = 0  # the clock before the last check looked at its inputs (0: unknown, no file's time trusted)
         self.changed: set[str] | None = None  # when only files changed: those that did
         self.items: dict[str, tuple[list[str], Row | None]] = {}  # each item's inputs and verdict
         self.count = -1  # items the last check judged, in memory.md's order (two alike are one in ``items``)
@@ -164,17 +172,19 @@ def _read(project: paths.Project) -> dict[str, Any]:
     return kept if isinstance(kept, dict) else {}
 
 
-def load(project: paths.Project, want: dict[str, Any]) -> Kept:
+def load(project: paths.Project, want: dict[str, Any], looked: int) -> Kept:
     """The kept verdicts, in the check's order, when they were worked out from ``want`` (``key``),
     the clock has not gone back since and every input of the check holds the same; the inputs and
-    answers of the same work tree whatever else changed."""
+    answers of the same work tree whatever else changed. ``looked``: the clock before this start
+    looked at any input (the files' new stamps are as of then)."""
     kept, found = _read(project), Kept()
-    inputs, answers, firsts, rows = (kept.get(k) for k in ("inputs", "answers", "firsts", "verdicts"))
+    inputs, answers, firsts, rows, since = (kept.get(k) for k in ("inputs", "answers", "firsts", "verdicts", "looked"))
     key = kept.get("key")
     if not (isinstance(key, dict) and key.get("checkout") == project.checkout and key.get("format") == FORMAT):
         return found
     if isinstance(inputs, dict) and isinstance(answers, dict):
         found.inputs, found.answers = inputs, answers
+        found.looked = since if type(since) is int else 0
     if key != want or not (isinstance(inputs, dict) and isinstance(firsts, dict) and isinstance(rows, list)):
         return found
     at = kept.get("at")
@@ -182,15 +192,15 @@ def load(project: paths.Project, want: dict[str, Any]) -> Kept:
         return found
     if not all(isinstance(v, str) for v in firsts.values()):
         return found
-    folders = Folders(project.checkout)
+    folders = Folders(project.checkout, found.looked)
     changed = {rel for rel, fact in inputs.items() if not _same(project.checkout, rel, fact, folders)}
+    for rel, (size, mtime_ns) in folders.fresh.items():  # the same bytes, read now: stamped anew
+        inputs[rel] = ["f", size, -1 if mtime_ns > looked - MTIME_TICK_NS else mtime_ns, inputs[rel][3]]
     verdicts = [_verdict(row) for row in rows]
     if not changed and all(v is not None for v in verdicts):
         found.verdicts, found.firsts = [v for v in verdicts if v is not None], firsts
-        if folders.fresh:  # the same bytes with new times (a checkout and back): stamped anew
-            young = time.time_ns() - MTIME_TICK_NS
-            for rel, (size, mtime_ns) in folders.fresh.items():
-                inputs[rel] = ["f", size, -1 if mtime_ns > young else mtime_ns, inputs[rel][3]]
+        if folders.fresh:  # every input looked at since ``looked``: the next start trusts what has not changed since
+            kept["looked"] = looked
             _write(project, kept)
     elif changed:
         _partial(found, kept, changed, firsts)
@@ -229,16 +239,18 @@ def save(
     verdicts: list[Verdict],
     firsts: dict[str, str],
     judged: list[Judged],
+    looked: int,
 ) -> None:
     """Keep the verdicts of a check of ``want`` (``key``) with what the check looked at and what
     each file said (``reader``), and each item's inputs and verdict (``judged``), unless the record
-    is too young to trust."""
-    young = time.time_ns() - MTIME_TICK_NS
+    is too young to trust. ``looked``: the clock before the check (and ``load``) looked at any input."""
+    young = looked - MTIME_TICK_NS
     if want["record"][0] > young:
         return
     facts = {rel: [*f[:2], -1, f[3]] if f[0] == "f" and f[2] > young else f for rel, f in reader.inputs.items()}
     answers = {rel: said for rel, said in reader.answers.items() if said and facts.get(rel, [""])[0] == "f"}
-    data: dict[str, object] = {"key": want, "at": time.time_ns(), "inputs": facts, "answers": answers}
+    data: dict[str, object] = {"key": want, "at": time.time_ns(), "looked": looked, "inputs": facts}
+    data["answers"] = answers
     data["firsts"] = firsts
     data["verdicts"], data["count"] = [list(v) for v in verdicts], len(judged)
     index = {rel: at for at, rel in enumerate(facts)}  # an item's inputs by their place: a short file
