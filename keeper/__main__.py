@@ -13,12 +13,12 @@ import sys
 def command() -> int:
     args = sys.argv[1:]
     if args[:1] == ["hook"] and not {"-h", "--help"} & set(args):
-        from keeper.hooks.entry import run
+        from keeper.hooks import entry
 
-        return run(args[1:])
-    from keeper.cli import main
+        entry.main(args[1:])
+    from keeper import cli
 
-    return main()
+    return cli.main()
 
 
 if __name__ == "__main__":

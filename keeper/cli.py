@@ -16,7 +16,7 @@ TYPE_CHECKING = False
 if TYPE_CHECKING:
     import argparse
     from collections.abc import Callable
-    from typing import Any, NoReturn
+    from typing import Any
 
     Adder = Callable[[Any, argparse.ArgumentParser], None]
 
@@ -488,22 +488,11 @@ def main(argv: list[str] | None = None) -> int:
     finally:
         if argv is not None and collecting:  # a plain recall pauses the cycle collector (see _run)
             gc.enable()
-    if argv is None and quick is not None:  # a plain recall on the program's own command line: done
-        _end(code)
+    if argv is None and quick is not None:  # a plain recall, which only reads, on the program's own command line
+        from keeper import console  # (commands that write memory end as Python ends, whatever a change leaves open)
+
+        console.end(code)
     return code
-
-
-def _end(code: int) -> NoReturn:
-    """End a recall's process at once. The interpreter's teardown (every module freed, cycle
-    collections) is a tenth of a warm recall's instructions, and a recall leaves nothing for it:
-    the index commits what it writes, and Keeper registers no exit handler. Commands that write
-    memory end as Python ends, whatever buffer a future change leaves open."""
-    for stream in (sys.stdout, sys.stderr):
-        try:
-            stream.flush()
-        except (OSError, ValueError):  # the reader went away, or the stream was closed: nothing to keep
-            pass
-    os._exit(code)
 
 
 def _run(args_list: list[str], quick: Arguments | None) -> int:

@@ -36,8 +36,8 @@
 #define KEEPER_CLI_IMPORT \
     L"try: from keeper.cli import main\nexcept ImportError: raise SystemExit(75)\nraise SystemExit(main())"
 #define KEEPER_HOOK_IMPORT                                                                     \
-    L"try: from keeper.hooks.entry import run\nexcept ImportError: raise SystemExit(75)\n" \
-    L"raise SystemExit(run(sys.argv[2:]))"
+    L"try: from keeper.hooks.entry import main\nexcept ImportError: raise SystemExit(75)\n" \
+    L"main(sys.argv[2:])"
 
 #define ADD_SITE L"import sys; sys.path.append(sys.argv.pop(1))\n"
 static const WCHAR CODE_MAIN[] = KEEPER_CLI_IMPORT;

@@ -55,7 +55,7 @@ function onItsPython() {
   const needed = ["keeper", `claude_keeper-${VERSION}.dist-info`, "yaml", "filelock", "rapidfuzz", "platformdirs"]
   return sites.length === 1 && needed.every((n) => existsSync(join(sites[0], n))) ? { python, site: sites[0] } : null
 }
-const HOOK_CODE = "import sys; sys.path.append(sys.argv.pop(1))\ntry: from keeper.hooks.entry import run\nexcept ImportError: raise SystemExit(75)\nraise SystemExit(run(sys.argv[2:]))"
+const HOOK_CODE = "import sys; sys.path.append(sys.argv.pop(1))\ntry: from keeper.hooks.entry import main\nexcept ImportError: raise SystemExit(75)\nmain(sys.argv[2:])"
 
 function hook(event, payload) {
   const run = (command, args) => spawnSync(command, args, { input: JSON.stringify(payload), env, encoding: "utf8", timeout: 15000 })

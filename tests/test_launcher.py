@@ -42,7 +42,7 @@ def ready_env(data: Path, key: str = "") -> Path:
 
 
 CLI = "try: from keeper.cli import main\nexcept ImportError: raise SystemExit(75)\nraise SystemExit(main())"
-HOOK = "try: from keeper.hooks.entry import run\nexcept ImportError: raise SystemExit(75)\nraise SystemExit(run(sys.argv[2:]))"
+HOOK = "try: from keeper.hooks.entry import main\nexcept ImportError: raise SystemExit(75)\nmain(sys.argv[2:])"
 ADD_SITE = "import sys; sys.path.append(sys.argv.pop(1))\n"
 
 

@@ -297,9 +297,18 @@ LAUNCHED = (
     "        seen[event != 'open'].append(path)\n"
     "sys.addaudithook(audit)\n"
     "sys.path.extend(sys.argv.pop(1).split('\\n'))\n"
-    "from keeper.hooks.entry import run\n"
-    "code = run(sys.argv[1:])\n"
-    "sys.stderr.write('\\nMODULES ' + repr((sorted(sys.modules), *seen)))\n"
+    "import os\n"
+    "from keeper.hooks.entry import main\n"
+    "def report(code, end=os._exit):\n"  # the hook ends its process at once (console.end): the report goes first
+    "    modules = sorted(sys.modules)\n"
+    "    import gc, io\n"  # a file a hook left open would lose what it holds: its process ends without teardown
+    "    left = [o.name for o in gc.get_objects() if isinstance(o, io.IOBase) and not o.closed\n"
+    "            and isinstance(getattr(o, 'name', None), str) and not o.name.startswith('<')]\n"
+    "    sys.stderr.write('\\nMODULES ' + repr((modules, *seen, left)))\n"
+    "    sys.stderr.flush()\n"
+    "    end(code)\n"
+    "os._exit = report\n"
+    "main(sys.argv[1:])\n"
 )
 BARE = set(
     ast.literal_eval(
@@ -333,16 +342,17 @@ def launched(event: str, payload: dict, where: Path) -> Spent:
         env={k: v for k, v in os.environ.items() if not k.startswith("PYTHON")},
         check=True,
     )
-    modules, opened, listed = ast.literal_eval(done.stderr.decode().rsplit("MODULES ", 1)[1])
+    modules, opened, listed, left_open = ast.literal_eval(done.stderr.decode().rsplit("MODULES ", 1)[1])
+    assert not left_open, f"{event} left files open, which its process's end (console.end) would not flush: {left_open}"
     return Spent(set(modules) - BARE, opened, listed, json.loads(done.stdout))
 
 
-# Every hook: the entry, the project's resolution and its settings, the counters; the collector's
-# switch, to leave the heap alone at exit (built in: no file read).
+# Every hook: the entry, the project's resolution and its settings, the counters.
 EVERY_HOOK = {
-    *("__future__", "_collections_abc", "_json", "_sha256", "_stat", "atexit", "gc", "genericpath", "os", "os.path"),
+    *("__future__", "_collections_abc", "_json", "_sha256", "_stat", "genericpath", "os", "os.path"),
     "posixpath",
-    *("stat", "keeper", "keeper.errors", "keeper.hooks", "keeper.hooks.entry", "keeper.jsonio", "keeper.records"),
+    *("stat", "keeper", "keeper.console", "keeper.errors", "keeper.hooks", "keeper.hooks.entry", "keeper.jsonio"),
+    "keeper.records",
     *("keeper.store", "keeper.store.config", "keeper.store.counters", "keeper.store.fsutil", "keeper.store.identity"),
     *("keeper.store.paths", "keeper.store.resolve"),
 }
@@ -532,7 +542,12 @@ def test_a_session_start_after_an_edit_that_changes_no_verdict_stays_within_its_
 
 
 CONSOLE = (  # the console script an installer wrote (pip, uv), run as its own process runs it
-    "import sys\n"
+    "import os, sys\n"
+    "def report():\n"
+    "    sys.stderr.write('\\nMODULES ' + repr(sorted(sys.modules)))\n"
+    "    sys.stderr.flush()\n"
+    "end = os._exit  # a hook ends its process at once (console.end): the report goes first\n"
+    "os._exit = lambda code: (report(), end(code))\n"
     "path = sys.argv.pop(1)\n"
     "sys.argv[0] = path\n"
     "with open(path, encoding='utf-8') as fh:\n"
@@ -543,7 +558,7 @@ CONSOLE = (  # the console script an installer wrote (pip, uv), run as its own p
     "    exec(compile(source, path, 'exec'), {'__name__': '__main__'})\n"
     "except SystemExit:\n"
     "    pass\n"
-    "sys.stderr.write('\\nMODULES ' + repr(sorted(sys.modules)))\n"
+    "report()\n"
 )
 
 
@@ -565,7 +580,7 @@ def test_the_console_script_starts_no_more_than_the_launchers_python(remembered:
         pytest.skip("the console script predates its entry point (keeper.__main__:command): reinstall Keeper")
     tool = {**remembered, "tool_name": "Read", "tool_input": {}}
     launched("post-tool-use", tool, tmp_path)
-    launcher = launched("post-tool-use", tool, tmp_path).modules - {"atexit"}  # the probe imports it too
+    launcher = launched("post-tool-use", tool, tmp_path).modules
 
     def console(*args: str) -> set[str]:
         done = subprocess.run(
@@ -583,8 +598,10 @@ def test_the_console_script_starts_no_more_than_the_launchers_python(remembered:
 
 PROBED = (  # stands in for the environment's Python: reports what a run as the launcher's (-I -S -c) loaded
     '#!/bin/sh\n[ "$1 $2 $3" = "-I -S -c" ] || exec "{python}" "$@"\ncode=$4; shift 4\n'
-    'exec "{python}" -I -S -c "import atexit, sys\n'
-    'atexit.register(lambda: sys.stderr.write(\'\\nMODULES \' + repr(sorted(sys.modules))))\n$code" "$@"\n'
+    'exec "{python}" -I -S -c "import os, sys\n'
+    "end = os._exit  # a hook ends its process at once (console.end): the report goes first\n"
+    "os._exit = lambda code: (sys.stderr.write('\\nMODULES ' + repr(sorted(sys.modules))), end(code))\n"
+    '$code" "$@"\n'
 )
 
 
@@ -609,7 +626,7 @@ def test_a_hook_through_the_plugin_and_a_pip_installed_keeper_loads_what_the_lau
     script.write_text(f"#!{probe}\n" + script.read_text(encoding="utf-8").split("\n", 1)[1], encoding="utf-8")
     tool = {**remembered, "tool_name": "Read", "tool_input": {}}
     launched("post-tool-use", tool, tmp_path)
-    launcher = launched("post-tool-use", tool, tmp_path).modules - {"atexit"}  # the probe imports it too
+    launcher = launched("post-tool-use", tool, tmp_path).modules
     env = {k: v for k, v in os.environ.items() if not k.startswith(("CLAUDE_", "PYTHON"))}
     done = subprocess.run(
         [str(REPO / "bin" / "keeper"), "hook", "post-tool-use"],
@@ -621,7 +638,7 @@ def test_a_hook_through_the_plugin_and_a_pip_installed_keeper_loads_what_the_lau
     )
     assert json.loads(done.stdout) == {}
     assert b"MODULES " in done.stderr, f"the launcher ran pip's script: {done.stderr[-600:]!r}"
-    modules = set(ast.literal_eval(done.stderr.decode().rsplit("MODULES ", 1)[1])) - BARE - {"atexit"}
+    modules = set(ast.literal_eval(done.stderr.decode().rsplit("MODULES ", 1)[1])) - BARE
     assert modules == launcher, (sorted(modules - launcher), sorted(launcher - modules))
 
 

@@ -51,9 +51,9 @@ NO_KEEPER = "except ImportError: raise SystemExit(75)\n"  # an environment that 
 CODE_MAIN = "try: from keeper.cli import main\n" + NO_KEEPER + "raise SystemExit(main())"
 CODE_BARE = "import sys; sys.path.append(sys.argv.pop(1))\n" + CODE_MAIN
 CODE_HOOK = (
-    "import sys; sys.path.append(sys.argv.pop(1))\ntry: from keeper.hooks.entry import run\n"
+    "import sys; sys.path.append(sys.argv.pop(1))\ntry: from keeper.hooks.entry import main\n"
     + NO_KEEPER
-    + "raise SystemExit(run(sys.argv[2:]))"
+    + "main(sys.argv[2:])"
 )
 HOSTILE_ARGS = ["a b", 'c"d', "e\\\\", "", "ñ ü", 'f\\"g', '\\\\"', "h i\\", "\t", "--x=1;2&3|4"]
 

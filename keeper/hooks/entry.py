@@ -11,8 +11,6 @@ prints ``{}`` and exits 0.
 
 from __future__ import annotations
 
-import atexit
-import gc
 import os
 import sys
 import time
@@ -25,7 +23,7 @@ from keeper.store.resolve import Resolved, resolve, start_folder
 TYPE_CHECKING = False
 if TYPE_CHECKING:
     from collections.abc import Callable
-    from typing import Any
+    from typing import Any, NoReturn
 
     from keeper.hooks import idle
 
@@ -33,11 +31,6 @@ if TYPE_CHECKING:
 
 MAX_STDIN = 32 << 20
 STARTED = time.time()  # before any setting is read: the launchers' allowance is dated from it
-# A hook's process ends right after its reply, and at exit the interpreter's collections would walk
-# every object its imports made (~2.5 ms, a sixth of ``python -c pass``) to free what the system takes
-# back anyway: frozen, they are left alone. Nothing Keeper holds needs a finaliser then (each file is
-# closed where it is written, and the standard streams are flushed whatever the collector does).
-atexit.register(gc.freeze)
 
 
 def _log(event: str, level: str, message: str) -> None:
@@ -424,3 +417,12 @@ def run(argv: list[str]) -> int:
     except (OSError, ValueError):
         pass
     return 0
+
+
+def main(argv: list[str]) -> NoReturn:
+    """A hook as its own process (the launchers', the console script's): ``run``, then the process ends
+    at once (``console.end``: the interpreter's teardown would walk every object the imports made)."""
+    code = run(argv)
+    from keeper import console
+
+    console.end(code)
