@@ -402,3 +402,31 @@ def test_sync_as_a_state_machine(tmp_path: Path) -> None:
         ),
     )
     print(f"sync state machine: {SyncWorld.examples} examples, {SyncWorld.steps} steps")
+
+
+def _replay(tmp_path: Path, steps: list[tuple[str, dict[str, object]]]) -> None:
+    """Play one sequence of rules, as hypothesis would, and converge: a shrunk failing example kept."""
+    SyncWorld.base = tmp_path
+    world = SyncWorld()
+    world.start()
+    try:
+        for name, kwargs in steps:
+            getattr(world, name)(**kwargs)
+            world.holds()
+    finally:
+        world.teardown()
+
+
+def test_a_clear_removes_a_session_that_came_by_an_archive_under_another_name(tmp_path: Path) -> None:
+    """Found by the long run: a session saved on b, carried to a by an archive (a's folder holds it
+    under its own plain name), then cleared on a. The removal named a's name in the repository, so
+    b's copy, sent under b's name by the next sync, came back to a."""
+    _replay(
+        tmp_path,
+        [
+            ("switch_remote", {"machine": "a"}),
+            ("save", {"machine": "b", "issue": False}),
+            ("carry_an_archive", {"source": "b", "into": "a", "by_key": False}),
+            ("clear_all", {"machine": "a"}),
+        ],
+    )

@@ -499,6 +499,7 @@ def as_dict(landed: Landed) -> dict[str, Any]:
         "sessions_added": landed.added,
         "sessions_identical": landed.identical,
         "sessions_renamed": [{"from": a, "to": b} for a, b in landed.renamed],
+        "sessions_removed": landed.removed,
     }
 
 
@@ -601,6 +602,8 @@ def import_lines(data: dict[str, Any]) -> list[str]:
         if item["sessions_identical"]:
             parts.append(f"{len(item['sessions_identical'])} already there")
         parts += [f"{r['from']} differs, added as {r['to']}" for r in item["sessions_renamed"]]
+        if item["sessions_removed"]:
+            parts.append(f"{count(len(item['sessions_removed']), 'session file')} removed here before, left out")
         lines.append(f"  {item['id']} ({item['dir']}): {'; '.join(parts) or 'nothing to import'}")
     if not data["projects"]:
         lines.append("  nothing Keeper can import")

@@ -17,7 +17,16 @@ from typing import NamedTuple
 from keeper.errors import KeeperError
 from keeper.records import Record, texts
 from keeper.store import paths, removals, sessions
-from keeper.store.fsutil import atomic_write, ensure_dir, is_temp, project_lock, read_json, read_text, shared
+from keeper.store.fsutil import (
+    atomic_write,
+    ensure_dir,
+    is_temp,
+    project_lock,
+    read_bytes,
+    read_json,
+    read_text,
+    shared,
+)
 from keeper.text import count
 
 MANIFEST = "manifest.json"
@@ -284,14 +293,22 @@ def _note(project: paths.Project, files: list[str], removed_now: bool) -> None:
     or import keeps them."""
     from keeper.memory.merge import item_keys
 
-    names = [os.path.basename(f) for f in files if os.path.dirname(f) == project.sessions and f.endswith(".md")]
+    names = {os.path.basename(f): f for f in files if os.path.dirname(f) == project.sessions and f.endswith(".md")}
+    texts = {name: _bytes(path) for name, path in names.items()}
     items = sorted(item_keys(read_text(project.memory))) if project.memory in files else []
-    removals.note(project.dir, names, items, removed_now)
+    removals.note(project.dir, texts, items, removed_now)
     if items and not removed_now:
         record = removals.Removed.parse(read_json(project.removed))
         if any(k in record.keys for k in items):
             kept = removals.Removed({k: v for k, v in record.keys.items() if k not in items})
             atomic_write(project.removed, kept.dump())
+
+
+def _bytes(path: str) -> bytes | None:
+    try:
+        return read_bytes(path)
+    except OSError:
+        return None
 
 
 def _remove_empty(backup: str) -> None:
