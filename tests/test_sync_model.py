@@ -430,3 +430,21 @@ def test_a_clear_removes_a_session_that_came_by_an_archive_under_another_name(tm
             ("clear_all", {"machine": "a"}),
         ],
     )
+
+
+def test_a_clear_before_any_sync_completed_reaches_the_machine_an_archive_carried_the_memory_to(
+    tmp_path: Path,
+) -> None:
+    """Found by the long run: a's first sync was killed before it recorded the project's folder in
+    the repository, then a cleared all. The clear moved the root record to the trash too, so no sync
+    could tell which repository the record of removals was for: it never left, and b's copy (by an
+    archive) came back to a. The root record now stays, as the other records of removals do."""
+    _replay(
+        tmp_path,
+        [
+            ("save", {"machine": "a", "issue": False}),
+            ("carry_an_archive", {"source": "a", "into": "b", "by_key": False}),
+            ("killed_sync", {"machine": "a", "at": 0}),
+            ("clear_all", {"machine": "a"}),
+        ],
+    )

@@ -96,8 +96,18 @@ def all_files(project: paths.Project) -> list[str]:
     temp files (a write in flight elsewhere: moving it would strand it in the trash) and the records
     of removals (the project's folder in the sync repository, its removals, what tell the other
     machines the project was cleared, and the items retired or resolved here, which a sync has yet
-    to tell them: cleared with the rest, a retirement made since the last sync would be undone)."""
-    skip = {project.lock, *project.index_files, project.sync_record, removals.path_of(project.dir), project.removed}
+    to tell them: cleared with the rest, a retirement made since the last sync would be undone) and
+    the root record (which project the folder is: without it, and before any sync recorded the
+    project's folder in the repository, a sync could not tell which repository's removals these
+    are, and the clear never reached the machines an archive had carried the memory to)."""
+    skip = {
+        project.lock,
+        *project.index_files,
+        project.sync_record,
+        removals.path_of(project.dir),
+        project.removed,
+        project.root_record,
+    }
     found: list[str] = []
     for folder, _, names in os.walk(project.dir):
         found.extend(os.path.join(folder, n) for n in names if os.path.join(folder, n) not in skip and not is_temp(n))
