@@ -253,7 +253,7 @@ def _sessions(folder: paths.Project, incoming: Incoming, base: Incoming | None, 
             landed.added.append(name)
         elif current[name] == text or known.copy_of(text) is not None:
             landed.identical.append(name)
-        elif gone and removals.text_key(text.encode("utf-8", "surrogateescape")) in gone:
+        elif gone and removals.holds_text(gone, text.encode("utf-8", "surrogateescape")):
             landed.removed.append(name)  # this session was removed here (or told removed): it stays out
         else:
             _fork(folder, name, text, current[name], taken, landed)

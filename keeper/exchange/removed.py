@@ -87,7 +87,7 @@ def take_out(record: removals.Record, files: MutableMapping[str, bytes], within:
         files.pop(sessions + name, None)
     texts = removals.texts_removed(record)
     for path in [p for p in files if p.startswith(sessions)] if texts else ():
-        if removals.text_key(files[path]) in texts:
+        if removals.holds_text(texts, files[path]):
             del files[path]
     gone = removals.removed(record, "items")
     memory = f"{within}/{paths.MEMORY_FILE}"

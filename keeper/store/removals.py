@@ -9,7 +9,7 @@ beside the project's memory.md. It holds two maps, ``sessions`` and ``items`` (a
 (``removed`` false) made after a clear undoes it everywhere, and a later removal undoes the restore.
 
 A session file is named in ``sessions`` twice: by its name in the repository (``2026-11-24_0930@a1b2c3.md``,
-what records made before 0.5 hold alone) and by its text (``text_key``: ``text:<sha256>``), the one
+what records made before 0.5 hold alone) and by its text (``text_key``: ``text:<size>:<sha256>``), the one
 identity of a session whichever road brought it (``keeper.exchange.sessions``). The second covers a
 copy of the same session that reached another machine by an archive under another name: by name
 alone, that copy came back to every machine after a clear. Both are plain entries of the same map,
@@ -154,15 +154,23 @@ TEXT = "text:"  # a session's entry by its text (never a file name: those end in
 
 
 def text_key(data: bytes) -> str:
-    """A session file's entry by its text (its bytes as a store or the repository holds them)."""
+    """A session file's entry by its text (its bytes as a store or the repository holds them):
+    ``text:<size>:<sha256>``, the size first so that a file of another size is never hashed."""
     import hashlib
 
-    return TEXT + hashlib.sha256(data).hexdigest()
+    return f"{TEXT}{len(data)}:{hashlib.sha256(data).hexdigest()}"
 
 
 def texts_removed(record: Record) -> set[str]:
-    """The session texts ``record`` says are removed, by ``text_key``."""
-    return {name for name in removed(record, "sessions") if name.startswith(TEXT)}
+    """The session texts ``record`` says are removed, by ``text_key``, and each one's size prefix
+    (``text:<size>:``) for ``holds_text``."""
+    found = {name for name in removed(record, "sessions") if name.startswith(TEXT)}
+    return found | {name[: name.find(":", len(TEXT)) + 1] for name in found}
+
+
+def holds_text(texts: set[str], data: bytes) -> bool:
+    """Whether ``data`` is one of ``texts`` (``texts_removed``): hashed only when one has its size."""
+    return f"{TEXT}{len(data)}:" in texts and text_key(data) in texts
 
 
 def items_gone(record: Record, retired: dict[str, str]) -> set[str]:
