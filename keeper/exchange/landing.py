@@ -154,7 +154,7 @@ def land(
         if incoming.removals is not None and incoming.removals != removals.read(folder.dir):
             removals.write(folder.dir, incoming.removals)
         gone = [os.path.join(folder.dir, *p.split("/")) for p in incoming.gone]
-        landed.trashed = [p for p in gone if os.path.exists(p)]
+        landed.trashed = [p for p in gone if os.path.exists(p) and not _arrives_again(folder, p, incoming)]
         if then is not None:
             then()
     if landed.trashed:
@@ -281,6 +281,16 @@ def _fork(
         landed.renamed.append((name, placed))
     else:
         landed.added.append(name)
+
+
+def _arrives_again(folder: paths.Project, path: str, incoming: Incoming) -> bool:
+    """Whether a session file the other side no longer holds by its name arrives under another name
+    (the repository held the same session twice and kept one): the same session, so it stays here,
+    under its name here. Trashed, this folder lost it, the arriving copy being known as its own."""
+    if os.path.dirname(path) != folder.sessions or not incoming.sessions:
+        return False
+    text = read_text(path, exact=True)
+    return text is not None and text in set(incoming.sessions.values())
 
 
 def _to_trash(folder: paths.Project, files: list[str]) -> None:
