@@ -97,6 +97,9 @@ class SyncWorld(RuleBasedStateMachine):
         # sync records only for what a sync saw there; what came by an archive since and is deleted
         # before any sync is an absence (another machine's copy brings it back), so the model leaves it.
         self.synced: dict[str, set[str]] = {name: set() for name in NAMES}
+        # Session files deleted by hand since the machine's last completed sync: the next sync records
+        # the deletion; an archive imported there before it brings the file back, as a person would.
+        self.deleted: dict[str, set[str]] = {name: set() for name in NAMES}
 
     def teardown(self) -> None:
         if hasattr(self, "root"):
@@ -230,7 +233,9 @@ class SyncWorld(RuleBasedStateMachine):
         ]
         if found:
             path = found[pick % len(found)]
-            self.removed_sessions.update(SESSION.findall(path.read_text(encoding="utf-8")))
+            gone = SESSION.findall(path.read_text(encoding="utf-8"))
+            self.removed_sessions.update(gone)
+            self.deleted[machine].update(gone)
             path.unlink()
 
     @rule(machine=st.sampled_from(NAMES))
@@ -328,6 +333,9 @@ class SyncWorld(RuleBasedStateMachine):
     def _import_twice(self, into: str, archive: Path, *where: str) -> None:
         """Import an archive; importing it again changes nothing."""
         assert self._keeper(into, "import", str(archive), *where) == 0
+        held = {t for p in self._sessions(into) for t in SESSION.findall(p.read_text(encoding="utf-8"))}
+        self.removed_sessions -= self.deleted[into] & held  # not recorded yet: the archive brought it back
+        self.deleted[into] -= held
         landed = durable(self._store(into))
         assert self._keeper(into, "import", str(archive), *where) == 0
         assert durable(self._store(into)) == landed
@@ -344,6 +352,7 @@ class SyncWorld(RuleBasedStateMachine):
         assert self._keeper(machine, "sync", *given) == 0
         self.settled[machine] = True
         texts = [self._memory(machine), *(p.read_text(encoding="utf-8") for p in self._sessions(machine))]
+        self.deleted[machine] = set()
         self.synced[machine] = {found for text in texts for found in (*ITEM.findall(text), *SESSION.findall(text))}
 
     def converge(self) -> None:
