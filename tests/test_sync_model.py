@@ -21,7 +21,9 @@ the repository, so a copy an archive carried elsewhere under another name came b
 any sync had recorded the project's folder, whose removals then never left the machine.
 
 CI runs a few examples; ``KEEPER_LONG_TESTS=1`` runs many more, not derandomised (run it twice:
-each run draws other examples).
+each run draws other examples). It still finds two cases, kept below as expected failures
+(``test_open_…``): a session file deleted by hand with whole-store archives about, and an item
+deleted by hand after archives crossed both ways.
 """
 
 from __future__ import annotations
@@ -494,5 +496,40 @@ def test_a_session_that_arrives_under_another_name_as_its_name_here_goes_is_kept
             ("switch_remote", {"machine": "a"}),
             ("sync", {"machine": "b"}),
             ("switch_remote", {"machine": "b"}),
+        ],
+    )
+
+
+@pytest.mark.xfail(strict=False, reason="open: found by the long run on 2026-11-28, not yet diagnosed")
+def test_open_a_session_file_deleted_by_hand_then_a_whole_store_archive_of_another_machine(tmp_path: Path) -> None:
+    """Found by the long run (seed 11): after converging, a holds session texts the model removed."""
+    _replay(
+        tmp_path,
+        [
+            ("save", {"machine": "b", "issue": False}),
+            ("delete_session_file", {"machine": "a", "pick": 29}),
+            ("save", {"machine": "c", "issue": False}),
+            ("killed_sync", {"machine": "c", "at": 5}),
+            ("delete_session_file", {"machine": "c", "pick": 41}),
+            ("carry_the_whole_store", {"source": "b", "into": "c"}),
+        ],
+    )
+
+
+@pytest.mark.xfail(strict=False, reason="open: found by the long run on 2026-11-28, not yet diagnosed")
+def test_open_an_item_deleted_by_hand_after_archives_crossed_both_ways(tmp_path: Path) -> None:
+    """Found by the long run (seed 22): after converging, a's memory.md differs from the model's items."""
+    _replay(
+        tmp_path,
+        [
+            ("save", {"machine": "a", "issue": False}),
+            ("carry_an_archive", {"source": "a", "into": "b", "by_key": False}),
+            ("retire_or_resolve", {"machine": "a", "pick": 16}),
+            ("switch_remote", {"machine": "b"}),
+            ("sync", {"machine": "a"}),
+            ("save", {"machine": "b", "issue": False}),
+            ("carry_an_archive", {"source": "b", "into": "a", "by_key": True}),
+            ("sync", {"machine": "a"}),
+            ("hand_delete", {"machine": "a", "pick": 10}),
         ],
     )
