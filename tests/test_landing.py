@@ -116,4 +116,36 @@ def test_a_session_file_held_under_another_name_is_no_removal() -> None:
     sent = {"projects/k/sessions/1@m1.md": b"one\n", "projects/k/sessions/2@m1.md": b"two\n"}
     held = {"projects/k/sessions/1@m2.md": b"one\n"}
     record = noticed(removals.empty(), {}, sent, held, {}, "projects/k")
-    assert sorted(removals.removed(record, "sessions")) == ["2@m1.md"]
+    assert removals.removed(record, "sessions") == {"2@m1.md", removals.text_key(b"two\n")}
+
+
+def test_a_session_removed_by_its_text_goes_whatever_name_it_has_in_the_files_exchanged() -> None:
+    """A removal names a session file by its name and by its text (``removals.text_key``): the copy
+    of the same session another machine sends under its own name goes too (by name alone it came
+    back after a clear, found by the state machine with archives)."""
+    from keeper.exchange.removed import take_out
+    from keeper.store import removals
+
+    record = removals.Record({"1@m1.md": (removals.now(), True), removals.text_key(b"one\n"): (removals.now(), True)})
+    files = {
+        "projects/k/sessions/1@m2.md": b"one\n",  # the same session, under the machine that made it
+        "projects/k/sessions/2@m2.md": b"two\n",
+        "projects/j/sessions/1@m2.md": b"one\n",  # another folder's: its own record decides
+    }
+    take_out(record, files, "projects/k")
+    assert sorted(files) == ["projects/j/sessions/1@m2.md", "projects/k/removals.json", "projects/k/sessions/2@m2.md"]
+
+
+def test_an_arriving_session_whose_text_was_removed_here_stays_out_whatever_its_name(tmp_path: Path) -> None:
+    """Every road honours a removal: an archive that still holds a session cleared here (under the
+    name it has on the machine that made it) does not bring it back; a restore lets it in again."""
+    from keeper.store import removals
+
+    folder = _folder(tmp_path)
+    removals.write(folder.dir, removals.Record({removals.text_key(b"cleared\n"): (removals.now(), True)}))
+    arriving = Incoming.arrived([], None, {"2026-11-01_0930.md": "cleared\n", "2026-11-02_1000.md": "kept\n"})
+    landed = land(folder, arriving)
+    assert landed.removed == ["2026-11-01_0930.md"] and landed.added == ["2026-11-02_1000.md"]
+    assert sorted(p.name for p in Path(folder.sessions).iterdir()) == ["2026-11-02_1000.md"]
+    removals.write(folder.dir, removals.Record({removals.text_key(b"cleared\n"): (removals.now(), False)}))
+    assert land(folder, arriving).added == ["2026-11-01_0930.md"]

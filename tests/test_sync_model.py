@@ -13,9 +13,17 @@ twice, in turn): every machine holds exactly what the model holds, each thing on
 Every archive is imported twice: the second import changes nothing. After converging, each store
 holds its repository's memory in one project folder, and every store the same session texts.
 
-CI runs a few examples; ``KEEPER_LONG_TESTS=1`` runs many more, and also carries whole stores'
-archives (``carry_the_whole_store``), which still finds a session file trashed or brought back
-against the model after killed syncs and archives cross (open: issue 39's closing note).
+Archives carry one project (``carry_an_archive``, into the other machine's clone by its folder or
+found by its repository) or a whole store (``carry_the_whole_store``). What they found once is kept
+below as replayed examples (``_replay``): a removal that named a session file only by its name in
+the repository, so a copy an archive carried elsewhere under another name came back after a clear
+(removals now name a session by its text too, ``store.removals.text_key``); and a clear made before
+any sync had recorded the project's folder, whose removals then never left the machine.
+
+CI runs a few examples; ``KEEPER_LONG_TESTS=1`` runs many more, not derandomised (run it twice:
+each run draws other examples). It still finds two cases, kept below as expected failures
+(``test_open_…``): a session file deleted by hand with whole-store archives about, and an item
+deleted by hand after archives crossed both ways.
 """
 
 from __future__ import annotations
@@ -35,7 +43,6 @@ from hypothesis.stateful import (
     RuleBasedStateMachine,
     initialize,
     invariant,
-    precondition,
     rule,
     run_state_machine_as_test,
 )
@@ -92,6 +99,9 @@ class SyncWorld(RuleBasedStateMachine):
         # sync records only for what a sync saw there; what came by an archive since and is deleted
         # before any sync is an absence (another machine's copy brings it back), so the model leaves it.
         self.synced: dict[str, set[str]] = {name: set() for name in NAMES}
+        # Session files deleted by hand since the machine's last completed sync: the next sync records
+        # the deletion; an archive imported there before it brings the file back, as a person would.
+        self.deleted: dict[str, set[str]] = {name: set() for name in NAMES}
 
     def teardown(self) -> None:
         if hasattr(self, "root"):
@@ -225,7 +235,9 @@ class SyncWorld(RuleBasedStateMachine):
         ]
         if found:
             path = found[pick % len(found)]
-            self.removed_sessions.update(SESSION.findall(path.read_text(encoding="utf-8")))
+            gone = SESSION.findall(path.read_text(encoding="utf-8"))
+            self.removed_sessions.update(gone)
+            self.deleted[machine].update(gone)
             path.unlink()
 
     @rule(machine=st.sampled_from(NAMES))
@@ -309,13 +321,13 @@ class SyncWorld(RuleBasedStateMachine):
         where = [] if by_key else ["--project-dir", str(self.projects[into])]
         self._import_twice(into, archive, *where)
 
-    @precondition(lambda self: LONG)  # not yet in the default run: it still finds losses (see the module's help)
     @rule(source=st.sampled_from(NAMES), into=st.sampled_from(NAMES))
     def carry_the_whole_store(self, source: str, into: str) -> None:
         """A whole store's archive (every project and the global memory) imported on another machine
         without naming anything: its project lands in the one of the same repository there."""
-        if source == into or self._project_dir(source) is None:
-            return
+        folder = self._project_dir(source)
+        if source == into or folder is None or not ((folder / "memory.md").exists() or self._sessions(source)):
+            return  # nothing to export (a cleared project keeps its folder)
         archive = self.root / f"store-{self._next()}.zip"
         assert self._keeper(source, "export", "--out", str(archive)) == 0
         self._import_twice(into, archive)
@@ -323,6 +335,9 @@ class SyncWorld(RuleBasedStateMachine):
     def _import_twice(self, into: str, archive: Path, *where: str) -> None:
         """Import an archive; importing it again changes nothing."""
         assert self._keeper(into, "import", str(archive), *where) == 0
+        held = {t for p in self._sessions(into) for t in SESSION.findall(p.read_text(encoding="utf-8"))}
+        self.removed_sessions -= self.deleted[into] & held  # not recorded yet: the archive brought it back
+        self.deleted[into] -= held
         landed = durable(self._store(into))
         assert self._keeper(into, "import", str(archive), *where) == 0
         assert durable(self._store(into)) == landed
@@ -339,6 +354,7 @@ class SyncWorld(RuleBasedStateMachine):
         assert self._keeper(machine, "sync", *given) == 0
         self.settled[machine] = True
         texts = [self._memory(machine), *(p.read_text(encoding="utf-8") for p in self._sessions(machine))]
+        self.deleted[machine] = set()
         self.synced[machine] = {found for text in texts for found in (*ITEM.findall(text), *SESSION.findall(text))}
 
     def converge(self) -> None:
@@ -402,3 +418,118 @@ def test_sync_as_a_state_machine(tmp_path: Path) -> None:
         ),
     )
     print(f"sync state machine: {SyncWorld.examples} examples, {SyncWorld.steps} steps")
+
+
+def _replay(tmp_path: Path, steps: list[tuple[str, dict[str, object]]]) -> None:
+    """Play one sequence of rules, as hypothesis would, and converge: a shrunk failing example kept."""
+    SyncWorld.base = tmp_path
+    world = SyncWorld()
+    world.start()
+    try:
+        for name, kwargs in steps:
+            getattr(world, name)(**kwargs)
+            world.holds()
+    finally:
+        world.teardown()
+
+
+def test_a_clear_removes_a_session_that_came_by_an_archive_under_another_name(tmp_path: Path) -> None:
+    """Found by the long run: a session saved on b, carried to a by an archive (a's folder holds it
+    under its own plain name), then cleared on a. The removal named a's name in the repository, so
+    b's copy, sent under b's name by the next sync, came back to a."""
+    _replay(
+        tmp_path,
+        [
+            ("switch_remote", {"machine": "a"}),
+            ("save", {"machine": "b", "issue": False}),
+            ("carry_an_archive", {"source": "b", "into": "a", "by_key": False}),
+            ("clear_all", {"machine": "a"}),
+        ],
+    )
+
+
+def test_a_clear_before_any_sync_completed_reaches_the_machine_an_archive_carried_the_memory_to(
+    tmp_path: Path,
+) -> None:
+    """Found by the long run: a's first sync was killed before it recorded the project's folder in
+    the repository, then a cleared all. The clear moved the root record to the trash too, so no sync
+    could tell which repository the record of removals was for: it never left, and b's copy (by an
+    archive) came back to a. The root record now stays, as the other records of removals do."""
+    _replay(
+        tmp_path,
+        [
+            ("save", {"machine": "a", "issue": False}),
+            ("carry_an_archive", {"source": "a", "into": "b", "by_key": False}),
+            ("killed_sync", {"machine": "a", "at": 0}),
+            ("clear_all", {"machine": "a"}),
+        ],
+    )
+
+
+def test_a_session_the_repository_holds_twice_is_not_deleted_by_the_copy_that_keeps_it_once(tmp_path: Path) -> None:
+    """Found by the long run with whole-store archives: a's session reached b by an archive, each
+    sent it under its own name to remotes of its own, and a joined b's: the repository held it
+    twice and each store once. A sync took the name it did not hold for a deletion made there, so
+    each machine deleted the other's copy and b's went from every store."""
+    _replay(
+        tmp_path,
+        [
+            ("save", {"machine": "a", "issue": True}),
+            ("carry_the_whole_store", {"source": "a", "into": "b"}),
+            ("sync", {"machine": "b"}),
+            ("switch_remote", {"machine": "a"}),
+            ("switch_remote", {"machine": "b"}),
+        ],
+    )
+
+
+def test_a_session_that_arrives_under_another_name_as_its_name_here_goes_is_kept(tmp_path: Path) -> None:
+    """Found by the long run: the remote's history dropped the name a held a session under and kept
+    the same session under b's. a moved its file to the trash and, holding the arriving copy for its
+    own, did not write it: a lost the session. A file whose text arrives under another name stays."""
+    _replay(
+        tmp_path,
+        [
+            ("save", {"machine": "a", "issue": True}),
+            ("carry_the_whole_store", {"source": "a", "into": "b"}),
+            ("sync", {"machine": "b"}),
+            ("switch_remote", {"machine": "a"}),
+            ("sync", {"machine": "b"}),
+            ("switch_remote", {"machine": "b"}),
+        ],
+    )
+
+
+@pytest.mark.xfail(strict=False, reason="open: found by the long run on 2026-11-28, not yet diagnosed")
+def test_open_a_session_file_deleted_by_hand_then_a_whole_store_archive_of_another_machine(tmp_path: Path) -> None:
+    """Found by the long run (seed 11): after converging, a holds session texts the model removed."""
+    _replay(
+        tmp_path,
+        [
+            ("save", {"machine": "b", "issue": False}),
+            ("delete_session_file", {"machine": "a", "pick": 29}),
+            ("save", {"machine": "c", "issue": False}),
+            ("killed_sync", {"machine": "c", "at": 5}),
+            ("delete_session_file", {"machine": "c", "pick": 41}),
+            ("carry_the_whole_store", {"source": "b", "into": "c"}),
+        ],
+    )
+
+
+@pytest.mark.xfail(strict=False, reason="open: found by the long run on 2026-11-28, not yet diagnosed")
+def test_open_an_item_deleted_by_hand_after_archives_crossed_both_ways(tmp_path: Path) -> None:
+    """Found by the long run (seed 22): after converging, a's memory.md differs from the model's items."""
+    _replay(
+        tmp_path,
+        [
+            ("save", {"machine": "a", "issue": False}),
+            ("carry_an_archive", {"source": "a", "into": "b", "by_key": False}),
+            ("retire_or_resolve", {"machine": "a", "pick": 16}),
+            ("switch_remote", {"machine": "b"}),
+            ("sync", {"machine": "a"}),
+            ("save", {"machine": "b", "issue": False}),
+            ("carry_an_archive", {"source": "b", "into": "a", "by_key": True}),
+            ("sync", {"machine": "a"}),
+            ("hand_delete", {"machine": "a", "pick": 10}),
+        ],
+    )

@@ -231,12 +231,13 @@ def test_a_session_changed_on_two_machines_keeps_both_texts_under_the_name_an_im
     assert _snapshot(a) == before  # both texts recognised by the other road
 
 
-@pytest.mark.parametrize("then", ["save", "import"])
+@pytest.mark.parametrize("then", ["save", "import", "start"])
 def test_an_archive_that_waits_for_its_clone_is_taken_over_with_no_remote_recorded(
     machines: list[Machine], tmp_path: Path, then: str
 ) -> None:
     """Imported before any project here is its repository (and before any sync), an archive's memory
-    waits in a folder of its own; the clone's first save or import takes it over: one folder."""
+    waits in a folder of its own; the clone's first session, save or import takes it over: one
+    folder (a first session that made a folder of its own kept two until the first save)."""
     a, b, _ = machines
     _save_session(a, "a-one", "--decision", "Use FTS5", "--summary", "first on a")
     archive = tmp_path / "a.zip"
@@ -244,7 +245,10 @@ def test_an_archive_that_waits_for_its_clone_is_taken_over_with_no_remote_record
     assert b.run("import", str(archive)) == 0
     if then == "save":
         b.save("--decision", "Use pytest")
+    elif then == "start":
+        assert "Use FTS5" in b.start_session("first")  # the first session starts with it
     else:
         assert b.run("import", str(archive), "--project-dir", str(b.project)) == 0
     assert len(_folders(b)) == 1
     assert "Use FTS5" in b.memory() and len(b.sessions()) == (2 if then == "save" else 1)  # a save writes its own
+    assert not (b.store / "import.waiting").exists()  # nothing waits: the next first session costs one stat

@@ -499,6 +499,7 @@ def as_dict(landed: Landed) -> dict[str, Any]:
         "sessions_added": landed.added,
         "sessions_identical": landed.identical,
         "sessions_renamed": [{"from": a, "to": b} for a, b in landed.renamed],
+        "sessions_removed": landed.removed,
     }
 
 
@@ -550,7 +551,8 @@ def _folders_by_key() -> dict[str, paths.Project]:
 def _note_repositories(archive: Archive, results: list[Landed]) -> None:
     """A project of a shared repository that landed in a folder of its own (no project here is that
     repository yet) records its key, as a sync would: sync then keeps it as that repository's memory,
-    and the clone's first session here takes it over (``sync.mirror.adopt``), one folder in all."""
+    and the clone's first session here takes it over (``sync.mirror.adopt``, asked by the mark
+    ``paths.WAITING`` where no remote is recorded), one folder in all."""
     from keeper.store import projects
 
     keys = {p.id: p.key for p in archive.manifest.projects if p.key}
@@ -558,6 +560,8 @@ def _note_repositories(archive: Archive, results: list[Landed]) -> None:
         key, record = keys.get(result.id), os.path.join(result.dir, paths.STATE_DIR, paths.PROJECT_SYNC)
         if key and _key_here(result.dir) is None and os.path.isdir(result.dir):
             atomic_write(record, projects.SyncRecord(key).dump())
+            if not os.path.exists(os.path.join(result.dir, paths.STATE_DIR, paths.ROOT_RECORD)):
+                atomic_write(paths.waiting_file(), key + "\n")  # for the clone's first session (``mirror.adopt``)
 
 
 def import_archive(path: str, only: str | None, into: paths.Project | None, dry_run: bool) -> dict[str, Any]:
@@ -601,6 +605,8 @@ def import_lines(data: dict[str, Any]) -> list[str]:
         if item["sessions_identical"]:
             parts.append(f"{len(item['sessions_identical'])} already there")
         parts += [f"{r['from']} differs, added as {r['to']}" for r in item["sessions_renamed"]]
+        if item["sessions_removed"]:
+            parts.append(f"{count(len(item['sessions_removed']), 'session file')} removed here before, left out")
         lines.append(f"  {item['id']} ({item['dir']}): {'; '.join(parts) or 'nothing to import'}")
     if not data["projects"]:
         lines.append("  nothing Keeper can import")

@@ -92,9 +92,18 @@ def merge_folder(
     merged: dict[str, bytes], held: Mapping[str, bytes], sent: Mapping[str, bytes], rules: list[str]
 ) -> None:
     """Merge one folder's files (``held``: as it holds them now, redacted with ``rules``; ``sent``:
-    as it sent them last) into ``merged`` (the other side's files, merged into in place)."""
+    as it sent them last) into ``merged`` (the other side's files, merged into in place). A session
+    file it sent and holds now under another name (the repository held the same session twice, and
+    this folder kept it once) was not deleted here: its absence under that name removes nothing."""
+    texts: set[bytes] | None = None  # the session texts it holds, read only if one it sent is gone
     for path in sorted(set(held) | set(sent)):
-        merger = MERGERS.get(kind(path))
+        found = kind(path)
+        if found == paths.SESSION and path not in held and path in sent:
+            if texts is None:
+                texts = {d for p, d in held.items() if kind(p) == paths.SESSION}
+            if sent[path] in texts:
+                continue
+        merger = MERGERS.get(found)
         if merger is not None:
             merger(path, held.get(path), sent.get(path), merged, rules)
 

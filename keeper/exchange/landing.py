@@ -91,8 +91,9 @@ class Incoming:
 class Landed:
     """What landing did (or would do, dry): memory.md ``created``, ``merged``, ``unchanged``,
     ``held`` (a memory.md here that reads as no memory, left for its person) or "" (none arrived);
-    the two-way merge's report; the session files added, already here (under any name) and added
-    under another name; every file written with its text; the files moved to the trash."""
+    the two-way merge's report; the session files added, already here (under any name), added
+    under another name and left out (removed here, by their text: ``removals.text_key``); every
+    file written with its text; the files moved to the trash."""
 
     def __init__(self, folder: paths.Project) -> None:
         self.id, self.dir = folder.id, folder.dir
@@ -101,6 +102,7 @@ class Landed:
         self.added: list[str] = []
         self.identical: list[str] = []
         self.renamed: list[tuple[str, str]] = []
+        self.removed: list[str] = []  # session files left out: their text was removed here
         self.written: list[tuple[str, str]] = []  # memory files (not Keeper's records), with their text
         self.trashed: list[str] = []
         self._writes: list[tuple[str, str, bool, bool]] = []  # (path, text, must be new, a record of Keeper's)
@@ -152,7 +154,7 @@ def land(
         if incoming.removals is not None and incoming.removals != removals.read(folder.dir):
             removals.write(folder.dir, incoming.removals)
         gone = [os.path.join(folder.dir, *p.split("/")) for p in incoming.gone]
-        landed.trashed = [p for p in gone if os.path.exists(p)]
+        landed.trashed = [p for p in gone if os.path.exists(p) and not _arrives_again(folder, p, incoming)]
         if then is not None:
             then()
     if landed.trashed:
@@ -228,7 +230,8 @@ def _take_over(
 
 
 def _sessions(folder: paths.Project, incoming: Incoming, base: Incoming | None, landed: Landed) -> None:
-    """Each session file once: one this folder holds under any name is already here; a free name is
+    """Each session file once: one this folder holds under any name is already here; one whose
+    text the record of removals says is removed stays out, whatever its name; a free name is
     taken; a name taken by another text is replaced when that text is what this folder last sent
     (``base``: only the other side changed it), else the arriving text goes in under the session's
     other name (``sessions.other_name``: ``<stem>-imported.md``, ``-imported-2.md`` …) so neither
@@ -241,6 +244,8 @@ def _sessions(folder: paths.Project, incoming: Incoming, base: Incoming | None, 
     current = {name: read_text(os.path.join(folder.sessions, name), exact=True) for name in incoming.sessions}
     replaced = {n for n, text in current.items() if text is not None and sent.get(n) == text != incoming.sessions[n]}
     known = Known.in_folder(folder.sessions, leaving=replaced)
+    record = incoming.removals if incoming.removals is not None else removals.read(folder.dir)
+    gone = removals.texts_removed(record)
     taken: dict[str, str] = {}
     for name, text in sorted(incoming.sessions.items()):
         if name in replaced:  # only the other side changed it since this folder sent it
@@ -248,6 +253,8 @@ def _sessions(folder: paths.Project, incoming: Incoming, base: Incoming | None, 
             landed.added.append(name)
         elif current[name] == text or known.copy_of(text) is not None:
             landed.identical.append(name)
+        elif gone and removals.holds_text(gone, text.encode("utf-8", "surrogateescape")):
+            landed.removed.append(name)  # this session was removed here (or told removed): it stays out
         else:
             _fork(folder, name, text, current[name], taken, landed)
             known.add(name, text)
@@ -274,6 +281,16 @@ def _fork(
         landed.renamed.append((name, placed))
     else:
         landed.added.append(name)
+
+
+def _arrives_again(folder: paths.Project, path: str, incoming: Incoming) -> bool:
+    """Whether a session file the other side no longer holds by its name arrives under another name
+    (the repository held the same session twice and kept one): the same session, so it stays here,
+    under its name here. Trashed, this folder lost it, the arriving copy being known as its own."""
+    if os.path.dirname(path) != folder.sessions or not incoming.sessions:
+        return False
+    text = read_text(path, exact=True)
+    return text is not None and text in set(incoming.sessions.values())
 
 
 def _to_trash(folder: paths.Project, files: list[str]) -> None:

@@ -17,7 +17,7 @@ from keeper.store import paths, removals
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
-    from collections.abc import Mapping, MutableMapping
+    from collections.abc import Iterable, Mapping, MutableMapping
 
 
 def record_path(within: str) -> str:
@@ -36,13 +36,16 @@ def noticed(
     held: Mapping[str, bytes],
     theirs: Mapping[str, bytes],
     within: str,
+    kept: Iterable[bytes] = (),
 ) -> removals.Record:
     """The record of removals of a folder once it meets another side's: the newest entry of its own
     (``here``), the one it ``sent`` last and ``theirs``, with what it did since it last sent its files
-    (``held``: its files now): a session file it sent and no longer holds, under any name, is removed; an item it
-    retired or resolved (``retired``: key -> day) is removed unless brought back since; an item of a
-    section Keeper does not roll on its own that it sent and no longer holds was deleted by hand; an
-    item removed that it holds again, and did not hold when it sent, is brought back."""
+    (``held``: its files now, and ``kept``: the texts of session files it holds but does not send, their
+    names looking like a secret): a session file it sent and no longer holds, under any name, is removed,
+    by its name and by its text (``removals.text_key``); an item it retired or resolved (``retired``:
+    key -> day) is removed unless brought back since; an item of a section Keeper does not roll on
+    its own that it sent and no longer holds was deleted by hand; an item removed that it holds
+    again, and did not hold when it sent, is brought back."""
     at = record_path(within)
     record = removals.merge(here, removals.loads(sent.get(at)), removals.loads(theirs.get(at)))
     stamp = removals.now()
@@ -51,12 +54,12 @@ def noticed(
     for path, data in sent.items():
         if path.startswith(sessions) and path not in held and acceptable(path, data):
             if still is None:
-                still = {d for p, d in held.items() if p.startswith(sessions)}
+                still = {*(d for p, d in held.items() if p.startswith(sessions)), *kept}
             if data in still:
                 continue  # held under another name (the one the repository holds it by): not removed
-            name = path[len(sessions) :]
-            if not record.sessions.get(name, ("", False))[1]:
-                record.sessions[name] = (stamp, True)  # deleted or cleared here since the last exchange
+            for name in (path[len(sessions) :], removals.text_key(data)):  # by its name and its text
+                if not record.sessions.get(name, ("", False))[1]:
+                    record.sessions[name] = (stamp, True)  # deleted or cleared here since the last exchange
     for key, day in retired.items():
         entry = record.items.get(key)
         if entry is None or (not entry[1] and entry[0][:10] < day):
@@ -76,11 +79,16 @@ def noticed(
 
 
 def take_out(record: removals.Record, files: MutableMapping[str, bytes], within: str) -> None:
-    """Remove from a folder's ``files`` what ``record`` says is removed (session files by name, items
-    of memory.md by key), and put the record beside them when it holds anything or was there."""
+    """Remove from a folder's ``files`` what ``record`` says is removed (session files by name or
+    by text, under whatever name they arrived; items of memory.md by key), and put the record
+    beside them when it holds anything or was there."""
     sessions = f"{within}/{paths.SESSIONS_DIR}/"
     for name in removals.removed(record, "sessions"):
         files.pop(sessions + name, None)
+    texts = removals.texts_removed(record)
+    for path in [p for p in files if p.startswith(sessions)] if texts else ():
+        if removals.holds_text(texts, files[path]):
+            del files[path]
     gone = removals.removed(record, "items")
     memory = f"{within}/{paths.MEMORY_FILE}"
     if gone and memory in files:

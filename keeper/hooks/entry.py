@@ -144,10 +144,12 @@ def session_start(event: Event, at: Resolved) -> Reply:
     from keeper.hooks import startcache
     from keeper.store import markers
 
-    if not os.path.exists(at.project.memory) and os.path.exists(paths.sync_file()):
+    if not os.path.exists(at.project.memory) and (
+        os.path.exists(paths.sync_file()) or os.path.exists(paths.waiting_file())
+    ):
         from keeper.sync import mirror
 
-        mirror.adopt(at.project)  # a clone's first session here: the memory a sync already brought
+        mirror.adopt(at.project)  # a clone's first session here: the memory a sync or an import already brought
     markers.mark_start(at.project, at.session, event.transcript_path)
     if any(session != at.session for session in markers.unended(at.project)):  # one small listing
         from keeper.capture import record

@@ -76,6 +76,9 @@ SYNC_REPO, SYNC_LOCK, SYNC_EXPORTS, SYNC_STATUS, SYNC_QUEUED = (
     "queued",
 )
 SYNC_DIR = "sync"  # at the root: the sync repository, its lock and its status (derived: rebuilt from the remote)
+# At the root: the mark ``keeper import`` leaves while an archive's project waits for its clone (no
+# project here was its repository), so the clone's first SessionStart takes it over (``sync.mirror.adopt``).
+WAITING = "import.waiting"
 
 _NAME_CHARS = frozenset("abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789._@-")
 
@@ -164,6 +167,12 @@ def hub_page() -> str:
 def sync_file() -> str:
     """``<root>/sync.json``: the remote ``keeper sync`` uses; its existence is the hooks' one stat."""
     return os.path.join(data_root(), SYNC_FILE)
+
+
+def waiting_file() -> str:
+    """``<root>/import.waiting``: an imported project waits for its clone; a hook's second stat, taken
+    only by a project with no memory where no remote is recorded."""
+    return os.path.join(data_root(), WAITING)
 
 
 def sync_dir() -> str:

@@ -4,10 +4,16 @@ A removal is a recorded fact, never an absence: ``keeper sync`` merges this reco
 machines and removes, on every machine, what it says is removed (each machine moving its own copy
 to its trash). Each project folder (and the global one) keeps its view in
 ``state/removals.json`` (``paths.REMOVALS``), and the sync repository carries the same record
-beside the project's memory.md. It holds two maps, ``sessions`` (a session file's name in the
-repository) and ``items`` (an item's ``items.key``), each entry ``[stamp, removed]``: the newest
-stamp wins, so a ``keeper restore`` (``removed`` false) made after a clear undoes it everywhere,
-and a later removal undoes the restore.
+beside the project's memory.md. It holds two maps, ``sessions`` and ``items`` (an item's
+``items.key``), each entry ``[stamp, removed]``: the newest stamp wins, so a ``keeper restore``
+(``removed`` false) made after a clear undoes it everywhere, and a later removal undoes the restore.
+
+A session file is named in ``sessions`` twice: by its name in the repository (``2026-11-24_0930@a1b2c3.md``,
+what records made before 0.5 hold alone) and by its text (``text_key``: ``text:<size>:<sha256>``), the one
+identity of a session whichever road brought it (``keeper.exchange.sessions``). The second covers a
+copy of the same session that reached another machine by an archive under another name: by name
+alone, that copy came back to every machine after a clear. Both are plain entries of the same map,
+so a Keeper that knows only names carries the text entries along untouched.
 
 The stamp is an ISO time in UTC to the microsecond, read at the boundary (``parse``): one past this
 machine's clock plus ``SKEW`` (a hostile entry dated 9999, a clock that runs ahead) reads as now, so
@@ -26,6 +32,10 @@ from keeper import records
 from keeper.store import paths
 from keeper.store.fsutil import atomic_write, read_json
 
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    from collections.abc import Mapping
+
 KINDS = ("sessions", "items")
 KEEP_DAYS = 400
 MAX_ENTRIES = 50_000
@@ -34,8 +44,8 @@ Entry = tuple[str, bool]  # (stamp, removed): written as a two-element JSON list
 
 
 class Record(records.Record):
-    """The removals one folder knows of: ``sessions`` (a session file's name in the repository)
-    and ``items`` (an item's ``items.key``), each name -> ``(stamp, removed)``."""
+    """The removals one folder knows of: ``sessions`` (a session file's name in the repository,
+    or its ``text_key``) and ``items`` (an item's ``items.key``), each name -> ``(stamp, removed)``."""
 
     __slots__ = ("items", "sessions")
 
@@ -140,6 +150,29 @@ def removed(record: Record, kind: str) -> set[str]:
     return {name for name, entry in record.of(kind).items() if entry[1]}
 
 
+TEXT = "text:"  # a session's entry by its text (never a file name: those end in .md)
+
+
+def text_key(data: bytes) -> str:
+    """A session file's entry by its text (its bytes as a store or the repository holds them):
+    ``text:<size>:<sha256>``, the size first so that a file of another size is never hashed."""
+    import hashlib
+
+    return f"{TEXT}{len(data)}:{hashlib.sha256(data).hexdigest()}"
+
+
+def texts_removed(record: Record) -> set[str]:
+    """The session texts ``record`` says are removed, by ``text_key``, and each one's size prefix
+    (``text:<size>:``) for ``holds_text``."""
+    found = {name for name in removed(record, "sessions") if name.startswith(TEXT)}
+    return found | {name[: name.find(":", len(TEXT)) + 1] for name in found}
+
+
+def holds_text(texts: set[str], data: bytes) -> bool:
+    """Whether ``data`` is one of ``texts`` (``texts_removed``): hashed only when one has its size."""
+    return f"{TEXT}{len(data)}:" in texts and text_key(data) in texts
+
+
 def items_gone(record: Record, retired: dict[str, str]) -> set[str]:
     """The items removed by either record: this record's (what arrived by sync or was noted here)
     and ``retired`` (``state/removed.json``, key -> the day this machine retired or resolved it),
@@ -214,16 +247,20 @@ def tree_name(name: str, machine_id: str) -> str:
     return name if "@" in stem else f"{stem}@{machine_id}.md"
 
 
-def note(folder: str, sessions: list[str], items: list[str], removed_now: bool) -> None:
-    """Record, for a store with a sync remote, that these session files (by their file names
-    here) and items (by key) were removed (or brought back) now. Call under the project lock."""
+def note(folder: str, sessions: Mapping[str, bytes | None], items: list[str], removed_now: bool) -> None:
+    """Record, for a store with a sync remote, that these session files (their file names here:
+    their bytes, None when unread) and items (by key) were removed (or brought back) now: each session file by its
+    name in the repository and by its text, so a copy of it under any name goes too. Call under
+    the project lock."""
     machine_id = machine()
     if machine_id is None or not (sessions or items):
         return
     stamp = now()
     record = read(folder)
-    for name in sessions:
+    for name, data in sessions.items():
         record.sessions[tree_name(name, machine_id)] = (stamp, removed_now)
+        if data is not None:
+            record.sessions[text_key(data)] = (stamp, removed_now)
     for item in items:
         record.items[item] = (stamp, removed_now)
     write(folder, record)

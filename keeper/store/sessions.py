@@ -162,7 +162,7 @@ def _taken_stems(project: paths.Project) -> set[str]:
 
     taken: set[str] = set()
     if os.path.exists(removals.path_of(project.dir)):
-        taken.update(removals.removed(removals.read(project.dir), "sessions"))
+        taken.update(n for n in removals.removed(removals.read(project.dir), "sessions") if n.endswith(".md"))
     if os.path.exists(paths.sync_file()):
         folder = project.sessions + os.sep
         exported = read_json(os.path.join(paths.sync_dir(), paths.SYNC_EXPORTS))  # store path -> what it synced as

@@ -17,7 +17,16 @@ from typing import NamedTuple
 from keeper.errors import KeeperError
 from keeper.records import Record, texts
 from keeper.store import paths, removals, sessions
-from keeper.store.fsutil import atomic_write, ensure_dir, is_temp, project_lock, read_json, read_text, shared
+from keeper.store.fsutil import (
+    atomic_write,
+    ensure_dir,
+    is_temp,
+    project_lock,
+    read_bytes,
+    read_json,
+    read_text,
+    shared,
+)
 from keeper.text import count
 
 MANIFEST = "manifest.json"
@@ -87,8 +96,18 @@ def all_files(project: paths.Project) -> list[str]:
     temp files (a write in flight elsewhere: moving it would strand it in the trash) and the records
     of removals (the project's folder in the sync repository, its removals, what tell the other
     machines the project was cleared, and the items retired or resolved here, which a sync has yet
-    to tell them: cleared with the rest, a retirement made since the last sync would be undone)."""
-    skip = {project.lock, *project.index_files, project.sync_record, removals.path_of(project.dir), project.removed}
+    to tell them: cleared with the rest, a retirement made since the last sync would be undone) and
+    the root record (which project the folder is: without it, and before any sync recorded the
+    project's folder in the repository, a sync could not tell which repository's removals these
+    are, and the clear never reached the machines an archive had carried the memory to)."""
+    skip = {
+        project.lock,
+        *project.index_files,
+        project.sync_record,
+        removals.path_of(project.dir),
+        project.removed,
+        project.root_record,
+    }
     found: list[str] = []
     for folder, _, names in os.walk(project.dir):
         found.extend(os.path.join(folder, n) for n in names if os.path.join(folder, n) not in skip and not is_temp(n))
@@ -284,14 +303,22 @@ def _note(project: paths.Project, files: list[str], removed_now: bool) -> None:
     or import keeps them."""
     from keeper.memory.merge import item_keys
 
-    names = [os.path.basename(f) for f in files if os.path.dirname(f) == project.sessions and f.endswith(".md")]
+    names = {os.path.basename(f): f for f in files if os.path.dirname(f) == project.sessions and f.endswith(".md")}
+    texts = {name: _bytes(path) for name, path in names.items()}
     items = sorted(item_keys(read_text(project.memory))) if project.memory in files else []
-    removals.note(project.dir, names, items, removed_now)
+    removals.note(project.dir, texts, items, removed_now)
     if items and not removed_now:
         record = removals.Removed.parse(read_json(project.removed))
         if any(k in record.keys for k in items):
             kept = removals.Removed({k: v for k, v in record.keys.items() if k not in items})
             atomic_write(project.removed, kept.dump())
+
+
+def _bytes(path: str) -> bytes | None:
+    try:
+        return read_bytes(path)
+    except OSError:
+        return None
 
 
 def _remove_empty(backup: str) -> None:

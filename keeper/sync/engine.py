@@ -192,6 +192,7 @@ class _Side:
         self.files: dict[str, bytes] = {}
         self.local: dict[str, str] = {}  # tree path: store path
         self.held: list[str] = []  # session files held back: a secret in the name (shown redacted)
+        self.kept: list[bytes] = []  # their texts, redacted: held here still, so no removal
         self._args = (patterns, base, blobs, cache)
         for kind, path in paths.durable_files(copy.dir, copy.prefix):  # the store's one list of its files
             try:
@@ -206,6 +207,8 @@ class _Side:
             hidden = scan.secret_name(tree, patterns)
             if hidden is not None:  # not sent, and so neither removed elsewhere nor trashed here
                 self.held.append(hidden)
+                text = read_text(path, exact=True)
+                self.kept += [] if text is None else [redact.redact(text, patterns).encode("utf-8", "surrogateescape")]
                 continue
             self._add(tree, path, st)
 
@@ -286,7 +289,13 @@ def _merge(theirs: dict[str, bytes], parts: list[_Part], patterns: dict[str, lis
         copy = part.side.copy
         kinds.merge_folder(merged, part.side.files, part.base or {}, patterns.get(copy.prefix, []))
         part.record = removed.noticed(
-            removals.read(copy.dir), removals.retired(copy.dir), part.mine, part.side.files, theirs, copy.prefix
+            removals.read(copy.dir),
+            removals.retired(copy.dir),
+            part.mine,
+            part.side.files,
+            theirs,
+            copy.prefix,
+            part.side.kept,
         )
         removed.take_out(part.record, merged, copy.prefix)
     return merged
@@ -647,7 +656,7 @@ def _write_back(
         copy = mirror.Copy(key, mirror.local_dir_for(key), "", None)
         copy.record = os.path.join(copy.dir, paths.STATE_DIR, paths.PROJECT_SYNC)
         empty = _Side.__new__(_Side)
-        empty.copy, empty.files, empty.local = copy, {}, {}
+        empty.copy, empty.files, empty.local, empty.kept = copy, {}, {}, []
         parts.append(_Part(empty, None, {}, None))
         parts[-1].record = removals.loads(merged.get(removed.record_path(copy.prefix)))
     cache = read_json(_cache_file())

@@ -26,6 +26,10 @@ import os
 from keeper.store import identity, paths, pins, projects, provenance, removals, resolve
 from keeper.store.fsutil import read_json
 
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    from collections.abc import Iterator
+
 MARKER = paths.SYNC_MARKER
 MARKER_TEXT = '{"keeper": "memory store", "format": 1}\n'
 GLOBAL = "global"
@@ -230,16 +234,20 @@ def _holder(key: str) -> str | None:
     sync made (``local_dir_for``), else one ``keeper import`` filled under the exporting machine's
     id; a folder with a recorded root is a project of this machine's own."""
     first = local_dir_for(key)
+    return next((folder for folder, k in _unclaimed(first) if k == key), None)
+
+
+def _unclaimed(first: str = "") -> Iterator[tuple[str, str]]:
+    """The store's folders that hold a repository's memory no project of this machine claims (a
+    recorded key, no recorded root), with their keys; ``first`` looked at first."""
     try:
         others = sorted(os.path.join(paths.projects_dir(), n) for n in os.listdir(paths.projects_dir()))
     except OSError:
         others = []
-    for folder in [first, *(f for f in others if f != first)]:
-        if projects.sync_record(folder).key == key and not os.path.exists(
-            os.path.join(folder, paths.STATE_DIR, paths.ROOT_RECORD)
-        ):
-            return folder
-    return None
+    for folder in [first, *(f for f in others if f != first)] if first else others:
+        key = projects.sync_record(folder).key
+        if key and not os.path.exists(os.path.join(folder, paths.STATE_DIR, paths.ROOT_RECORD)):
+            yield folder, key
 
 
 def adopt(project: paths.Project) -> bool:
@@ -250,10 +258,21 @@ def adopt(project: paths.Project) -> bool:
     brought its repository's memory (by origin or pin) into a folder no project of this machine
     claimed. That folder's files move into the project, with their base commit, so this session
     starts with them. Costs one stat when the project has memory (the hooks call it only once a
-    remote is recorded).
+    remote is recorded, or while ``keeper import`` marks a project waiting, ``paths.WAITING``: the
+    mark goes once none waits).
     """
     if os.path.exists(project.memory) or os.path.exists(project.sync_record):
         return False
+    took = _adopt(project)
+    if os.path.exists(paths.waiting_file()) and all(f == project.dir for f, _ in _unclaimed()):
+        try:
+            os.remove(paths.waiting_file())  # no imported project waits for its clone any more
+        except OSError:
+            pass
+    return took
+
+
+def _adopt(project: paths.Project) -> bool:
     key = key_for(project, allowed_pins(), machine())
     if key.startswith("local."):
         return False
