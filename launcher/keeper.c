@@ -1199,9 +1199,13 @@ static DWORD run_installed(const WCHAR *keeper, const WCHAR *bare, WCHAR **argv,
     if (!is_file(python) || !is_file(path_join(prefix, L"pyvenv.cfg"))) return NOT_RUN;
     for (unsigned i = 0; i < sizeof needed / sizeof *needed; i++)
         if (!is_dir(path_join(site, needed[i]))) return NOT_RUN;
+    if (payload.taken && !payload.whole) return NOT_RUN; /* its rest is read as it is fed: to one child only */
     const WCHAR *fixed[] = {L"-I", L"-S", L"-c", bare, site};
+    int taken = payload.taken; /* the payload read for the launcher's own answer: keeper.exe gets it on a 75 */
     DWORD code = run_waiting(python, command_line(quoted_program(python), fixed, 5, argv, argc, 1));
-    return code == NO_KEEPER ? NOT_RUN : code;
+    if (code != NO_KEEPER) return code;
+    payload.taken = taken;
+    return NOT_RUN;
 }
 
 static DWORD launch(void) {

@@ -698,3 +698,17 @@ def test_a_hook_whose_cwd_names_no_folder_goes_to_keeper_and_gets_no_record(
         done = plugin.run(["hook", hook], stdin=body)
         assert done.returncode == 0 and calls(python)[run][1] == body
         assert not {"KEEPER_LAUNCHER_STOP", "KEEPER_COUNTER"} & set(passed(python, run))
+
+
+@pytest.mark.parametrize("event", ["stop", "post-tool-use"])
+def test_a_hook_a_keeper_pip_installed_cannot_import_goes_to_its_keeper_exe_with_the_payload(
+    plugin: Plugin, tmp_path: Path, event: str
+) -> None:
+    """Its python.exe exits 75 (it cannot import Keeper): keeper.exe runs the hook as written, on the
+    payload the launcher read for its own answer (given to the first child through a pipe)."""
+    keeper, python = installed(plugin, tmp_path, code="75", out="")
+    payload = b'{"session_id":"s-1","cwd":"C:\\\\w","hook_event_name":"Stop"}'
+    done = plugin.run(["hook", event], path=[keeper.parent], stdin=payload)
+    assert done.returncode == 0 and json.loads(done.stdout) == {}
+    assert len(calls(python)) == 1
+    assert calls(keeper) == [([win(keeper), "hook", event], payload)]
