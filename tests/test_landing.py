@@ -119,6 +119,32 @@ def test_a_session_file_held_under_another_name_is_no_removal() -> None:
     assert removals.removed(record, "sessions") == {"2@m1.md", removals.text_key(b"two\n")}
 
 
+def test_an_item_held_here_unsent_comes_back_only_when_saved_after_its_removal() -> None:
+    """An item this folder holds and had not sent, removed elsewhere, is brought back only when its
+    last save here (provenance) is newer than the removal: saved before it (the long run: saved on
+    b, carried to a by an archive, deleted by hand on a), the removal stands."""
+    from keeper.exchange.removed import noticed
+    from keeper.store import removals
+
+    memory = "# Project Memory: p\n\n## Decisions\n\n- Use FTS5\n"
+    sent = {"projects/k/memory.md": b"# Project Memory: p\n\n## Decisions\n"}
+    theirs = {
+        "projects/k/removals.json": removals.dumps(
+            removals.Record(items={"use fts5": ("2026-11-28T05:00:00.000000Z", True)})
+        )
+    }
+
+    def saved(at: str) -> dict[str, bytes]:
+        event = f'{{"at": "{at}", "event": "added", "item": "use fts5", "text": "Use FTS5"}}\n'
+        return {"projects/k/memory.md": memory.encode(), "projects/k/provenance.jsonl": event.encode()}
+
+    before = noticed(removals.empty(), {}, sent, saved("2026-11-28T04:59:00+00:00"), theirs, "projects/k")
+    after = noticed(removals.empty(), {}, sent, saved("2026-11-28T05:01:00+00:00"), theirs, "projects/k")
+    unrecorded = noticed(removals.empty(), {}, sent, {"projects/k/memory.md": memory.encode()}, theirs, "projects/k")
+    assert removals.removed(before, "items") == {"use fts5"}
+    assert removals.removed(after, "items") == removals.removed(unrecorded, "items") == set()
+
+
 def test_a_session_removed_by_its_text_goes_whatever_name_it_has_in_the_files_exchanged() -> None:
     """A removal names a session file by its name and by its text (``removals.text_key``): the copy
     of the same session another machine sends under its own name goes too (by name alone it came

@@ -21,9 +21,9 @@ the repository, so a copy an archive carried elsewhere under another name came b
 any sync had recorded the project's folder, whose removals then never left the machine.
 
 CI runs a few examples; ``KEEPER_LONG_TESTS=1`` runs many more, not derandomised (run it twice:
-each run draws other examples). It still finds two cases, kept below as expected failures
-(``test_open_…``): a session file deleted by hand with whole-store archives about, and an item
-deleted by hand after archives crossed both ways.
+each run draws other examples). What it found since is kept below too: a session file deleted by hand,
+then another's landing under its free name by a whole-store archive; an item saved on one machine,
+carried to another by an archive and deleted by hand there.
 """
 
 from __future__ import annotations
@@ -500,9 +500,14 @@ def test_a_session_that_arrives_under_another_name_as_its_name_here_goes_is_kept
     )
 
 
-@pytest.mark.xfail(strict=False, reason="open: found by the long run on 2026-11-28, not yet diagnosed")
-def test_open_a_session_file_deleted_by_hand_then_a_whole_store_archive_of_another_machine(tmp_path: Path) -> None:
-    """Found by the long run (seed 11): after converging, a holds session texts the model removed."""
+def test_a_session_file_deleted_by_hand_then_replaced_by_an_archives_under_its_name_is_sent_once(
+    tmp_path: Path,
+) -> None:
+    """Found by the long run: c synced its session, deleted the file by hand, then imported b's
+    whole store, whose session landed under the name left free. c's sync took that for its session
+    changed and sent b's text under c's name too: the repository held it twice, and a and b each
+    twice. The file is now sent under the name the repository holds its text by, and the text c
+    deleted is recorded as removed."""
     _replay(
         tmp_path,
         [
@@ -516,9 +521,11 @@ def test_open_a_session_file_deleted_by_hand_then_a_whole_store_archive_of_anoth
     )
 
 
-@pytest.mark.xfail(strict=False, reason="open: found by the long run on 2026-11-28, not yet diagnosed")
-def test_open_an_item_deleted_by_hand_after_archives_crossed_both_ways(tmp_path: Path) -> None:
-    """Found by the long run (seed 22): after converging, a's memory.md differs from the model's items."""
+def test_an_item_saved_before_another_machine_deleted_it_is_not_brought_back_by_its_next_sync(tmp_path: Path) -> None:
+    """Found by the long run: b saved an item and carried it to a by an archive; a synced, then
+    deleted it by hand. b's next sync, not having sent the item yet, took it for one added again
+    since the removal and brought it back on every machine. An item is brought back only when it
+    was saved (its provenance) after it was removed."""
     _replay(
         tmp_path,
         [

@@ -11,9 +11,11 @@ repository (under ``within``: ``global`` or ``projects/<key>``).
 
 from __future__ import annotations
 
+from datetime import datetime, timezone
+
 from keeper.exchange.landing import acceptable
 from keeper.memory.merge import drop_items, item_keys
-from keeper.store import paths, removals
+from keeper.store import paths, provenance, removals
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
@@ -72,10 +74,27 @@ def noticed(
     for key in item_keys(was, lasting=True) - holds:
         if not record.items.get(key, ("", False))[1]:
             record.items[key] = (stamp, True)  # taken out of memory.md by hand here since the last exchange
-    back = removals.removed(record, "items") & holds
-    for key in back - item_keys(was) if back else ():
-        record.items[key] = (stamp, False)  # added here again since the last exchange
+    back = removals.removed(record, "items") & holds - item_keys(was)
+    added = _added(held.get(f"{within}/{paths.PROVENANCE_FILE}"), back) if back else {}
+    for key in back:
+        when = added.get(key, stamp)
+        if when > record.items[key][0]:
+            record.items[key] = (when, False)  # added here again since the last exchange
     return record
+
+
+def _added(record: bytes | None, keys: set[str]) -> dict[str, str]:
+    """When each of ``keys`` was last saved (``provenance.EVIDENCE``), as a removal's stamp: an item
+    saved here before another machine removed it, and not sent since, is not brought back by it."""
+    found: dict[str, str] = {}
+    for event in provenance.parse(_text(record)):
+        if event.item in keys and event.kind in provenance.EVIDENCE:
+            try:  # to the microsecond, as a removal is stamped (a naive time is this machine's)
+                stamp = datetime.fromisoformat(event.at).astimezone(timezone.utc).strftime(removals.STAMP)
+            except ValueError:
+                continue
+            found[event.item] = max(found.get(event.item, ""), stamp)
+    return found
 
 
 def take_out(record: removals.Record, files: MutableMapping[str, bytes], within: str) -> None:

@@ -561,12 +561,13 @@ def _recognise(side: _Side, mine: dict[str, bytes], theirs: dict[str, bytes]) ->
     """A session file here that the repository holds under another name (it came here by an archive,
     or went there by another machine's import) is sent under that name (``sessions.recognised``),
     so one session stays one file everywhere: the name this copy synced it under before, else the
-    remote's."""
+    remote's. So is one whose name here held another text when it last synced (that file deleted
+    by hand, then an archive's file landed under its free name): the text it held is removed here."""
     folder = f"{side.copy.prefix}/{paths.SESSIONS_DIR}/"
     new = {
         t: kinds.text_of(d) or ""
         for t, d in side.files.items()
-        if t.startswith(folder) and t not in mine and t not in theirs
+        if t.startswith(folder) and theirs.get(t) != d and (t not in theirs or t in mine) and mine.get(t) != d
     }
     if not new or not any(p.startswith(folder) for files in (mine, theirs) for p in files):
         return
