@@ -10,7 +10,10 @@ from pathlib import Path
 import pytest
 
 from tests.test_launcher_counter import World
+from tests.test_launcher_counter import pytestmark as counter_marks
 from tests.test_launcher_prompt import NOTE, SESSION, Prompts, prompt_payload, sessions  # noqa: F401  (the fixture)
+
+pytestmark = counter_marks  # the POSIX launcher under bash, as tests/test_launcher_prompt.py
 
 ASKED = "Renamed parser module yet again please"
 

@@ -87,3 +87,23 @@ def test_a_file_linked_out_of_the_store_is_never_written_through(
     assert victim.read_text() == "untouched\n"
     log = (Path(os.environ["KEEPER_HOME"]) / "logs" / "keeper.log").read_text()
     assert "WARN refused:" in log and "symbolic link" in log
+
+
+def test_a_store_folder_realpath_gives_with_windows_long_prefix_is_still_the_stores(
+    project_dir: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Windows' realpath keeps the ``\\\\?\\`` prefix on a path it could not check the shorter name of
+    (another process holding the folder: eight sessions at once under Wine): the folder is still the
+    store's, and the write goes ahead."""
+    from keeper.store import fsutil, paths
+
+    folder = Path(paths.data_root(), "projects", "x", "state")
+    folder.mkdir(parents=True)
+    real = os.path.realpath
+
+    def prefixed(path: str) -> str:
+        found = real(path)
+        return "\\\\?\\" + found if os.path.basename(found) == "state" else found
+
+    monkeypatch.setattr(fsutil.os.path, "realpath", prefixed)
+    fsutil.guard(str(folder / "tally"))  # raised OutsideStore: "leads out of Keeper's store (to \\?\...)"

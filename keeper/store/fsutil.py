@@ -82,14 +82,23 @@ class OutsideStore(KeeperError):
     """A write inside the store would land outside it, through a symbolic link."""
 
 
+def _plain(path: str) -> str:
+    """``path`` without the extended-length prefix Windows' ``realpath`` may leave on one side only (it
+    keeps ``\\\\?\\`` when it cannot check the shorter name, as when another process holds the folder):
+    ``\\\\?\\C:\\x`` and ``C:\\x`` are one folder."""
+    if path.startswith("\\\\?\\UNC\\"):
+        return "\\\\" + path[8:]
+    return path[4:] if path.startswith("\\\\?\\") else path
+
+
 def guard(path: str) -> None:
     """Refuse a write to ``path`` (in the store, by its name) whose folder really lies elsewhere."""
     root = paths.data_root()
     lexical = os.path.abspath(path)
     if not lexical.startswith(root + os.sep):
         return  # not the store's (an export's output, say): the caller chose where it goes
-    real_root = os.path.realpath(root)
-    folder = os.path.realpath(os.path.dirname(lexical))
+    real_root = _plain(os.path.realpath(root))
+    folder = _plain(os.path.realpath(os.path.dirname(lexical)))
     if folder != real_root and not folder.startswith(real_root + os.sep):
         raise OutsideStore(f"{os.path.dirname(lexical)} leads out of Keeper's store (to {folder}); not writing there")
     if os.path.islink(lexical):
