@@ -167,3 +167,14 @@ def test_a_dashed_date_that_reads_both_ways_is_read_day_first_before_month_first
     assert dashed[:2] == ["2024-01-02", "2024-02-01"]  # though the 1st of February is the more recent
     slashed = _files(search.search(project, "the band on 02/01/2024", today=date(2024, 3, 10)))
     assert set(slashed[:2]) == {"2024-02-01", "2024-01-02"}
+
+
+@pytest.mark.parametrize(
+    "prompt", ["march ² please", "what did we do ² days ago", "on the ³rd of May", "2026-1²-01 notes"]
+)
+def test_a_digit_int_refuses_is_no_date_and_no_crash(prompt: str) -> None:
+    """Superscripts are digits to ``str.isdigit`` but not numbers to ``int``: a prompt holding one is read
+    without a date from it (it raised ValueError, and the hook logged an error and recalled nothing)."""
+    day = dates.days_from_civil(2026, 11, 28)
+    tokens.date_slots(prompt, day)
+    tokens.words(prompt, day)

@@ -31,8 +31,12 @@ from keeper.store import fsutil, identity, paths
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
+    from typing import TypeVar
+
     from keeper.hooks.entry import Event
     from keeper.store.resolve import Resolved
+
+    P = TypeVar("P", bound="Passed")
 
 TAG = "keeper-idle 1"
 LAUNCHER_TAG = "keeper-stop 1"
@@ -111,19 +115,34 @@ def remember(project: paths.Project, session: str, key: Key) -> None:
         pass  # only a shortcut: the next Stop runs the update and tries again
 
 
-class Launcher:
-    """What ``bin/keeper`` passed along when it called Keeper for a Stop it could not answer itself
-    (``launcher/stop.bash``): where its record goes and its key; nothing otherwise."""
+class Passed:
+    """What ``bin/keeper`` passed along when it called Keeper for a hook it could not answer itself:
+    where its record goes (``VARIABLE``) and its key; nothing otherwise. Each launcher answer's
+    record (the Stop's here, the prompt's in ``quietprompt``) is written by a subclass's ``vouch``."""
 
     __slots__ = ("key", "record")
+    VARIABLE = ""
 
     def __init__(self, record: str, key: str) -> None:
         self.record, self.key = record, key
 
     @classmethod
-    def take(cls) -> Launcher:
+    def take(cls: type[P]) -> P:
         """Read and remove the launcher's variables: nothing Keeper starts inherits them."""
-        return cls(os.environ.pop("KEEPER_LAUNCHER_STOP", ""), os.environ.pop("KEEPER_LAUNCHER_KEY", ""))
+        return cls(os.environ.pop(cls.VARIABLE, ""), os.environ.pop("KEEPER_LAUNCHER_KEY", ""))
+
+    def withdraw(self) -> None:
+        """Remove the launcher's record (and its twins) for a hook Keeper does not vouch for."""
+        if self.record and os.path.isabs(self.record):
+            for path in [*twins_of(self.record), self.record]:
+                remove(path)
+
+
+class Launcher(Passed):
+    """The launcher's record for a Stop (``launcher/stop.bash``)."""
+
+    __slots__ = ()
+    VARIABLE = "KEEPER_LAUNCHER_STOP"
 
     def vouch(self, at: Resolved, key: Key, seen: bytes, reply: str, event: Event, started: float) -> None:
         """Write the launcher's record for a Stop found idle whose reply is ``{}``: the next Stop with
@@ -164,13 +183,7 @@ class Launcher:
         body = b"".join(line + b"\n" for line in lines) + settings + twins + b"end\n"
         allowance.write_record(self.record, body, started - allowance.CLOCK_SLACK)
         for path in earlier:
-            _remove(path)
-
-    def withdraw(self) -> None:
-        """Remove the launcher's record (and its twins) for a Stop Keeper does not vouch for."""
-        if self.record and os.path.isabs(self.record):
-            for path in [*twins_of(self.record), self.record]:
-                _remove(path)
+            remove(path)
 
 
 def _tally_of(at: Resolved) -> str:
@@ -226,7 +239,8 @@ def twins_of(record: str) -> list[str]:
     return [os.fsdecode(line[1:]) for line in text.split(b"\n") if line.startswith(b"@" + prefix)]
 
 
-def _remove(path: str) -> None:
+def remove(path: str) -> None:
+    """Remove a record or twin if it is there."""
     try:
         os.unlink(path)
     except OSError:

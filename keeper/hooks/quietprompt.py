@@ -151,19 +151,11 @@ def record_words(own_request: str) -> list[str]:
     return [limits, _spaced(_tokens.STOP), _spaced(triggers), _spaced(respelled), own_request]
 
 
-class Launcher:
-    """What ``bin/keeper`` passed along when it called Keeper for a prompt it could not answer itself
-    (``launcher/prompt.bash``): where its record goes and its key; nothing otherwise."""
+class Launcher(idle.Passed):
+    """The launcher's record for a prompt (``launcher/prompt.bash``)."""
 
-    __slots__ = ("key", "record")
-
-    def __init__(self, record: str, key: str) -> None:
-        self.record, self.key = record, key
-
-    @classmethod
-    def take(cls) -> Launcher:
-        """Read and remove the launcher's variables: nothing Keeper starts inherits them."""
-        return cls(os.environ.pop("KEEPER_LAUNCHER_PROMPT", ""), os.environ.pop("KEEPER_LAUNCHER_KEY", ""))
+    __slots__ = ()
+    VARIABLE = "KEEPER_LAUNCHER_PROMPT"
 
     def vouch(self, at: Resolved, cwd: str, started: float, own_request: str) -> None:
         """Write the launcher's record for this session as Keeper finds the memory now, for the
@@ -200,17 +192,4 @@ class Launcher:
         body = b"".join(line + b"\n" for line in lines) + settings + twins + b"end\n"
         allowance.write_record(self.record, body, dated)
         for path in earlier:
-            _remove(path)
-
-    def withdraw(self) -> None:
-        """Remove the launcher's record (and its twins) for a session Keeper does not vouch for."""
-        if self.record and os.path.isabs(self.record):
-            for path in [*idle.twins_of(self.record), self.record]:
-                _remove(path)
-
-
-def _remove(path: str) -> None:
-    try:
-        os.unlink(path)
-    except OSError:
-        pass
+            idle.remove(path)

@@ -170,7 +170,7 @@ def numeric(ident: str) -> list[tuple[int, int, int]]:
 
 
 def _count(word: str) -> int | None:
-    if word.isdigit() and len(word) <= 3:
+    if word.isdecimal() and len(word) <= 3:  # not "²", a digit int() refuses
         return int(word)
     return _NUMBERS.get(word)
 

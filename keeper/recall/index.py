@@ -295,7 +295,7 @@ def _meta(con: Connection) -> dict[str, str]:
 
 def _number(meta: dict[str, str], key: str) -> int:
     value = meta.get(key, "")
-    return int(value) if value.lstrip("-").isdigit() else 0
+    return int(value) if value.lstrip("-").isdecimal() else 0
 
 
 def _rows(con: Connection, sql: str, args: tuple[object, ...] = ()) -> dict[str, tuple[int, int]]:

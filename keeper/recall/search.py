@@ -636,7 +636,7 @@ def section_for(project: paths.Project, ident: str, team: bool = False) -> tuple
 
     name, _, line_text = ident.rpartition(":")
     path = sources.Sources(project, team).path_of(name)
-    if path is None or not line_text.isdigit():
+    if path is None or not line_text.isdecimal():
         raise KeeperError(
             f"{ident!r} is not a result id; ids look like sessions/2026-11-21_1430.md:12 (see keeper recall)"
         )

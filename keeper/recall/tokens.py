@@ -63,9 +63,9 @@ def fold(text: str) -> str:
 
 def date_terms(iso: str) -> list[str]:
     """The words a ``YYYY-MM-DD`` date is asked by: month, month-day, year-month, weekday, year."""
-    if not (len(iso) == 10 and iso[4] == iso[7] == "-" and iso[:4].isdigit() and iso[5:7].isdigit()):
+    if not (len(iso) == 10 and iso[4] == iso[7] == "-" and iso[:4].isdecimal() and iso[5:7].isdecimal()):
         return []
-    if not iso[8:].isdigit():
+    if not iso[8:].isdecimal():
         return []
     year, month, day = int(iso[:4]), int(iso[5:7]), int(iso[8:])
     if not (1 <= month <= 12 and 1 <= day <= 31):
@@ -174,7 +174,7 @@ def _idents(text: str) -> list[str]:
 def _day(token: str) -> int | None:
     """A day of the month as people write it: ``7``, ``07``, ``7th``, ``21st``."""
     digits = token[:-2] if token[-2:].lower() in ("st", "nd", "rd", "th") else token
-    if digits.isdigit() and len(digits) <= 2 and 1 <= int(digits) <= 31:
+    if digits.isdecimal() and len(digits) <= 2 and 1 <= int(digits) <= 31:  # not "²": int() refuses it
         return int(digits)
     return None
 
