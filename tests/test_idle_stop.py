@@ -21,7 +21,7 @@ from tests.helpers import run_hook
 
 SESSION = "s-idle"
 ACTIONS = st.sampled_from(["tool", "reply", "same", "active", "line", "save", "end", "gone", "prompt", "half"])
-TIME = re.compile(r"\d{4}-\d{2}-\d{2}[ T_]\d{2}:?\d{2}(:\d{2})?")
+TIME = re.compile(r"\d{4}-\d{2}-\d{2}[ T_]\d{2}:?\d{2}(:\d{2})?|\b\d{2}:\d{2}\b")  # a save on either side of a minute
 MARKER = re.compile(r"KEEPER_[0-9A-F]{12}")  # a save request's end marker, drawn for each request
 
 

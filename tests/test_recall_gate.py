@@ -25,7 +25,7 @@ WORDS += ["webhook", "tenant", "migration", "scheduler", "exporter", "throttle"]
 KINDS = ["save", "hand", "inplace", "memory", "native", "team", "delete", "stop", "nothing"]
 PAIR = st.lists(st.sampled_from(WORDS), min_size=2, max_size=2, unique=True)
 STEP = st.tuples(st.sampled_from(KINDS), PAIR, PAIR)  # what changes, the words it writes, two words asked
-TIME = re.compile(r"\d{4}-\d{2}-\d{2}[ T_]\d{2}:?\d{2}(:\d{2})?")
+TIME = re.compile(r"\d{4}-\d{2}-\d{2}[ T_]\d{2}:?\d{2}(:\d{2})?|\b\d{2}:\d{2}\b")  # a save on either side of a minute
 
 
 class World:
