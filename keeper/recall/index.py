@@ -33,6 +33,10 @@ if TYPE_CHECKING:
     from sqlite3 import Connection
     from typing import Any
 
+    # A file's new rows as read and tokenised before its batch's transaction: its name and stamp, and
+    # its sections' (line, heading, length, terms, repeated terms), None when it could not be read.
+    Prepared = list[tuple[str, tuple[int, int], list[tuple[int, str, int, str, str]] | None]]
+
 
 def _lru_cache(maxsize: int | None = 128, typed: bool = False) -> Callable[[Any], Any]:
     """``functools.lru_cache(maxsize)`` as ``_sqlite3`` calls it (a number): the C wrapper it makes."""
@@ -386,14 +390,14 @@ def refresh(con: Connection, where: sources.Sources, thorough: bool = True, budg
     import time
 
     deadline = None if budget is None else time.monotonic() + budget
-    done = 0
     counting = Counting()  # shared by the batches: a first build meets most words again in each
+    done = 0
     for start in range(0, max(len(changed), 1), BATCH):
-        batch = changed[start : start + BATCH]
         last = start + BATCH >= len(changed)
+        prepared = _prepare(project, changed[start : start + BATCH], counting)
         # the folder's mtime is recorded only with the last batch: until then the folder is listed
         # again, and what is not indexed yet is found again
-        done += _write(con, project, batch, removed if start == 0 else [], folder if last else None, counting)
+        done += _write(con, prepared, counting.new_surface(), [] if start else removed, folder if last else None)
         if last and done >= OPTIMIZE_AFTER:
             con.execute("INSERT INTO fts(fts) VALUES ('optimize')")
         if not last and deadline is not None and time.monotonic() > deadline:
@@ -401,32 +405,52 @@ def refresh(con: Connection, where: sources.Sources, thorough: bool = True, budg
     return done
 
 
+def _prepare(project: paths.Project, changed: list[tuple[str, tuple[int, int]]], counting: Counting) -> Prepared:
+    """Read and tokenise the changed files: everything of a batch but its SQL, done before its
+    transaction, so that the write lock other processes wait for is held only while SQLite writes."""
+    out: Prepared = []
+    for name, stamp in changed:
+        path = sources.path_of(project, name)
+        text = sources.read_named(path, name) if path else None
+        if text is None:  # gone since it was stat'ed (the next call sees it removed), or not a source's
+            out.append((name, stamp, None))
+            continue
+        day = sessions.date_of(name)
+        rows: list[tuple[int, str, int, str, str]] = []
+        for heading, line, body in sections_of(name, text, sources.title_of(name)):
+            counted, length = section_terms(heading, body, day, counting)
+            repeated = " ".join([f"{term}:{n}" for term, n in counted.items() if n > 1])  # terms hold no ":"
+            rows.append((line, heading, length, " ".join(counted), repeated))
+        out.append((name, stamp, rows))
+    return out
+
+
 def _write(
     con: Connection,
-    project: paths.Project,
-    changed: list[tuple[str, tuple[int, int]]],
+    prepared: Prepared,
+    surface: list[tuple[str, str]],
     removed: list[str],
     folder: str | None,
-    counting: Counting,
 ) -> int:
     """Apply the changes in one transaction: old sections out of FTS5 and the tables, new ones in.
 
-    ``counting``: the refresh's tokenizer; the surface words it met since the last batch are stored
+    ``prepared``: the changed files' rows (``_prepare``); one another process indexed meanwhile, as
+    it is now, is left alone. ``surface``: the words as written the refresh met since the last batch
     (the table keeps a word's first term, so storing one again changes nothing).
     """
     con.execute("PRAGMA synchronous=NORMAL")
     con.execute("BEGIN IMMEDIATE")
     try:
         meta = _meta(con)  # as another process may have left it while this one waited for the lock
-        wanted = [*removed, *(n for n, _ in changed)]
+        wanted = [*removed, *(n for n, _, _ in prepared)]
         stored: dict[str, tuple[int, tuple[int, int]]] = {}
         for at in range(0, len(wanted), BATCH):  # not the whole table: each batch of a build would read it all
             part = wanted[at : at + BATCH]
             query = f"SELECT * FROM files WHERE name IN ({','.join('?' * len(part))})"
             stored.update((name, (fid, (mtime, size))) for fid, name, mtime, size in con.execute(query, part))
-        changed = [(name, stamp) for name, stamp in changed if stored.get(name, (0, None))[1] != stamp]
+        prepared = [file for file in prepared if stored.get(file[0], (0, None))[1] != file[1]]
         sections, terms, files = _number(meta, "sections"), _number(meta, "terms"), _number(meta, "files")
-        outdated = [stored[name][0] for name in [*removed, *(n for n, _ in changed)] if name in stored]
+        outdated = [stored[name][0] for name in [*removed, *(n for n, _, _ in prepared)] if name in stored]
         for file_id in outdated:
             old = con.execute("SELECT id, terms, nterms FROM sections WHERE file = ?", (file_id,)).fetchall()
             con.executemany("INSERT INTO fts(fts, rowid, terms) VALUES ('delete', ?, ?)", [r[:2] for r in old])
@@ -439,10 +463,8 @@ def _write(
         next_file = (con.execute("SELECT max(id) FROM files").fetchone()[0] or 0) + 1
         file_rows: list[tuple[int, str, int, int]] = []
         section_rows: list[tuple[int, int, int, str, int, str, str]] = []
-        for name, (mtime, size) in changed:
-            path = sources.path_of(project, name)
-            text = sources.read_named(path, name) if path else None
-            if text is None:  # gone since it was stat'ed (the next call sees it removed), or not a source's
+        for name, (mtime, size), rows in prepared:
+            if rows is None:
                 continue
             if name in stored:
                 file_id = stored[name][0]
@@ -450,24 +472,25 @@ def _write(
                 file_id, next_file = next_file, next_file + 1
                 files += name.startswith(paths.SESSIONS_DIR + "/")
             file_rows.append((file_id, name, mtime, size))
-            day = sessions.date_of(name)
-            for heading, line, body in sections_of(name, text, sources.title_of(name)):
-                counted, length = section_terms(heading, body, day, counting)
-                repeated = " ".join(f"{term}:{n}" for term, n in counted.items() if n > 1)  # terms hold no ":"
-                section_rows.append((next_section, file_id, line, heading, length, " ".join(counted), repeated))
+            for line, heading, length, held, repeated in rows:
+                section_rows.append((next_section, file_id, line, heading, length, held, repeated))
                 next_section += 1
                 sections, terms = sections + 1, terms + length
         con.executemany("INSERT OR REPLACE INTO files VALUES (?, ?, ?, ?)", file_rows)
         con.executemany("INSERT INTO sections VALUES (?, ?, ?, ?, ?, ?, ?)", section_rows)
-        con.executemany("INSERT INTO fts(rowid, terms) VALUES (?, ?)", [(r[0], r[5]) for r in section_rows])
-        con.executemany("INSERT OR IGNORE INTO surface VALUES (?, ?)", counting.new_surface())
+        if section_rows:  # FTS5 takes the terms from the rows just written: nothing bound twice
+            con.execute(
+                "INSERT INTO fts(rowid, terms) SELECT id, terms FROM sections WHERE id >= ? ORDER BY id",
+                (section_rows[0][0],),
+            )
+        con.executemany("INSERT OR IGNORE INTO surface VALUES (?, ?)", surface)
         counts = [("sections", str(sections)), ("terms", str(terms)), ("files", str(files))]
         con.executemany("INSERT OR REPLACE INTO meta VALUES (?, ?)", counts + ([("folder", folder)] if folder else []))
         con.execute("COMMIT")
     except BaseException:
         con.execute("ROLLBACK")
         raise
-    return len(changed) + len(removed)
+    return len(prepared) + len(removed)
 
 
 def keep_gate(
