@@ -61,7 +61,8 @@ def _content(lines: list[str]) -> str:
 
     Those say nothing about the work, yet words like "tool" or "session" would match them.
     """
-    return "".join(line for line in lines if line.split(":", 1)[0] not in sessions.BOOKKEEPING).strip()
+    bookkeeping = sessions.BOOKKEEPING  # each "- <label>": a line that does not start so is kept untouched
+    return "".join(line for line in lines if line[:2] != "- " or line.split(":", 1)[0] not in bookkeeping).strip()
 
 
 def sections_of(path: str, text: str, title: str | None = None) -> list[tuple[str, int, str]]:
