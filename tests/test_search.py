@@ -9,7 +9,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from keeper.recall import dates, search, tokens
-from keeper.recall.stemmer import IRREGULAR
+from keeper.recall.stemmer import IRREGULAR, stem
 from keeper.store import paths
 
 
@@ -117,6 +117,32 @@ def test_word_forms_meet_in_one_stem_and_names_keep_theirs() -> None:
     assert stems["tried"] == stems["trying"] == stems["tries"]
     assert tokens.tokenize("recommendations") == tokens.tokenize("recommend")
     assert tokens.tokenize("James") != tokens.tokenize("jam")
+
+
+# Porter2's outputs for an ending of each step (as the Snowball reference stems them), the step's
+# endings met too short for its region, and words the prefixes and exceptions decide.
+PORTER2 = {
+    "reconditional": "recondit", "valenci": "valenc", "hesitanci": "hesit", "digitizer": "digit",
+    "conformabli": "conform", "radicalli": "radic", "differentli": "differ", "vileli": "vile",
+    "analogousli": "analog", "vietnamization": "vietnam", "predication": "predic", "operator": "oper",
+    "feudalism": "feudal", "decisiveness": "decis", "hopefulness": "hope", "callousness": "callous",
+    "formaliti": "formal", "sensitiviti": "sensit", "sensibiliti": "sensibl", "triplicate": "triplic",
+    "formative": "format", "formalize": "formal", "electriciti": "electr", "electrical": "electr",
+    "hopeful": "hope", "goodness": "good", "revival": "reviv", "allowance": "allow", "inference": "infer",
+    "airliner": "airlin", "gyroscopic": "gyroscop", "adjustable": "adjust", "defensible": "defens",
+    "irritant": "irrit", "replacement": "replac", "adjustment": "adjust", "dependent": "depend",
+    "adoption": "adopt", "homologou": "homologou", "communism": "communism", "activate": "activ",
+    "angulariti": "angular", "effective": "effect", "bowdlerize": "bowdler", "geologist": "geolog",
+    "archaeologi": "archaeolog", "fulli": "fulli", "lessli": "lessli", "gently": "gentl", "tional": "tional",
+    "ational": "ation", "nation": "nation", "ion": "ion", "ogi": "ogi", "li": "li", "ative": "ativ",
+    "runs": "run", "running": "run", "generously": "generous", "interestingly": "interest",
+    "pastures": "pastur", "universal": "universal", "communication": "communic", "organizations": "organiz",
+    "news": "news", "skies": "sky", "dying": "die", "yearly": "year", "ayes": "aye",
+}  # fmt: skip
+
+
+def test_each_step_of_the_stemmer_takes_its_endings_where_its_region_allows() -> None:
+    assert {word: stem(word) for word in PORTER2} == PORTER2
 
 
 def test_dates_are_found_by_the_words_people_ask_with() -> None:

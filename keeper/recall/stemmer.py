@@ -123,7 +123,15 @@ _STEP4 = (
 )  # fmt: skip
 
 
+# Every ending a step looks for, in one tuple: most words have none, and one ``endswith`` says so.
+_STEP2_ENDINGS = (*(suffix for suffix, _ in _STEP2), "ogi", "li")
+_STEP3_ENDINGS = (*(suffix for suffix, _ in _STEP3), "ative")
+_STEP4_ENDINGS = (*_STEP4, "ion")
+
+
 def _step2(word: str, r1: int) -> str:
+    if not word.endswith(_STEP2_ENDINGS):
+        return word
     for suffix, repl in _STEP2:
         if word.endswith(suffix):
             return word[: -len(suffix)] + repl if len(word) - len(suffix) >= r1 else word
@@ -135,6 +143,8 @@ def _step2(word: str, r1: int) -> str:
 
 
 def _step3(word: str, r1: int, r2: int) -> str:
+    if not word.endswith(_STEP3_ENDINGS):
+        return word
     for suffix, repl in _STEP3:
         if word.endswith(suffix):
             return word[: -len(suffix)] + repl if len(word) - len(suffix) >= r1 else word
@@ -144,6 +154,8 @@ def _step3(word: str, r1: int, r2: int) -> str:
 
 
 def _step4(word: str, r2: int) -> str:
+    if not word.endswith(_STEP4_ENDINGS):
+        return word
     for suffix in _STEP4:
         if word.endswith(suffix):
             return word[: -len(suffix)] if len(word) - len(suffix) >= r2 else word
