@@ -137,7 +137,9 @@ PORTER2 = {
     "ational": "ation", "nation": "nation", "ion": "ion", "ogi": "ogi", "li": "li", "ative": "ativ",
     "runs": "run", "running": "run", "generously": "generous", "interestingly": "interest",
     "pastures": "pastur", "universal": "universal", "communication": "communic", "organizations": "organiz",
-    "news": "news", "skies": "sky", "dying": "die", "yearly": "year", "ayes": "aye",
+    "news": "news", "skies": "sky", "dying": "die", "yearly": "year", "ayes": "aye", "agreed": "agre",
+    "feed": "feed", "proceeding": "proceed", "exceedingly": "exceed", "hopping": "hop", "hoped": "hope",
+    "luxuriated": "luxuri", "added": "add", "emerging": "emerg", "arsenal": "arsenal", "latered": "latere",
 }  # fmt: skip
 
 

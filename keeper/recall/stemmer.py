@@ -70,6 +70,9 @@ def _has_vowel(text: str) -> bool:
     return any(c in _VOWELS for c in text)
 
 
+_STEP1B_ENDINGS = ("eedly", "eed", "ingly", "edly", "ing", "ed")
+
+
 def _step1a(word: str) -> str:
     if word.endswith("sses"):
         return word[:-2]
@@ -83,6 +86,8 @@ def _step1a(word: str) -> str:
 
 
 def _step1b(word: str, r1: int) -> str:
+    if not word.endswith(_STEP1B_ENDINGS):
+        return word
     for suffix in ("eedly", "eed"):
         if word.endswith(suffix):
             stem = word[: -len(suffix)]
@@ -186,7 +191,7 @@ def stem(word: str) -> str:
         word = "Y" + word[1:]
     if "y" in word:
         word = word[0] + "".join("Y" if c == "y" and p in _VOWELS else c for p, c in zip(word, word[1:]))
-    prefix = next((p for p in _PREFIXES if word.startswith(p)), "")
+    prefix = next((p for p in _PREFIXES if word.startswith(p)), "") if word.startswith(_PREFIXES) else ""
     r1 = len(prefix) if prefix else _region(word)
     r2 = _region(word, r1)
     word = _step1b(_step1a(word), r1)
