@@ -6,7 +6,8 @@
  * (Bun 1.4.4, src/which.zig) tries an absolute path without extension as .exe, then .cmd, then .bat,
  * never as it is and without PATHEXT. bin/keeper (the sh script) is for Linux, macOS and Git Bash.
  * PowerShell (the Bash tool without Git Bash) finds it on PATH as `keeper` too. A PostToolUse with
- * no save request due is answered here, without Python (see "a tool use counted without Python").
+ * no save request due is answered here, without Python (see "a tool use counted without Python"), as are
+ * a Stop with nothing new and a prompt with nothing to recall that Keeper's records vouch for.
  * Otherwise it runs, in order:
  *   1. the Python environment Keeper set up for exactly this code in CLAUDE_PLUGIN_DATA (env\<version>-
  *      <digest>, the digest read from bin\keeper.digest), isolated (-I), and for a hook without
