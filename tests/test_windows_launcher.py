@@ -810,6 +810,8 @@ def _prompt_change(gate: Gate, plugin: Plugin, how: str) -> tuple[bytes, dict[st
         return prompt(texts[how]), {}
     if how == "a session file added":
         (sessions / "2026-11-22_1100.md").write_text("# Session\n", encoding="utf-8")
+    elif how == "a session file removed":
+        (sessions / "2026-11-20_0900.md").unlink()
     elif how == "a hidden session file":
         (sessions / ".draft.md").write_text("# Session\n", encoding="utf-8")
     elif how == "the newest session file replaced by an older one":
@@ -843,6 +845,7 @@ PROMPT_CHANGES = [
     "an escaped backslash",
     "a prompt over 4096 bytes",
     "a session file added",
+    "a session file removed",
     "a hidden session file",
     "the newest session file replaced by an older one",
     "the gate kept again",
