@@ -6,7 +6,8 @@
  * (Bun 1.4.4, src/which.zig) tries an absolute path without extension as .exe, then .cmd, then .bat,
  * never as it is and without PATHEXT. bin/keeper (the sh script) is for Linux, macOS and Git Bash.
  * PowerShell (the Bash tool without Git Bash) finds it on PATH as `keeper` too. A PostToolUse with
- * no save request due is answered here, without Python (see "a tool use counted without Python").
+ * no save request due is answered here, without Python (see "a tool use counted without Python"), as are
+ * a Stop with nothing new and a prompt with nothing to recall that Keeper's records vouch for.
  * Otherwise it runs, in order:
  *   1. the Python environment Keeper set up for exactly this code in CLAUDE_PLUGIN_DATA (env\<version>-
  *      <digest>, the digest read from bin\keeper.digest), isolated (-I), and for a hook without
@@ -706,9 +707,23 @@ static int starts(const char *p, const char *end, const char *prefix) {
     return 1;
 }
 
-static const char *string_end(const char *p, const char *end, int plain) { /* p after the opening quote */
-    for (; p < end && *p != '"'; p++)
-        if (*p == '\\' && (plain || ++p >= end)) return NULL;
+static int hex(char c) { return (c >= '0' && c <= '9') || (c >= 'a' && c <= 'f') || (c >= 'A' && c <= 'F'); }
+
+/* A JSON string's closing quote (p after the opening one), or NULL: none, a control character, an escape
+ * JSON does not have, or any escape when plain (Python reads no payload that is not JSON). */
+static const char *string_end(const char *p, const char *end, int plain) {
+    for (; p < end && *p != '"'; p++) {
+        if ((unsigned char)*p < 0x20) return NULL;
+        if (*p != '\\') continue;
+        if (plain || ++p >= end) return NULL;
+        if (*p == 'u') {
+            for (int i = 0; i < 4; i++)
+                if (++p >= end || !hex(*p)) return NULL;
+        } else if (*p != '"' && *p != '\\' && *p != '/' && *p != 'b' && *p != 'f' && *p != 'n' && *p != 'r' &&
+                   *p != 't') {
+            return NULL;
+        }
+    }
     return p < end ? p : NULL;
 }
 
@@ -743,11 +758,32 @@ static const char *read_key(const char **at, const char *end) {
     return key;
 }
 
-/* A number, true, false or null at *p, skipped; 0 when there is none. */
+static int skip_digits(const char **at, const char *end) { /* one or more, skipped */
+    const char *p = *at;
+    while (p < end && *p >= '0' && *p <= '9') p++;
+    if (p == *at) return 0;
+    *at = p;
+    return 1;
+}
+
+/* A number, true, false or null at *p, as JSON spells it, skipped; 0 when there is none (a leading zero, a
+ * stray sign: Python reads no such payload, and counts nothing). */
 static int skip_bare(const char **at, const char *end) {
     const char *p = *at;
-    while (p < end && ((*p >= '0' && *p <= '9') || (*p >= 'a' && *p <= 'z') || *p == '.' || *p == '-' || *p == '+')) p++;
-    if (p == *at) return 0;
+    static const char *const words[] = {"true", "false", "null"};
+    for (int i = 0; i < 3; i++)
+        if (starts(p, end, words[i])) {
+            *at = p + (i == 1 ? 5 : 4);
+            return 1;
+        }
+    if (p < end && *p == '-') p++;
+    if (p < end && *p == '0') p++;
+    else if (!skip_digits(&p, end)) return 0;
+    if (p < end && *p == '.' && (++p, !skip_digits(&p, end))) return 0;
+    if (p < end && (*p == 'e' || *p == 'E')) {
+        if (++p < end && (*p == '+' || *p == '-')) p++;
+        if (!skip_digits(&p, end)) return 0;
+    }
     *at = p;
     return 1;
 }
@@ -825,6 +861,12 @@ static int prefix_i(const WCHAR *s, const WCHAR *prefix) { /* case-insensitive (
     return 1;
 }
 
+static int absolute(const WCHAR *path) { /* C:\ or \\server */
+    int drive = path && ((path[0] >= L'A' && path[0] <= L'Z') || (path[0] >= L'a' && path[0] <= L'z')) &&
+                path[1] == L':' && (path[2] == L'\\' || path[2] == L'/');
+    return drive || (path && (path[0] == L'\\' || path[0] == L'/') && (path[1] == L'\\' || path[1] == L'/'));
+}
+
 /* Whether the key names the project: Keeper starts from the first of %CLAUDE_PROJECT_DIR% and the payload's
  * cwd that is a folder, else from its own working directory (keeper.store.resolve.start_folder), which the
  * key does not hold; so that one must be an absolute path (C:\ or \\server) to a folder. count.bash's
@@ -843,10 +885,7 @@ static int names_project(const Head *h) {
         add_utf8(&wide, plain, n);
         first = wide.p;
     }
-    int drive = first && ((first[0] >= L'A' && first[0] <= L'Z') || (first[0] >= L'a' && first[0] <= L'z')) &&
-                first[1] == L':' && (first[2] == L'\\' || first[2] == L'/');
-    int unc = first && (first[0] == L'\\' || first[0] == L'/') && (first[1] == L'\\' || first[1] == L'/');
-    return (drive || unc) && is_dir(first);
+    return absolute(first) && is_dir(first);
 }
 
 /* Whatever chooses Keeper's store, settings and project for this call: the cwd and the environment. */
@@ -866,6 +905,22 @@ static WCHAR *count_key(const Head *h) {
     return key.p;
 }
 
+/* Keeper's record for this call's session, CLAUDE_PLUGIN_DATA\counter\<session><suffix>, and the launcher's
+ * key for it, both passed on to Keeper (in the variables ``where`` and ``keyed``) to write the next one; NULL
+ * when there is none to read: no absolute data folder, or a key that would not name the project. */
+static WCHAR *passed_record(const Head *h, const WCHAR *suffix, const WCHAR *where, const WCHAR *keyed, WCHAR **key) {
+    WCHAR *data = env(L"CLAUDE_PLUGIN_DATA");
+    if (!data || !(data[0] == L'\\' || (data[0] && data[1] == L':'))) return NULL;
+    if (!names_project(h)) return NULL; /* Keeper would start from its own folder */
+    Buf sid = {0};
+    add_utf8(&sid, h->sid, h->sid_n);
+    WCHAR *record = cat3(cat3(data, L"\\counter\\", sid.p), suffix, L"");
+    *key = count_key(h);
+    SetEnvironmentVariableW(where, record);
+    SetEnvironmentVariableW(keyed, *key);
+    return record;
+}
+
 static int older(const WCHAR *path, FILETIME than) {
     WIN32_FILE_ATTRIBUTE_DATA info;
     return GetFileAttributesExW(path, GetFileExInfoStandard, &info) && CompareFileTime(&info.ftLastWriteTime, &than) < 0;
@@ -876,14 +931,22 @@ static int plain_file(const WCHAR *path) {
     return a != INVALID_FILE_ATTRIBUTES && !(a & (FILE_ATTRIBUTE_DIRECTORY | FILE_ATTRIBUTE_REPARSE_POINT));
 }
 
-static WCHAR *line_at(char **cursor, char *end) { /* the next line of the record, as wide text; NULL at its end */
+static char *next_line(char **cursor, char *end, DWORD *n) { /* the next line of the record; NULL at its end */
     char *start = *cursor, *p = start;
     while (p < end && *p != '\n') p++;
     if (p >= end) return NULL;
     *cursor = p + 1;
+    *n = (DWORD)(p - start);
+    return start;
+}
+
+static WCHAR *line_at(char **cursor, char *end) { /* the next line of the record, as wide text; NULL at its end */
+    DWORD n;
+    char *start = next_line(cursor, end, &n);
+    if (!start) return NULL;
     Buf line = {0};
     add(&line, L"");
-    add_utf8(&line, start, (DWORD)(p - start));
+    add_utf8(&line, start, n);
     return line.p;
 }
 
@@ -983,6 +1046,24 @@ static void append_hook_line(const WCHAR *stats, const WCHAR *event) { /* the li
     CloseHandle(s);
 }
 
+/* Appends the byte to the tally under the lock Keeper's own appends take (byte 0); 1 when it is there, with
+ * the tally's size after it (this call's place) in *place, or -1 when that cannot be read. */
+static int append_tally(const WCHAR *tally, const char *byte, long long *place) {
+    HANDLE t = CreateFileW(tally, GENERIC_READ | GENERIC_WRITE, FILE_SHARE_READ | FILE_SHARE_WRITE | FILE_SHARE_DELETE,
+                           NULL, OPEN_EXISTING, FILE_FLAG_OPEN_REPARSE_POINT, NULL);
+    if (t == INVALID_HANDLE_VALUE) return 0;
+    OVERLAPPED at_start = {0}, at_end = {0};
+    at_end.Offset = at_end.OffsetHigh = 0xFFFFFFFF; /* write at the end of the file */
+    LARGE_INTEGER size = {0};
+    DWORD done = 0;
+    int appended = LockFileEx(t, LOCKFILE_EXCLUSIVE_LOCK, 0, 1, 0, &at_start) && WriteFile(t, byte, 1, &done, &at_end) &&
+                   done == 1;
+    *place = appended && GetFileSizeEx(t, &size) ? size.QuadPart : -1;
+    UnlockFileEx(t, 0, 1, 0, &at_start);
+    CloseHandle(t);
+    return appended;
+}
+
 static int count_without_python(WCHAR **argv, int argc, const WCHAR **named) {
     Head h = {0};
     if (!read_payload()) return 0;
@@ -994,15 +1075,8 @@ static int count_without_python(WCHAR **argv, int argc, const WCHAR **named) {
     for (const char *u = h.rest; u + 4 < end; u++) /* a letter escaped: \u, then not 000 or 001 */
         if (u[0] == '\\' && u[1] == 'u' && (u[2] != '0' || u[3] != '0' || (u[4] != '0' && u[4] != '1'))) return 0;
     if (!closes_object(h.rest, end)) return 0;
-    WCHAR *data = env(L"CLAUDE_PLUGIN_DATA");
-    if (!h.cwd || !data || !(data[0] == L'\\' || (data[0] && data[1] == L':'))) return 0;
-    if (!names_project(&h)) return 0; /* Keeper would start from its own folder */
-
-    Buf sid = {0};
-    add_utf8(&sid, h.sid, h.sid_n);
-    WCHAR *record = cat3(data, L"\\counter\\", sid.p), *key = count_key(&h);
-    SetEnvironmentVariableW(L"KEEPER_COUNTER", record);
-    SetEnvironmentVariableW(L"KEEPER_COUNTER_KEY", key);
+    WCHAR *key, *record = h.cwd ? passed_record(&h, L"", L"KEEPER_COUNTER", L"KEEPER_COUNTER_KEY", &key) : NULL;
+    if (!record) return 0;
 
     /* The allowance Keeper wrote: for this key, every settings file unchanged since, and complete. */
     WIN32_FILE_ATTRIBUTE_DATA written;
@@ -1024,22 +1098,10 @@ static int count_without_python(WCHAR **argv, int argc, const WCHAR **named) {
     if (!settings_hold(&cursor, stop, written.ftLastWriteTime, 0)) return 0;
     if (!plain_file(tally) || !plain_file(stats)) return 0;
 
-    /* The byte, under the lock Keeper's own appends take (byte 0): the size after it is this use's place. */
-    HANDLE t = CreateFileW(tally, GENERIC_READ | GENERIC_WRITE, FILE_SHARE_READ | FILE_SHARE_WRITE | FILE_SHARE_DELETE,
-                           NULL, OPEN_EXISTING, FILE_FLAG_OPEN_REPARSE_POINT, NULL);
-    if (t == INVALID_HANDLE_VALUE) return 0;
-    OVERLAPPED at_start = {0}, at_end = {0};
-    at_end.Offset = at_end.OffsetHigh = 0xFFFFFFFF; /* write at the end of the file */
-    LARGE_INTEGER place = {0};
-    DWORD done = 0;
-    int counted = LockFileEx(t, LOCKFILE_EXCLUSIVE_LOCK, 0, 1, 0, &at_start) && WriteFile(t, "u", 1, &done, &at_end) &&
-                  done == 1;
-    int placed = counted && GetFileSizeEx(t, &place);
-    UnlockFileEx(t, 0, 1, 0, &at_start);
-    CloseHandle(t);
-    if (!counted) return 0;
+    long long place = 0;
+    if (!append_tally(tally, "u", &place)) return 0;
     SetEnvironmentVariableW(L"KEEPER_COUNTED", tally); /* in the tally now: Keeper must not count it again */
-    if (!placed || place.QuadPart > allowed) return 0;
+    if (place < 0 || place > allowed) return 0;
 
     append_hook_line(stats, argc == 3 ? argv[2] : *named);
     write_str(STD_OUTPUT_HANDLE, "{}");
@@ -1055,46 +1117,55 @@ static int count_without_python(WCHAR **argv, int argc, const WCHAR **named) {
 
 #define STOP_RECORD_MAX (1 << 18) /* the reply (60 KiB at most), three settings files' bytes, the lines */
 
+/* A field of a hook's payload Keeper reads: its key (quoted, with the colon), then where its value is and
+ * its length (a string's inside, without the quotes), whether it is a string, and how often it came. */
 typedef struct {
-    const char *cwd, *transcript, *reply;
-    DWORD cwd_n, transcript_n, reply_n;
-} StopPayload;
+    const char *key, *at;
+    DWORD n, seen;
+    int text;
+} Field;
 
-/* The fields of a Stop's payload: the session id first, then each key once with a plain value (a string,
- * a number, true, false, null, [] or {}), the reply a string; 0 when anything is unusual. */
-static int read_stop(const char *p, const char *end, Head *h, StopPayload *s) {
-    int seen[4] = {0}; /* cwd, transcript_path, stop_hook_active, last_assistant_message */
+/* The fields of a hook's payload as Claude Code writes it: the session id first, then each key with a plain
+ * value (a JSON string, number, true, false, null, [] or {}), each of ``fields`` and the session id once, the
+ * object closed at the end (whitespace after it); 0 when anything is unusual. */
+static int read_fields(const char *p, const char *end, Head *h, Field *fields, int count) {
     if (!read_sid(&p, end, h)) return 0;
     while (p < end && *p == ',') {
-        const char *key = read_key(&p, end);
-        if (!key) return 0;
-        if (starts(key, end, "\"session_id\":") || starts(key, end, "\"prompt_response\":")) return 0;
-        int which = starts(key, end, "\"cwd\":")                      ? 0
-                    : starts(key, end, "\"transcript_path\":")        ? 1
-                    : starts(key, end, "\"stop_hook_active\":")       ? 2
-                    : starts(key, end, "\"last_assistant_message\":") ? 3
-                                                                      : -1;
-        if (which >= 0 && seen[which]++) return 0;
+        const char *key = read_key(&p, end), *value = p;
+        if (!key || starts(key, end, "\"session_id\":")) return 0;
         if (*p == '"') {
             const char *close = string_end(p + 1, end, 0);
             if (!close) return 0;
-            DWORD n = (DWORD)(close - p - 1);
-            if (which == 0) s->cwd = p + 1, s->cwd_n = n;
-            if (which == 1) s->transcript = p + 1, s->transcript_n = n;
-            if (which == 3) s->reply = p + 1, s->reply_n = n;
             p = close + 1;
-        } else if (which == 3 || (which == 2 && !starts(p, end, "false"))) {
-            return 0; /* a reply that is no string; a continuation (its reply is not the session's) */
         } else if (starts(p, end, "[]") || starts(p, end, "{}")) {
             p += 2;
-        } else {
-            if (!skip_bare(&p, end)) return 0;
+        } else if (!skip_bare(&p, end)) {
+            return 0;
+        }
+        for (Field *f = fields; f < fields + count; f++) {
+            if (!starts(key, end, f->key)) continue;
+            if (f->seen++) return 0;
+            f->text = *value == '"';
+            f->at = value + f->text, f->n = (DWORD)(p - value) - 2 * (DWORD)f->text;
         }
     }
     if (p >= end || *p++ != '}') return 0;
     while (p < end && (*p == '\n' || *p == '\r' || *p == ' ' || *p == '\t')) p++;
-    h->cwd = s->cwd, h->cwd_n = s->cwd_n;
-    return p == end && seen[0] && seen[1] && seen[3];
+    return p == end;
+}
+
+enum { STOP_CWD, STOP_TRANSCRIPT, STOP_ACTIVE, STOP_REPLY, STOP_GEMINI };
+
+/* The fields of a Stop's payload: the transcript and the reply strings, not a continuation (its reply is not
+ * the session's), no Gemini's reply field; 0 when anything is unusual. */
+static int read_stop(const char *p, const char *end, Head *h, Field *f) {
+    static const char *const keys[] = {"\"cwd\":", "\"transcript_path\":", "\"stop_hook_active\":",
+                                       "\"last_assistant_message\":", "\"prompt_response\":"};
+    for (int i = 0; i <= STOP_GEMINI; i++) f[i].key = keys[i];
+    if (!read_fields(p, end, h, f, STOP_GEMINI + 1) || f[STOP_GEMINI].seen) return 0;
+    if (f[STOP_ACTIVE].seen && (f[STOP_ACTIVE].text || !starts(f[STOP_ACTIVE].at, end, "false"))) return 0;
+    h->cwd = f[STOP_CWD].at, h->cwd_n = f[STOP_CWD].n;
+    return f[STOP_CWD].text && f[STOP_TRANSCRIPT].text && f[STOP_REPLY].text;
 }
 
 static int line_is(char **cursor, char *stop, const char *bytes, DWORD n) { /* the next line, byte for byte */
@@ -1110,17 +1181,11 @@ static int line_is(char **cursor, char *stop, const char *bytes, DWORD n) { /* t
  * kept for the child and where Keeper's next record goes, and its key, in the environment. */
 static int stop_without_python(void) {
     Head h = {0};
-    StopPayload s = {0};
-    if (!read_payload() || !read_stop(payload.bytes, payload.bytes + payload.n, &h, &s)) return 0;
-    WCHAR *data = env(L"CLAUDE_PLUGIN_DATA");
-    if (!data || !(data[0] == L'\\' || (data[0] && data[1] == L':'))) return 0;
-    if (!names_project(&h)) return 0; /* Keeper would start from its own folder */
-    Buf sid = {0};
-    add_utf8(&sid, h.sid, h.sid_n);
-    WCHAR *record = cat3(data, L"\\counter\\", sid.p), *key = count_key(&h);
-    record = cat3(record, L".stop", L"");
-    SetEnvironmentVariableW(L"KEEPER_LAUNCHER_STOP", record);
-    SetEnvironmentVariableW(L"KEEPER_LAUNCHER_KEY", key);
+    Field s[STOP_GEMINI + 1] = {0};
+    WCHAR *key;
+    if (!read_payload() || !read_stop(payload.bytes, payload.bytes + payload.n, &h, s)) return 0;
+    WCHAR *record = passed_record(&h, L".stop", L"KEEPER_LAUNCHER_STOP", L"KEEPER_LAUNCHER_KEY", &key);
+    if (!record) return 0;
 
     WIN32_FILE_ATTRIBUTE_DATA written, at;
     DWORD size = 0;
@@ -1129,7 +1194,9 @@ static int stop_without_python(void) {
     char *cursor = body, *stop = body + size;
     WCHAR *tag = line_at(&cursor, stop), *found = line_at(&cursor, stop);
     if (!found || !is(tag, L"keeper-stop 1") || !is(found, key)) return 0;
-    if (!line_is(&cursor, stop, s.transcript, s.transcript_n) || !line_is(&cursor, stop, s.reply, s.reply_n)) return 0;
+    if (!line_is(&cursor, stop, s[STOP_TRANSCRIPT].at, s[STOP_TRANSCRIPT].n) ||
+        !line_is(&cursor, stop, s[STOP_REPLY].at, s[STOP_REPLY].n))
+        return 0;
     WCHAR *tally = line_at(&cursor, stop), *held = line_at(&cursor, stop), *stats = line_at(&cursor, stop);
     WCHAR *python = line_at(&cursor, stop);
     if (!python || !is_file(python) || !plain_file(stats)) return 0;
@@ -1146,6 +1213,313 @@ static int stop_without_python(void) {
         return 0; /* none yet: no tool use, as Keeper read it */
     }
     append_hook_line(stats, L"stop");
+    write_str(STD_OUTPUT_HANDLE, "{}");
+    return 1;
+}
+
+/* ---- a prompt with nothing to recall answered without Python ----
+ * A `hook user-prompt-submit` whose payload, files and words Keeper's record for the session vouches for
+ * ($CLAUDE_PLUGIN_DATA\counter\<session>.prompt, written by keeper/hooks/quietprompt.py, docs/counter.md) is
+ * answered here: `p` appended to the tally (under Keeper's lock) and the hook log's line, {} printed, no
+ * python.exe started. launcher/prompt.bash's checks and its word rules, decision for decision (keep the two in
+ * step), except that strings around the prompt may hold JSON escapes here (Windows paths do), the fields may
+ * come in any order after the session id, the payload may end in whitespace, and the words the record lists
+ * are looked up in a table rather than by a pattern over the line. */
+
+#define PROMPT_MAX 4096              /* bytes of a prompt read here; a longer one goes to Python */
+#define PROMPT_RECORD_MAX (1 << 20) /* the held beginnings (64 KiB at most), 1,000 names, the settings, the files */
+
+/* A set of words (pointers into text that outlives it), by open addressing. */
+typedef struct {
+    const char **at;
+    DWORD *n, cap;
+} Words;
+
+static void words_init(Words *w, DWORD most) {
+    for (w->cap = 16; w->cap < 2 * (most + 1);) w->cap *= 2;
+    w->at = alloc(w->cap * sizeof *w->at);
+    w->n = alloc(w->cap * sizeof *w->n);
+}
+
+static int same_bytes(const char *a, const char *b, DWORD n) {
+    while (n--)
+        if (*a++ != *b++) return 0;
+    return 1;
+}
+
+static DWORD word_slot(const Words *w, const char *s, DWORD n) { /* where s is, or the empty slot it would take */
+    DWORD i = 2166136261u; /* FNV-1a */
+    for (DWORD k = 0; k < n; k++) i = (i ^ (unsigned char)s[k]) * 16777619u;
+    for (i &= w->cap - 1; w->at[i] && !(w->n[i] == n && same_bytes(w->at[i], s, n)); i = (i + 1) & (w->cap - 1));
+    return i;
+}
+
+static int words_has(const Words *w, const char *s, DWORD n) { return w->at[word_slot(w, s, n)] != NULL; }
+
+static int words_add(Words *w, const char *s, DWORD n) { /* 1 when s was not there yet */
+    DWORD i = word_slot(w, s, n);
+    if (w->at[i]) return 0;
+    w->at[i] = s, w->n[i] = n;
+    return 1;
+}
+
+/* The words of one of the record's lines, as bash's *" $word "* finds them: each between two spaces. */
+static Words spaced_words(const char *line, DWORD n) {
+    Words w = {0};
+    DWORD spaces = 0, last = n;
+    for (DWORD i = 0; i < n; i++) spaces += line[i] == ' ';
+    words_init(&w, spaces);
+    for (DWORD i = 0; i < n; i++) {
+        if (line[i] != ' ') continue;
+        if (last < i) words_add(&w, line + last + 1, i - last - 1);
+        last = i;
+    }
+    return w;
+}
+
+/* What the record says about the memory, for the prompt's words (prompt.bash's variables of the same names). */
+typedef struct {
+    const char *mode, *own, *respelled;
+    DWORD mode_n, own_n, respelled_n;
+    unsigned long long least, hits, size;
+    Words stops, dated, held;
+} Memory;
+
+static int is_up(char c) { return c >= 'A' && c <= 'Z'; }
+static int is_low(char c) { return c >= 'a' && c <= 'z'; }
+static int is_mark(char c) { return c == '_' || c == '.' || c == '/' || c == '-'; } /* inside an identifier */
+
+static int holds_byte(const char *s, DWORD n, char c) {
+    for (DWORD i = 0; i < n; i++)
+        if (s[i] == c) return 1;
+    return 0;
+}
+
+/* Whether the lower-case word may be read as one of the date words by a slip (prompt.bash's
+ * keeper_prompt_respelled: the checks before dates.respelled's edit distance). */
+static int respelled(const char *word, DWORD n, const Memory *m) {
+    if (n < 5) return 0;
+    for (DWORD i = 0; i < n; i++)
+        if (!is_low(word[i])) return 0;
+    DWORD bound = n > 6 ? 2 : 1;
+    for (const char *t = m->respelled, *end = t + m->respelled_n; t < end;) {
+        while (t < end && (*t == ' ' || *t == '\t')) t++;
+        DWORD tn = 0;
+        while (t + tn < end && t[tn] != ' ' && t[tn] != '\t') tn++;
+        const char *target = t;
+        t += tn;
+        if (!tn || !(word[0] == target[0] || (tn > 1 && word[1] == target[1]))) continue;
+        if (n > tn + bound || tn > n + bound) continue;
+        DWORD missing = 0;
+        for (DWORD i = 0; i < tn; i++) /* each letter once */
+            missing += !holds_byte(target, i, target[i]) && !holds_byte(word, n, target[i]);
+        if (missing <= bound) return 1;
+    }
+    return 0;
+}
+
+/* Whether a unit may give a held term (prompt.bash's keeper_prompt_unit): kind 'c', a whole identifier, by
+ * its first letters; 'w', a word, by any of its first one to `size` letters, those and an `e`, or its first
+ * two and `bl` before a `bil` (`y` read as `i` throughout). */
+static int may_be_held(char kind, const char *lower, DWORD n, const Memory *m) {
+    char *word = alloc(n + 2);
+    for (DWORD i = 0; i < n; i++) word[i] = lower[i] == 'y' ? 'i' : lower[i];
+    if (kind == 'c') return words_has(&m->held, word, n < m->size ? n : (DWORD)m->size);
+    if (n < 2 || words_has(&m->stops, lower, n)) return 0;
+    char key[16];
+    for (DWORD i = 1; i <= m->size && i <= n; i++) {
+        if (words_has(&m->held, word, i)) return 1;
+        for (DWORD k = 0; k < i; k++) key[k] = word[k];
+        key[i] = 'e';
+        if (i < m->size && words_has(&m->held, key, i + 1)) return 1;
+    }
+    if (n < 5 || !same_bytes(word + 2, "bil", 3)) return 0;
+    key[0] = word[0], key[1] = word[1], key[2] = 'b', key[3] = 'l';
+    return words_has(&m->held, key, 4);
+}
+
+/* Counts a unit (kind, then its lower-case text) once; 1 when that made `hits` of them. */
+static int counted(Words *units, DWORD *count, char kind, const char *lower, DWORD n, const Memory *m) {
+    char *unit = alloc(n + 1);
+    unit[0] = kind;
+    for (DWORD i = 0; i < n; i++) unit[i + 1] = lower[i];
+    return words_add(units, unit, n + 1) && may_be_held(kind, lower, n, m) && ++*count >= m->hits;
+}
+
+/* Whether fewer than `hits` of the terms of the identifiers in text may be held (prompt.bash's
+ * keeper_prompt_held): the words and whole identifiers as keeper.recall.tokens cuts them, each once; 0 too on
+ * a day asked for or a word a slip in which could be one (the search decides). */
+static int holds_too_few(const char *text, DWORD n, const Memory *m) {
+    Words units = {0};
+    DWORD count = 0;
+    words_init(&units, n);
+    for (DWORD i = 0; i < n;) {
+        while (i < n && !is_up(text[i]) && !is_low(text[i]) && !is_mark(text[i])) i++;
+        DWORD from = i;
+        while (i < n && (is_up(text[i]) || is_low(text[i]) || is_mark(text[i]))) i++;
+        DWORD to = i, letters = 1, uppers = 0, lowers = 0, later_upper = 0;
+        while (from < to && is_mark(text[from])) from++;
+        while (to > from && is_mark(text[to - 1])) to--;
+        if (from == to) continue;
+        char *lower = alloc(to - from + 1);
+        for (DWORD k = from; k < to; k++) {
+            char c = text[k];
+            lower[k - from] = is_up(c) ? (char)(c + 32) : c;
+            letters &= !is_mark(c), uppers += is_up(c), lowers += is_low(c), later_upper += k > from && is_up(c);
+        }
+        DWORD len = to - from;
+        if (words_has(&m->dated, lower, len) || respelled(lower, len, m)) return 0;
+        if (letters && (!uppers || !lowers || !later_upper)) {
+            if (counted(&units, &count, 'w', lower, len, m)) return 0;
+            continue;
+        }
+        /* a compound: its parts at the marks and the case changes, its whole beside them */
+        DWORD *cuts = alloc((len + 1) * sizeof *cuts), parts = 0;
+        for (DWORD k = from; k < to; k++) {
+            const char *c = text + k;
+            if (is_mark(*c)) continue;
+            if (k == from || is_mark(c[-1]) || (is_up(c[0]) && is_low(c[-1])) ||
+                (is_up(c[-1]) && is_up(c[0]) && k + 1 < to && is_low(c[1])))
+                cuts[parts++] = k - from;
+        }
+        cuts[parts] = len;
+        if (parts > 1 && counted(&units, &count, 'c', lower, len, m)) return 0;
+        for (DWORD k = 0; k < parts; k++) {
+            DWORD end = cuts[k];
+            while (end < cuts[k + 1] && !is_mark(lower[end])) end++;
+            if (counted(&units, &count, 'w', lower + cuts[k], end - cuts[k], m)) return 0;
+        }
+    }
+    return 1;
+}
+
+/* Whether Keeper answers the prompt, the JSON string's inside raw, with nothing, by what the record says
+ * (prompt.bash's keeper_prompt_quiet); 0 on any doubt: Python decides. */
+static int answers_nothing(const char *raw, DWORD n, const Memory *m) {
+    char *text = alloc(n + 1);
+    DWORD len = 0, words = 0;
+    for (DWORD i = 0; i < n; i++) { /* printable ASCII; escapes of a quote, a slash, the line breaks and tabs only */
+        char c = raw[i];
+        if (c < 0x20 || c > 0x7e) return 0;
+        if (c == '\\') {
+            c = ++i < n ? raw[i] : 0;
+            if (c != '"' && c != '/' && c != 'n' && c != 't' && c != 'r') return 0;
+            if (c != '"' && c != '/') c = ' ';
+        }
+        text[len++] = c;
+    }
+    if ((len >= m->own_n && same_bytes(text, m->own, m->own_n)) || (len && text[0] == '<')) return 0;
+    DWORD first = 0;
+    while (first < len && text[first] == ' ') first++;
+    if (first < len && text[first] == '/') return 0; /* a command: Python answers it */
+    if (m->mode_n == 5 && same_bytes(m->mode, "quiet", 5)) return 1;
+    for (DWORD i = 0; i < len; i++) words += text[i] != ' ' && (i == 0 || text[i - 1] == ' ');
+    if (words < m->least) return 1; /* too short to recall anything */
+    if (!(m->mode_n == 4 && same_bytes(m->mode, "gate", 4))) return 0;
+    for (DWORD i = 0; i < len; i++)
+        if (text[i] >= '0' && text[i] <= '9') return 0; /* a digit may be a date */
+    return holds_too_few(text, len, m);
+}
+
+/* Whether the folder's .md files are the names the record lists ('/' between, in byte order), none hidden. */
+static int lists_names(const WCHAR *folder, const char *names, DWORD n) {
+    Words listed = {0};
+    DWORD count = n > 0, from = 0, before = 0, before_n = 0;
+    for (DWORD i = 0; i < n; i++) count += names[i] == '/';
+    words_init(&listed, count);
+    for (DWORD i = 0; n && i <= n; i++) {
+        if (i < n && names[i] != '/') continue;
+        DWORD k = 0, size = i - from;
+        while (k < size && k < before_n && names[from + k] == names[before + k]) k++;
+        if (from && (k == size || (k < before_n && (unsigned char)names[from + k] < (unsigned char)names[before + k])))
+            return 0; /* each once, sorted */
+        words_add(&listed, names + from, size);
+        before = from, before_n = size, from = i + 1;
+    }
+    WIN32_FIND_DATAW found;
+    HANDLE h = FindFirstFileW(path_join(folder, L"*"), &found);
+    if (h == INVALID_HANDLE_VALUE) return 0;
+    DWORD seen = 0;
+    int same = 1;
+    do {
+        int size = WideCharToMultiByte(CP_UTF8, 0, found.cFileName, -1, NULL, 0, NULL, NULL) - 1;
+        char *name = alloc((size_t)size + 2);
+        WideCharToMultiByte(CP_UTF8, 0, found.cFileName, -1, name, size + 1, NULL, NULL);
+        if (size < 3 || !same_bytes(name + size - 3, ".md", 3)) continue;
+        same = name[0] != '.' && words_has(&listed, name, (DWORD)size);
+        seen++;
+    } while (same && FindNextFileW(h, &found));
+    FindClose(h);
+    return same && seen == count;
+}
+
+static int number_of(const char **at, const char *end, unsigned long long *value) { /* 1-18 digits, then a space */
+    const char *p = *at;
+    for (*value = 0; p < end && *p >= '0' && *p <= '9' && p - *at < 18; p++) *value = *value * 10 + (unsigned)(*p - '0');
+    if (p == *at || p >= end || *p != ' ') return 0;
+    *at = p + 1;
+    return 1;
+}
+
+/* The record's lines from the mode to Keeper's own request: 0 when one is missing, or the limits are not
+ * "<least words> <least terms> <letters>" (the letters 1-9). */
+static int read_memory(char **cursor, char *stop, Memory *m) {
+    DWORD n[4];
+    const char *line[4];
+    if (!(m->mode = next_line(cursor, stop, &m->mode_n))) return 0;
+    for (int i = 0; i < 4; i++)
+        if (!(line[i] = next_line(cursor, stop, &n[i]))) return 0;
+    if (!(m->own = next_line(cursor, stop, &m->own_n))) return 0;
+    const char *limits = line[0], *end = line[0] + n[0];
+    if (!number_of(&limits, end, &m->least) || !number_of(&limits, end, &m->hits)) return 0;
+    if (limits + 1 != end || *limits < '1' || *limits > '9') return 0;
+    m->size = (unsigned long long)(*limits - '0');
+    m->stops = spaced_words(line[1], n[1]);
+    m->dated = spaced_words(line[2], n[2]);
+    m->respelled = line[3], m->respelled_n = n[3];
+    return 1;
+}
+
+enum { PROMPT_CWD, PROMPT_TEXT, PROMPT_EVENT };
+
+/* 1 when the record vouches for answering this prompt with nothing and {} was printed; 0 to go on to
+ * Python, with the payload kept for the child and where Keeper's next record goes, and its key, in the
+ * environment. */
+static int prompt_without_python(void) {
+    Head h = {0};
+    Field f[PROMPT_EVENT + 1] = {0};
+    WCHAR *key;
+    f[PROMPT_CWD].key = "\"cwd\":", f[PROMPT_TEXT].key = "\"prompt\":", f[PROMPT_EVENT].key = "\"hook_event_name\":";
+    if (!read_payload() || !read_fields(payload.bytes, payload.bytes + payload.n, &h, f, PROMPT_EVENT + 1)) return 0;
+    if (!f[PROMPT_CWD].text || !f[PROMPT_TEXT].text || f[PROMPT_TEXT].n > PROMPT_MAX) return 0;
+    h.cwd = f[PROMPT_CWD].at, h.cwd_n = f[PROMPT_CWD].n;
+    WCHAR *record = passed_record(&h, L".prompt", L"KEEPER_LAUNCHER_PROMPT", L"KEEPER_LAUNCHER_KEY", &key);
+    if (!record) return 0;
+
+    WIN32_FILE_ATTRIBUTE_DATA written;
+    DWORD size = 0, held_n, names_n;
+    char *body = read_record(record, PROMPT_RECORD_MAX, &size, &written);
+    if (!body) return 0;
+    char *cursor = body, *stop = body + size;
+    WCHAR *tag = line_at(&cursor, stop), *found = line_at(&cursor, stop), *tally = line_at(&cursor, stop);
+    WCHAR *stats = line_at(&cursor, stop), *python = line_at(&cursor, stop), *claude = line_at(&cursor, stop);
+    if (!claude || !is(tag, L"keeper-prompt 1") || !is(found, key)) return 0;
+    Memory m = {0};
+    if (!read_memory(&cursor, stop, &m)) return 0;
+    const char *held = next_line(&cursor, stop, &held_n);
+    WCHAR *folder = held ? line_at(&cursor, stop) : NULL;
+    const char *names = folder ? next_line(&cursor, stop, &names_n) : NULL;
+    if (!names || !settings_hold(&cursor, stop, written.ftLastWriteTime, 1)) return 0;
+    if (!absolute(tally) || !plain_file(tally) || !absolute(stats) || !plain_file(stats) || !is_file(python)) return 0;
+    WCHAR *config = env(L"CLAUDE_CONFIG_DIR"); /* Claude Code's folder, where its auto memory is */
+    if (!is(claude, config ? config : L"")) return 0;
+    m.held = spaced_words(held, held_n);
+    if (!answers_nothing(f[PROMPT_TEXT].at, f[PROMPT_TEXT].n, &m)) return 0;
+    if (m.mode_n == 4 && same_bytes(m.mode, "gate", 4) && !(absolute(folder) && lists_names(folder, names, names_n)))
+        return 0; /* the session files the gate holds, as it listed them */
+    long long place;
+    if (!append_tally(tally, "p", &place)) return 0;
+    append_hook_line(stats, L"user-prompt-submit");
     write_str(STD_OUTPUT_HANDLE, "{}");
     return 1;
 }
@@ -1228,6 +1602,7 @@ static DWORD launch(void) {
         counting = GetFileType(GetStdHandle(STD_INPUT_HANDLE)) != FILE_TYPE_CHAR; /* Codex: no arguments */
     if (counting && count_without_python(argv, argc, &named)) return 0;
     if (argc == 3 && hook && is(event, L"stop") && stop_without_python()) return 0; /* a Stop with nothing new */
+    if (argc == 3 && hook && is(event, L"user-prompt-submit") && prompt_without_python()) return 0; /* nothing to recall */
     if (named) { /* Python gets the event the payload named */
         WCHAR **given = argv;
         argv = alloc(4 * sizeof(WCHAR *));

@@ -83,6 +83,16 @@ def payload(session: str, cwd: Path, event: str = "PostToolUse", **fields: Any) 
     return {**head, "tool_input": {"command": "pytest -q"}, **outcome, **fields, "tool_use_id": "toolu_01"}
 
 
+def reply_of(stdout: bytes) -> dict[str, Any]:
+    """A hook's reply, as two stores' replies compare: without what differs by the clock alone."""
+    out = re.sub(rb"KEEPER_[0-9A-F]{12}", b"KEEPER_MARK", stdout)  # a fresh heredoc mark
+    # the clock's minute, which two worlds' saves may fall either side of (a session file's name and heading)
+    out = re.sub(rb"\d{4}-\d\d-\d\d(_\d{4})?|\b\d\d:\d\d\b", b"WHEN", out)
+    reply = json.loads(out)
+    assert isinstance(reply, dict), stdout
+    return reply
+
+
 class World:
     """One store, reached either through the launcher (``launcher=True``) or through Keeper alone."""
 
@@ -100,12 +110,7 @@ class World:
         command += ["hook", event] if args is None else args
         stdin = body if isinstance(body, str) else json.dumps(body, separators=(",", ":"))
         done = subprocess.run(command, input=stdin.encode(), env=self.env, capture_output=True, timeout=60, check=True)
-        out = re.sub(rb"KEEPER_[0-9A-F]{12}", b"KEEPER_MARK", done.stdout)  # a fresh heredoc mark
-        # the clock's minute, which two worlds' saves may fall either side of (a session file's name and heading)
-        out = re.sub(rb"\d{4}-\d\d-\d\d(_\d{4})?|\b\d\d:\d\d\b", b"WHEN", out)
-        reply = json.loads(out)
-        assert isinstance(reply, dict), done.stdout
-        return reply
+        return reply_of(done.stdout)
 
     def save(self, session: str, summary: str) -> None:
         env = {**self.env, "CLAUDE_CODE_SESSION_ID": session}

@@ -75,6 +75,7 @@ class Stops:
         self.alone = World(base / "alone", project, launcher=False)
         self.reply, self.step_no = REPLIES[0], 0
         self.rekeyed = False  # settings or environment changed since the last Stop
+        self.settled: str | None = None  # the settings file's text at the last Stop
         self.grow()
         aged(self.transcript)
 
@@ -107,6 +108,8 @@ class Stops:
             expected = quiet and not self.rekeyed
             assert answered_alone == expected, f"launcher answered: {answered_alone}, Keeper finds nothing new: {quiet}"
         self.rekeyed = False
+        config = self.project / ".claude" / "keeper.yaml"
+        self.settled = config.read_text() if config.exists() else None
         return through
 
 
@@ -162,9 +165,11 @@ def settings_files(stops: Stops) -> list[Path]:
 
 
 def _settings(stops: Stops, text: str, older: bool = False) -> None:
-    project, stops.rekeyed = stops.project, True
+    project = stops.project
     config = project / ".claude" / "keeper.yaml"
     config.parent.mkdir(exist_ok=True)
+    # the launcher holds the bytes Keeper read at the last Stop: those put back with an older mtime are its settings
+    stops.rekeyed = not older or text != stops.settled
     if older:  # replaced by a file of the same size with an older mtime, as mv and rsync -a leave it
         other = project / "other.yaml"
         other.write_text(text)

@@ -17,6 +17,7 @@ import os
 import shutil
 import subprocess
 import sys
+import tempfile
 import time
 import zipfile
 from collections.abc import Iterator, Sequence
@@ -25,11 +26,16 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from hypothesis import HealthCheck, example, given, settings
+from hypothesis import strategies as st
 
+from keeper.hooks import entry, quietprompt
 from keeper.plugin import bootstrap
 from tests.allowance_vectors import VECTORS, lay_out
-from tests.conftest import REPO
+from tests.conftest import LONG, REPO
 from tests.releases import PACKAGES
+from tests.test_launcher_prompt import cases as prompt_cases
+from tests.test_launcher_prompt import launcher_says_quiet, python_says_quiet
 
 TOOLS = ("wine", "wineserver", "x86_64-w64-mingw32-gcc")
 MISSING = [tool for tool in TOOLS if shutil.which(tool) is None]
@@ -712,3 +718,211 @@ def test_a_hook_a_keeper_pip_installed_cannot_import_goes_to_its_keeper_exe_with
     assert done.returncode == 0 and json.loads(done.stdout) == {}
     assert len(calls(python)) == 1
     assert calls(keeper) == [([win(keeper), "hook", event], payload)]
+
+
+# -- a prompt with nothing to recall answered without Python (issue 43; the record: keeper/hooks/quietprompt.py) --
+
+QUIET = "rename the parser module please"  # none of HELD's terms
+HELD = {"fix", "flaki", "checkout", "test", "freez", "clock", "invoic", "export"}  # the gate's terms
+
+
+def prompt(text: str = QUIET, **fields: object) -> bytes:
+    """A UserPromptSubmit payload as Claude Code on Windows writes it: compact, letters as they are."""
+    body = {
+        "session_id": "s-1",
+        "transcript_path": "C:\\Users\\\u00fc\\.claude\\projects\\x\\s-1.jsonl",
+        "cwd": "C:\\work\\api \u00fc",
+        "permission_mode": "default",
+        "hook_event_name": "UserPromptSubmit",
+        "prompt": text,
+        **fields,
+    }
+    return json.dumps(body, separators=(",", ":"), ensure_ascii=False).encode("utf-8", "surrogatepass")
+
+
+@dataclass
+class Gate:
+    """Keeper's part after a prompt whose gate it kept: the files its record names, and the record."""
+
+    record: Path
+    lines: list[bytes]
+    files: dict[str, Path]
+
+    def write(self, held: set[str], mode: str = "gate") -> None:
+        """The record as ``quietprompt.Launcher.vouch`` writes it, for the ``held`` terms."""
+        lines = list(self.lines)
+        lines[6] = mode.encode()
+        keys = quietprompt.keys_of(("\n" + "\n".join(held) + "\n").encode("utf-8", "surrogatepass"))
+        lines[12] = (" " + " ".join(sorted(keys)) + " ").encode()
+        self.record.write_bytes(b"".join(line + b"\n" for line in lines))
+
+
+def gate_record(plugin: Plugin, python: Path, tmp_path: Path) -> Gate:
+    """A store with two session files, a settings file and a kept gate, each older than the record that
+    names them (the gate file and the newest session file by a twin of their mtime)."""
+    store = tmp_path / "store \u00fc"
+    sessions = store / "sessions"
+    sessions.mkdir(parents=True)
+    files = {name: store / name for name in ("s-1.tally", "hooks.stats", "recall-gate", "config.yaml")}
+    files.update({name: sessions / name for name in ("2026-11-20_0900.md", "2026-11-21_1000.md")})
+    files["s-1.tally"].write_bytes(b"p")
+    files["hooks.stats"].write_text("user-prompt-submit\t0\t3.0\n", encoding="utf-8")
+    files["config.yaml"].write_text("auto_recall: true\n", encoding="utf-8")
+    for name in ("recall-gate", "config.yaml", "2026-11-20_0900.md", "2026-11-21_1000.md"):
+        files[name].touch()
+        then = time.time() - 60
+        os.utime(files[name], (then, then + 0.123))  # Keeper vouches for no file dated to the whole second
+    asked = passed(python, len(calls(python)) - 1)
+    record = plugin.data / "counter" / "s-1.prompt"
+    assert asked["KEEPER_LAUNCHER_PROMPT"] == win(record)
+    head = ["keeper-prompt 1", asked["KEEPER_LAUNCHER_KEY"], win(files["s-1.tally"]), win(files["hooks.stats"])]
+    head += [win(python), "", "gate", *quietprompt.record_words(entry.OWN_REQUEST), "", win(sessions)]
+    head.append("/".join(sorted(p.name for p in sessions.iterdir())))
+    held = files["config.yaml"].read_text(encoding="utf-8")
+    head += [f"+{win(files['config.yaml'])}", f"={len(held)}", held, f"-{win(store / 'missing.yaml')}"]
+    record.parent.mkdir(exist_ok=True)
+    for i, name in enumerate(("recall-gate", "2026-11-21_1000.md")):
+        twin = Path(f"{record}.twin.{i}")
+        twin.touch()
+        os.utime(twin, ns=(files[name].stat().st_mtime_ns, files[name].stat().st_mtime_ns))
+        head += [f"+{win(files[name])}", f"@{win(twin)}"]
+    head += [f"-{win(store / 's-1.start')}", "end"]
+    gate = Gate(record, [line.encode() for line in head], files)
+    gate.write(HELD)
+    return gate
+
+
+def _prompt_change(gate: Gate, plugin: Plugin, how: str) -> tuple[bytes, dict[str, str]]:
+    """What makes the vouched-for memory or prompt another one; the payload and variables it then comes with."""
+    sessions = gate.files["2026-11-21_1000.md"].parent
+    texts = {
+        "a prompt that recalls": "the flaky checkout test is back, freezing the clock again?",
+        "a digit": QUIET + " 2 times",
+        "a date word": QUIET + " yesterday",
+        "a slip in a date word": QUIET + " yestrday",
+        "a command": "  /keeper:save " + QUIET,
+        "Keeper's own request": entry.OWN_REQUEST + QUIET,
+        "a letter of another script": QUIET.replace("module", "modul\u00e9"),
+        "an escaped backslash": QUIET + " C:\\x",
+        "a prompt over 4096 bytes": (QUIET + " ") * 140,
+    }
+    if how in texts:
+        return prompt(texts[how]), {}
+    if how == "a session file added":
+        (sessions / "2026-11-22_1100.md").write_text("# Session\n", encoding="utf-8")
+    elif how == "a session file removed":
+        (sessions / "2026-11-20_0900.md").unlink()
+    elif how == "a hidden session file":
+        (sessions / ".draft.md").write_text("# Session\n", encoding="utf-8")
+    elif how == "the newest session file replaced by an older one":
+        os.utime(gate.files["2026-11-21_1000.md"], (time.time() - 3600, time.time() - 3600))
+    elif how == "the gate kept again":
+        gate.files["recall-gate"].touch()
+    elif how == "settings edited":
+        gate.files["config.yaml"].write_text("auto_recall: no\n", encoding="utf-8")
+    elif how == "the tally gone":
+        gate.files["s-1.tally"].unlink()
+    elif how == "Claude Code's folder":
+        return prompt(), {"CLAUDE_CONFIG_DIR": "C:\\claude"}
+    elif how == "the prompt twice":
+        return prompt()[:-1] + b',"prompt":"what did the flaky checkout test do"}', {}
+    elif how == "a number JSON does not allow":
+        return prompt().replace(b'"permission_mode":"default"', b'"n":01'), {}
+    else:
+        assert how == "a control character in a string"
+        return prompt().replace(b'"permission_mode":"default"', b'"n":"a\tb"'), {}
+    return prompt(), {}
+
+
+PROMPT_CHANGES = [
+    "a prompt that recalls",
+    "a digit",
+    "a date word",
+    "a slip in a date word",
+    "a command",
+    "Keeper's own request",
+    "a letter of another script",
+    "an escaped backslash",
+    "a prompt over 4096 bytes",
+    "a session file added",
+    "a session file removed",
+    "a hidden session file",
+    "the newest session file replaced by an older one",
+    "the gate kept again",
+    "settings edited",
+    "the tally gone",
+    "Claude Code's folder",
+    "the prompt twice",
+    "a number JSON does not allow",
+    "a control character in a string",
+]
+
+
+@pytest.mark.parametrize("how", PROMPT_CHANGES)
+def test_a_prompt_keeper_vouched_for_starts_no_python_and_anything_new_does(
+    plugin: Plugin, tmp_path: Path, how: str
+) -> None:
+    python = plugin.env_python(out="{}")
+    done = plugin.run(["hook", "user-prompt-submit"], stdin=prompt())
+    assert done.returncode == 0 and calls(python)[0] == (
+        [win(python), "-I", "-S", "-c", CODE_HOOK, ANY_SITE, "hook", "user-prompt-submit"],
+        prompt(),
+    )
+    gate = gate_record(plugin, python, tmp_path)
+    for text in (QUIET, "yes", "Please add a parser for the CLI flags"):  # {}, the turn and the hook log's line
+        done = plugin.run(["hook", "user-prompt-submit"], stdin=prompt(text))
+        assert (done.returncode, done.stdout) == (0, b"{}")
+    assert len(calls(python)) == 1
+    assert gate.files["s-1.tally"].read_bytes() == b"pppp"
+    log = gate.files["hooks.stats"].read_text(encoding="utf-8").splitlines()
+    assert log[1:] == ["user-prompt-submit\t0\t0.0"] * 3
+    body, extra = _prompt_change(gate, plugin, how)
+    plugin.run(["hook", "user-prompt-submit"], stdin=body, extra=extra)
+    assert len(calls(python)) == 2 and calls(python)[1][1] == body  # Keeper decides, given the payload whole
+    assert not gate.files["s-1.tally"].exists() or gate.files["s-1.tally"].read_bytes() == b"pppp"
+
+
+def test_with_automatic_recall_off_keeper_exe_answers_every_prompt_but_a_command(
+    plugin: Plugin, tmp_path: Path
+) -> None:
+    python = plugin.env_python(out="{}")
+    plugin.run(["hook", "user-prompt-submit"], stdin=prompt())
+    gate = gate_record(plugin, python, tmp_path)
+    gate.write(HELD, mode="quiet")
+    for text in ("the flaky checkout test is back, freezing the clock again?", "what did we do 2 days ago"):
+        assert plugin.run(["hook", "user-prompt-submit"], stdin=prompt(text)).stdout == b"{}"
+    assert len(calls(python)) == 1
+    plugin.run(["hook", "user-prompt-submit"], stdin=prompt("/keeper:save"))
+    assert len(calls(python)) == 2
+    gate.write(HELD, mode="short")  # only a prompt of fewer words than Keeper tries
+    assert plugin.run(["hook", "user-prompt-submit"], stdin=prompt("yes go on")).stdout == b"{}"
+    plugin.run(["hook", "user-prompt-submit"], stdin=prompt(QUIET))
+    assert len(calls(python)) == 3
+
+
+@settings(max_examples=40 if LONG else 8, deadline=None, suppress_health_check=list(HealthCheck))
+@given(batch=st.lists(prompt_cases(), min_size=1, max_size=6))
+@example(batch=[({"hope", "run"}, "hoping to keep running it"), ({"die", "fli"}, "dying birds were flying south")])
+@example(batch=[({"abbl", "go"}, "abbilities went somewhere nice"), ({"clock"}, "getUserById and HTTPServer clock")])
+def test_keeper_exe_answers_a_prompt_exactly_when_the_bash_launcher_does(
+    plugin: Plugin, tmp_path: Path, batch: list[tuple[set[str], str]]
+) -> None:
+    """Random prompts against random held terms (tests/test_launcher_prompt.py's generator): keeper.exe
+    answers one itself exactly when launcher/prompt.bash does, never one Keeper's gate would search for,
+    and then appends what bash and Keeper append."""
+    python = plugin.data / "env" / KEY / "Scripts" / "python.exe"
+    if not python.exists():  # the first example: Keeper's first prompt, which the next ones' record follows
+        python = plugin.env_python(out="{}")
+        plugin.run(["hook", "user-prompt-submit"], stdin=prompt())
+    gate = gate_record(plugin, python, Path(tempfile.mkdtemp(dir=tmp_path)))
+    for (held, text), bash_says in zip(batch, launcher_says_quiet(batch)):
+        gate.write(held)
+        before, tally = len(calls(python)), gate.files["s-1.tally"].read_bytes()
+        done = plugin.run(["hook", "user-prompt-submit"], stdin=prompt(text))
+        answered = len(calls(python)) == before
+        assert answered == bash_says, (text, sorted(held))
+        assert not answered or python_says_quiet(held, text), (text, sorted(held))
+        assert gate.files["s-1.tally"].read_bytes() == tally + b"p" * answered
+        assert done.stdout == b"{}"
+    log = gate.files["hooks.stats"].read_text(encoding="utf-8").splitlines()[1:]
+    assert log == ["user-prompt-submit\t0\t0.0"] * len(log)

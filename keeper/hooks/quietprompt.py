@@ -2,19 +2,20 @@
 
 Most prompts recall nothing, and Keeper knows so before it opens the index (``keeper.recall.gate``):
 fewer than ``prompts.MIN_HITS`` of the prompt's terms are held anywhere in the memory, or it is too
-short to try (``prompts.AUTO_MIN_WORDS``), or automatic recall is off. Python alone costs such a
-prompt more than its budget, so when the plugin's launcher (``launcher/prompt.bash``) passed a prompt
-on, ``Launcher.vouch`` writes ``$CLAUDE_PLUGIN_DATA/counter/<session>.prompt``: the launcher's key,
-the tally and hook log the answer appends to, the settings' bytes, every file the gate rests on (each
-older than the record and of the mtime the gate holds, by a twin as the Stop's record), and what bash
-needs to tell with builtins alone that a prompt holds fewer than ``MIN_HITS`` held terms: the
-``PREFIX``-letter beginnings of the held terms (``y`` read as ``i``), which a prompt word's term
-always shares with the word (see ``keys_of``), the stop words, the date words that send a prompt to
-the search (``keeper.recall.dates``), and Keeper's own request's opening. The record says nothing
-about any one prompt: it vouches for the memory as the gate saw it, and the launcher counts, for each
-prompt, at least as many held terms as Python would (``tests/test_launcher_prompt.py`` proves it by
-property tests). Dated, like the allowance, from before Keeper read anything; whatever Keeper cannot
-vouch for, it withdraws. docs/counter.md writes the record down.
+short to try (``prompts.AUTO_MIN_WORDS``), or automatic recall is off. Python alone costs such a prompt
+more than its budget, so when the plugin's launcher (``launcher/prompt.bash``; on Windows
+``launcher/keeper.c``, the paths then in Windows form) passed a prompt on, ``Launcher.vouch`` writes
+``$CLAUDE_PLUGIN_DATA/counter/<session>.prompt``: the launcher's key, the tally and hook log the answer
+appends to, the settings' bytes, every file the gate rests on (each older than the record and of the
+mtime the gate holds, by a twin as the Stop's record), and what the launcher needs to tell (bash with
+builtins alone) that a prompt holds fewer than ``MIN_HITS`` held terms: the ``PREFIX``-letter beginnings
+of the held terms (``y`` read as ``i``), which a prompt word's term always shares with the word (see
+``keys_of``), the stop words, the date words that send a prompt to the search (``keeper.recall.dates``),
+and Keeper's own request's opening. The record says nothing about any one prompt: it vouches for the
+memory as the gate saw it, and the launcher counts, for each prompt, at least as many held terms as
+Python would (``tests/test_launcher_prompt.py`` proves it by property tests). Dated, like the allowance,
+from before Keeper read anything; whatever Keeper cannot vouch for, it withdraws. docs/counter.md writes
+the record down.
 """
 
 from __future__ import annotations

@@ -2,7 +2,8 @@
  *
  * Each run records what it received beside itself, in <exe>.calls/<n>.argv (its arguments as the
  * C runtime split them, UTF-8, each followed by a NUL byte), <n>.env (KEEPER_COUNTER, KEEPER_COUNTER_KEY,
- * KEEPER_COUNTED, KEEPER_LAUNCHER_STOP and KEEPER_LAUNCHER_KEY when set, as NAME=value, each followed by a NUL byte) and <n>.stdin (the bytes it read), then
+ * KEEPER_COUNTED, KEEPER_LAUNCHER_STOP, KEEPER_LAUNCHER_PROMPT and KEEPER_LAUNCHER_KEY when set, as NAME=value, each
+ * followed by a NUL byte) and <n>.stdin (the bytes it read), then
  * answers as told by files beside it:
  *   - asked the launcher's Python probe (-c "...version_info >= (3, 9)..." FILE), it prints FILE's
  *     size, as a real Python 3.9+ would, unless <exe>.fake exists (then it acts as the Microsoft
@@ -65,9 +66,9 @@ int wmain(int argc, wchar_t **argv) {
     CloseHandle(record);
     swprintf(path, 4200, L"%ls\\%d.env", calls, k); /* the variables keeper.exe passes to Keeper (issue 33) */
     record = CreateFileW(path, GENERIC_WRITE, 0, NULL, CREATE_ALWAYS, 0, NULL);
-    const wchar_t *names[] = {L"KEEPER_COUNTER", L"KEEPER_COUNTER_KEY", L"KEEPER_COUNTED", L"KEEPER_LAUNCHER_STOP",
-                              L"KEEPER_LAUNCHER_KEY"};
-    for (int i = 0; i < 5; i++) {
+    const wchar_t *names[] = {L"KEEPER_COUNTER",       L"KEEPER_COUNTER_KEY",     L"KEEPER_COUNTED",
+                              L"KEEPER_LAUNCHER_STOP", L"KEEPER_LAUNCHER_PROMPT", L"KEEPER_LAUNCHER_KEY"};
+    for (int i = 0; i < 6; i++) {
         wchar_t value[8192], line[8400];
         if (!GetEnvironmentVariableW(names[i], value, 8192)) continue;
         char utf8[32768];
