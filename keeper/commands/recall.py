@@ -23,7 +23,7 @@ def run_recall(args: argparse.Namespace) -> int:
     limit = args.limit if args.limit and args.limit > 0 else at.cfg.recall_limit
     results = search.search(at.project, query, limit=limit, scope=args.scope, team=at.cfg.team)
     found = _json_items(at, results) if getattr(args, "json", False) else []  # text: redacted as a whole
-    common.emit(args, found, lambda: [context.recall_block(query, results, limit_chars=1 << 30)])
+    common.emit(args, found, lambda: [context.recall_block(query, results, 1 << 30, at.cfg.redact_patterns)])
     return 0
 
 
