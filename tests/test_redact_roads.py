@@ -110,3 +110,18 @@ def test_a_new_pattern_is_a_new_session_start(
     (store / "config.yaml").write_text(PATTERN, encoding="utf-8")
     again = _hook("session-start", "", monkeypatch, capsys)
     assert SECRET not in again and HIDDEN in again
+
+
+@pytest.mark.parametrize("flag", [[], ["--json"]])
+def test_status_names_a_stale_item_without_the_secret(
+    flag: list[str], project_dir: Path, store: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    code = project_dir / "src" / "zebra_sign.py"
+    code.parent.mkdir()
+    code.write_text("SIGN = 1\n", encoding="utf-8")
+    assert main(["save", "--decision", f"zebracorn signing lives in src/zebra_sign.py with {SECRET}"]) == 0
+    code.unlink()
+    (store / "config.yaml").write_text(PATTERN, encoding="utf-8")
+    capsys.readouterr()
+    out = _cli(capsys, "status", *flag)
+    assert "zebra_sign.py is gone" in out and SECRET not in out and "[REDACTED:" in out  # the text cuts the item
