@@ -21,6 +21,7 @@ import pytest
 from hypothesis import HealthCheck, example, given, settings
 from hypothesis import strategies as st
 
+from tests.conftest import REPO
 from tests.test_launcher_counter import LAUNCHER, LONG, World, payload, python_starts, two_projects, two_repos
 from tests.test_launcher_counter import pytestmark as counter_marks
 
@@ -142,7 +143,12 @@ def test_the_stop_record_is_keepers_own(stops: Stops) -> None:
         os.fsencode(state / "hooks.stats"),
     ]
     assert lines[8:11] == [b"-" + os.fsencode(path) for path in settings_files(stops)]
-    assert lines[11] == b"+" + os.fsencode(stops.transcript) and lines[12].startswith(b"@" + os.fsencode(record) + b".")
+    version = (REPO / "keeper" / "__init__.py").read_bytes()  # Keeper's own: an upgrade in place is another Keeper
+    assert lines[11].endswith(b"/site-packages/keeper/__init__.py") and lines[12] == b"=%d" % len(version)
+    at = 13 + len(version.split(b"\n"))  # its bytes, then a line break
+    assert lines[13:at] == version.split(b"\n")
+    assert lines[at] == b"+" + os.fsencode(stops.transcript)
+    assert lines[at + 1].startswith(b"@" + os.fsencode(record) + b".")
     assert lines[-2:] == [b"end", b""]
     twins = sorted(p for p in record.parent.iterdir() if p.name.startswith(f"{SESSION}.stop."))
     assert twins and all(line[1:] in {os.fsencode(p) for p in twins} for line in lines if line.startswith(b"@"))
