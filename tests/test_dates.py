@@ -7,10 +7,12 @@ from datetime import date, timedelta
 from pathlib import Path
 
 import pytest
-from hypothesis import given
+from hypothesis import HealthCheck, example, given, settings
 from hypothesis import strategies as st
 
+from keeper.cli import main
 from keeper.recall import dates, search, tokens
+from tests.helpers import run_hook
 from tests.test_search import make_project
 
 DAYS = st.dates(min_value=date(1990, 1, 1), max_value=date(2150, 12, 31))
@@ -241,3 +243,18 @@ def test_a_year_int_refuses_is_no_year(prompt: str) -> None:
     day = dates.days_from_civil(2026, 11, 28)
     tokens.date_slots(prompt, day)
     tokens.words(prompt, day)
+
+
+@settings(max_examples=60, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+@given(DATED)
+@example("deployed the ledger on march 5 20²4 again")
+def test_the_prompt_hook_reads_any_number_or_date_without_an_error(
+    project_dir: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str], asked: str
+) -> None:
+    """The prompt hook answers every prompt; the tests fail on any ERROR Keeper logs."""
+    if not Path(project_dir, ".keeper-saved").exists():
+        assert main(["save", "--summary", "Deployed the ledger on 5 March 2024 and on 2024-03-07."]) == 0
+        Path(project_dir, ".keeper-saved").touch()
+    capsys.readouterr()
+    payload = {"session_id": "s-1", "cwd": str(project_dir), "prompt": f"what about the ledger deploy {asked}"}
+    run_hook("user-prompt-submit", payload, monkeypatch, capsys)
