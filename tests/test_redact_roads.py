@@ -18,6 +18,7 @@ import pytest
 from keeper.cli import main
 from keeper.store import identity, paths
 from tests.helpers import run_hook
+from tests.transcripts import realistic
 
 SECRET = "ACME-31337"
 PATTERN = 'redact_patterns:\n  - "ACME-[0-9]{5}"\n'
@@ -61,6 +62,11 @@ def _hook(event: str, prompt: str, monkeypatch: pytest.MonkeyPatch, capsys: pyte
     return json.dumps(run_hook(event, payload, monkeypatch, capsys), ensure_ascii=False)
 
 
+def _transcript(tmp_path: Path) -> Path:
+    """The agent's own transcript, which Keeper never wrote (``keeper transcript`` reads it)."""
+    return realistic(tmp_path / "t.jsonl").prompt(f"the zebracorn signing code is {SECRET}").path
+
+
 def _hub(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> str:
     _cli(capsys, "hub", "--out", str(tmp_path / "hub.html"))
     return (tmp_path / "hub.html").read_text(encoding="utf-8")
@@ -84,6 +90,8 @@ ROADS: dict[str, Road] = {
         "user-prompt-submit", "how does the zebracorn release pipeline sign builds every friday", m, c
     ),
     "session start": lambda t, m, c: _hook("session-start", "", m, c),
+    "transcript": lambda t, m, c: _cli(c, "transcript", str(_transcript(t))),
+    "transcript --json": lambda t, m, c: _cli(c, "transcript", str(_transcript(t)), "--json"),
     "hub": lambda t, m, c: _hub(t, c),
     "export": lambda t, m, c: _export(t, c),
 }
