@@ -38,6 +38,7 @@ def leaky(request: pytest.FixtureRequest, project_dir: Path, store: Path, capsys
     memory = Path(identity.make_project(identity.find_project_root(str(project_dir))).memory)
     text = memory.read_text(encoding="utf-8")
     note = f"\n- zebracorn hand note: rotate {SECRET} monthly, with {TOKEN} (2026-11-20)\n"
+    note += f"\n## Rotation {SECRET} {TOKEN}\n\n- zebracorn rotate signs weekly\n"  # a heading by hand
     memory.write_text(text.replace("\n## Current State", note + "\n## Current State"), encoding="utf-8")
     capsys.readouterr()
     settings = store / "config.yaml" if request.param == "store" else project_dir / ".claude" / "keeper.yaml"
@@ -51,10 +52,10 @@ def _cli(capsys: pytest.CaptureFixture[str], *argv: str) -> str:
     return capsys.readouterr().out
 
 
-def _recall_id(capsys: pytest.CaptureFixture[str]) -> str:
-    """A recall result whose section holds the secret."""
+def _recall_id(capsys: pytest.CaptureFixture[str], field: str = "snippet") -> str:
+    """A recall result whose section (or heading) holds the secret."""
     found = json.loads(_cli(capsys, "recall", "zebracorn", "rotate", "signs", "--json"))
-    return str(next(r["id"] for r in found if HIDDEN in r["snippet"]))
+    return str(next(r["id"] for r in found if HIDDEN in r[field]))
 
 
 def _hook(event: str, prompt: str, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]) -> str:
@@ -83,6 +84,7 @@ ROADS: dict[str, Road] = {
     "recall": lambda t, m, c: _cli(c, "recall", "zebracorn", "rotate", "signs"),
     "recall --json": lambda t, m, c: _cli(c, "recall", "zebracorn", "rotate", "signs", "--json"),
     "expand": lambda t, m, c: _cli(c, "expand", _recall_id(c)),
+    "expand --json": lambda t, m, c: _cli(c, "expand", _recall_id(c, "heading"), "--json"),
     "why": lambda t, m, c: _cli(c, "why", "zebracorn", "hand", "note"),
     "why --json": lambda t, m, c: _cli(c, "why", "zebracorn", "hand", "note", "--json"),
     "/keeper:recall": lambda t, m, c: _hook("user-prompt-submit", "/keeper:recall zebracorn rotate signs", m, c),
