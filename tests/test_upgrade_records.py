@@ -12,6 +12,8 @@ import sys
 from pathlib import Path
 from typing import Any
 
+import pytest
+
 from tests.conftest import REPO
 from tests.releases import built_wheel, pip_installed, working_tree
 from tests.test_launcher_counter import pytestmark as counter_marks
@@ -34,6 +36,7 @@ def newer_release(tmp_path: Path) -> Path:
     return built_wheel(tree)
 
 
+@pytest.mark.slow  # two wheels built, and pip run twice
 def test_a_prompt_record_of_the_release_before_an_upgrade_in_place_answers_nothing(tmp_path: Path) -> None:
     venv = pip_installed(tmp_path)
     project = tmp_path / "work" / "shop"
