@@ -37,6 +37,7 @@ def newer_release(tmp_path: Path) -> Path:
 
 
 @pytest.mark.slow  # two wheels built, and pip run twice
+@pytest.mark.needs("pip")
 def test_a_prompt_record_of_the_release_before_an_upgrade_in_place_answers_nothing(tmp_path: Path) -> None:
     venv = pip_installed(tmp_path)
     project = tmp_path / "work" / "shop"
