@@ -313,7 +313,7 @@ def test_the_launcher_answers_a_stop_exactly_when_keeper_finds_nothing_new(
     stops = Stops(Path(tempfile.mkdtemp(dir=tmp_path)), project_dir)
     _settings(stops, "final_save_min: 2\nsave_every: 4\n")
     aged(project_dir / ".claude" / "keeper.yaml")
-    for kind, pick in steps:
+    for i, (kind, pick) in enumerate(steps):
         if kind in ("same", "reply", "active"):
             stops.reply = REPLIES[pick] if kind == "reply" else stops.reply
             stops.stop(active=kind == "active")
@@ -328,8 +328,10 @@ def test_the_launcher_answers_a_stop_exactly_when_keeper_finds_nothing_new(
             _change(stops, "memory saved")
         elif kind == "settings":
             _settings(stops, f"final_save_min: {pick + 1}\nsave_every: 4\n")
-        else:
-            _change(stops, ["the transcript replaced by an older one", "settings replaced by an older file"][pick % 2])
+        elif pick % 2 == 0:
+            _change(stops, "the transcript replaced by an older one")
+        else:  # bytes no record held before: older bytes a record holds would rightly still hold
+            _settings(stops, f"final_save_min: 9\n# {i}\n", older=True)
         time.sleep(0.1)  # past the record's clock slack (what Keeper last wrote is older than its record)
     stops.stop()
     assert stops.launcher.record() == stops.alone.record()
