@@ -13,6 +13,11 @@ KEEPER_COUNT_MAX=65536 # a payload this long or longer goes to Python, read whol
 # leading zero nor stray sign (Python reads no payload that has one: no session, nothing counted).
 KEEPER_JSON_TEXT='"[^"\\[:cntrl:]]*"'
 KEEPER_JSON_PLAIN=$KEEPER_JSON_TEXT'|-?(0|[1-9][0-9]*)(\.[0-9]+)?([eE][+-]?[0-9]+)?|true|false|null'
+# Whether -nt and -ot compare file times to the nanosecond: bash 4.3 and later; 4.1 and 4.2 compare whole
+# seconds, too coarse to tell a file from one put in its place with an mtime in the same second (a twin
+# never holds there: Python decides). Lower case: not one of the KEEPER_* variables keeper_key holds.
+keeper_ns_times=
+((BASH_VERSINFO[0] > 4 || BASH_VERSINFO[1] >= 3)) && keeper_ns_times=1
 
 # Prints {} and exits when the tool use is counted within the allowance; returns otherwise, having
 # given stdin back (the bytes read so far, then the rest), set keeper_event when the payload named a
@@ -74,7 +79,8 @@ keeper_files_hold() {
         { IFS= read -r -d '' had <"$file"; } 2>/dev/null && return 1 # read drops a NUL: none may be there
         file='' ;;
       @/*) # a twin Keeper dated as it found the file: the same mtime, to the nanosecond where bash reads them
-        [[ $2 == *@* && -n $file && -f ${line:1} && ! $file -nt ${line:1} && ! $file -ot ${line:1} ]] || return 1
+        [[ $2 == *@* && -n $keeper_ns_times && -n $file && -f ${line:1} && ! $file -nt ${line:1} && ! $file -ot ${line:1} ]] ||
+          return 1
         file='' ;;
       -/*) [[ -e ${line:1} || -L ${line:1} ]] && return 1 ;;
       *) return 1 ;;

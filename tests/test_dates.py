@@ -7,10 +7,12 @@ from datetime import date, timedelta
 from pathlib import Path
 
 import pytest
-from hypothesis import given
+from hypothesis import HealthCheck, example, given, settings
 from hypothesis import strategies as st
 
+from keeper.cli import main
 from keeper.recall import dates, search, tokens
+from tests.helpers import run_hook
 from tests.test_search import make_project
 
 DAYS = st.dates(min_value=date(1990, 1, 1), max_value=date(2150, 12, 31))
@@ -178,3 +180,81 @@ def test_a_digit_int_refuses_is_no_date_and_no_crash(prompt: str) -> None:
     day = dates.days_from_civil(2026, 11, 28)
     tokens.date_slots(prompt, day)
     tokens.words(prompt, day)
+
+
+# digits of every kind: ASCII, superscript (isdigit, not isdecimal), Arabic-Indic and fullwidth
+# (isdecimal: int() reads them), circled and Roman (numeric only), math bold (decimal, outside the BMP)
+DIGITS = "0123456789" + "¹²³⁰⁴⁹" + "٠١٢٣٩" + "０１２９" + "①⑨Ⅻ½" + "𝟎𝟏𝟐"
+NUMBER = st.text(alphabet=DIGITS, min_size=1, max_size=5)
+DATE_WORD = st.sampled_from(
+    [
+        *tokens.MONTHS,
+        *MONTH_ABBREVIATIONS,
+        "may",
+        "the",
+        "of",
+        "on",
+        "ago",
+        "days",
+        "weeks",
+        "last",
+        "yesterday",
+        "few",
+        "several",
+        "st",
+        "nd",
+        "rd",
+        "th",
+        "2024",
+        "1999",
+        "31",
+        "7th",
+    ]
+)
+PIECE = st.one_of(NUMBER, DATE_WORD, st.tuples(NUMBER, st.sampled_from(["st", "nd", "th", ""])).map("".join))
+DATED = st.lists(
+    st.tuples(PIECE, st.sampled_from([" ", " ", "-", "/", ".", ", ", ":", "_"])), min_size=1, max_size=8
+).map(lambda parts: "".join(p + s for p, s in parts))
+
+
+@given(DATED, DATED)
+def test_recall_reads_any_number_or_date_without_raising(
+    tmp_path_factory: pytest.TempPathFactory, asked: str, said: str
+) -> None:
+    """Numbers and dates of any digits, in a prompt and in a session file: recall never raises
+    ("march 5 20²4": a year of four digits that int() refuses raised ValueError)."""
+    day = dates.days_from_civil(2026, 11, 28)
+    tokens.date_slots(asked, day)
+    tokens.words(asked, day)
+    folder = tmp_path_factory.mktemp("dated")
+    project = make_project(
+        folder,
+        {
+            "memory.md": f"# Project Memory: x\n\n## Current State\n\n- {said}\n",
+            "sessions/2026-11-20_1000.md": f"# Session\n\n## Saves\n\n{said}\n",
+        },
+    )
+    search.search(project, f"{asked} deploy", today=date(2026, 11, 28))
+    search.search(project, said, today=date(2026, 11, 28))
+
+
+@pytest.mark.parametrize("prompt", ["march 5 20²4", "on march 5th 20¹9 we deployed", "5 march 20²4 deploy"])
+def test_a_year_int_refuses_is_no_year(prompt: str) -> None:
+    day = dates.days_from_civil(2026, 11, 28)
+    tokens.date_slots(prompt, day)
+    tokens.words(prompt, day)
+
+
+@settings(max_examples=60, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+@given(DATED)
+@example("deployed the ledger on march 5 20²4 again")
+def test_the_prompt_hook_reads_any_number_or_date_without_an_error(
+    project_dir: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str], asked: str
+) -> None:
+    """The prompt hook answers every prompt; the tests fail on any ERROR Keeper logs."""
+    if not Path(project_dir, ".keeper-saved").exists():
+        assert main(["save", "--summary", "Deployed the ledger on 5 March 2024 and on 2024-03-07."]) == 0
+        Path(project_dir, ".keeper-saved").touch()
+    capsys.readouterr()
+    payload = {"session_id": "s-1", "cwd": str(project_dir), "prompt": f"what about the ledger deploy {asked}"}
+    run_hook("user-prompt-submit", payload, monkeypatch, capsys)

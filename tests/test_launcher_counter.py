@@ -201,10 +201,15 @@ def test_the_allowance_record_is_keepers_own(world: World, project_dir: Path) ->
         str(state / "hooks.stats"),
     ]  # 1 used, 2 more allowed
     assert lines[5] == str(world.data / "env" / os.listdir(world.data / "env")[0] / "bin" / "python")
+    version = REPO / "keeper" / "__init__.py"  # Keeper's own, as it runs: an upgrade in place is another Keeper
+    site = lines[5].rsplit("/bin/", 1)[0] + f"/lib/python{sys.version_info[0]}.{sys.version_info[1]}/site-packages"
     assert lines[6:] == [
         f"-{world.store / 'config.yaml'}",
         f"-{project_dir / '.claude' / 'keeper.yaml'}",
         f"-{world.store / paths.PINS_FILE}",
+        f"+{site}/keeper/__init__.py",
+        f"={len(version.read_bytes())}",
+        *version.read_text(encoding="utf-8").split("\n"),  # its bytes, then a line break
         "end",
     ]
     assert "KEEPER_COUNTER" not in lines[1]  # the launcher's own variables are not part of its key

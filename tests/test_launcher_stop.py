@@ -21,6 +21,7 @@ import pytest
 from hypothesis import HealthCheck, example, given, settings
 from hypothesis import strategies as st
 
+from tests.conftest import REPO
 from tests.test_launcher_counter import LAUNCHER, LONG, World, payload, python_starts, two_projects, two_repos
 from tests.test_launcher_counter import pytestmark as counter_marks
 
@@ -145,7 +146,12 @@ def test_the_stop_record_is_keepers_own(stops: Stops) -> None:
         os.fsencode(state / "hooks.stats"),
     ]
     assert lines[8:11] == [b"-" + os.fsencode(path) for path in settings_files(stops)]
-    assert lines[11] == b"+" + os.fsencode(stops.transcript) and lines[12].startswith(b"@" + os.fsencode(record) + b".")
+    version = (REPO / "keeper" / "__init__.py").read_bytes()  # Keeper's own: an upgrade in place is another Keeper
+    assert lines[11].endswith(b"/site-packages/keeper/__init__.py") and lines[12] == b"=%d" % len(version)
+    at = 13 + len(version.split(b"\n"))  # its bytes, then a line break
+    assert lines[13:at] == version.split(b"\n")
+    assert lines[at] == b"+" + os.fsencode(stops.transcript)
+    assert lines[at + 1].startswith(b"@" + os.fsencode(record) + b".")
     assert lines[-2:] == [b"end", b""]
     twins = sorted(p for p in record.parent.iterdir() if p.name.startswith(f"{SESSION}.stop."))
     assert twins and all(line[1:] in {os.fsencode(p) for p in twins} for line in lines if line.startswith(b"@"))
@@ -312,7 +318,7 @@ def test_the_launcher_answers_a_stop_exactly_when_keeper_finds_nothing_new(
     stops = Stops(Path(tempfile.mkdtemp(dir=tmp_path)), project_dir)
     _settings(stops, "final_save_min: 2\nsave_every: 4\n")
     aged(project_dir / ".claude" / "keeper.yaml")
-    for kind, pick in steps:
+    for i, (kind, pick) in enumerate(steps):
         if kind in ("same", "reply", "active"):
             stops.reply = REPLIES[pick] if kind == "reply" else stops.reply
             stops.stop(active=kind == "active")
@@ -327,8 +333,10 @@ def test_the_launcher_answers_a_stop_exactly_when_keeper_finds_nothing_new(
             _change(stops, "memory saved")
         elif kind == "settings":
             _settings(stops, f"final_save_min: {pick + 1}\nsave_every: 4\n")
-        else:
-            _change(stops, ["the transcript replaced by an older one", "settings replaced by an older file"][pick % 2])
+        elif pick % 2 == 0:
+            _change(stops, "the transcript replaced by an older one")
+        else:  # bytes no record held before: older bytes a record holds would rightly still hold
+            _settings(stops, f"final_save_min: 9\n# {i}\n", older=True)
         time.sleep(0.1)  # past the record's clock slack (what Keeper last wrote is older than its record)
     stops.stop()
     assert stops.launcher.record() == stops.alone.record()

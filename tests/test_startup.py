@@ -387,6 +387,7 @@ BUDGETS = {  # (modules beyond a bare interpreter, files opened, folders listed)
         | {"keeper.store.repo", "keeper.store.sessions", "keeper.store.stale", "keeper.store.verdicts", "keeper.text"}
         | {"keeper.store.loads"}  # the tally of what sessions did with what they were shown
         | {"keeper.hooks.clock"}
+        | {"keeper.redact"}  # the context redacted, with the user's patterns (its rules only where a keyword is)
         | KEPT,
         16,  # loads.cache, the kept answer and verdicts (each kept through a temporary file), the newest list twice
         1,

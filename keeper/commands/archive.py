@@ -63,6 +63,23 @@ class ProjectFiles:
     def is_empty(self) -> bool:
         return self.memory is None and not self.sessions
 
+    def redact(self, folder: paths.Project) -> None:
+        """Every text redacted as a save into ``folder`` is (the built-in rules and its patterns), as
+        what a sync pushes is: memory.md is edited by hand and a pattern may be newer than a save;
+        an import of the archive would redact it so anyway."""
+        from keeper import redact
+        from keeper.exchange.landing import patterns
+
+        rules = patterns(folder)
+        self.memory, self.origins = (
+            redact.redact(t, rules) if t is not None else None for t in (self.memory, self.origins)
+        )
+        self.sessions = {name: redact.redact(text, rules) for name, text in self.sessions.items()}
+        if self.provenance is not None:
+            owned = json.loads(self.provenance)
+            hidden = redact.redact_values(owned, rules)
+            self.provenance = self.provenance if hidden == owned else json.dumps(hidden, ensure_ascii=False)
+
 
 class Listed(Record):
     """One project as the manifest lists it: for a person reading the archive, and its repository
@@ -254,7 +271,7 @@ def _take(archive: Archive, member: str, path: str) -> None:
 
 def _take_project(archive: Archive, folder: str, pid: str) -> None:
     """Add one project's files (``paths.durable_files``) and the record of which memory.md lines are
-    Keeper's, read under its lock: a save writes memory.md and memory.json together."""
+    Keeper's, read under its lock (a save writes memory.md and memory.json together), redacted."""
     if not os.path.isdir(folder):
         return
     at = f"{paths.PROJECTS_DIR}/{pid}"
@@ -264,6 +281,8 @@ def _take_project(archive: Archive, folder: str, pid: str) -> None:
             if kind == paths.MEMORY:
                 record = os.path.join(folder, paths.STATE_DIR, PROVENANCE)
                 _take(archive, f"{at}/{paths.STATE_DIR}/{PROVENANCE}", record)
+    if pid in archive.projects:
+        archive.projects[pid].redact(paths.Project("", pid, folder))
 
 
 def _title(text: str | None) -> str | None:
@@ -288,6 +307,7 @@ def collect(project: paths.Project | None) -> Archive:
             ids = []
         for _, path in paths.durable_files(paths.global_dir(), paths.GLOBAL_DIR):
             _take(archive, f"{paths.GLOBAL_DIR}/{os.path.basename(path)}", path)
+        _redact_global(archive)
     for pid in ids:
         try:
             identity.check_pinned_name(pid, "store")
@@ -297,6 +317,16 @@ def collect(project: paths.Project | None) -> Archive:
         _take_project(archive, os.path.join(base, pid), pid)
     archive.projects = {pid: files for pid, files in archive.projects.items() if not files.is_empty()}
     return archive
+
+
+def _redact_global(archive: Archive) -> None:
+    """The global memory and its record redacted as a global save is (the global patterns)."""
+    from keeper.exchange.landing import GLOBAL
+
+    files = ProjectFiles()
+    files.memory, files.origins = archive.global_memory, archive.global_origins
+    files.redact(paths.Project("", GLOBAL, paths.global_dir()))
+    archive.global_memory, archive.global_origins = files.memory, files.origins
 
 
 def _members(archive: Archive) -> list[tuple[str, str]]:

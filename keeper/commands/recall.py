@@ -23,7 +23,7 @@ def run_recall(args: argparse.Namespace) -> int:
     limit = args.limit if args.limit and args.limit > 0 else at.cfg.recall_limit
     results = search.search(at.project, query, limit=limit, scope=args.scope, team=at.cfg.team)
     found = _json_items(at, results) if getattr(args, "json", False) else []  # text: redacted as a whole
-    common.emit(args, found, lambda: [context.recall_block(query, results, limit_chars=1 << 30)])
+    common.emit(args, found, lambda: [context.recall_block(query, results, 1 << 30, at.cfg.redact_patterns)])
     return 0
 
 
@@ -33,7 +33,10 @@ def _json_items(at: Resolved, results: list[search.Result]) -> list[dict[str, ob
     from keeper.commands import why
     from keeper.redact import redact
 
-    found = [{**r.as_dict(), "snippet": redact(r.snippet, at.cfg.redact_patterns)} for r in results]
+    rules = at.cfg.redact_patterns  # the heading too: memory.md's headings are written by hand
+    found = [
+        {**r.as_dict(), "heading": redact(r.chunk.heading, rules), "snippet": redact(r.snippet, rules)} for r in results
+    ]
     for item, r in zip(found, results):
         item["provenance"] = why.carried(at.project, r.chunk.path, r.chunk.text or r.snippet)
     return found
@@ -47,8 +50,9 @@ def run_expand(args: argparse.Namespace) -> int:
 
     at = common.resolve_args(args)
     path, heading, text = search.section_for(at.project, args.id, at.cfg.team)
-    found = {"path": path, "heading": heading, "text": redact(text, at.cfg.redact_patterns), "transcript": None}
-    lines = [redact(f"{heading}\n{path}\n\n{text}", at.cfg.redact_patterns)]
+    rules = at.cfg.redact_patterns
+    found = {"path": path, "heading": redact(heading, rules), "text": redact(text, rules), "transcript": None}
+    lines = [redact(f"{heading}\n{path}\n\n{text}", rules)]
     if os.path.dirname(path) == at.project.sessions:
         facts = sessions.read_facts(read_text(path) or "")
         if facts.get("Transcript"):

@@ -6,7 +6,7 @@ import glob
 import os
 import sys
 
-from keeper import __version__
+from keeper import __version__, redact
 from keeper.capture import receipts
 from keeper.commands import common
 from keeper.memory import document
@@ -59,8 +59,9 @@ def collect(project: paths.Project, cfg: Config) -> dict[str, Any]:
             "issues": view.issues,
             "recent": view.recent,
             "last_updated": view.last_updated or _modified(project.memory),
-            "stale": [item.as_dict() for item in stale_items(project, text)],
-            "recall_only": loads.idle_items(project, text),
+            # memory.md's own words, redacted like every road out (a hand edit, a pattern newer than a save)
+            "stale": redact.redact_values([item.as_dict() for item in stale_items(project, text)], cfg.redact_patterns),
+            "recall_only": redact.redact_values(loads.idle_items(project, text), cfg.redact_patterns),
         },
         "uses": receipts.share(project, provenance.read(project.dir)),
         "global": _global_memory(),

@@ -10,10 +10,16 @@ if TYPE_CHECKING:
 
 
 def run(args: argparse.Namespace) -> int:
-    """The transcript is the agent's, not Keeper's: nothing in it was redacted, so the output is."""
+    """The transcript is the agent's, not Keeper's: nothing in it was redacted, so the output is (with
+    the user's patterns too, those of the project it is asked from)."""
     from keeper.capture import transcript
     from keeper.errors import KeeperError
-    from keeper.redact import redact
+    from keeper.redact import redact as redact_with
+
+    rules = common.resolve_args(args, store=False).cfg.redact_patterns
+
+    def redact(text: str) -> str:
+        return redact_with(text, rules)
 
     if not transcript.readable(args.path):
         raise KeeperError(

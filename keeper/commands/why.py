@@ -307,7 +307,14 @@ def carried(project: paths.Project, path: str, text: str) -> list[dict[str, Any]
 
 
 def run(args: argparse.Namespace) -> int:
+    """An item's story, redacted with the user's patterns too: memory.md is edited by hand, and a
+    pattern may be newer than the save that wrote the item."""
+    from keeper import redact
+
     at = common.resolve_args(args)
     data = explain(at.project, " ".join(args.item))
-    common.emit(args, as_json(data), lambda: lines(data))
+    rules = at.cfg.redact_patterns
+    common.emit(
+        args, redact.redact_values(as_json(data), rules), lambda: [redact.redact(s, rules) for s in lines(data)]
+    )
     return 0

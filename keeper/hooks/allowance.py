@@ -32,6 +32,7 @@ The record, one field a line::
                      launcher requires it to hold those bytes still (a file replaced by one with an
                      older mtime, as ``mv``, ``cp -p`` and ``rsync -a`` leave it, differs in its bytes)
     -<file>          a settings file that did not: the launcher requires it still absent
+                     (the last ``+<file>`` is Keeper's own ``__init__.py``, its version: see ``watched_files``)
     end
 
 Every line is written as the file system's bytes (``os.fsencode``): a store under a folder whose name
@@ -136,9 +137,15 @@ def names_its_folder(cwd: str) -> bool:
     return absolute and os.path.isdir(first)
 
 
+VERSION_FILE = os.path.join(os.path.dirname(os.path.dirname(os.path.abspath(__file__))), "__init__.py")
+
+
 def watched_files(at: Resolved) -> list[str]:
-    """The settings files whose change must reach Keeper: what ``config.load`` reads, and the pins."""
-    return [*config.files(at.project.checkout), paths.pins_file()]
+    """The files whose change must reach Keeper: the settings ``config.load`` reads, the pins, and
+    Keeper's own version file: a keeper that pip, pipx or uv installed anew runs on the same Python,
+    and the record's rules are the release's that wrote it (written anew, the file is newer than the
+    record; put back with an older mtime, its bytes name another version)."""
+    return [*config.files(at.project.checkout), paths.pins_file(), VERSION_FILE]
 
 
 def settings_lines(files: list[str]) -> bytes | None:

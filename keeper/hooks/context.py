@@ -15,6 +15,8 @@ from keeper.text import count, inline
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
+    from collections.abc import Sequence
+
     from keeper.hooks.startcache import Watch
     from keeper.recall.search import Result
     from keeper.store.stale import Stale
@@ -230,7 +232,13 @@ TAIL = "Session files hold the full history; `keeper recall <words>` searches th
 
 
 def session_start(
-    project: paths.Project, limit: int, source: str, session: str, team: bool = False, watch: Watch | None = None
+    project: paths.Project,
+    limit: int,
+    source: str,
+    session: str,
+    team: bool = False,
+    watch: Watch | None = None,
+    patterns: Sequence[str] = (),
 ) -> tuple[str, str]:
     """The context for a new (or resumed, cleared, compacted) session and the user's status line.
 
@@ -240,6 +248,8 @@ def session_start(
     memory in its own share (feedback and the user first), and the project's memory.md chosen by
     importance (``briefing.select``) in what is left. memory.md is parsed once. ``watch`` hears
     what the answer rests on beyond the files every answer reads (``keeper.hooks.startcache``).
+    The context is redacted with the built-in rules and ``patterns`` (the user's): memory.md and
+    team.md are edited by hand, and a pattern may be newer than what it should hide.
     """
     from keeper.hooks import briefing, clock, marks
     from keeper.memory import document
@@ -285,7 +295,7 @@ def session_start(
     counts = (counted.issues, "open issue"), (team_items, "team note"), (document.counts(across).typed, "global note")
     found = [count(n, noun) for n, noun in (*counts, (len(unsaved), "unsaved session")) if n]
     found += [f"{idle} left to recall"] if idle else []
-    return plan.text(), _status(counted.decisions, found, len(stale), saved)
+    return _bounded(plan.text(), HARD_CAP, patterns), _status(counted.decisions, found, len(stale), saved)
 
 
 def verdicts_again(project: paths.Project, looked: set[str]) -> list[Stale]:
@@ -365,7 +375,7 @@ def _grouped(results: list[Result]) -> list[tuple[str, list[Result]]]:
     return list(groups.items())
 
 
-def recall_block(query: str, results: list[Result], limit_chars: int = 6000) -> str:
+def recall_block(query: str, results: list[Result], limit_chars: int = 6000, patterns: Sequence[str] = ()) -> str:
     """Recall results grouped by file, dated, best first; bounded for the hook channel."""
     from keeper.recall import sources
 
@@ -392,22 +402,23 @@ def recall_block(query: str, results: list[Result], limit_chars: int = 6000) -> 
         "\nFor the whole section: `keeper expand <id>`. A session file's Transcript line names the full "
         "conversation: `keeper transcript <path>`."
     )
-    return _bounded("\n".join(lines), limit_chars)
+    return _bounded("\n".join(lines), limit_chars, patterns)
 
 
-def _bounded(text: str, limit: int) -> str:
-    """Text for Claude's context: redacted (recall also reads files Keeper did not write, such as
-    hand edits and Claude Code's own memory) and cut to ``limit``."""
+def _bounded(text: str, limit: int, patterns: Sequence[str]) -> str:
+    """Text for Claude's context or the user's screen: redacted with the built-in rules and
+    ``patterns``, the user's own (recall also reads files Keeper did not write, such as hand edits
+    and Claude Code's own memory, and a pattern may be newer than a save), and cut to ``limit``."""
     from keeper.redact import redact
 
-    out = redact(text)
+    out = redact(text, patterns)
     return out if len(out) <= limit else out[: limit - 1] + "…"
 
 
 AUTO_SNIPPET = 300  # characters of one note automatic recall shows
 
 
-def auto_recall_block(results: list[Result], limit_chars: int) -> str:
+def auto_recall_block(results: list[Result], limit_chars: int, patterns: Sequence[str] = ()) -> str:
     """What automatic recall adds to a prompt: a few dated, one-line pointers, bounded."""
     from keeper.recall import sources
 
@@ -418,4 +429,4 @@ def auto_recall_block(results: list[Result], limit_chars: int) -> str:
         label = sources.LABELS.get(item.scope, "")
         lines.append(f"- {label}{inline(item.chunk.heading)} ({dated}id {item.id}): {snippet[:AUTO_SNIPPET]}")
     lines.append("The whole section: `keeper expand <id>`; more: `keeper recall <words>`.")
-    return _bounded("\n".join(lines), limit_chars)
+    return _bounded("\n".join(lines), limit_chars, patterns)

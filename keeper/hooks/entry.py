@@ -155,7 +155,10 @@ def session_start(event: Event, at: Resolved) -> Reply:
         from keeper.capture import record
 
         record.complete_missed_endings(event.name, at.project, at.cfg, at.session)
-    text, status = startcache.answer(at.project, at.cfg.context_chars, event.source, at.session, at.cfg.team)
+    cfg = at.cfg
+    text, status = startcache.answer(
+        at.project, cfg.context_chars, event.source, at.session, cfg.team, cfg.redact_patterns
+    )
     _sync_in_background(at)
     if at.warnings:
         status += f" · config problem: {at.warnings[0]}"

@@ -110,7 +110,7 @@ def recall_for_prompt(project: paths.Project, cfg: Config, query: str, session: 
         if results
         else f"Keeper: nothing found for '{shown}'"
     )
-    block = context.recall_block(query, results)
+    block = context.recall_block(query, results, patterns=cfg.redact_patterns)
     if session and results:
         hits = [r.snippet for r in results if r.snippet.split("\n", 1)[0] in block]  # not cut off the block
         remember_recalled(project, session, "recall", hits)
@@ -197,7 +197,7 @@ def auto_recall(project: paths.Project, cfg: Config, prompt: str, session: str) 
     from keeper.hooks import context  # only for notes found: most prompts recall nothing
 
     remember_recalled(project, session, "auto-recall", [_head(r.snippet, context.AUTO_SNIPPET) for r in relevant])
-    return Answer(context.auto_recall_block(relevant, AUTO_CHARS), notice)
+    return Answer(context.auto_recall_block(relevant, AUTO_CHARS, cfg.redact_patterns), notice)
 
 
 def _head(snippet: str, size: int) -> str:

@@ -36,6 +36,7 @@ from keeper.store.fsutil import MTIME_TICK_NS, settled
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
+    from collections.abc import Sequence
     from typing import Any
 
     from keeper.store.stale import Stale
@@ -92,7 +93,9 @@ def status(path: str) -> str:
     return f"{found.st_size}:{found.st_mtime_ns}:{found.st_ctime_ns}:{found.st_ino}:{found.st_mode}"
 
 
-def key(project: paths.Project, limit: int, source: str, session: str, team: bool) -> dict[str, Any]:
+def key(
+    project: paths.Project, limit: int, source: str, session: str, team: bool, patterns: Sequence[str] = ()
+) -> dict[str, Any]:
     """What an answer rests on besides the files' status and the clock: the code, the project, the
     settings, the session's own file, the compaction."""
     return {
@@ -100,7 +103,7 @@ def key(project: paths.Project, limit: int, source: str, session: str, team: boo
         "version": __version__,
         "code": CODE,
         "project": [project.dir, project.name, project.checkout, paths.global_memory_file()],
-        "settings": [limit, team],
+        "settings": [limit, team, list(patterns)],
         "compact": source == "compact",
         "own": own_file(project, session),
     }
@@ -183,11 +186,13 @@ def lookup(project: paths.Project, want: dict[str, Any]) -> Found | None:
     return found
 
 
-def answer(project: paths.Project, limit: int, source: str, session: str, team: bool) -> Answer:
+def answer(
+    project: paths.Project, limit: int, source: str, session: str, team: bool, patterns: Sequence[str] = ()
+) -> Answer:
     """SessionStart's context and status line (``context.session_start``): the kept one when it
     holds, else worked out and kept; either way the items shown are noted for the session."""
     began = time.time_ns()  # before anything is read: a file changed since is not kept by its status
-    want = key(project, limit, source, session, team)  # before anything is read: a change meanwhile is a miss
+    want = key(project, limit, source, session, team, patterns)  # before anything is read: a change meanwhile is a miss
     found = lookup(project, want)
     if found is not None and not found.moved:
         markers.remember_shown(project, session, set(found.shown))
@@ -204,7 +209,7 @@ def answer(project: paths.Project, limit: int, source: str, session: str, team: 
             _keep(project, head, watch, (found.text, found.line), found.fixed, began, found.seen)
             return found.text, found.line
         watch = Watch()
-    text, line = context.session_start(project, limit, source, session, team, watch)
+    text, line = context.session_start(project, limit, source, session, team, watch, patterns)
     if watch.shown is not None:
         save(project, want, watch, session, (text, line), began)
     return text, line

@@ -178,24 +178,40 @@ def _key(text: str) -> str:
     return " ".join(text.lower().split())
 
 
-def _memory_events(index: int, text: str | None, seen: set[tuple[int, str, str]]) -> list[Event]:
-    """Dated memory.md items that no session file records (added by hand, or their sessions cleared)."""
+def _memory_events(index: int, text: str | None, seen: set[tuple[int, str, str]], hide: Hide) -> list[Event]:
+    """Dated memory.md items that no session file records (added by hand, or their sessions cleared),
+    redacted (``hide``)."""
     found: list[Event] = []
     for name, kind in (("decisions", "decided"), ("issues", "opened")):
         for item, day in document.items(text, name):
             if day and (index, kind, _key(item)) not in seen:
-                found.append((index, day, kind, item, ""))
+                found.append((index, day, kind, hide(item), ""))
     return found
 
 
-def _reads_team(root: str) -> bool:
-    """Whether that project's settings let Keeper read its team notes (``team: false`` does not)."""
+class Hide:
+    """Redaction with one project's patterns (the global ones and its own), as a save into it uses:
+    memory.md and team.md are edited by hand, and a pattern may be newer than a save."""
+
+    __slots__ = ("patterns",)
+
+    def __init__(self, patterns: list[str]) -> None:
+        self.patterns = patterns
+
+    def __call__(self, text: str) -> str:
+        return redact.redact(text, self.patterns)
+
+
+def _settings(root: str | None) -> tuple[bool, Hide]:
+    """Whether the settings of the project at ``root`` (None: the global ones) let Keeper read its
+    team notes (``team: false`` does not), and its redaction."""
     from keeper.store import config
 
-    return config.load(root).team
+    cfg = config.load(root)
+    return cfg.team, Hide(cfg.redact_patterns)
 
 
-def _origins(project: paths.Project, text: str) -> dict[str, Any]:
+def _origins(project: paths.Project, text: str, hide: Hide) -> dict[str, Any]:
     """Where each item of a project's memory.md came from (keyed by its first line, as the page shows
     it), the items that may be stale (``keeper why`` says more) and those no session used."""
     from keeper.store import provenance
@@ -214,18 +230,18 @@ def _origins(project: paths.Project, text: str) -> dict[str, Any]:
         line = f"{start.kind} {shown(when)} by session {shown(start.session or '?')}" + (f" ({where})" if where else "")
         if files:
             line += " · changed " + ", ".join(files[:5]) + (f" and {len(files) - 5} more" if len(files) > 5 else "")
-        found[redact.redact(item.split("\n", 1)[0])] = {"id": provenance.item_id(item_key), "origin": line}
-    _unused(project, text, found)
+        found[hide(item.split("\n", 1)[0])] = {"id": provenance.item_id(item_key), "origin": line}
+    _unused(project, text, found, hide)
     from keeper.store.stale import stale_items
 
     stale = [s.as_dict() for s in stale_items(project, text)] if os.path.isdir(project.checkout) else []
     for entry in stale:
-        first = redact.redact(str(entry["text"]).split("\n", 1)[0])
-        found.setdefault(first, {"id": entry["id"], "origin": ""})["stale"] = entry["reason"]
-    return {"origins": found, "stale": [{**s, "text": redact.redact(s["text"])} for s in stale]}
+        first = hide(str(entry["text"]).split("\n", 1)[0])
+        found.setdefault(first, {"id": entry["id"], "origin": ""})["stale"] = hide(entry["reason"])
+    return {"origins": found, "stale": [{**s, "text": hide(s["text"]), "reason": hide(s["reason"])} for s in stale]}
 
 
-def _unused(project: paths.Project, text: str, found: dict[str, dict[str, Any]]) -> None:
+def _unused(project: paths.Project, text: str, found: dict[str, dict[str, Any]], hide: Hide) -> None:
     """Mark the items shown at the start of many sessions on this machine and used in none
     (``store.loads``), saying whether session starts now leave them to recall."""
     from keeper.store import loads, provenance
@@ -238,7 +254,7 @@ def _unused(project: paths.Project, text: str, found: dict[str, dict[str, Any]])
             mark = f"shown at the start of {(tally.counts(item_key) or [0])[0]} sessions, used in none"
             if tally.rank(item_key, section) == loads.IDLE:
                 mark += "; left to recall at session start"
-            entry = found.setdefault(redact.redact(item.split("\n", 1)[0]), {"id": provenance.item_id(item_key)})
+            entry = found.setdefault(hide(item.split("\n", 1)[0]), {"id": provenance.item_id(item_key)})
             entry.setdefault("origin", "")
             entry["unused"] = mark
 
@@ -246,36 +262,41 @@ def _unused(project: paths.Project, text: str, found: dict[str, dict[str, Any]])
 def collect(now: datetime | None = None) -> dict[str, Any]:
     """Everything the page shows, as plain data within the budgets above.
 
-    Session files and saves were redacted when Keeper wrote them; memory.md, which people edit
-    by hand, is redacted again here (redacting every session too would cost seconds at 10,000).
+    Session files and saves were redacted when Keeper wrote them; memory.md and team.md, which
+    people edit by hand, are redacted again here, and every text with the user's own patterns where
+    a project has any (one may be newer than a save; without any, redacting every session again
+    would cost seconds at 10,000).
     """
     now = now or datetime.now()
     listed = projects.list_all()
     everything: list[Session] = []
     shown: list[dict[str, Any]] = []
+    hides: list[Hide] = []
     for index, info in enumerate(listed):
         days: dict[str, int] = {}
+        reads_team, hide = _settings(info.project.root if info.root_exists else None)
+        hides.append(hide)
         for path in info.session_files:
             text = read_text(path)
             if text is None:
                 continue
-            session = Session(index, path, text)
+            session = Session(index, path, hide(text) if hide.patterns else text)
             days[session.day] = days.get(session.day, 0) + 1
             everything.append(session)
         mem = info.memory_text or ""
-        shared = repo.team_file(info.project) if info.root_exists and _reads_team(info.project.root) else None
+        shared = repo.team_file(info.project) if info.root_exists and reads_team else None
         team = sources.read_named(shared, sources.TEAM_NAME) if shared else None
         data = info.as_dict()
         data.update(
             {
-                "memory": redact.redact(mem[:MEMORY_CHARS]),
+                "memory": hide(mem[:MEMORY_CHARS]),
                 "memory_cut": len(mem) > MEMORY_CHARS,
-                "team": redact.redact(team) if team and "\0" not in team else None,
+                "team": hide(team) if team and "\0" not in team else None,
                 "team_path": info.project.team,
                 "hooks": counters.hook_summary(info.project.state),
                 "days": days,
                 "sessions_dir": info.project.sessions,
-                **_origins(info.project, mem),
+                **_origins(info.project, mem, hide),
             }
         )
         shown.append(data)
@@ -299,7 +320,7 @@ def collect(now: datetime | None = None) -> dict[str, Any]:
     dated = [(s.project, when, kind, text, s.file) for s in everything for when, kind, text in s.events]
     seen = {(project, kind, _key(text)) for project, _, kind, text, _ in dated}
     for index, info in enumerate(listed):
-        dated += _memory_events(index, info.memory_text, seen)
+        dated += _memory_events(index, info.memory_text, seen, hides[index])
     dated.sort(key=lambda e: e[1], reverse=True)
     kept = [[p, when, kind, _cut(text, TEXT_CHARS["event"]), file] for p, when, kind, text, file in dated[:EVENT_LIMIT]]
 
@@ -313,7 +334,7 @@ def collect(now: datetime | None = None) -> dict[str, Any]:
         "sep": os.sep,
         "projects": shown,
         "events": kept,
-        "global": redact.redact(global_memory[:MEMORY_CHARS]) if global_memory else None,
+        "global": _settings(None)[1](global_memory[:MEMORY_CHARS]) if global_memory else None,
         "left_out": {
             "sessions": len(everything) - len(rows),
             "records": len(everything) - len(records),

@@ -171,6 +171,11 @@ def _idents(text: str) -> list[str]:
     return [raw.strip(_SEPARATORS) for raw in _runs(text)]
 
 
+def _ascii_digits(text: str) -> bool:
+    """Digits a year is compared and read by: ASCII (``20²4`` is ``isdigit``, and ``int`` refuses it)."""
+    return text.isascii() and text.isdigit()
+
+
 def _day(token: str) -> int | None:
     """A day of the month as people write it: ``7``, ``07``, ``7th``, ``21st``."""
     digits = token[:-2] if token[-2:].lower() in ("st", "nd", "rd", "th") else token
@@ -195,8 +200,9 @@ def _spoken_parts(idents: list[str], at: int) -> tuple[int, int | None, str | No
         day = _day(idents[day_at]) if day_at >= 0 else None
         used += [day_at] if day is not None else []
     year_spot = next(
-        (i for i in (year_at, at - 1) if 0 <= i < len(idents) and len(idents[i]) == 4 and idents[i].isdigit()), None
-    )
+        (i for i in (year_at, at - 1) if 0 <= i < len(idents) and len(idents[i]) == 4 and _ascii_digits(idents[i])),
+        None,
+    )  # not "20²4": int() refuses a superscript
     year = idents[year_spot] if year_spot is not None and "1900" <= idents[year_spot] <= "2199" else None
     used += [year_spot] if year is not None and year_spot is not None else []
     if word not in _MONTH_NAMES and day is None and year is None:
