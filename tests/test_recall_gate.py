@@ -129,3 +129,25 @@ def test_a_prompt_the_memory_cannot_answer_leaves_the_index_shut(
     act(world, "hand", ["invoice", "exporter"], monkeypatch, capsys)  # the sessions folder changes
     assert "recalled" in world.prompt(["invoice", "exporter"], monkeypatch, capsys)
     assert index.stat().st_mtime_ns != before
+
+
+@pytest.mark.skipif(not os.path.isdir("/proc/self/fd"), reason="names an open file by /proc")
+def test_the_gate_is_kept_without_waiting_for_the_disk(
+    monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str], tmp_path: Path
+) -> None:
+    """The gate is derived (a search writes it again): kept after each change a prompt takes in, it is
+    not flushed to the disk, which a loaded machine makes a prompt wait for."""
+    world = World(tmp_path, "w", True)
+    act(world, "save", ["flaky", "checkout", "clock", "frozen"], monkeypatch, capsys)
+    flushed: list[str] = []
+    real = os.fsync
+
+    def fsync(fd: int) -> None:
+        flushed.append(os.readlink(f"/proc/self/fd/{fd}"))
+        real(fd)
+
+    monkeypatch.setattr(os, "fsync", fsync)
+    assert "recalled" in world.prompt(["flaky", "checkout"], monkeypatch, capsys)
+    project = world.enter(monkeypatch)
+    assert os.path.exists(os.path.join(project.state, paths.RECALL_GATE))
+    assert not [p for p in flushed if paths.RECALL_GATE in os.path.basename(p)], flushed  # nor its temporary file

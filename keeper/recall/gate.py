@@ -60,7 +60,7 @@ def keep(project: paths.Project, key: dict[str, object], names: bytes, terms: It
     held = ("\n" + "\n".join(terms) + "\n").encode("utf-8", "surrogatepass")
     header = jsonio.dumps({**key, "names": len(names)}).encode("utf-8", "surrogateescape")
     try:
-        atomic_write(_file(project), TAG + header + b"\n" + names + held)
+        atomic_write(_file(project), TAG + header + b"\n" + names + held, durable=False)  # derived: no fsync
     except (OSError, ValueError):
         pass  # only a shortcut: the next search writes it again
 
