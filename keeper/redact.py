@@ -15,7 +15,7 @@ from __future__ import annotations
 TYPE_CHECKING = False
 if TYPE_CHECKING:
     import re
-    from collections.abc import Iterable, Iterator
+    from collections.abc import Iterable, Iterator, Sequence
 
 MARKER = "[REDACTED:{}]"
 CUSTOM = "custom"
@@ -176,3 +176,11 @@ def redact(text: str, extra_patterns: Iterable[str] = ()) -> str:
         done = b
     out.append(text[done:])
     return "".join(out)
+
+
+def for_context(text: str, limit: int, patterns: Sequence[str] = ()) -> str:
+    """Text for Claude's context or the user's screen: redacted with the built-in rules and
+    ``patterns``, the user's own (recall also reads files Keeper did not write, such as hand edits
+    and Claude Code's own memory, and a pattern may be newer than a save), and cut to ``limit``."""
+    out = redact(text, patterns)
+    return out if len(out) <= limit else out[: limit - 1] + "…"

@@ -374,7 +374,7 @@ BUDGETS = {  # (modules beyond a bare interpreter, files opened, folders listed)
     ),
     "user-prompt-submit, nothing to recall": (EVERY_HOOK | GATE, 3, 0),
     "user-prompt-submit, recalled": (
-        EVERY_HOOK | GATE | RECALL | {"keeper.hooks.context", "keeper.redact", "keeper.text"},
+        EVERY_HOOK | GATE | RECALL | {"keeper.redact", "keeper.text"},  # not the session start's context builder
         8,  # with the session's record of the recall hits it was given (``.recalled``, for use receipts);
         # never memory.md, given at the start: its sections are left out before their text is read
         1 + (os.name == "nt"),  # under Wine the index lists Claude Code's memory folder too (its time moves)

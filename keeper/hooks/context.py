@@ -295,7 +295,9 @@ def session_start(
     counts = (counted.issues, "open issue"), (team_items, "team note"), (document.counts(across).typed, "global note")
     found = [count(n, noun) for n, noun in (*counts, (len(unsaved), "unsaved session")) if n]
     found += [f"{idle} left to recall"] if idle else []
-    return _bounded(plan.text(), HARD_CAP, patterns), _status(counted.decisions, found, len(stale), saved)
+    from keeper.redact import for_context
+
+    return for_context(plan.text(), HARD_CAP, patterns), _status(counted.decisions, found, len(stale), saved)
 
 
 def verdicts_again(project: paths.Project, looked: set[str]) -> list[Stale]:
@@ -402,31 +404,6 @@ def recall_block(query: str, results: list[Result], limit_chars: int = 6000, pat
         "\nFor the whole section: `keeper expand <id>`. A session file's Transcript line names the full "
         "conversation: `keeper transcript <path>`."
     )
-    return _bounded("\n".join(lines), limit_chars, patterns)
+    from keeper.redact import for_context
 
-
-def _bounded(text: str, limit: int, patterns: Sequence[str]) -> str:
-    """Text for Claude's context or the user's screen: redacted with the built-in rules and
-    ``patterns``, the user's own (recall also reads files Keeper did not write, such as hand edits
-    and Claude Code's own memory, and a pattern may be newer than a save), and cut to ``limit``."""
-    from keeper.redact import redact
-
-    out = redact(text, patterns)
-    return out if len(out) <= limit else out[: limit - 1] + "…"
-
-
-AUTO_SNIPPET = 300  # characters of one note automatic recall shows
-
-
-def auto_recall_block(results: list[Result], limit_chars: int, patterns: Sequence[str] = ()) -> str:
-    """What automatic recall adds to a prompt: a few dated, one-line pointers, bounded."""
-    from keeper.recall import sources
-
-    lines = ["Keeper found earlier notes in this project that match this prompt (automatic recall):"]
-    for item in results:
-        dated = f"{item.chunk.date}, " if item.chunk.date else ""
-        snippet = " ".join(item.snippet.split())
-        label = sources.LABELS.get(item.scope, "")
-        lines.append(f"- {label}{inline(item.chunk.heading)} ({dated}id {item.id}): {snippet[:AUTO_SNIPPET]}")
-    lines.append("The whole section: `keeper expand <id>`; more: `keeper recall <words>`.")
-    return _bounded("\n".join(lines), limit_chars, patterns)
+    return for_context("\n".join(lines), limit_chars, patterns)

@@ -14,6 +14,12 @@ from keeper.errors import KeeperError
 from keeper.store import paths
 from keeper.store.config import Config
 
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    from collections.abc import Sequence
+
+    from keeper.recall.search import Result
+
 # context, search, sessions and trash load inside the functions that use them: an ordinary short
 # prompt, the common case, must cost this hook nothing but the checks that turn it away.
 
@@ -194,10 +200,28 @@ def auto_recall(project: paths.Project, cfg: Config, prompt: str, session: str) 
     days = sorted({r.chunk.date for r in relevant if r.chunk.date}, reverse=True)
     when = f" from {', '.join(days)}" if days else ""
     notice = f"Keeper: recalled {len(relevant)} earlier note{'s' if len(relevant) != 1 else ''}{when}"
-    from keeper.hooks import context  # only for notes found: most prompts recall nothing
+    remember_recalled(project, session, "auto-recall", [_head(r.snippet, AUTO_SNIPPET) for r in relevant])
+    return Answer(auto_recall_block(relevant, AUTO_CHARS, cfg.redact_patterns), notice)
 
-    remember_recalled(project, session, "auto-recall", [_head(r.snippet, context.AUTO_SNIPPET) for r in relevant])
-    return Answer(context.auto_recall_block(relevant, AUTO_CHARS, cfg.redact_patterns), notice)
+
+AUTO_SNIPPET = 300  # characters of one note automatic recall shows
+
+
+def auto_recall_block(results: list[Result], limit_chars: int, patterns: Sequence[str] = ()) -> str:
+    """What automatic recall adds to a prompt: a few dated, one-line pointers, bounded (without the
+    session start's context builder, ``keeper.hooks.context``: this runs on every prompt that recalls)."""
+    from keeper.recall import sources
+    from keeper.redact import for_context
+    from keeper.text import inline
+
+    lines = ["Keeper found earlier notes in this project that match this prompt (automatic recall):"]
+    for item in results:
+        dated = f"{item.chunk.date}, " if item.chunk.date else ""
+        snippet = " ".join(item.snippet.split())
+        label = sources.LABELS.get(item.scope, "")
+        lines.append(f"- {label}{inline(item.chunk.heading)} ({dated}id {item.id}): {snippet[:AUTO_SNIPPET]}")
+    lines.append("The whole section: `keeper expand <id>`; more: `keeper recall <words>`.")
+    return for_context("\n".join(lines), limit_chars, patterns)
 
 
 def _head(snippet: str, size: int) -> str:
