@@ -151,3 +151,33 @@ def test_the_gate_is_kept_without_waiting_for_the_disk(
     project = world.enter(monkeypatch)
     assert os.path.exists(os.path.join(project.state, paths.RECALL_GATE))
     assert not [p for p in flushed if paths.RECALL_GATE in os.path.basename(p)], flushed  # nor its temporary file
+
+
+def test_a_stop_takes_its_own_file_into_the_index_so_the_next_prompt_indexes_nothing(
+    monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str], tmp_path: Path
+) -> None:
+    """Every Stop rewrites its session's file; taken in by the Stop, it costs the next prompt nothing."""
+    from keeper.recall import index, sources
+
+    world = World(tmp_path, "w", True)
+    act(world, "save", ["flaky", "checkout", "clock", "frozen"], monkeypatch, capsys)
+    assert "recalled" in world.prompt(["flaky", "checkout"], monkeypatch, capsys)  # the index is built
+    for words in (["invoice", "exporter"], ["refund", "ledger"]):  # the first Stop makes the file, the next rewrites it
+        act(world, "stop", words, monkeypatch, capsys)
+        project = world.enter(monkeypatch)
+        con = index.open_index(project)
+        assert con is not None
+        try:
+            assert index.refresh(con, sources.Sources(project, False)) == 0
+        finally:
+            con.close()
+    assert "recalled" in world.prompt(["flaky", "checkout"], monkeypatch, capsys)
+
+
+def test_a_stop_builds_no_index_for_a_project_never_searched(
+    monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str], tmp_path: Path
+) -> None:
+    world = World(tmp_path, "w", True)
+    act(world, "save", ["flaky", "checkout"], monkeypatch, capsys)
+    act(world, "stop", ["invoice", "exporter"], monkeypatch, capsys)
+    assert not os.path.exists(world.enter(monkeypatch).index)

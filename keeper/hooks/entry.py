@@ -238,6 +238,11 @@ def _record_stop(event: Event, at: Resolved, seen: bytes, last_reply: str, key: 
     state = sessions.read_state(at.project, at.session)
     found = record.facts(seen, last_reply, at.cfg.redact_patterns, state)
     settled = record.update_from_hook(event.name, at, {**found, "Ended": None}, event.transcript_path, last_reply)
+    if not settled and at.cfg.auto_recall:  # the session file was written: the next prompt need not index it
+        from keeper.recall import index
+
+        own = sessions.existing_file(at.project, at.session)
+        index.after_write(at.project, at.cfg.team, (at.session, os.path.basename(own) if own else ""))
     if settled and key is not None:
         idle.remember(at.project, at.session, key)
         return True

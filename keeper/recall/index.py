@@ -493,6 +493,46 @@ def _write(
     return len(prepared) + len(removed)
 
 
+def take_in(con: Connection, where: sources.Sources, thorough: bool, gate_for: tuple[str, str] | None) -> None:
+    """What a search does before it ranks: the index brought up to date (the quick check within
+    ``PROMPT_BUDGET`` unless ``thorough``) and, for automatic recall (``gate_for``: its session and own
+    file's name), the prompt's gate kept. Another process writing the index: what is indexed stands."""
+    native = None
+    if gate_for is not None:
+        from keeper.recall import gate
+
+        native = gate.folder_stamp(sources.native_dir(where.project))  # before the refresh lists it
+    try:
+        indexed = refresh(con, where, thorough=thorough, budget=None if thorough else PROMPT_BUDGET)
+        if gate_for is not None:
+            keep_gate(con, where, native, indexed, gate_for)
+    except OperationalError:
+        pass
+
+
+def after_write(project: paths.Project, team: bool, own: tuple[str, str]) -> None:
+    """After a Stop rewrote its session's own file: take it in now, as the next prompt's automatic
+    recall would (``own``: the session and its file's name), so that prompt finds nothing to index
+    (a re-index there was most of a recalling prompt's cost). Only an index that exists: a project
+    never searched builds its index when first searched, not in a Stop."""
+    if not os.path.exists(project.index):
+        return
+    try:
+        con = open_index(project)
+    except Error:
+        return
+    if con is None:
+        return
+    try:
+        take_in(con, sources.Sources(project, team), False, own)
+    except DatabaseError as exc:  # replaced or damaged under us: the next search rebuilds it
+        from keeper.store import log
+
+        log.write("recall", "WARN", f"search index unusable after a Stop ({exc}); the next search rebuilds it")
+    finally:
+        con.close()
+
+
 def keep_gate(
     con: Connection, where: sources.Sources, native: list[int] | None, indexed: int, own: tuple[str, str]
 ) -> None:

@@ -492,17 +492,7 @@ def search(
         con = None
     if con is not None:
         try:
-            native = None
-            if gate_for is not None:
-                from keeper.recall import gate
-
-                native = gate.folder_stamp(sources.native_dir(project))  # before the refresh lists it
-            try:
-                indexed = index.refresh(con, where, thorough=thorough, budget=None if thorough else index.PROMPT_BUDGET)
-                if gate_for is not None:
-                    index.keep_gate(con, where, native, indexed, gate_for)
-            except index.OperationalError:  # another process is writing it: search what is indexed
-                pass
+            index.take_in(con, where, thorough, gate_for)
             depth = index.CANDIDATES if thorough else index.CANDIDATES // QUICK_DEPTH
             return _found(project, _Indexed(con, project, depth, scope), asked, (limit, min_terms), correct, leave_out)
         except index.DatabaseError as exc:  # replaced or damaged under us (a clear, a copy): it is only derived
