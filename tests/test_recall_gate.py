@@ -181,3 +181,28 @@ def test_a_stop_builds_no_index_for_a_project_never_searched(
     act(world, "save", ["flaky", "checkout"], monkeypatch, capsys)
     act(world, "stop", ["invoice", "exporter"], monkeypatch, capsys)
     assert not os.path.exists(world.enter(monkeypatch).index)
+
+
+def test_a_stop_takes_in_its_own_file_when_newer_sessions_outnumber_those_always_checked(
+    monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str], tmp_path: Path
+) -> None:
+    """A session resumed after many others: its file's name (its start) is not among the newest the
+    quick check stats, so the Stop's refresh found nothing changed and another session's prompt
+    recalled nothing of it, where a fresh index does. The random window of older files is shut here
+    (``WINDOW`` 0) so that it cannot find the file by chance."""
+    from keeper.recall import index
+
+    fresh, kept = World(tmp_path, "fresh", True), World(tmp_path, "kept", True)
+    for world in (fresh, kept):
+        act(world, "stop", ["flaky", "checkout"], monkeypatch, capsys)  # the resumed session's file, the oldest
+        project = world.enter(monkeypatch)
+        for n in range(index.NEWEST_ALWAYS_CHECKED + 2):  # newer sessions since
+            write(Path(project.sessions, f"2099-01-{1 + n:02d}_1000.md"), "# Session\n\n## Notes\n\ncache parser\n")
+    assert "recalled" in kept.prompt(["flaky", "checkout"], monkeypatch, capsys, "s1")  # its index is built
+    monkeypatch.setattr(index, "WINDOW", 0)
+    for world in (fresh, kept):
+        act(world, "stop", ["invoice", "exporter"], monkeypatch, capsys)
+    Path(fresh.enter(monkeypatch).index).unlink(missing_ok=True)  # never built: the next prompt builds it
+    answers = [world.prompt(["invoice", "exporter"], monkeypatch, capsys, "s1") for world in (fresh, kept)]
+    assert "recalled" in answers[0]
+    assert answers[1] == answers[0]

@@ -307,14 +307,17 @@ def _rows(con: Connection, sql: str, args: tuple[object, ...] = ()) -> dict[str,
 
 
 def _quick_changes(
-    con: Connection, project: paths.Project, folder: str, known_folder: str, window: int
+    con: Connection, project: paths.Project, folders: tuple[str, str], window: int, own: str
 ) -> tuple[list[tuple[str, tuple[int, int]]], list[str]]:
     """The quick check: it reads only the rows it checks, and stats only those files.
 
     Adding, deleting or atomically replacing a file changes the folder's mtime: only then is the
-    folder listed. For in-place edits it stats memory.md, the newest sessions and ``window``
-    older ones from a random place in the index (no cursor to write back).
+    folder listed (``folders``: its mtime now and as the index knows it). For in-place edits it
+    stats memory.md, the newest sessions, the session file ``own`` names ("" for none: a resumed
+    session's is not among the newest) and ``window`` older ones from a random place in the index
+    (no cursor to write back).
     """
+    folder, known_folder = folders
     added: list[str] = []
     gone: list[str] = []
     if known_folder != folder:
@@ -324,7 +327,8 @@ def _quick_changes(
             listed = set()
         indexed = {n for (n,) in con.execute("SELECT name FROM files WHERE " + _SESSIONS)}
         added, gone = sorted(listed - indexed), sorted(indexed - listed)
-    checked = _rows(con, "SELECT name, mtime_ns, size FROM files WHERE name = ?", (paths.MEMORY_FILE,))
+    own = f"{paths.SESSIONS_DIR}/{own}" if own else paths.MEMORY_FILE
+    checked = _rows(con, "SELECT name, mtime_ns, size FROM files WHERE name IN (?, ?)", (paths.MEMORY_FILE, own))
     checked.update(
         _rows(
             con,
@@ -339,21 +343,24 @@ def _quick_changes(
     if len(batch) < window:  # wrap round to the start (_SESSIONS holds a '>=' of its own: no str.replace)
         batch.update(_rows(con, query.format("<"), (start, window - len(batch))))
     checked.update(batch)
-    names = [paths.MEMORY_FILE, *(n for n in checked if n not in gone), *added]
+    names = [paths.MEMORY_FILE, own, *(n for n in checked if n not in gone), *added]
     stamped = _stamps(project, names)
     changed = [(n, stamped[n]) for n in dict.fromkeys(names) if n in stamped and checked.get(n) != stamped[n]]
     removed = gone + [n for n in checked if n not in stamped and n not in gone]
     return changed, removed
 
 
-def refresh(con: Connection, where: sources.Sources, thorough: bool = True, budget: float | None = None) -> int:
+def refresh(
+    con: Connection, where: sources.Sources, thorough: bool = True, budget: float | None = None, own: str = ""
+) -> int:
     """Bring the index up to date with the files; return how many files were (re)indexed.
 
     Reads only, unless a file was added, changed or removed. Changes are written in batches of
     ``BATCH`` files, each its own transaction, so a build that is stopped (a hook's time limit, a
     kill) keeps what it did and the next call goes on from there. With ``budget`` (seconds) it
     stops after the batch that runs past it; the rest waits for the next call. A source that is
-    off (the team notes with ``team: false``) leaves the index.
+    off (the team notes with ``team: false``) leaves the index. ``own``: the name of a session file
+    the quick check stats too (automatic recall's session's, which each Stop rewrites).
     """
     project = where.project
     folder = _folder_mtime(project)
@@ -370,7 +377,7 @@ def refresh(con: Connection, where: sources.Sources, thorough: bool = True, budg
         removed = [name for name in known if name not in current]
     else:
         window = THOROUGH_WINDOW if thorough else WINDOW
-        changed, removed = _quick_changes(con, project, folder, meta.get("folder", ""), window)
+        changed, removed = _quick_changes(con, project, (folder, meta.get("folder", "")), window, own)
     outside = where.outside()
     known_outside = _rows(
         con,
@@ -503,7 +510,8 @@ def take_in(con: Connection, where: sources.Sources, thorough: bool, gate_for: t
 
         native = gate.folder_stamp(sources.native_dir(where.project))  # before the refresh lists it
     try:
-        indexed = refresh(con, where, thorough=thorough, budget=None if thorough else PROMPT_BUDGET)
+        own = gate_for[1] if gate_for is not None else ""
+        indexed = refresh(con, where, thorough=thorough, budget=None if thorough else PROMPT_BUDGET, own=own)
         if gate_for is not None:
             keep_gate(con, where, native, indexed, gate_for)
     except OperationalError:
