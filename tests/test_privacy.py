@@ -47,6 +47,25 @@ def test_everything_in_the_store_is_private_whatever_the_umask(
     assert not loose, loose
 
 
+def test_a_damaged_index_is_rebuilt_private(
+    project_dir: Path, store: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """A damaged index is removed and made again (now by a Stop too): SQLite made the new file with
+    the umask's mode (0666 under umask 0), not Keeper's 0600."""
+    old = os.umask(0)
+    try:
+        use_everything(project_dir, monkeypatch, capsys)
+        index = identity.make_project(identity.find_project_root(str(project_dir))).index
+        with open(index, "r+b") as fh:
+            fh.write(b"not a database" * 100)
+        base = {"session_id": "s1", "cwd": str(project_dir), "transcript_path": "", "stop_hook_active": False}
+        run_hook("stop", {**base, "last_assistant_message": "rebuilt"}, monkeypatch, capsys)
+    finally:
+        os.umask(old)
+    loose = [(str(p), oct(p.stat().st_mode & 0o777)) for p in store.rglob("*") if p.stat().st_mode & 0o077]
+    assert not loose, loose
+
+
 @pytest.mark.parametrize("link", ["sessions", "state", "state/sessions", "logs"])
 def test_a_folder_linked_out_of_the_store_is_never_written_through(
     link: str,

@@ -229,6 +229,7 @@ def open_index(project: paths.Project) -> Connection | None:
                 os.remove(path + suffix)
             except OSError:
                 pass
+        os.close(open_append(path))  # 0600 again: SQLite would make it 0644
         return _connect(path)
 
 
