@@ -135,3 +135,27 @@ def test_status_names_a_stale_item_without_the_secret(
     capsys.readouterr()
     out = _cli(capsys, "status", *flag)
     assert "zebra_sign.py is gone" in out and SECRET not in out and "[REDACTED:" in out  # the text cuts the item
+
+
+def test_why_naming_several_items_lists_them_without_the_secret(
+    leaky: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """Words several items hold: the error lists them, each cut to a line (redacted before it is
+    cut, or a secret cut in two passes the pattern)."""
+    assert main(["why", "zebracorn"]) != 0
+    err = capsys.readouterr().err
+    assert "items match" in err and "zebracorn" in err
+    assert "ACME-3" not in err and TOKEN[:8] not in err
+
+
+def test_restore_item_says_what_it_restored_without_the_secret(
+    project_dir: Path, store: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """An item retired before the pattern: brought back, its text is saved redacted and so is what is printed."""
+    assert main(["save", "--decision", f"zebracorn releases sign with {SECRET}"]) == 0
+    assert main(["save", "--retired", f"zebracorn releases sign with {SECRET}"]) == 0
+    (store / "config.yaml").write_text(PATTERN, encoding="utf-8")
+    capsys.readouterr()
+    assert main(["restore", "--item", "zebracorn"]) == 0
+    out = capsys.readouterr().out
+    assert "Restored" in out and SECRET not in out and HIDDEN in out

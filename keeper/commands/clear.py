@@ -55,10 +55,11 @@ def _restore_item(args: argparse.Namespace) -> int:
     from keeper.capture import saving
     from keeper.commands import why
     from keeper.memory.document import SaveInput
+    from keeper.redact import redact
     from keeper.store import paths
 
     at = common.resolve_args(args)
-    item = why.find(at.project, " ".join(args.item), removed_only=True)
+    item = why.find(at.project, " ".join(args.item), removed_only=True, rules=at.cfg.redact_patterns)
     if item.section == "decisions":
         data = SaveInput(decisions=[item.text])
     elif item.section == "issues":
@@ -67,7 +68,7 @@ def _restore_item(args: argparse.Namespace) -> int:
         data = SaveInput(typed={item.section or "reference": [item.text]}, scope=item.scope)
     saving.save(at.project, at.cfg, data, at.session, added="restored")
     where = at.project.memory if item.scope == "project" else paths.global_memory_file()
-    print(f"Restored {item.text!r} ({item.status} before) to {where}")
+    print(f"Restored {redact(item.text, at.cfg.redact_patterns)!r} ({item.status} before) to {where}")
     return 0
 
 

@@ -20,6 +20,7 @@ from keeper.text import shown
 TYPE_CHECKING = False
 if TYPE_CHECKING:
     import argparse
+    from collections.abc import Sequence
     from typing import Any
 
 WORDS = {
@@ -82,9 +83,9 @@ def items(project: paths.Project) -> list[Item]:
     return found
 
 
-def find(project: paths.Project, name: str, removed_only: bool = False) -> Item:
+def find(project: paths.Project, name: str, removed_only: bool = False, rules: Sequence[str] = ()) -> Item:
     """The one item ``name`` names (an id, its text, or words only it holds); a KeeperError that
-    lists candidates when it names none or several."""
+    lists candidates when it names none or several, redacted with ``rules`` (the user's patterns)."""
     from keeper.memory.items import find as near
     from keeper.memory.items import key
 
@@ -106,7 +107,10 @@ def find(project: paths.Project, name: str, removed_only: bool = False) -> Item:
     what = "retired or resolved item" if removed_only else "item"
     if not shown:
         raise KeeperError(f"no {what} matches {name!r}; `keeper recall {name}` searches everything.")
-    listing = "; ".join(f"{provenance.item_id(i.key)} {document.one_line(i.text, 60)!r}" for i in shown[:5])
+    from keeper.redact import redact
+
+    cut = [document.one_line(redact(i.text, rules), 60) for i in shown[:5]]  # redacted first: a cut secret passes
+    listing = "; ".join(f"{provenance.item_id(i.key)} {text!r}" for i, text in zip(shown, cut))
     raise KeeperError(f"{len(shown)} {what}s match {name!r}: {listing}. Name one by its id (keeper why ID).")
 
 
@@ -133,9 +137,9 @@ def _session_file(project: paths.Project, event: provenance.Event | None, scope:
     return os.path.join(project.sessions, found[0]) if found else None
 
 
-def explain(project: paths.Project, name: str) -> dict[str, Any]:
-    """What ``keeper why`` shows, as data (``--json``)."""
-    item = find(project, name)
+def explain(project: paths.Project, name: str, rules: Sequence[str] = ()) -> dict[str, Any]:
+    """What ``keeper why`` shows, as data (``--json``); ``rules`` redact the error naming several items."""
+    item = find(project, name, rules=rules)
     start = provenance.described(provenance.origin(item.history), item.sessions)
     stale, claims = None, []
     if item.status == "current" and item.scope == "project":
@@ -312,8 +316,8 @@ def run(args: argparse.Namespace) -> int:
     from keeper import redact
 
     at = common.resolve_args(args)
-    data = explain(at.project, " ".join(args.item))
     rules = at.cfg.redact_patterns
+    data = explain(at.project, " ".join(args.item), rules)
     common.emit(
         args, redact.redact_values(as_json(data), rules), lambda: [redact.redact(s, rules) for s in lines(data)]
     )
