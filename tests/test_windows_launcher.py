@@ -806,14 +806,27 @@ def _prompt_change(gate: Gate, plugin: Plugin, how: str) -> tuple[bytes, dict[st
         "an escaped backslash": QUIET + " C:\\x",
         "a prompt over 4096 bytes": (QUIET + " ") * 140,
     }
+    payloads = {  # a field twice (Python reads the last one), an escape in the prompt
+        "the cwd twice": prompt()[:-1] + b',"cwd":"C:\\\\other"}',
+        "the session id twice": prompt()[:-1] + b',"session_id":"s-2"}',
+        "the event twice": prompt()[:-1] + b',"hook_event_name":"Stop"}',
+        "a unicode escape": prompt().replace(b"rename", b"\\u0072ename"),
+        "an escaped surrogate pair": prompt().replace(b"rename", b"rename \\ud83d\\ude00"),
+    }
     if how in texts:
         return prompt(texts[how]), {}
+    if how in payloads:
+        return payloads[how], {}
     if how == "a session file added":
         (sessions / "2026-11-22_1100.md").write_text("# Session\n", encoding="utf-8")
     elif how == "a session file removed":
         (sessions / "2026-11-20_0900.md").unlink()
     elif how == "a hidden session file":
         (sessions / ".draft.md").write_text("# Session\n", encoding="utf-8")
+    elif how == "a session file renamed by case":
+        (sessions / "2026-11-20_0900.md").rename(sessions / "2026-11-20_0900.MD")
+    elif how == "the record in CRLF":
+        gate.record.write_bytes(gate.record.read_bytes().replace(b"\n", b"\r\n"))
     elif how == "the newest session file replaced by an older one":
         os.utime(gate.files["2026-11-21_1000.md"], (time.time() - 3600, time.time() - 3600))
     elif how == "the gate kept again":
@@ -855,6 +868,13 @@ PROMPT_CHANGES = [
     "the prompt twice",
     "a number JSON does not allow",
     "a control character in a string",
+    "the cwd twice",
+    "the session id twice",
+    "the event twice",
+    "a unicode escape",
+    "an escaped surrogate pair",
+    "the record in CRLF",
+    "a session file renamed by case",
 ]
 
 
