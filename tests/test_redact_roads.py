@@ -9,6 +9,7 @@ and automatic recall), the session-start context, the Memory Hub and ``keeper ex
 from __future__ import annotations
 
 import json
+import subprocess
 import zipfile
 from collections.abc import Callable
 from pathlib import Path
@@ -159,3 +160,26 @@ def test_restore_item_says_what_it_restored_without_the_secret(
     assert main(["restore", "--item", "zebracorn"]) == 0
     out = capsys.readouterr().out
     assert "Restored" in out and SECRET not in out and HIDDEN in out
+
+
+def test_where_an_item_came_from_is_given_without_the_secret(
+    project_dir: Path, store: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """recall --json and the Memory Hub give each memory.md item's origin (the branch it was saved
+    on, the files): redacted as ``keeper why --json`` gives the same record."""
+    (project_dir / ".git").rmdir()
+    git = ["git", "-c", "user.name=t", "-c", "user.email=t@example.com", "-c", "commit.gpgsign=false"]
+    for args in (
+        ["init", "-q"],
+        ["commit", "-q", "--allow-empty", "-m", "start"],
+        ["checkout", "-q", "-b", f"fix/{SECRET}"],
+    ):
+        subprocess.run([*git, *args], cwd=project_dir, check=True, capture_output=True)
+    assert main(["save", "--decision", "zebracorn releases sign on the build host", "--session", "s1"]) == 0
+    (store / "config.yaml").write_text(PATTERN, encoding="utf-8")
+    capsys.readouterr()
+    found = json.loads(_cli(capsys, "recall", "zebracorn", "--json"))
+    origins = [p["origin"] for r in found for p in r["provenance"]]
+    assert origins and all(o.get("branch") == f"fix/{HIDDEN}" for o in origins), origins
+    page = _hub(tmp_path, capsys)
+    assert "zebracorn" in page and f"fix/{HIDDEN}" in page and SECRET not in page

@@ -29,16 +29,17 @@ def run_recall(args: argparse.Namespace) -> int:
 
 def _json_items(at: Resolved, results: list[search.Result]) -> list[dict[str, object]]:
     """The results as ``--json`` gives them: snippets redacted, and where each memory.md item of a
-    result came from (``keeper why``)."""
+    result came from (``keeper why``), redacted too."""
     from keeper.commands import why
-    from keeper.redact import redact
+    from keeper.redact import redact, redact_values
 
     rules = at.cfg.redact_patterns  # the heading too: memory.md's headings are written by hand
     found = [
         {**r.as_dict(), "heading": redact(r.chunk.heading, rules), "snippet": redact(r.snippet, rules)} for r in results
     ]
     for item, r in zip(found, results):
-        item["provenance"] = why.carried(at.project, r.chunk.path, r.chunk.text or r.snippet)
+        carried = why.carried(at.project, r.chunk.path, r.chunk.text or r.snippet)
+        item["provenance"] = redact_values(carried, rules)  # a branch, a file's name: as keeper why --json
     return found
 
 

@@ -225,12 +225,12 @@ def _origins(project: paths.Project, text: str, hide: Hide) -> dict[str, Any]:
         if start is None:
             continue
         when = provenance.shown_at(start)
-        where = ", ".join(shown(v) for v in (start.machine, start.branch) if v)
+        where = ", ".join(shown(v) for v in (start.machine, start.branch) if v)  # a branch, files: hidden below
         files = [shown(f) for f in start.files]
         line = f"{start.kind} {shown(when)} by session {shown(start.session or '?')}" + (f" ({where})" if where else "")
         if files:
             line += " · changed " + ", ".join(files[:5]) + (f" and {len(files) - 5} more" if len(files) > 5 else "")
-        found[hide(item.split("\n", 1)[0])] = {"id": provenance.item_id(item_key), "origin": line}
+        found[hide(item.split("\n", 1)[0])] = {"id": provenance.item_id(item_key), "origin": hide(line)}
     _unused(project, text, found, hide)
     from keeper.store.stale import stale_items
 
