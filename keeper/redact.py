@@ -121,7 +121,7 @@ def redact_values(value: object, extra_patterns: Iterable[str] = ()) -> object:
     """A JSON value with every string in it (at any depth) redacted, for records Keeper writes as JSON."""
     if isinstance(value, str):
         return redact(value, extra_patterns)
-    if isinstance(value, list):
+    if isinstance(value, (list, tuple)):  # a tuple as JSON writes it: a list
         return [redact_values(v, extra_patterns) for v in value]
     if isinstance(value, dict):
         return {k: redact_values(v, extra_patterns) for k, v in value.items()}

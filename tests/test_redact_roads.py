@@ -183,3 +183,18 @@ def test_where_an_item_came_from_is_given_without_the_secret(
     assert origins and all(o.get("branch") == f"fix/{HIDDEN}" for o in origins), origins
     page = _hub(tmp_path, capsys)
     assert "zebracorn" in page and f"fix/{HIDDEN}" in page and SECRET not in page
+
+
+@pytest.mark.parametrize("flag", [[], ["--json"]])
+def test_a_save_names_the_items_it_removed_or_could_mean_without_the_secret(
+    flag: list[str], project_dir: Path, store: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """A save's report echoes items already in memory.md (one it resolved, those a name could mean,
+    one an added item resembles), which a pattern may be newer than."""
+    saved = ["--decision", f"rotate zebracorn {SECRET} weekly", "--decision", f"rotate zebracorn {SECRET} keys monthly"]
+    assert main(["save", *saved, "--issue", f"zebracorn {SECRET} leaks"]) == 0
+    (store / "config.yaml").write_text(PATTERN, encoding="utf-8")
+    capsys.readouterr()
+    asked = ["--resolved", "zebracorn leaks", "--retired", "rotate zebracorn", "--decision", "rotate zebracorn weekly"]
+    out = _cli(capsys, "save", *asked, *flag)
+    assert "zebracorn" in out and HIDDEN in out and SECRET not in out

@@ -15,6 +15,7 @@ def run(args: argparse.Namespace) -> int:
     from keeper.capture import saving
     from keeper.errors import KeeperError
     from keeper.memory import savekeys
+    from keeper.redact import redact, redact_values
 
     at = common.resolve_args(args, args.session)
     from keeper.sync import mirror
@@ -56,7 +57,7 @@ def run(args: argparse.Namespace) -> int:
         if problems:
             lines.append("Keeper could not read all of this save as written; nothing was lost:")
             lines += [f"  ! {problem}" for problem in problems]
-        lines += ["  " + line for line in saving.report_lines(report)]
+        lines += ["  " + redact(line, at.cfg.redact_patterns) for line in saving.report_lines(report)]
         return [*lines, f"Session file: {session_file}"]
 
     common.emit(
@@ -66,7 +67,8 @@ def run(args: argparse.Namespace) -> int:
             "memory": at.project.memory,
             "session_file": session_file,
             "problems": problems,
-            **vars(report),
+            # the report names items of memory.md (removed, or a name could mean), which a pattern may be newer than
+            **{field: redact_values(value, at.cfg.redact_patterns) for field, value in vars(report).items()},
         },
         text,
     )
