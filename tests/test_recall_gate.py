@@ -206,3 +206,24 @@ def test_a_stop_takes_in_its_own_file_when_newer_sessions_outnumber_those_always
     answers = [world.prompt(["invoice", "exporter"], monkeypatch, capsys, "s1") for world in (fresh, kept)]
     assert "recalled" in answers[0]
     assert answers[1] == answers[0]
+
+
+@pytest.mark.skipif(os.name == "nt", reason="a file name of bytes that are not UTF-8 is a POSIX one")
+@pytest.mark.parametrize("where", ["sessions", "native"])
+def test_a_file_name_that_is_not_utf8_is_left_out_of_the_index_not_an_error(
+    where: str, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str], tmp_path: Path
+) -> None:
+    """Another tool's file named in Latin-1: os.listdir gives it with surrogate escapes, which SQLite
+    cannot take. Every Stop (which now refreshes the index) and every prompt logged an ERROR and the
+    prompt recalled nothing; the file is left out, as a fresh search leaves it."""
+    world = World(tmp_path, "w", True)
+    act(world, "save", ["flaky", "checkout"], monkeypatch, capsys)
+    assert "recalled" in world.prompt(["flaky", "checkout"], monkeypatch, capsys, "other")  # the index is built
+    project = world.enter(monkeypatch)
+    native = Path(world.folder, "claude", "projects", "".join(c if c.isalnum() else "-" for c in project.root))
+    folder = os.fsencode(project.sessions if where == "sessions" else native / "memory")
+    os.makedirs(folder, exist_ok=True)
+    with open(os.path.join(folder, b"2020-01-01_caf\xe9.md"), "w", encoding="utf-8") as fh:
+        fh.write("# Notes\n\n## Old\n\ninvoice exporter\n")
+    act(world, "stop", ["refund", "ledger"], monkeypatch, capsys)
+    assert "recalled" in world.prompt(["refund", "ledger"], monkeypatch, capsys, "other")

@@ -124,10 +124,12 @@ def _stat(path: str | None) -> Stamp:
 def _same_names(project: paths.Project, folder: object, names: bytes) -> bool:
     """Whether the sessions folder holds the files the index holds: its time as the index saw it, or
     else (a file replaced, as each Stop replaces the session's own) its listing."""
+    from keeper.recall.sources import storable
+
     try:
         if str(os.stat(project.sessions).st_mtime_ns) == folder:
             return True
-        return names_of(n for n in os.listdir(project.sessions) if n.endswith(".md")) == names
+        return names_of(n for n in os.listdir(project.sessions) if n.endswith(".md") and storable(n)) == names
     except (OSError, ValueError):
         return False
 

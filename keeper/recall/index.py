@@ -233,6 +233,11 @@ def open_index(project: paths.Project) -> Connection | None:
         return _connect(path)
 
 
+def _listed(name: str) -> bool:
+    """Whether a name in the sessions folder is a session file the index holds."""
+    return name.endswith(".md") and sources.storable(name)
+
+
 def _stamps(project: paths.Project, names: Iterable[str] | None) -> dict[str, tuple[int, int]]:
     """``{relative name: (mtime_ns, size)}`` of memory.md and the session files (``names``: only those).
 
@@ -255,7 +260,7 @@ def _stamps(project: paths.Project, names: Iterable[str] | None) -> dict[str, tu
             return found
         chosen = None if wanted is None else {n[len(prefix) :] for n in wanted}
         for entry in entries:
-            if entry.name.endswith(".md") and (chosen is None or entry.name in chosen):
+            if _listed(entry.name) and (chosen is None or entry.name in chosen):
                 try:
                     st = entry.stat()
                 except OSError:
@@ -268,7 +273,7 @@ def _stamps(project: paths.Project, names: Iterable[str] | None) -> dict[str, tu
         return found
     try:
         listed = (
-            [n for n in os.listdir(fd) if n.endswith(".md")]
+            [n for n in os.listdir(fd) if _listed(n)]
             if wanted is None
             else [n[len(prefix) :] for n in wanted if n != paths.MEMORY_FILE]
         )
@@ -323,7 +328,7 @@ def _quick_changes(
     gone: list[str] = []
     if known_folder != folder:
         try:
-            listed = {f"{paths.SESSIONS_DIR}/{n}" for n in os.listdir(project.sessions) if n.endswith(".md")}
+            listed = {f"{paths.SESSIONS_DIR}/{n}" for n in os.listdir(project.sessions) if _listed(n)}
         except OSError:
             listed = set()
         indexed = {n for (n,) in con.execute("SELECT name FROM files WHERE " + _SESSIONS)}

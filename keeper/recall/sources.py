@@ -47,8 +47,20 @@ def native_dir(project: paths.Project) -> str:
     return os.path.join(paths.claude_dir(), "projects", encoded, "memory")
 
 
+def storable(name: str) -> bool:
+    """Whether the index can hold this file name: SQLite takes UTF-8 only, and ``os.listdir`` gives
+    bytes that are not UTF-8 (a name another tool wrote in Latin-1) as surrogate escapes."""
+    if name.isascii():
+        return True
+    try:
+        name.encode("utf-8")
+    except UnicodeEncodeError:
+        return False
+    return True
+
+
 def _safe_name(name: str) -> bool:
-    """A plain file name: no folder part, no dot file, no parent reference, a markdown file."""
+    """A plain file name: no folder part, no dot file, no parent reference, a markdown file the index can name."""
     return (
         name.endswith(".md")
         and not name.startswith(".")
@@ -56,6 +68,7 @@ def _safe_name(name: str) -> bool:
         and "\\" not in name
         and "\0" not in name
         and name not in (".", "..")
+        and storable(name)
     )
 
 
