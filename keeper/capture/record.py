@@ -191,12 +191,13 @@ def update_from_hook(event: str, at: Resolved, new_facts: Facts, transcript_path
         return False
 
 
-def stamp(event: str, at: Resolved, label: str, detail: str, last_reply: str, transcript_path: str) -> None:
-    """Record a moment (``Compacted``, ``Ended``) with the facts and everything the transcript shows."""
+def stamp(event: str, at: Resolved, label: str, detail: str, last_reply: str, transcript_path: str) -> bool:
+    """Record a moment (``Compacted``, ``Ended``) with the facts and everything the transcript shows;
+    True when the session file was written."""
     tally = counters.read(counters.tally_path(at.project, at.session))
     found = facts(tally, last_reply, at.cfg.redact_patterns)
     found[label] = time.strftime("%Y-%m-%d %H:%M") + (f" ({detail})" if detail else "")
-    update_from_hook(event, at, found, transcript_path)
+    return not update_from_hook(event, at, found, transcript_path)
 
 
 FUTURE_SLACK = 120.0  # seconds a file's time may run ahead of this clock before it is not believed
