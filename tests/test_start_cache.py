@@ -365,6 +365,31 @@ def test_a_file_the_stale_check_read_changed_with_every_verdict_as_it_was_gives_
     assert answer == world.afresh("s2", "startup", monkeypatch, capsys)
 
 
+def test_a_file_the_stale_check_read_changed_has_the_others_looked_at_once(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """The kept verdicts take the stats the kept answer took of the files they rest on: each is
+    looked at once (issue 43: 300 items with one file changed stat every file twice)."""
+    world = kept_world(tmp_path / "w", monkeypatch, capsys)
+    calls = Calls(monkeypatch)
+    code = world.root / "src" / "mod_1.py"
+    code.write_text(code.read_text(encoding="utf-8") + "# checked by hand\n", encoding="utf-8")
+    looked: list[str] = []
+    real = os.stat
+
+    def counted(path: Any, *args: Any, **kwargs: Any) -> os.stat_result:
+        looked.append(os.fspath(path))
+        return real(path, *args, **kwargs)
+
+    monkeypatch.setattr(os, "stat", counted)
+    answer = world.start("s2", "startup", monkeypatch, capsys)
+    monkeypatch.setattr(os, "stat", real)
+    assert (calls.built, calls.judged) == (0, 1)
+    inputs = [path for path in looked if path.startswith(str(world.root / "src"))]
+    assert str(code) in inputs and len(inputs) == len(set(inputs))
+    assert answer == world.afresh("s2", "startup", monkeypatch, capsys)
+
+
 def test_a_file_the_stale_check_read_changed_so_a_verdict_changed_is_worked_out_again(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
 ) -> None:

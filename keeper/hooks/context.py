@@ -18,6 +18,7 @@ if TYPE_CHECKING:
     from keeper.hooks.startcache import Watch
     from keeper.recall.search import Result
     from keeper.store.stale import Stale
+    from keeper.store.verdicts import Taken
 
 # memory, sessions and markdown load inside the functions that use them: `keeper recall` prints
 # through this module and needs none of them; recall's sources load only where team notes or recall
@@ -288,13 +289,13 @@ def session_start(
     return plan.text(), _status(counted.decisions, found, len(stale), saved)
 
 
-def verdicts_again(project: paths.Project, looked: set[str]) -> list[Stale]:
+def verdicts_again(project: paths.Project, looked: set[str], taken: tuple[int, Taken]) -> list[Stale]:
     """The stale check as ``session_start`` makes it, on memory.md as it reads it (``looked``: as
-    its ``watch.checked``): when only files the check looked at changed, the same verdicts are the
-    same answer (``keeper.hooks.startcache``)."""
+    its ``watch.checked``; ``taken``: as ``stale_items`` takes it): when only files the check looked
+    at changed, the same verdicts are the same answer (``keeper.hooks.startcache``)."""
     from keeper.store.stale import stale_items
 
-    return stale_items(project, _head(project.memory)[0], {}, keep=True, looked=looked)
+    return stale_items(project, _head(project.memory)[0], {}, keep=True, looked=looked, taken=taken)
 
 
 def _status(decisions: int, found: list[str], stale: int, saved: str) -> str:

@@ -41,6 +41,7 @@ if TYPE_CHECKING:
     from keeper.store.stale import Stale
 
     Answer = tuple[str, str]  # the context, the status line
+    Seen = dict[str, "os.stat_result | None"]  # each path's stat as a start took it (None: nothing there)
 
 FORMAT = 2  # raise it when what an answer rests on changes within a version
 CODE = os.path.dirname(os.path.abspath(__file__))  # another installation of the same version: its own answers
@@ -75,9 +76,9 @@ class Found:
 
     __slots__ = ("between", "fixed", "line", "moved", "seen", "shown", "stale", "text")
 
-    def __init__(self, kept: dict[str, Any], shown: list[str], fixed: list[str], seen: dict[str, str]) -> None:
+    def __init__(self, kept: dict[str, Any], shown: list[str], fixed: list[str], seen: Seen) -> None:
         self.text, self.line, self.between, self.stale = kept["text"], kept["status"], kept["between"], kept["stale"]
-        self.shown, self.fixed, self.seen = shown, fixed, seen  # the status lines of all else; the check's files now
+        self.shown, self.fixed, self.seen = shown, fixed, seen  # all else's status lines; the check's files' stats now
         self.moved = False
 
 
@@ -85,9 +86,20 @@ def status(path: str) -> str:
     """A file's or folder's size, modification and change times, inode and type (its links
     followed), as one word; ``-`` when nothing is there. Raises OSError or ValueError when it cannot
     be told."""
+    return word(stat_of(path))
+
+
+def stat_of(path: str) -> os.stat_result | None:
+    """``status``'s stat of ``path``, None when nothing is there (the stale check takes it too)."""
     try:
-        found = os.stat(path)
+        return os.stat(path)
     except (FileNotFoundError, NotADirectoryError):
+        return None
+
+
+def word(found: os.stat_result | None) -> str:
+    """``status`` of a stat taken."""
+    if found is None:
         return "-"
     return f"{found.st_size}:{found.st_mtime_ns}:{found.st_ctime_ns}:{found.st_ino}:{found.st_mode}"
 
@@ -130,16 +142,16 @@ def _read(project: paths.Project) -> tuple[dict[str, Any], list[str]]:
     return (kept, files) if isinstance(kept, dict) else ({}, [])
 
 
-def _moved(files: list[str], seen: dict[str, str] | None = None) -> bool:
+def _moved(files: list[str], seen: Seen | None = None) -> bool:
     """Whether a file of ``status<TAB>path`` lines has another status now (OSError, ValueError:
-    it cannot be told); ``seen`` gets each one's status now, else the first that moved ends it."""
+    it cannot be told); ``seen`` gets each one's stat now, else the first that moved ends it."""
     moved = False
     for entry in files:
         was, _, path = entry.partition("\t")
-        now = status(path)
+        found = stat_of(path)
         if seen is not None:
-            seen[path] = now
-        moved = moved or now != was
+            seen[path] = found
+        moved = moved or word(found) != was
         if moved and seen is None:
             break
     return moved
@@ -172,7 +184,7 @@ def lookup(project: paths.Project, want: dict[str, Any]) -> Found | None:
     if type(checked) is not int or not 0 <= checked <= len(files):
         return None
     fixed = files[: len(files) - checked]
-    seen: dict[str, str] = {}
+    seen: Seen = {}
     try:
         if _moved(fixed):
             return None
@@ -196,7 +208,8 @@ def answer(project: paths.Project, limit: int, source: str, session: str, team: 
 
     watch = Watch()
     if found is not None:  # only files the stale check looked at changed: its verdicts may be as they were
-        watch.verdicts(context.verdicts_again(project, watch.checked))
+        # the check takes the stats just taken of its files, as of when this start began looking
+        watch.verdicts(context.verdicts_again(project, watch.checked, (began, found.seen)))
         if watch.stale == found.stale and _still(found.fixed):  # all else still as it was: judged on it
             watch.shown = set(found.shown)
             markers.remember_shown(project, session, watch.shown)
@@ -249,9 +262,7 @@ def _newest(project: paths.Project, own: str | None) -> set[str]:
     return {os.path.join(project.sessions, name) for name in sessions.newest(project, UNSAVED_LOOKED_AT)} - {own}
 
 
-def _statuses(
-    where: set[str], into: list[str], began: int, doubt: str = "", seen: dict[str, str] | None = None
-) -> bool:
+def _statuses(where: set[str], into: list[str], began: int, doubt: str = "", seen: Seen | None = None) -> bool:
     """Each path's ``status<TAB>path`` put ``into`` (taken since ``began``: as ``seen`` holds it, or
     now); False when one changed since a tick of the clock before ``began`` (read before or after
     that change, and within a tick it may change again: nothing would tell) or cannot be told,
@@ -259,7 +270,7 @@ def _statuses(
     line break in its name."""
     for path in sorted(where):
         try:
-            found = seen[path] if seen is not None and path in seen else status(path)
+            found = word(seen[path]) if seen is not None and path in seen else status(path)
         except (OSError, ValueError):
             found = doubt
         times = found.split(":")[1:3]
@@ -300,7 +311,7 @@ def _keep(
     answer: Answer,
     files: list[str],
     began: int,
-    seen: dict[str, str] | None = None,
+    seen: Seen | None = None,
 ) -> None:
     """Keep ``answer`` under ``head`` (its key and the clock's times) with ``files`` (the status
     lines of all it rests on but the files the stale check looked at), then a line for each of
