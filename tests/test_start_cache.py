@@ -137,7 +137,7 @@ class Calls:
         from keeper.hooks import context
 
         self.built = self.judged = 0
-        built, judged = context.session_start, context.verdicts_again
+        built, judged = context.session_start, startcache.verdicts_again
 
         def counted_build(*args: Any) -> tuple[str, str]:
             self.built += 1
@@ -148,7 +148,7 @@ class Calls:
             return judged(*args)
 
         monkeypatch.setattr(context, "session_start", counted_build)
-        monkeypatch.setattr(context, "verdicts_again", counted_judge)
+        monkeypatch.setattr(startcache, "verdicts_again", counted_judge)
 
 
 KINDS = ("save", "hand", "code", "rename", "touch", "delete", "clock", "wait", "settings", "team", "tally", "stop")
@@ -429,12 +429,11 @@ def test_memory_edited_while_the_stale_check_judges_again_is_worked_out_afresh(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
 ) -> None:
     """The kept answer is given after its stale check only while all else is still as it was."""
-    from keeper.hooks import context
 
     world = kept_world(tmp_path / "w", monkeypatch, capsys)
     code = world.root / "src" / "mod_1.py"
     code.write_text(code.read_text(encoding="utf-8") + "# checked by hand\n", encoding="utf-8")
-    real = context.verdicts_again
+    real = startcache.verdicts_again
 
     def edited_meanwhile(*args: Any) -> list[Any]:
         found = real(*args)
@@ -442,8 +441,8 @@ def test_memory_edited_while_the_stale_check_judges_again_is_worked_out_afresh(
         memory.write_text(memory.read_text(encoding="utf-8").replace("Issue 1", "Issue 7"), encoding="utf-8")
         return found
 
-    monkeypatch.setattr(context, "verdicts_again", edited_meanwhile)
+    monkeypatch.setattr(startcache, "verdicts_again", edited_meanwhile)
     answer = world.start("s2", "startup", monkeypatch, capsys)
     assert "Issue 7" in answer["hookSpecificOutput"]["additionalContext"]
-    monkeypatch.setattr(context, "verdicts_again", real)
+    monkeypatch.setattr(startcache, "verdicts_again", real)
     assert answer == world.afresh("s2", "startup", monkeypatch, capsys)

@@ -396,8 +396,8 @@ BUDGETS = {  # (modules beyond a bare interpreter, files opened, folders listed)
     "session-start, kept answer judged again": (  # a file a claim names changed: the stale check alone
         EVERY_HOOK
         | KEPT
-        | {"keeper.hooks.context", "keeper.store.claims", "keeper.store.provenance", "keeper.store.repo"}
-        | {"keeper.store.stale", "keeper.store.verdicts", "keeper.text"},
+        | {"keeper.store.claims", "keeper.store.provenance", "keeper.store.stale", "keeper.store.verdicts"}
+        | {"keeper.text"},
         12,  # and memory.md, the record, the edited file (compared, then judged), the verdicts and answer kept anew
         1,
     ),

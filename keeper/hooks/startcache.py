@@ -39,6 +39,7 @@ if TYPE_CHECKING:
     from typing import Any
 
     from keeper.store.stale import Stale
+    from keeper.store.verdicts import Taken
 
     Answer = tuple[str, str]  # the context, the status line
     Seen = dict[str, "os.stat_result | None"]  # each path's stat as a start took it (None: nothing there)
@@ -204,12 +205,10 @@ def answer(project: paths.Project, limit: int, source: str, session: str, team: 
     if found is not None and not found.moved:
         markers.remember_shown(project, session, set(found.shown))
         return found.text, found.line
-    from keeper.hooks import context
-
     watch = Watch()
     if found is not None:  # only files the stale check looked at changed: its verdicts may be as they were
         # the check takes the stats just taken of its files, as of when this start began looking
-        watch.verdicts(context.verdicts_again(project, watch.checked, (began, found.seen)))
+        watch.verdicts(verdicts_again(project, watch.checked, (began, found.seen)))
         if watch.stale == found.stale and _still(found.fixed):  # all else still as it was: judged on it
             watch.shown = set(found.shown)
             markers.remember_shown(project, session, watch.shown)
@@ -217,10 +216,24 @@ def answer(project: paths.Project, limit: int, source: str, session: str, team: 
             _keep(project, head, watch, (found.text, found.line), found.fixed, began, found.seen)
             return found.text, found.line
         watch = Watch()
+    from keeper.hooks import context  # the context builder: not for an answer whose verdicts are as they were
+
     text, line = context.session_start(project, limit, source, session, team, watch)
     if watch.shown is not None:
         save(project, want, watch, session, (text, line), began)
     return text, line
+
+
+def verdicts_again(project: paths.Project, looked: set[str], taken: tuple[int, Taken]) -> list[Stale]:
+    """The stale check as ``context.session_start`` makes it, on memory.md as it reads it
+    (``looked``: as its ``watch.checked``; ``taken``: as ``stale_items`` takes it), without the
+    context builder: when only files the check looked at changed, the same verdicts are the same
+    answer."""
+    from keeper.store.fsutil import read_head
+    from keeper.store.stale import stale_items
+
+    found = read_head(project.memory, paths.BRIEFING_BYTES)
+    return stale_items(project, found[0] if found else "", {}, keep=True, looked=looked, taken=taken)
 
 
 def rests_on(project: paths.Project, session: str, compact: bool) -> set[str]:
