@@ -75,11 +75,12 @@ class Found:
     verdicts it shows (``Watch.stale``); ``moved``: a file the stale check looked at is not as it
     was (all else is), so the answer holds if the check's verdicts do."""
 
-    __slots__ = ("between", "fixed", "line", "moved", "seen", "shown", "stale", "text")
+    __slots__ = ("between", "fixed", "line", "lines", "moved", "seen", "shown", "stale", "text")
 
-    def __init__(self, kept: dict[str, Any], shown: list[str], fixed: list[str], seen: Seen) -> None:
+    def __init__(self, kept: dict[str, Any], shown: list[str], lines: list[str], fixed: int, seen: Seen) -> None:
         self.text, self.line, self.between, self.stale = kept["text"], kept["status"], kept["between"], kept["stale"]
-        self.shown, self.fixed, self.seen = shown, fixed, seen  # all else's status lines; the check's files' stats now
+        self.shown, self.seen = shown, seen  # the check's files' stats now
+        self.lines, self.fixed = lines, lines[:fixed]  # every status line kept; all but the check's files'
         self.moved = False
 
 
@@ -184,13 +185,11 @@ def lookup(project: paths.Project, want: dict[str, Any]) -> Found | None:
         return None
     if type(checked) is not int or not 0 <= checked <= len(files):
         return None
-    fixed = files[: len(files) - checked]
-    seen: Seen = {}
+    found = Found(kept, [s for s in shown if isinstance(s, str)], files, len(files) - checked, {})
     try:
-        if _moved(fixed):
+        if _moved(found.fixed):
             return None
-        found = Found(kept, [s for s in shown if isinstance(s, str)], fixed, seen)
-        found.moved = _moved(files[len(fixed) :], seen)
+        found.moved = _moved(files[len(found.fixed) :], found.seen)
     except (OSError, ValueError):
         return None
     return found
@@ -213,7 +212,7 @@ def answer(project: paths.Project, limit: int, source: str, session: str, team: 
             watch.shown = set(found.shown)
             markers.remember_shown(project, session, watch.shown)
             head = {"key": want, "between": found.between}
-            _keep(project, head, watch, (found.text, found.line), found.fixed, began, found.seen)
+            _keep(project, head, watch, (found.text, found.line), found.fixed, began, (found.seen, found.lines))
             return found.text, found.line
         watch = Watch()
     from keeper.hooks import context  # the context builder: not for an answer whose verdicts are as they were
@@ -324,11 +323,12 @@ def _keep(
     answer: Answer,
     files: list[str],
     began: int,
-    seen: Seen | None = None,
+    kept: tuple[Seen, list[str]] | None = None,
 ) -> None:
     """Keep ``answer`` under ``head`` (its key and the clock's times) with ``files`` (the status
     lines of all it rests on but the files the stale check looked at), then a line for each of
-    those (``seen``: statuses taken since ``began``): one that changed since a tick before
+    those (``kept``: statuses taken since ``began``, and the status lines of the kept answer this
+    one is, which is left as it is when they are these): one that changed since a tick before
     ``began`` (or cannot be told) as changed, so the next start judges again what rests on it
     (``Found.moved``)."""
     from keeper.store.fsutil import atomic_write
@@ -336,10 +336,13 @@ def _keep(
 
     checked: list[str] = []
     fixed = {entry.partition("\t")[2] for entry in files}
+    seen = kept[0] if kept is not None else None
     if WAITING in watch.checked or not _statuses(looked_at(project, watch) - fixed, checked, began, "?", seen):
         return
     now = time.time_ns()
     if not now < head["between"][1]:
+        return
+    if kept is not None and kept[1] == [*files, *checked]:  # the same answer on the same files: kept already
         return
     data = {**head, "at": now, "files": len(files) + len(checked), "text": answer[0], "status": answer[1]}
     data["shown"], data["checked"], data["stale"] = sorted(watch.shown or ()), len(checked), watch.stale
