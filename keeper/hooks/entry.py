@@ -151,10 +151,11 @@ def session_start(event: Event, at: Resolved) -> Reply:
 
         mirror.adopt(at.project)  # a clone's first session here: the memory a sync or an import already brought
     markers.mark_start(at.project, at.session, event.transcript_path)
-    if any(session != at.session for session in markers.unended(at.project)):  # one small listing
+    gone = markers.gone(at.project, at.session)  # one small listing
+    if gone:
         from keeper.capture import record
 
-        record.complete_missed_endings(event.name, at.project, at.cfg, at.session)
+        record.complete_missed_endings(event.name, at.project, at.cfg, gone)
     cfg = at.cfg
     text, status = startcache.answer(
         at.project, cfg.context_chars, event.source, at.session, cfg.team, cfg.redact_patterns
