@@ -9,6 +9,7 @@ from __future__ import annotations
 import json
 import os
 import shutil
+import tempfile
 import time
 from datetime import datetime, timedelta
 from pathlib import Path
@@ -631,3 +632,35 @@ def test_a_live_sessions_own_edit_elsewhere_after_its_save_marks_nothing_at_any_
     text = session_start_of(repo, WORK, source, monkeypatch, capsys)
     assert "Greeting says hello" in text and "may be stale" not in text
     assert "may be stale" not in session_start_of(repo, NEXT, "startup", monkeypatch, capsys)
+
+
+WORDS = ["session", "a", "b", "a b", 'say "session"', "from", "item"]
+RAW_EVENT = st.fixed_dictionaries(
+    {"at": st.sampled_from(["2026-11-20T10:00:00", "2026-11-21"]), "event": st.sampled_from(["added", "session"])},
+    optional={
+        "item": st.sampled_from(WORDS),
+        "session": st.sampled_from(WORDS),
+        "from": st.sampled_from(WORDS),
+        "note": st.sampled_from(WORDS) | st.lists(st.sampled_from(WORDS), max_size=2),
+    },
+)
+
+
+@settings(max_examples=200, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+@given(
+    events=st.lists(RAW_EVENT, max_size=8),
+    spacing=st.lists(st.sampled_from([(", ", ": "), (",", ":"), (", ", " : "), (",", ":\t")]), min_size=8, max_size=8),
+    items=st.sets(st.sampled_from(WORDS), max_size=2),
+)
+def test_a_record_read_for_a_few_items_tells_what_the_whole_one_tells_of_them(
+    events: list[dict[str, Any]], spacing: list[tuple[str, str]], items: set[str]
+) -> None:
+    """``read`` with items parses only the lines that may concern them (``_about``: "session" as a
+    value, the items' names, a backslash), however the JSON is spaced: the same facts for them."""
+    with tempfile.TemporaryDirectory() as folder:
+        text = "".join(json.dumps(e, separators=s) + "\n" for e, s in zip(events, spacing))
+        Path(provenance.record_file(folder)).write_text(text, encoding="utf-8")
+        whole, few = provenance.read(folder), provenance.read(folder, items)
+    history, told = provenance.by_item(whole), provenance.by_item(few)
+    assert {k: history.get(k) for k in items} == {k: told.get(k) for k in items}
+    assert provenance.session_facts(whole) == provenance.session_facts(few)

@@ -153,17 +153,21 @@ def test_the_gate_is_kept_without_waiting_for_the_disk(
     assert not [p for p in flushed if paths.RECALL_GATE in os.path.basename(p)], flushed  # nor its temporary file
 
 
-def test_a_stop_takes_its_own_file_into_the_index_so_the_next_prompt_indexes_nothing(
+def test_a_hook_that_rewrites_its_session_file_takes_it_in_so_the_next_prompt_indexes_nothing(
     monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str], tmp_path: Path
 ) -> None:
-    """Every Stop rewrites its session's file; taken in by the Stop, it costs the next prompt nothing."""
+    """Every Stop rewrites its session's file, as PreCompact and SessionEnd do; taken in by the hook
+    that wrote it, it costs the next prompt nothing."""
     from keeper.recall import index, sources
 
     world = World(tmp_path, "w", True)
     act(world, "save", ["flaky", "checkout", "clock", "frozen"], monkeypatch, capsys)
     assert "recalled" in world.prompt(["flaky", "checkout"], monkeypatch, capsys)  # the index is built
-    for words in (["invoice", "exporter"], ["refund", "ledger"]):  # the first Stop makes the file, the next rewrites it
-        act(world, "stop", words, monkeypatch, capsys)
+    for hook in ("stop", "stop", "pre-compact", "session-end"):  # the first Stop makes the file, the rest rewrite it
+        if hook == "stop":
+            act(world, "stop", ["invoice", "exporter", str(world.steps)], monkeypatch, capsys)
+        else:
+            run_hook(hook, {"session_id": "now", "cwd": str(world.root), "trigger": "manual"}, monkeypatch, capsys)
         project = world.enter(monkeypatch)
         con = index.open_index(project)
         assert con is not None

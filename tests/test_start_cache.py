@@ -137,7 +137,7 @@ class Calls:
         from keeper.hooks import context
 
         self.built = self.judged = 0
-        built, judged = context.session_start, context.verdicts_again
+        built, judged = context.session_start, startcache.verdicts_again
 
         def counted_build(*args: Any) -> tuple[str, str]:
             self.built += 1
@@ -148,7 +148,7 @@ class Calls:
             return judged(*args)
 
         monkeypatch.setattr(context, "session_start", counted_build)
-        monkeypatch.setattr(context, "verdicts_again", counted_judge)
+        monkeypatch.setattr(startcache, "verdicts_again", counted_judge)
 
 
 KINDS = ("save", "hand", "code", "rename", "touch", "delete", "clock", "wait", "settings", "team", "tally", "stop")
@@ -365,6 +365,53 @@ def test_a_file_the_stale_check_read_changed_with_every_verdict_as_it_was_gives_
     assert answer == world.afresh("s2", "startup", monkeypatch, capsys)
 
 
+def test_a_file_the_stale_check_read_changed_has_the_others_looked_at_once(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """The kept verdicts take the stats the kept answer took of the files they rest on: each is
+    looked at once (issue 43: 300 items with one file changed stat every file twice)."""
+    world = kept_world(tmp_path / "w", monkeypatch, capsys)
+    calls = Calls(monkeypatch)
+    code = world.root / "src" / "mod_1.py"
+    code.write_text(code.read_text(encoding="utf-8") + "# checked by hand\n", encoding="utf-8")
+    looked: list[str] = []
+    real = os.stat
+
+    def counted(path: Any, *args: Any, **kwargs: Any) -> os.stat_result:
+        looked.append(os.fspath(path))
+        return real(path, *args, **kwargs)
+
+    monkeypatch.setattr(os, "stat", counted)
+    answer = world.start("s2", "startup", monkeypatch, capsys)
+    monkeypatch.setattr(os, "stat", real)
+    assert (calls.built, calls.judged) == (0, 1)
+    inputs = [path for path in looked if path.startswith(str(world.root / "src"))]
+    assert str(code) in inputs and len(inputs) == len(set(inputs))
+    assert answer == world.afresh("s2", "startup", monkeypatch, capsys)
+
+
+def test_a_file_edited_again_with_every_verdict_as_it_was_leaves_the_kept_answer_as_it_is(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """A file the stale check read, edited just before each start (kept as changed each time): the
+    check finds what it found, and the kept answer, which would be written again as it is but for
+    its time, is not written (issue 43: 300 items with one file changed rewrote 38 KB a start)."""
+    world = kept_world(tmp_path / "w", monkeypatch, capsys)
+    calls = Calls(monkeypatch)
+    code = world.root / "src" / "mod_1.py"
+    kept = Path(startcache.cache_file(world.project))
+    answers = []
+    for n in range(3):
+        code.write_text(code.read_text(encoding="utf-8") + f"# checked by hand {n}\n", encoding="utf-8")
+        before = kept.read_bytes()
+        answers.append(world.start("s2", "startup", monkeypatch, capsys))
+        if n:
+            assert kept.read_bytes() == before  # the same answer on the same files' status lines
+    assert "\n?\t" in kept.read_text(encoding="utf-8")  # kept as changed
+    assert (calls.built, calls.judged) == (0, 3)
+    assert answers[0] == answers[1] == answers[2] == world.afresh("s2", "startup", monkeypatch, capsys)
+
+
 def test_a_file_the_stale_check_read_changed_so_a_verdict_changed_is_worked_out_again(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
 ) -> None:
@@ -404,12 +451,11 @@ def test_memory_edited_while_the_stale_check_judges_again_is_worked_out_afresh(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
 ) -> None:
     """The kept answer is given after its stale check only while all else is still as it was."""
-    from keeper.hooks import context
 
     world = kept_world(tmp_path / "w", monkeypatch, capsys)
     code = world.root / "src" / "mod_1.py"
     code.write_text(code.read_text(encoding="utf-8") + "# checked by hand\n", encoding="utf-8")
-    real = context.verdicts_again
+    real = startcache.verdicts_again
 
     def edited_meanwhile(*args: Any) -> list[Any]:
         found = real(*args)
@@ -417,8 +463,8 @@ def test_memory_edited_while_the_stale_check_judges_again_is_worked_out_afresh(
         memory.write_text(memory.read_text(encoding="utf-8").replace("Issue 1", "Issue 7"), encoding="utf-8")
         return found
 
-    monkeypatch.setattr(context, "verdicts_again", edited_meanwhile)
+    monkeypatch.setattr(startcache, "verdicts_again", edited_meanwhile)
     answer = world.start("s2", "startup", monkeypatch, capsys)
     assert "Issue 7" in answer["hookSpecificOutput"]["additionalContext"]
-    monkeypatch.setattr(context, "verdicts_again", real)
+    monkeypatch.setattr(startcache, "verdicts_again", real)
     assert answer == world.afresh("s2", "startup", monkeypatch, capsys)

@@ -397,9 +397,17 @@ BUDGETS = {  # (modules beyond a bare interpreter, files opened, folders listed)
     "session-start, kept answer judged again": (  # a file a claim names changed: the stale check alone
         EVERY_HOOK
         | KEPT
-        | {"keeper.hooks.context", "keeper.store.claims", "keeper.store.provenance", "keeper.store.repo"}
-        | {"keeper.store.stale", "keeper.store.verdicts", "keeper.text"},
+        | {"keeper.store.claims", "keeper.store.provenance", "keeper.store.stale", "keeper.store.verdicts"}
+        | {"keeper.text"},
         12,  # and memory.md, the record, the edited file (compared, then judged), the verdicts and answer kept anew
+        1,
+    ),
+    "session-start, kept answer judged again, another session open": (  # told active without its record's code
+        EVERY_HOOK
+        | KEPT
+        | {"keeper.store.claims", "keeper.store.provenance", "keeper.store.stale", "keeper.store.verdicts"}
+        | {"keeper.text", "keeper.store.sessions"},
+        14,  # and the other session's state and start marker, naming its transcript (whose time tells it is active)
         1,
     ),
 }
@@ -522,24 +530,29 @@ def test_a_kept_answer_for_a_session_with_its_record_loads_no_markdown(remembere
     within("session-start, kept answer, a session with its record", spent)
 
 
+@pytest.mark.parametrize("other", [False, True])
 def test_a_session_start_after_an_edit_that_changes_no_verdict_stays_within_its_budget(
-    remembered: dict, tmp_path: Path, project_dir: Path
+    other: bool, remembered: dict, tmp_path: Path, project_dir: Path
 ) -> None:
     """A file a claim names edited, its claims holding still: the stale check alone judges again,
-    and the kept answer is given without the context builder, memory's parser or the briefing."""
+    and the kept answer is given without the context builder, memory's parser or the briefing;
+    with another session open and active, without the session record's code (issue 43)."""
     (project_dir / "src").mkdir()
     (project_dir / "src" / "app.py").write_text("def parse_order():\n    pass\n", encoding="utf-8")
     save_in(project_dir, "--decision", "Use `parse_order` in src/app.py")  # its claims noted with the file there
     start = {**remembered, "source": "startup"}
+    if other:  # started, never ended, its transcript written just now
+        launched("session-start", {**start, "session_id": "s0"}, tmp_path)
     launched("session-start", start, tmp_path)
     shift([tmp_path], 3600)
+    Path(remembered["transcript_path"]).touch()  # the other session active lately
     time.sleep(0.15)
     kept = launched("session-start", start, tmp_path)
     with open(project_dir / "src" / "app.py", "a", encoding="utf-8") as fh:
         fh.write("# reviewed\n")
     spent = launched("session-start", start, tmp_path)
     assert spent.reply == kept.reply
-    within("session-start, kept answer judged again", spent)
+    within("session-start, kept answer judged again" + (", another session open" if other else ""), spent)
 
 
 CONSOLE = (  # the console script an installer wrote (pip, uv), run as its own process runs it

@@ -619,17 +619,23 @@ def vouch(plugin: Plugin, python: Path, tmp_path: Path, reply: str) -> dict[str,
     payload = json.loads(stop(reply))
     lines = ["keeper-stop 1", asked["KEEPER_LAUNCHER_KEY"], spelled(payload["transcript_path"]), spelled(reply)]
     lines += [win(files["s-1.tally"]), "2", win(files["hooks.stats"]), win(python)]
+    lines += _held_lines(record, files, store, ("t.jsonl", "s-1.json"), "s-1.end")
+    record.write_bytes("".join(line + "\n" for line in lines).encode())
+    return files
+
+
+def _held_lines(record: Path, files: dict[str, Path], store: Path, twinned: tuple[str, ...], absent: str) -> list[str]:
+    """A record's tail as Keeper writes it: the settings held (one there, one missing), a twin dated
+    as each of ``twinned`` is, a file that must stay absent, and the end."""
     held = files["config.yaml"].read_text(encoding="utf-8")
-    lines += [f"+{win(files['config.yaml'])}", f"={len(held)}", held, f"-{win(store / 'missing.yaml')}"]
+    lines = [f"+{win(files['config.yaml'])}", f"={len(held)}", held, f"-{win(store / 'missing.yaml')}"]
     record.parent.mkdir(exist_ok=True)
-    for i, name in enumerate(("t.jsonl", "s-1.json")):
+    for i, name in enumerate(twinned):
         twin = Path(f"{record}.twin.{i}")
         twin.touch()
         os.utime(twin, ns=(files[name].stat().st_mtime_ns, files[name].stat().st_mtime_ns))
         lines += [f"+{win(files[name])}", f"@{win(twin)}"]
-    lines += [f"-{win(store / 's-1.end')}", "end"]
-    record.write_bytes("".join(line + "\n" for line in lines).encode())
-    return files
+    return [*lines, f"-{win(store / absent)}", "end"]
 
 
 def _stop_change(files: dict[str, Path], how: str) -> bytes:
@@ -778,15 +784,7 @@ def gate_record(plugin: Plugin, python: Path, tmp_path: Path) -> Gate:
     head = ["keeper-prompt 1", asked["KEEPER_LAUNCHER_KEY"], win(files["s-1.tally"]), win(files["hooks.stats"])]
     head += [win(python), "", "gate", *quietprompt.record_words(entry.OWN_REQUEST), "", win(sessions)]
     head.append("/".join(sorted(p.name for p in sessions.iterdir())))
-    held = files["config.yaml"].read_text(encoding="utf-8")
-    head += [f"+{win(files['config.yaml'])}", f"={len(held)}", held, f"-{win(store / 'missing.yaml')}"]
-    record.parent.mkdir(exist_ok=True)
-    for i, name in enumerate(("recall-gate", "2026-11-21_1000.md")):
-        twin = Path(f"{record}.twin.{i}")
-        twin.touch()
-        os.utime(twin, ns=(files[name].stat().st_mtime_ns, files[name].stat().st_mtime_ns))
-        head += [f"+{win(files[name])}", f"@{win(twin)}"]
-    head += [f"-{win(store / 's-1.start')}", "end"]
+    head += _held_lines(record, files, store, ("recall-gate", "2026-11-21_1000.md"), "s-1.start")
     gate = Gate(record, [line.encode() for line in head], files)
     gate.write(HELD)
     return gate

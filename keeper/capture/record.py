@@ -27,9 +27,6 @@ if TYPE_CHECKING:
 
     Facts = dict[str, str | None]  # header label -> value; None removes the line
 
-IDLE_BEFORE_RECOVERY = 600  # seconds without transcript activity before a session counts as gone
-MISSED_ENDINGS_PER_START = 5
-
 
 def adopt(
     project: paths.Project, session: str, transcript_path: str, tally: counters.Locked, current: str = ""
@@ -191,36 +188,21 @@ def update_from_hook(event: str, at: Resolved, new_facts: Facts, transcript_path
         return False
 
 
-def stamp(event: str, at: Resolved, label: str, detail: str, last_reply: str, transcript_path: str) -> None:
-    """Record a moment (``Compacted``, ``Ended``) with the facts and everything the transcript shows."""
+def stamp(event: str, at: Resolved, label: str, detail: str, last_reply: str, transcript_path: str) -> bool:
+    """Record a moment (``Compacted``, ``Ended``) with the facts and everything the transcript shows;
+    True when the session file was written."""
     tally = counters.read(counters.tally_path(at.project, at.session))
     found = facts(tally, last_reply, at.cfg.redact_patterns)
     found[label] = time.strftime("%Y-%m-%d %H:%M") + (f" ({detail})" if detail else "")
-    update_from_hook(event, at, found, transcript_path)
+    return not update_from_hook(event, at, found, transcript_path)
 
 
-FUTURE_SLACK = 120.0  # seconds a file's time may run ahead of this clock before it is not believed
-
-
-def complete_missed_endings(event: str, project: paths.Project, cfg: Config, current: str) -> None:
-    """Finish the records of earlier sessions that were killed before SessionEnd ran.
-
-    A session counts as gone once its transcript has been idle for ten minutes, or when its
-    transcript's time is in the future (a clock that was ahead: that time proves no activity);
-    should it come back after all, its next Stop removes the end stamp again.
-    """
-    for session in [s for s in markers.unended(project) if s != current][:MISSED_ENDINGS_PER_START]:
-        state = sessions.read_state(project, session)
-        path = state.transcript or markers.start_marker(project, session)[1]
-        marker = markers.marker(project, session, "start")
-        try:
-            last = os.path.getmtime(path) if path else os.path.getmtime(marker)
-        except (OSError, ValueError):
-            last = os.path.getmtime(marker) if os.path.exists(marker) else 0.0
-        now = time.time()
-        if now - last < IDLE_BEFORE_RECOVERY and last <= now + FUTURE_SLACK:
-            continue  # active lately; a time in the future says nothing (a wrong clock) and counts as idle
-        last = min(last, now)
+def complete_missed_endings(
+    event: str, project: paths.Project, cfg: Config, gone: list[tuple[str, str, float]]
+) -> None:
+    """Finish the records of earlier sessions that were killed before SessionEnd ran (``gone``:
+    ``markers.gone``'s); should one come back after all, its next Stop removes the end stamp again."""
+    for session, path, last in gone:
         ended = time.strftime("%Y-%m-%d %H:%M", time.localtime(last))
         found: Facts = {"Ended": f"{ended} (last activity; the session ended without SessionEnd)"}
         try:

@@ -19,7 +19,6 @@ if TYPE_CHECKING:
 
     from keeper.hooks.startcache import Watch
     from keeper.recall.search import Result
-    from keeper.store.stale import Stale
 
 # memory, sessions and markdown load inside the functions that use them: `keeper recall` prints
 # through this module and needs none of them; recall's sources load only where team notes or recall
@@ -171,13 +170,10 @@ def team_notes(project: paths.Project, room: int) -> tuple[str, list[str], int]:
     return f"{head}<{TEAM_TAG}>\n" + "\n".join(kept) + close, rest, view.decisions + view.issues + view.typed
 
 
-BRIEFING_BYTES = 1 << 20  # SessionStart reads at most this much of a memory file: a huge one costs no more
-
-
 def _head(path: str) -> tuple[str, int]:
-    """A memory file's text for the briefing, at most BRIEFING_BYTES of it; and its size when it was
+    """A memory file's text for the briefing, at most ``paths.BRIEFING_BYTES`` of it; and its size when it was
     cut there (0 when read whole or missing)."""
-    found = read_head(path, BRIEFING_BYTES)
+    found = read_head(path, paths.BRIEFING_BYTES)
     if found is None:
         return "", 0
     text, size = found
@@ -300,15 +296,6 @@ def session_start(
     return for_context(plan.text(), HARD_CAP, patterns), _status(counted.decisions, found, len(stale), saved)
 
 
-def verdicts_again(project: paths.Project, looked: set[str]) -> list[Stale]:
-    """The stale check as ``session_start`` makes it, on memory.md as it reads it (``looked``: as
-    its ``watch.checked``): when only files the check looked at changed, the same verdicts are the
-    same answer (``keeper.hooks.startcache``)."""
-    from keeper.store.stale import stale_items
-
-    return stale_items(project, _head(project.memory)[0], {}, keep=True, looked=looked)
-
-
 def _status(decisions: int, found: list[str], stale: int, saved: str) -> str:
     """The user's one line: what memory holds (the decisions always, the rest when there are any)."""
     parts = [count(decisions, "decision"), *found]
@@ -364,7 +351,7 @@ def _tail(left: list[str], files: tuple[tuple[str, int], ...], idle: int) -> str
         if size:
             tail = (
                 f"{name} is {size / 1e6:.0f} MB, too large to read whole at session start: chosen from its "
-                f"first {BRIEFING_BYTES >> 20} MB only (trim it by hand; recall searches it all). " + tail
+                f"first {paths.BRIEFING_BYTES >> 20} MB only (trim it by hand; recall searches it all). " + tail
             )
     return tail
 

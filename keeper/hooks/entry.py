@@ -151,10 +151,11 @@ def session_start(event: Event, at: Resolved) -> Reply:
 
         mirror.adopt(at.project)  # a clone's first session here: the memory a sync or an import already brought
     markers.mark_start(at.project, at.session, event.transcript_path)
-    if any(session != at.session for session in markers.unended(at.project)):  # one small listing
+    gone = markers.gone(at.project, at.session)  # one small listing
+    if gone:
         from keeper.capture import record
 
-        record.complete_missed_endings(event.name, at.project, at.cfg, at.session)
+        record.complete_missed_endings(event.name, at.project, at.cfg, gone)
     cfg = at.cfg
     text, status = startcache.answer(
         at.project, cfg.context_chars, event.source, at.session, cfg.team, cfg.redact_patterns
@@ -238,15 +239,24 @@ def _record_stop(event: Event, at: Resolved, seen: bytes, last_reply: str, key: 
     state = sessions.read_state(at.project, at.session)
     found = record.facts(seen, last_reply, at.cfg.redact_patterns, state)
     settled = record.update_from_hook(event.name, at, {**found, "Ended": None}, event.transcript_path, last_reply)
-    if not settled and at.cfg.auto_recall:  # the session file was written: the next prompt need not index it
-        from keeper.recall import index
-
-        own = sessions.existing_file(at.project, at.session)
-        index.after_write(at.project, at.cfg.team, (at.session, os.path.basename(own) if own else ""))
+    if not settled:
+        _take_in(at)
     if settled and key is not None:
         idle.remember(at.project, at.session, key)
         return True
     return False
+
+
+def _take_in(at: Resolved) -> None:
+    """After a hook rewrote its session's file (every Stop does): the file taken into the project's
+    search index, so that the next prompt's automatic recall finds nothing to index."""
+    if not at.cfg.auto_recall:
+        return
+    from keeper.recall import index
+    from keeper.store import sessions
+
+    own = sessions.existing_file(at.project, at.session)
+    index.after_write(at.project, at.cfg.team, (at.session, os.path.basename(own) if own else ""))
 
 
 def _final_ask(request: str) -> Reply:
@@ -268,7 +278,8 @@ def pre_compact(event: Event, at: Resolved) -> Reply:
     """Before compaction drops context, the record takes in everything the transcript shows so far."""
     from keeper.capture import record
 
-    record.stamp(event.name, at, "Compacted", event.trigger, event.last_reply, event.transcript_path)
+    if record.stamp(event.name, at, "Compacted", event.trigger, event.last_reply, event.transcript_path):
+        _take_in(at)
     return {}
 
 
@@ -276,7 +287,8 @@ def session_end(event: Event, at: Resolved) -> Reply:
     from keeper.capture import record
     from keeper.store import markers
 
-    record.stamp(event.name, at, "Ended", event.reason, event.last_reply, event.transcript_path)
+    if record.stamp(event.name, at, "Ended", event.reason, event.last_reply, event.transcript_path):
+        _take_in(at)
     markers.mark_ended(at.project, at.session)
     _sync_in_background(at)
     from keeper.plugin import agents

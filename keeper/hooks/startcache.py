@@ -40,8 +40,10 @@ if TYPE_CHECKING:
     from typing import Any
 
     from keeper.store.stale import Stale
+    from keeper.store.verdicts import Taken
 
     Answer = tuple[str, str]  # the context, the status line
+    Seen = dict[str, "os.stat_result | None"]  # each path's stat as a start took it (None: nothing there)
 
 FORMAT = 2  # raise it when what an answer rests on changes within a version
 CODE = os.path.dirname(os.path.abspath(__file__))  # another installation of the same version: its own answers
@@ -74,11 +76,12 @@ class Found:
     verdicts it shows (``Watch.stale``); ``moved``: a file the stale check looked at is not as it
     was (all else is), so the answer holds if the check's verdicts do."""
 
-    __slots__ = ("between", "fixed", "line", "moved", "seen", "shown", "stale", "text")
+    __slots__ = ("between", "fixed", "line", "lines", "moved", "seen", "shown", "stale", "text")
 
-    def __init__(self, kept: dict[str, Any], shown: list[str], fixed: list[str], seen: dict[str, str]) -> None:
+    def __init__(self, kept: dict[str, Any], shown: list[str], lines: list[str], fixed: int, seen: Seen) -> None:
         self.text, self.line, self.between, self.stale = kept["text"], kept["status"], kept["between"], kept["stale"]
-        self.shown, self.fixed, self.seen = shown, fixed, seen  # the status lines of all else; the check's files now
+        self.shown, self.seen = shown, seen  # the check's files' stats now
+        self.lines, self.fixed = lines, lines[:fixed]  # every status line kept; all but the check's files'
         self.moved = False
 
 
@@ -86,9 +89,20 @@ def status(path: str) -> str:
     """A file's or folder's size, modification and change times, inode and type (its links
     followed), as one word; ``-`` when nothing is there. Raises OSError or ValueError when it cannot
     be told."""
+    return word(stat_of(path))
+
+
+def stat_of(path: str) -> os.stat_result | None:
+    """``status``'s stat of ``path``, None when nothing is there (the stale check takes it too)."""
     try:
-        found = os.stat(path)
+        return os.stat(path)
     except (FileNotFoundError, NotADirectoryError):
+        return None
+
+
+def word(found: os.stat_result | None) -> str:
+    """``status`` of a stat taken."""
+    if found is None:
         return "-"
     return f"{found.st_size}:{found.st_mtime_ns}:{found.st_ctime_ns}:{found.st_ino}:{found.st_mode}"
 
@@ -133,16 +147,16 @@ def _read(project: paths.Project) -> tuple[dict[str, Any], list[str]]:
     return (kept, files) if isinstance(kept, dict) else ({}, [])
 
 
-def _moved(files: list[str], seen: dict[str, str] | None = None) -> bool:
+def _moved(files: list[str], seen: Seen | None = None) -> bool:
     """Whether a file of ``status<TAB>path`` lines has another status now (OSError, ValueError:
-    it cannot be told); ``seen`` gets each one's status now, else the first that moved ends it."""
+    it cannot be told); ``seen`` gets each one's stat now, else the first that moved ends it."""
     moved = False
     for entry in files:
         was, _, path = entry.partition("\t")
-        now = status(path)
+        found = stat_of(path)
         if seen is not None:
-            seen[path] = now
-        moved = moved or now != was
+            seen[path] = found
+        moved = moved or word(found) != was
         if moved and seen is None:
             break
     return moved
@@ -174,13 +188,11 @@ def lookup(project: paths.Project, want: dict[str, Any]) -> Found | None:
         return None
     if type(checked) is not int or not 0 <= checked <= len(files):
         return None
-    fixed = files[: len(files) - checked]
-    seen: dict[str, str] = {}
+    found = Found(kept, [s for s in shown if isinstance(s, str)], files, len(files) - checked, {})
     try:
-        if _moved(fixed):
+        if _moved(found.fixed):
             return None
-        found = Found(kept, [s for s in shown if isinstance(s, str)], fixed, seen)
-        found.moved = _moved(files[len(fixed) :], seen)
+        found.moved = _moved(files[len(found.fixed) :], found.seen)
     except (OSError, ValueError):
         return None
     return found
@@ -197,22 +209,35 @@ def answer(
     if found is not None and not found.moved:
         markers.remember_shown(project, session, set(found.shown))
         return found.text, found.line
-    from keeper.hooks import context
-
     watch = Watch()
     if found is not None:  # only files the stale check looked at changed: its verdicts may be as they were
-        watch.verdicts(context.verdicts_again(project, watch.checked))
+        # the check takes the stats just taken of its files, as of when this start began looking
+        watch.verdicts(verdicts_again(project, watch.checked, (began, found.seen)))
         if watch.stale == found.stale and _still(found.fixed):  # all else still as it was: judged on it
             watch.shown = set(found.shown)
             markers.remember_shown(project, session, watch.shown)
             head = {"key": want, "between": found.between}
-            _keep(project, head, watch, (found.text, found.line), found.fixed, began, found.seen)
+            _keep(project, head, watch, (found.text, found.line), found.fixed, began, (found.seen, found.lines))
             return found.text, found.line
         watch = Watch()
+    from keeper.hooks import context  # the context builder: not for an answer whose verdicts are as they were
+
     text, line = context.session_start(project, limit, source, session, team, watch, patterns)
     if watch.shown is not None:
         save(project, want, watch, session, (text, line), began)
     return text, line
+
+
+def verdicts_again(project: paths.Project, looked: set[str], taken: tuple[int, Taken]) -> list[Stale]:
+    """The stale check as ``context.session_start`` makes it, on memory.md as it reads it
+    (``looked``: as its ``watch.checked``; ``taken``: as ``stale_items`` takes it), without the
+    context builder: when only files the check looked at changed, the same verdicts are the same
+    answer."""
+    from keeper.store.fsutil import read_head
+    from keeper.store.stale import stale_items
+
+    found = read_head(project.memory, paths.BRIEFING_BYTES)
+    return stale_items(project, found[0] if found else "", {}, keep=True, looked=looked, taken=taken)
 
 
 def rests_on(project: paths.Project, session: str, compact: bool) -> set[str]:
@@ -254,9 +279,7 @@ def _newest(project: paths.Project, own: str | None) -> set[str]:
     return {os.path.join(project.sessions, name) for name in sessions.newest(project, UNSAVED_LOOKED_AT)} - {own}
 
 
-def _statuses(
-    where: set[str], into: list[str], began: int, doubt: str = "", seen: dict[str, str] | None = None
-) -> bool:
+def _statuses(where: set[str], into: list[str], began: int, doubt: str = "", seen: Seen | None = None) -> bool:
     """Each path's ``status<TAB>path`` put ``into`` (taken since ``began``: as ``seen`` holds it, or
     now); False when one changed since a tick of the clock before ``began`` (read before or after
     that change, and within a tick it may change again: nothing would tell) or cannot be told,
@@ -264,7 +287,7 @@ def _statuses(
     line break in its name."""
     for path in sorted(where):
         try:
-            found = seen[path] if seen is not None and path in seen else status(path)
+            found = word(seen[path]) if seen is not None and path in seen else status(path)
         except (OSError, ValueError):
             found = doubt
         times = found.split(":")[1:3]
@@ -305,11 +328,12 @@ def _keep(
     answer: Answer,
     files: list[str],
     began: int,
-    seen: dict[str, str] | None = None,
+    kept: tuple[Seen, list[str]] | None = None,
 ) -> None:
     """Keep ``answer`` under ``head`` (its key and the clock's times) with ``files`` (the status
     lines of all it rests on but the files the stale check looked at), then a line for each of
-    those (``seen``: statuses taken since ``began``): one that changed since a tick before
+    those (``kept``: statuses taken since ``began``, and the status lines of the kept answer this
+    one is, which is left as it is when they are these): one that changed since a tick before
     ``began`` (or cannot be told) as changed, so the next start judges again what rests on it
     (``Found.moved``)."""
     from keeper.store.fsutil import atomic_write
@@ -317,10 +341,13 @@ def _keep(
 
     checked: list[str] = []
     fixed = {entry.partition("\t")[2] for entry in files}
+    seen = kept[0] if kept is not None else None
     if WAITING in watch.checked or not _statuses(looked_at(project, watch) - fixed, checked, began, "?", seen):
         return
     now = time.time_ns()
     if not now < head["between"][1]:
+        return
+    if kept is not None and kept[1] == [*files, *checked]:  # the same answer on the same files: kept already
         return
     data = {**head, "at": now, "files": len(files) + len(checked), "text": answer[0], "status": answer[1]}
     data["shown"], data["checked"], data["stale"] = sorted(watch.shown or ()), len(checked), watch.stale

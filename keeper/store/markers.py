@@ -57,6 +57,36 @@ def mark_start(project: paths.Project, session: str, transcript_path: str = "", 
     return
 
 
+IDLE_BEFORE_RECOVERY = 600  # seconds without transcript activity before a session counts as gone
+MISSED_ENDINGS_PER_START = 5
+FUTURE_SLACK = 120.0  # seconds a file's time may run ahead of this clock before it is not believed
+
+
+def gone(project: paths.Project, current: str) -> list[tuple[str, str, float]]:
+    """The sessions but ``current`` that started, never ended and count as gone, each with its
+    transcript (or "") and its last activity: a transcript idle for ten minutes, or dated in the
+    future (a clock that was ahead: that time proves no activity). At most
+    ``MISSED_ENDINGS_PER_START`` are looked at; told without the session record's code, which
+    only a session gone needs."""
+    found: list[tuple[str, str, float]] = []
+    others = [s for s in unended(project) if s != current][:MISSED_ENDINGS_PER_START]
+    if not others:
+        return found
+    from keeper.store import sessions
+
+    for session in others:
+        path = sessions.read_state(project, session).transcript or start_marker(project, session)[1]
+        start = marker(project, session, "start")
+        try:
+            last = os.path.getmtime(path) if path else os.path.getmtime(start)
+        except (OSError, ValueError):
+            last = os.path.getmtime(start) if os.path.exists(start) else 0.0
+        now = time.time()
+        if not (now - last < IDLE_BEFORE_RECOVERY and last <= now + FUTURE_SLACK):
+            found.append((session, path, min(last, now)))
+    return found
+
+
 def start_marker(project: paths.Project, session: str) -> tuple[str, str]:
     """``(started ISO time, transcript path)`` from the start marker; empty strings when unknown."""
     text = read_text(marker(project, session, "start")) or ""

@@ -52,6 +52,7 @@ OWNED_LINES = "memory.json"  # in STATE_DIR: which lines of memory.md Keeper wro
 REMOVED = "removed.json"  # in STATE_DIR: the keys of items retired or resolved, so import cannot revive them
 STORE_FORMAT = "format.json"  # at the root: the store's format and the migrations it has had (store.migrate)
 FORMAT = 3  # the store format this code writes: len(store.migrate.MIGRATIONS), which a test holds equal
+BRIEFING_BYTES = 1 << 20  # SessionStart reads at most this much of a memory file: a huge one costs no more
 PROVENANCE_FILE = "provenance.jsonl"  # beside memory.md: where each item came from (durable: export and sync carry it)
 STALE_CACHE = "stale-marks.cache"  # in STATE_DIR: the stale check's last verdicts (derived: store.verdicts)
 LOADS = "loads.cache"  # in STATE_DIR: what sessions did with the items they were shown (derived: store.loads)

@@ -335,12 +335,19 @@ def _about(lines: list[str], items: set[str]) -> list[str]:
     """The lines, in order, that may hold a session's facts or an event of one of ``items`` or of an
     item one of them was edited from (followed until no new one turns up). A JSON text without a
     backslash holds each of its strings literally, so a line that names none of them, holds no
-    ``"session"`` as a value and no backslash holds none of those events: it is left unparsed."""
-    chosen = {i for i, line in enumerate(lines) if "\\" in line or _valued(line, '"session"')}
+    ``"session"`` as a value and no backslash holds none of those events: it is left unparsed. In a
+    JSON text a string followed by ``": "`` is a key: a line whose every ``"session"`` is one, as
+    Keeper writes them, is told without looking for a colon before each."""
+    name, as_key = '"session"', '"session": '
+    chosen = {
+        i
+        for i, line in enumerate(lines)
+        if "\\" in line or (line.count(name) != line.count(as_key) and _valued(line, name))
+    }
     fresh, looked = set(chosen), set()
     while items:
         looked |= items
-        fresh |= {i for i, line in enumerate(lines) if i not in chosen and any(k in line for k in items)}
+        fresh |= {i for k in items for i, line in enumerate(lines) if k in line} - chosen
         chosen |= fresh
         edits = (_event(lines[i]) for i in fresh)
         items = {f for e in edits if e is not None and isinstance(f := e.get("from"), str)} - looked

@@ -33,7 +33,7 @@ if TYPE_CHECKING:
 
     from keeper.markdown import Document
     from keeper.store.provenance import Event
-    from keeper.store.verdicts import Kept
+    from keeper.store.verdicts import Kept, Taken
 
     Claim = dict[str, Any]  # what an item's text claims about the code, as ``provenance.Event.claims`` holds it
     Previous = tuple[dict[str, Any], dict[str, Any], int]  # the last check's inputs, answers and ``looked``
@@ -405,13 +405,16 @@ def stale_items(
     keep: bool = False,
     doc: Document | None = None,
     looked: set[str] | None = None,
+    taken: tuple[int, Taken] | None = None,
 ) -> list[Stale]:
     """The items of ``text`` (the project's memory.md) whose claims no longer hold, most decisive
     first, in memory.md's order within a rank (``firsts``: see ``provenance.listed``; ``keep``: take
     the verdicts of an earlier check while the files they rest on hold the same, judge again only
     the items resting on a file that changed, and keep these for the next one:
     ``keeper.store.verdicts``, for SessionStart; ``doc``: ``text`` parsed already; ``looked`` gets
-    every input the verdicts rest on: ``Reader.inputs``' names, and ``WAITING``)."""
+    every input the verdicts rest on: ``Reader.inputs``' names, and ``WAITING``; ``taken``: the
+    clock before the caller looked at any input, and the stats it took of the files since, which
+    the kept verdicts take rather than stat them again)."""
     if not text or not os.path.isdir(project.checkout):
         return []  # no work tree here (a folder moved away): nothing can be told of its files
     firsts = {} if firsts is None else firsts
@@ -420,8 +423,9 @@ def stale_items(
     from keeper.store import verdicts as kept_verdicts
 
     want = kept_verdicts.key(project, text)  # before reading the record
-    began = time.time_ns()  # before any input is looked at: a file changed since is not taken by its time
-    kept = kept_verdicts.load(project, want, began)
+    # before any input is looked at (by the caller, for ``taken``): a file changed since is not taken by its time
+    began = taken[0] if taken is not None else time.time_ns()
+    kept = kept_verdicts.load(project, want, began, taken[1] if taken is not None else None)
     if kept.verdicts is not None:
         firsts.update(kept.firsts)
         if looked is not None:

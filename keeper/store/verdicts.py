@@ -40,6 +40,7 @@ if TYPE_CHECKING:
     from keeper.store.stale import Judged, Reader, Row
 
     Verdict = tuple[str, str, str, str, int]  # an item's key, text, section, why, rank (``stale.Stale``)
+    Taken = dict[str, "os.stat_result | None"]  # a full path's stat (None: nothing there)
 
 FORMAT = 4  # raise it when the check's rules change within a version
 
@@ -68,16 +69,18 @@ def key(project: paths.Project, text: str) -> dict[str, Any]:
     }
 
 
-def _same_file(full: str, fact: list[Any], fresh: list[int], since: int) -> bool:
-    """Whether a file is as it was: the same size and time and no change since ``since``, or the
-    same bytes (then ``fresh`` gets its size and time now, for the kept verdicts to be stamped anew)."""
+def _same_file(full: str, fact: list[Any], fresh: list[int], folders: Folders) -> bool:
+    """Whether a file is as it was: the same size and time and no change since ``folders.since``, or
+    the same bytes (then ``fresh`` gets its size and time now, for the kept verdicts to be stamped anew)."""
     if len(fact) != 4 or not isinstance(fact[3], str):
         return False
     try:
-        stat = os.stat(full)
+        stat = folders.taken[full] if full in folders.taken else os.stat(full)
     except (OSError, ValueError):
+        stat = None
+    if stat is None:
         return fact[3] == ""
-    if [stat.st_size, stat.st_mtime_ns] == fact[1:3] and settled(stat.st_ctime_ns, since):
+    if [stat.st_size, stat.st_mtime_ns] == fact[1:3] and settled(stat.st_ctime_ns, folders.since):
         return True
     if fact[3] in ("", "?"):
         return False
@@ -91,10 +94,11 @@ def _same_file(full: str, fact: list[Any], fresh: list[int], since: int) -> bool
 class Folders:
     """The folders of a check's inputs, each looked at once: whether it is the project's (its links
     followed) and which names it holds (one listing, not a stat a path); ``since``: the last
-    check's ``looked``."""
+    check's ``looked``; ``taken``: stats of its files already taken by the caller since this check's
+    ``looked`` (None: nothing there), not taken again."""
 
-    def __init__(self, root: str, since: int) -> None:
-        self.root, self.since = root, since
+    def __init__(self, root: str, since: int, taken: Taken | None = None) -> None:
+        self.root, self.since, self.taken = root, since, taken or {}
         self._full: dict[str, str | None] = {}
         self._names: dict[str, set[str]] = {}
         self.fresh: dict[str, list[int]] = {}  # files with the same bytes at another size or time
@@ -125,7 +129,7 @@ def _same(root: str, rel: object, fact: object, folders: Folders) -> bool:
         if fact[0] == "e":
             return len(fact) == 2 and folders.holds(folder, name, full) == fact[1]
         stamp: list[int] = []
-        same = _same_file(path, fact, stamp, folders.since)
+        same = _same_file(path, fact, stamp, folders)
         if stamp:
             folders.fresh[rel] = stamp
         return same
@@ -172,11 +176,12 @@ def _read(project: paths.Project) -> dict[str, Any]:
     return kept if isinstance(kept, dict) else {}
 
 
-def load(project: paths.Project, want: dict[str, Any], looked: int) -> Kept:
+def load(project: paths.Project, want: dict[str, Any], looked: int, taken: Taken | None = None) -> Kept:
     """The kept verdicts, in the check's order, when they were worked out from ``want`` (``key``),
     the clock has not gone back since and every input of the check holds the same; the inputs and
     answers of the same work tree whatever else changed. ``looked``: the clock before this start
-    looked at any input (the files' new stamps are as of then)."""
+    looked at any input (the files' new stamps are as of then); ``taken``: the stats of inputs
+    taken since then already (``Folders``)."""
     kept, found = _read(project), Kept()
     inputs, answers, firsts, rows, since = (kept.get(k) for k in ("inputs", "answers", "firsts", "verdicts", "looked"))
     key = kept.get("key")
@@ -192,7 +197,7 @@ def load(project: paths.Project, want: dict[str, Any], looked: int) -> Kept:
         return found
     if not all(isinstance(v, str) for v in firsts.values()):
         return found
-    folders = Folders(project.checkout, found.looked)
+    folders = Folders(project.checkout, found.looked, taken)
     changed = {rel for rel, fact in inputs.items() if not _same(project.checkout, rel, fact, folders)}
     for rel, (size, mtime_ns) in folders.fresh.items():  # the same bytes, read now: stamped anew
         inputs[rel] = ["f", size, -1 if mtime_ns > looked - MTIME_TICK_NS else mtime_ns, inputs[rel][3]]
