@@ -231,3 +231,50 @@ def test_a_file_name_that_is_not_utf8_is_left_out_of_the_index_not_an_error(
         fh.write("# Notes\n\n## Old\n\ninvoice exporter\n")
     act(world, "stop", ["refund", "ledger"], monkeypatch, capsys)
     assert "recalled" in world.prompt(["refund", "ledger"], monkeypatch, capsys, "other")
+
+
+def test_a_session_end_is_recorded_before_it_waits_for_the_index(
+    monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str], tmp_path: Path
+) -> None:
+    """SessionEnd has two seconds (hooks/hooks.json) and now takes its session's file into the index,
+    which waits up to five for another process writing it: the session's end is marked (and a sync
+    started) first, or Claude Code's time limit ended the hook with the session still open. Here the
+    index's write lock is held until the end is marked, then let go: the waiting hook takes the file in."""
+    import sqlite3
+    import subprocess
+    import sys
+    import time
+
+    from keeper.recall import index, sources
+    from keeper.store import markers
+
+    world = World(tmp_path, "w", True)
+    act(world, "stop", ["flaky", "checkout"], monkeypatch, capsys)
+    assert "recalled" in world.prompt(["flaky", "checkout"], monkeypatch, capsys, "other")  # the index is built
+    project = world.enter(monkeypatch)
+    ended = Path(markers.marker(project, "now", "end"))
+    payload = {
+        "session_id": "now",
+        "cwd": str(world.root),
+        "reason": "other",
+        "last_assistant_message": "invoice ledger",
+    }
+    writer = sqlite3.connect(project.index, isolation_level=None)
+    writer.execute("BEGIN IMMEDIATE")  # another process writing the index
+    try:
+        hook = subprocess.Popen([sys.executable, "-m", "keeper", "hook", "session-end"], stdin=subprocess.PIPE)
+        assert hook.stdin is not None
+        hook.stdin.write(json.dumps(payload).encode())
+        hook.stdin.close()
+        while not ended.exists() and hook.poll() is None:
+            time.sleep(0.01)
+    finally:
+        writer.execute("ROLLBACK")
+        writer.close()
+    assert hook.wait() == 0 and ended.exists()
+    con = index.open_index(project)
+    assert con is not None
+    try:
+        assert index.refresh(con, sources.Sources(project, False)) == 0  # the hook took the file in after all
+    finally:
+        con.close()
