@@ -156,14 +156,14 @@ def test_the_gate_is_kept_without_waiting_for_the_disk(
 def test_a_hook_that_rewrites_its_session_file_takes_it_in_so_the_next_prompt_indexes_nothing(
     monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str], tmp_path: Path
 ) -> None:
-    """Every Stop rewrites its session's file, as PreCompact and SessionEnd do; taken in by the hook
-    that wrote it, it costs the next prompt nothing."""
+    """Every Stop rewrites its session's file, as PreCompact does; taken in by the hook that wrote it,
+    it costs the next prompt nothing. SessionEnd leaves it to the next search: it has two seconds."""
     from keeper.recall import index, sources
 
     world = World(tmp_path, "w", True)
     act(world, "save", ["flaky", "checkout", "clock", "frozen"], monkeypatch, capsys)
     assert "recalled" in world.prompt(["flaky", "checkout"], monkeypatch, capsys)  # the index is built
-    for hook in ("stop", "stop", "pre-compact", "session-end"):  # the first Stop makes the file, the rest rewrite it
+    for hook in ("stop", "stop", "pre-compact"):  # the first Stop makes the file, the others rewrite it
         if hook == "stop":
             act(world, "stop", ["invoice", "exporter", str(world.steps)], monkeypatch, capsys)
         else:
@@ -231,50 +231,3 @@ def test_a_file_name_that_is_not_utf8_is_left_out_of_the_index_not_an_error(
         fh.write("# Notes\n\n## Old\n\ninvoice exporter\n")
     act(world, "stop", ["refund", "ledger"], monkeypatch, capsys)
     assert "recalled" in world.prompt(["refund", "ledger"], monkeypatch, capsys, "other")
-
-
-def test_a_session_end_is_recorded_before_it_waits_for_the_index(
-    monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str], tmp_path: Path
-) -> None:
-    """SessionEnd has two seconds (hooks/hooks.json) and now takes its session's file into the index,
-    which waits up to five for another process writing it: the session's end is marked (and a sync
-    started) first, or Claude Code's time limit ended the hook with the session still open. Here the
-    index's write lock is held until the end is marked, then let go: the waiting hook takes the file in."""
-    import sqlite3
-    import subprocess
-    import sys
-    import time
-
-    from keeper.recall import index, sources
-    from keeper.store import markers
-
-    world = World(tmp_path, "w", True)
-    act(world, "stop", ["flaky", "checkout"], monkeypatch, capsys)
-    assert "recalled" in world.prompt(["flaky", "checkout"], monkeypatch, capsys, "other")  # the index is built
-    project = world.enter(monkeypatch)
-    ended = Path(markers.marker(project, "now", "end"))
-    payload = {
-        "session_id": "now",
-        "cwd": str(world.root),
-        "reason": "other",
-        "last_assistant_message": "invoice ledger",
-    }
-    writer = sqlite3.connect(project.index, isolation_level=None)
-    writer.execute("BEGIN IMMEDIATE")  # another process writing the index
-    try:
-        hook = subprocess.Popen([sys.executable, "-m", "keeper", "hook", "session-end"], stdin=subprocess.PIPE)
-        assert hook.stdin is not None
-        hook.stdin.write(json.dumps(payload).encode())
-        hook.stdin.close()
-        while not ended.exists() and hook.poll() is None:
-            time.sleep(0.01)
-    finally:
-        writer.execute("ROLLBACK")
-        writer.close()
-    assert hook.wait() == 0 and ended.exists()
-    con = index.open_index(project)
-    assert con is not None
-    try:
-        assert index.refresh(con, sources.Sources(project, False)) == 0  # the hook took the file in after all
-    finally:
-        con.close()

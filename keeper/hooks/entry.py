@@ -287,7 +287,9 @@ def session_end(event: Event, at: Resolved) -> Reply:
     from keeper.capture import record
     from keeper.store import markers
 
-    written = record.stamp(event.name, at, "Ended", event.reason, event.last_reply, event.transcript_path)
+    # the file is left for the next search to index: SessionEnd has two seconds (hooks/hooks.json), and
+    # the index may be another process's to write for longer
+    record.stamp(event.name, at, "Ended", event.reason, event.last_reply, event.transcript_path)
     markers.mark_ended(at.project, at.session)
     _sync_in_background(at)
     from keeper.plugin import agents
@@ -296,8 +298,6 @@ def session_end(event: Event, at: Resolved) -> Reply:
         from keeper.plugin import gemini
 
         gemini.complete_hooks(os.environ.get("CLAUDE_PLUGIN_ROOT", ""))
-    if written:  # last: SessionEnd has two seconds, and the index may be another process's to write for longer
-        _take_in(at)
     return {}
 
 
