@@ -198,3 +198,18 @@ def test_a_save_names_the_items_it_removed_or_could_mean_without_the_secret(
     asked = ["--resolved", "zebracorn leaks", "--retired", "rotate zebracorn", "--decision", "rotate zebracorn weekly"]
     out = _cli(capsys, "save", *asked, *flag)
     assert "zebracorn" in out and HIDDEN in out and SECRET not in out
+    assert SECRET.lower() not in out  # an item's key (lower case) is bookkeeping, not a name to show
+
+
+@pytest.mark.fails_open("zebracorn could not sign")
+@pytest.mark.parametrize("flag", [[], ["--json"]])
+def test_status_gives_the_last_error_without_the_secret(
+    flag: list[str], project_dir: Path, store: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """An error logged before the pattern (the log redacts with the built-in rules as it writes)."""
+    from keeper.store import log
+
+    log.write("save", "ERROR", f"zebracorn could not sign with {SECRET}")
+    (store / "config.yaml").write_text(PATTERN, encoding="utf-8")
+    out = _cli(capsys, "status", *flag)
+    assert "zebracorn could not sign" in out and SECRET not in out and HIDDEN in out

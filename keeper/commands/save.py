@@ -68,7 +68,11 @@ def run(args: argparse.Namespace) -> int:
             "session_file": session_file,
             "problems": problems,
             # the report names items of memory.md (removed, or a name could mean), which a pattern may be newer than
-            **{field: redact_values(value, at.cfg.redact_patterns) for field, value in vars(report).items()},
+            **{
+                field: redact_values(value, at.cfg.redact_patterns)
+                for field, value in vars(report).items()
+                if field != "removed_keys"  # bookkeeping: items in lower case, given as written in resolved, retired
+            },
         },
         text,
     )

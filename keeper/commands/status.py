@@ -82,7 +82,7 @@ def collect(project: paths.Project, cfg: Config) -> dict[str, Any]:
         "last_save": last_save,
         "hooks": counters.hook_summary(project.state),
         "config": _config_files(project, cfg),
-        "last_error": log.last_error(),
+        "last_error": redact.redact(error, cfg.redact_patterns) if (error := log.last_error()) else None,
         "log": log.log_file(),
         "keeper_on_path": install.keeper_on_path(),
         "running": {"python": sys.executable, "plugin_environment": install.running_in_plugin_env()},
