@@ -162,6 +162,7 @@ def test_restore_item_says_what_it_restored_without_the_secret(
     assert "Restored" in out and SECRET not in out and HIDDEN in out
 
 
+@pytest.mark.needs("git")
 def test_where_an_item_came_from_is_given_without_the_secret(
     project_dir: Path, store: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
