@@ -300,6 +300,14 @@ def test_doctor_and_status_once_every_hook_is_trusted(codex_home: Path, capsys: 
         ('sandbox_mode = "danger-full-access"\n', False),
         ('sandbox_mode = "workspace-write"\n[sandbox_workspace_write]\nwritable_roots = ["STORE"]\n', False),
         ('[sandbox_workspace_write]\nwritable_roots = ["/elsewhere"]\n', True),
+        # the roots alone: codex exec stays read-only, and they apply to workspace-write only
+        ('[sandbox_workspace_write]\nwritable_roots = ["STORE"]\n', True),
+        # the docs' lines appended after a table Codex wrote: the mode is that table's key, not Codex's
+        (
+            '[marketplaces.keeper]\nsource = "x"\nsandbox_mode = "workspace-write"\n'
+            '[sandbox_workspace_write]\nwritable_roots = ["STORE"]\n',
+            True,
+        ),
     ],
 )
 def test_doctor_says_when_codex_sandbox_keeps_saves_out_of_the_store(
@@ -311,6 +319,7 @@ def test_doctor_says_when_codex_sandbox_keeps_saves_out_of_the_store(
     (codex_home / "config.toml").write_text(text, encoding="utf-8")
     out = doctor(capsys)
     assert ("writable_roots = " + json.dumps([store]) in out) is blocked
+    assert ('sandbox_mode = "workspace-write" at the top, before any [table]' in out) is blocked
 
 
 @POSIX

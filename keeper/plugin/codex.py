@@ -119,11 +119,13 @@ def sandbox_blocks(store: str, found: dict[str, dict[str, Any]] | None = None) -
     """Whether Codex's sandbox keeps the model's ``keeper save`` from writing ``store``.
 
     ``codex exec`` runs read-only unless told otherwise and ``workspace-write`` writes only the
-    project and the writable roots; ``danger-full-access`` writes anywhere.
+    project and the writable roots; ``danger-full-access`` writes anywhere. Only a top-level
+    ``sandbox_mode`` counts: below a ``[table]`` the line is that table's key, which Codex ignores.
     """
     found = config() if found is None else found
-    if found.get("", {}).get("sandbox_mode") == "danger-full-access":
-        return False
+    mode = found.get("", {}).get("sandbox_mode")
+    if mode != "workspace-write":
+        return mode != "danger-full-access"
     roots = found.get("sandbox_workspace_write", {}).get("writable_roots")
     store = os.path.realpath(store)
     for root in roots if isinstance(roots, list) else []:
@@ -137,8 +139,8 @@ def sandbox_blocks(store: str, found: dict[str, dict[str, Any]] | None = None) -
 def sandbox_step(store: str) -> str:
     roots = json.dumps([store])
     return (
-        f'add to {os.path.join(home(), "config.toml")}: sandbox_mode = "workspace-write" and, under '
-        f"[sandbox_workspace_write], writable_roots = {roots}"
+        f'add to {os.path.join(home(), "config.toml")}: sandbox_mode = "workspace-write" at the top, before any '
+        f"[table], and, under [sandbox_workspace_write], writable_roots = {roots}"
     )
 
 
