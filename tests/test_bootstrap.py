@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import errno
 import json
 import os
 import subprocess
@@ -70,6 +71,48 @@ def test_a_foreground_run_waits_for_the_running_setup(data: Path, monkeypatch: p
     assert bootstrap.is_ready(str(data / "env" / KEY), KEY)
     first.join()
     assert len(calls) == 1
+
+
+def read_only_lock(data: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """The data folder as a sandboxed shell sees it (Codex's read-only or workspace-write sandbox, whose
+    writable roots hold the store and not the agent's plugin data): no lock can be made there."""
+    real_mkdir = os.mkdir
+
+    def refuse(path: object, *args: object, **kwargs: object) -> None:
+        if str(path).startswith(str(data / bootstrap.SETUP_LOCK)):
+            raise OSError(errno.EROFS, os.strerror(errno.EROFS), str(path))
+        real_mkdir(path, *args, **kwargs)  # type: ignore[arg-type]
+
+    monkeypatch.setattr(os, "mkdir", refuse)
+
+
+def test_a_foreground_run_that_cannot_write_the_data_folder_says_what_to_do(
+    data: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """A model's `keeper save` in a sandbox before Keeper is set up: one line, no traceback, no wait."""
+    data.mkdir()
+    calls: list[str] = []
+    monkeypatch.setattr(bootstrap, "build", fake_build(calls))
+    read_only_lock(data, monkeypatch)
+    assert bootstrap.setup(str(REPO), str(data), foreground=True) == 1
+    said = capsys.readouterr().err
+    assert "cannot set itself up" in said and "Start a new session" in said and "Traceback" not in said
+    assert calls == []
+
+
+def test_a_foreground_run_that_cannot_write_waits_for_the_running_setup(
+    data: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The same save while the session's own set-up runs outside the sandbox: it waits, then runs."""
+    calls: list[str] = []
+    monkeypatch.setattr(bootstrap, "build", fake_build(calls, delay=1.0))
+    first = threading.Thread(target=bootstrap.setup, args=(str(REPO), str(data)))
+    first.start()
+    time.sleep(0.3)
+    read_only_lock(data, monkeypatch)
+    assert bootstrap.setup(str(REPO), str(data), foreground=True) == 0
+    first.join()
+    assert len(calls) == 1 and bootstrap.is_ready(str(data / "env" / KEY), KEY)
 
 
 def test_a_setup_killed_midway_is_repaired_by_the_next(data: Path, monkeypatch: pytest.MonkeyPatch) -> None:

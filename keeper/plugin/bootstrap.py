@@ -231,6 +231,7 @@ class SetupLock:
 
     def __init__(self, data: str, wait: float) -> None:
         self.path, self.wait = os.path.join(data, SETUP_LOCK), wait
+        self.refused: OSError | None = None  # the folder cannot be written here (a sandboxed shell)
 
     def _read_owner(self, path: str) -> object:
         try:
@@ -252,9 +253,14 @@ class SetupLock:
     def _take(self) -> bool:
         mine = f"{self.path}.{os.getpid()}.new"
         shutil.rmtree(mine, ignore_errors=True)
-        os.mkdir(mine)
-        with open(os.path.join(mine, self.OWNER), "w", encoding="utf-8") as fh:
-            json.dump(_owner(), fh)
+        try:
+            os.mkdir(mine)
+            with open(os.path.join(mine, self.OWNER), "w", encoding="utf-8") as fh:
+                json.dump(_owner(), fh)
+        except OSError as exc:
+            self.refused = exc
+            shutil.rmtree(mine, ignore_errors=True)
+            return False
         try:
             if os.path.lexists(self.path):
                 raise FileExistsError(self.path)
@@ -285,7 +291,9 @@ class SetupLock:
         while True:
             if self._take():
                 return True
-            if self.stale(self.path):
+            if self.refused is not None and not os.path.lexists(self.path):
+                return False  # nobody else sets Keeper up, and this run cannot
+            if self.refused is None and self.stale(self.path):
                 self._break()
                 continue
             if time.monotonic() >= deadline:
@@ -519,6 +527,15 @@ def setup(root: str, data: str, foreground: bool = False, quick: bool = False) -
         return 0
     lock = SetupLock(data, wait=STEP_TIMEOUT if foreground else 0)
     if not lock.acquire():
+        if is_ready(target, key):
+            return 0  # the run this one waited for made it
+        if lock.refused is not None:
+            log.write(
+                f"Keeper is not set up yet and cannot set itself up from here: {data} cannot be written "
+                f"({lock.refused.strerror}), as in a sandboxed shell. Start a new session (its first hook sets "
+                "Keeper up), then run this again."
+            )
+            return 1
         log.write("another set-up is running")
         return 1 if quick else 0
     try:
