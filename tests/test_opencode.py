@@ -183,3 +183,25 @@ def test_doctor_and_status_name_the_plugin_opencode_loads_and_whether_it_runs_ke
     found = json.loads(capsys.readouterr().out)["opencode"]
     assert [f["present"] for f in found] == [True, False, True]
     assert found[2]["runs_keeper"] is False  # a copied file needs `keeper` on PATH
+
+
+@pytest.mark.skipif(sys.platform == "win32", reason="a POSIX stand-in for the opencode binary")
+@pytest.mark.parametrize("opencode_on_path", [False, True])
+def test_without_keeper_in_opencode_doctor_names_the_install_only_where_opencode_is(
+    opencode_on_path: bool, tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """As for Codex and Gemini CLI: an agent that is here without Keeper gets the one line that installs it."""
+    monkeypatch.setenv("XDG_CONFIG_HOME", str(tmp_path / "config"))
+    tools = tmp_path / "tools"
+    tools.mkdir()
+    if opencode_on_path:
+        (tools / "opencode").write_text("#!/bin/sh\n")
+        (tools / "opencode").chmod(0o755)
+    monkeypatch.setenv("PATH", f"{tools}:/usr/bin:/bin")
+    cli.main(["doctor"])
+    out = capsys.readouterr().out
+    said = [line for line in out.splitlines() if " opencode " in line]
+    assert bool(said) is opencode_on_path
+    if opencode_on_path:
+        assert "OpenCode is here without Keeper" in said[0]
+        assert f"fix: run `opencode plugin {REPO / 'opencode'} -g`" in out  # this checkout's plugin folder

@@ -180,7 +180,10 @@ def _opencode() -> list[Check]:
     from keeper.plugin import opencode
 
     checks = []
-    for found in opencode.installs():
+    places = opencode.installs()
+    if not places and shutil.which("opencode"):
+        return [Check("opencode", None, "OpenCode is here without Keeper", opencode.install_hint())]
+    for found in places:
         where = found["plugin"]
         if not found["present"]:
             step = "run `opencode plugin <clone>/opencode -g` with the clone's new path"

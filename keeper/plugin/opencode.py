@@ -52,3 +52,13 @@ def installs() -> list[dict[str, object]]:
 
 def _on_path() -> bool:
     return bool(install.keeper_on_path())
+
+
+def install_hint() -> str:
+    """The one command that installs Keeper in OpenCode: the ``opencode`` folder of a clone (this
+    checkout, or the clone pip installed Keeper from)."""
+    found = (install.source() or "").strip('"')
+    if not os.path.isabs(found):  # none, or an owner/name repository on GitHub: OpenCode needs a clone
+        return "run `opencode plugin <clone>/opencode -g` with the path of a clone of Keeper's repository"
+    folder = os.path.join(found, "opencode")
+    return f"run `opencode plugin {json.dumps(folder) if ' ' in folder else folder} -g`"
