@@ -53,6 +53,12 @@ def adopt(
 # -- the record ------------------------------------------------------------------------------------
 
 
+def uses_fact(uses: int, saves: int) -> str:
+    """The header's ``Tool uses`` fact, whichever count it comes from (``16 (1 save)``): its first
+    word is the number the hub and the briefing read."""
+    return f"{uses} ({count(saves, 'save')})"
+
+
 def facts(tally: bytes, last_reply: str, patterns: list[str], state: sessions.State | None = None) -> Facts:
     """The header facts a hook knows: tool uses and saves so far (the counter's, for a session with no
     transcript: ``update`` counts them from the transcript where there is one), and the last reply
@@ -61,7 +67,7 @@ def facts(tally: bytes, last_reply: str, patterns: list[str], state: sessions.St
     With the session's ``state``, a reply already recorded is taken from there: a Stop with
     nothing new compiles no redaction pattern.
     """
-    found: Facts = {"Tool uses": f"{counters.total_uses(tally)} ({counters.saves(tally)} saves)"}
+    found: Facts = {"Tool uses": uses_fact(counters.total_uses(tally), counters.saves(tally))}
     if last_reply.strip():
         known = state.facts if state and state.reply == reply_key(last_reply) else None
         if known and known.get("Last reply"):
@@ -116,8 +122,7 @@ def update(
         offset = transcript.update(activity, path, offset)
         # what the Activity below lists, whatever Keeper's counter saw (it misses the uses made while
         # Keeper set itself up, and counts a subagent's): one count in the file, from one source
-        uses = f"{activity.tool_uses} ({activity.saves} saves)"
-        new_facts = {"Transcript": path, **new_facts, "Tool uses": uses}
+        new_facts = {"Transcript": path, **new_facts, "Tool uses": uses_fact(activity.tool_uses, activity.saves)}
         if offset != read_from or old_facts is None:  # else the stored facts hold these
             if activity.branch:
                 new_facts["Branch"] = activity.branch
