@@ -29,3 +29,12 @@ def test_every_key_of_the_table_is_read_by_the_parser_the_flags_and_memory_md() 
         if key.merge == "typed":
             assert document.SECTIONS[key.name] == (key.title, key.headings)
             assert key.headings[0] == " ".join("".join(c if c.isalnum() else " " for c in key.title.lower()).split())
+
+
+def test_every_flag_that_can_be_given_again_says_so_in_its_help() -> None:
+    """``keeper save --help``: each list key's flag appends, and its help says "(repeatable)"."""
+    flags = {option: action for action in _save_parser()._actions for option in action.option_strings}
+    for key in savekeys.KEYS:
+        if key.flag:
+            repeats = isinstance(flags[key.flag], argparse._AppendAction)
+            assert repeats == (key.kind == "list") and ("(repeatable)" in key.help) == repeats, key.flag

@@ -39,7 +39,13 @@ KEYS = (
     ),
     SaveKey("user", "list", "typed", "--user", "who the user is, a preference (repeatable)", "User", ("user",)),
     SaveKey(
-        "tool", "list", "typed", "--tool", "a binary or service: install, config, gotchas", "Tools", ("tools", "tool")
+        "tool",
+        "list",
+        "typed",
+        "--tool",
+        "a binary or service: install, config, gotchas (repeatable)",
+        "Tools",
+        ("tools", "tool"),
     ),
     SaveKey(
         "reference",
