@@ -56,13 +56,16 @@ def pytest_cmdline_main(config: pytest.Config) -> None:
 
     A file's tests stay on one worker (``--dist loadfile``): its module fixtures (a Wine prefix, a
     Codex install) are made once and its tests run in their order. A run of a single file stays in
-    one process, where workers would only add their start-up. The Windows lane has no xdist.
+    one process, where workers would only add their start-up, and so does a run given a path that is
+    not there, so that pytest says which. The Windows lane has no xdist.
     """
     option = config.option
     if not config.pluginmanager.hasplugin("xdist") or hasattr(config, "workerinput"):
         return
     if option.numprocesses is None and not option.tx and option.dist == "no":
         files = {str(arg).split("::")[0] for arg in config.args}
+        if not all(Path(name).exists() for name in files):
+            return  # pytest itself names the one that is not there; xdist's workers only said "no tests ran"
         if len(files) == 1 and Path(files.pop()).is_file():
             return
         option.numprocesses = "auto"

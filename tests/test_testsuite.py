@@ -49,6 +49,23 @@ def test_python_m_pytest_runs_on_every_core_and_leaves_the_clone_clean(tmp_path:
     assert set(took) == {"tests/test_recall_spread.py", "tests/test_clocks.py"}  # for the next run's dealing
 
 
+def test_a_test_file_that_is_not_there_is_named_not_passed_over(tmp_path: Path) -> None:
+    """A mistyped file among the README's test command's arguments: pytest says which one and exits 4;
+    xdist's workers, started for two files, only said "no tests ran", for the right one too."""
+    env = {k: v for k, v in os.environ.items() if not k.startswith(("PYTEST_", "HYPOTHESIS_"))}
+    done = subprocess.run(
+        [sys.executable, "-m", "pytest", "tests/test_clocks.py", "tests/test_no_such_file.py"],
+        cwd=REPO,
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=600,
+        check=False,
+    )
+    assert done.returncode == 4, done.stdout[-2000:] + done.stderr[-2000:]
+    assert "file or directory not found: tests/test_no_such_file.py" in done.stdout + done.stderr
+
+
 def test_the_longest_files_are_dealt_first_as_long_as_they_last_took_else_by_kind() -> None:
     """With two workers the run ends when the last long file dealt ends: the long ones go first."""
     seen = {"tests/test_sync.py": 44.0, "tests/e2e/test_ring.py": 30.0}
