@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import io
 import json
+import os
 import shutil
 import subprocess
 import sys
@@ -342,3 +343,23 @@ def test_without_keeper_in_codex_doctor_names_the_install_only_where_codex_is(
     assert (hint in out) is codex_on_path and (" codex " in out) is codex_on_path
     if codex_on_path:
         assert "`codex plugin add keeper@keeper`" in out
+
+
+@pytest.mark.parametrize("in_codex", [False, True])
+def test_a_save_codex_sandbox_keeps_out_of_the_store_says_where_to_let_it_in(
+    in_codex: bool, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """In Codex's shell a store that cannot be written is its sandbox's doing (the store is not among the
+    writable roots), which chmod or another KEEPER_HOME would not mend: the error says so."""
+    store = paths.data_root()
+    os.makedirs(store, exist_ok=True)
+    real_access = os.access
+    monkeypatch.setattr(
+        os, "access", lambda p, mode: mode != os.W_OK and real_access(p, mode) if p == store else real_access(p, mode)
+    )
+    if in_codex:
+        monkeypatch.setenv("CODEX_SESSION_ID", "01a221a6-e67c-7612-872a-4c39c1ede8d5")
+    assert cli.main(["save", "--summary", "kept out"]) == 1
+    said = capsys.readouterr().err
+    assert "cannot write to its store" in said
+    assert ("Codex's sandbox" in said and "writable_roots" in said) is in_codex

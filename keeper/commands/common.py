@@ -45,6 +45,12 @@ def require_store() -> None:
     from keeper.store.fsutil import store_problem
 
     unusable = store_problem()
+    if unusable and os.environ.get("CODEX_SESSION_ID"):  # Codex's shell tool, in its sandbox
+        from keeper.plugin import codex
+        from keeper.store.paths import data_root
+
+        step = codex.sandbox_step(data_root())
+        unusable += f"; here, in Codex's sandbox, the store is not among its writable roots: {step}"
     if unusable:
         raise KeeperError(unusable + ".")
 
