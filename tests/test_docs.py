@@ -267,3 +267,23 @@ def test_each_agent_page_says_that_keeper_doctor_reports_on_that_agent() -> None
         page = (REPO / "docs" / f"{agent}.md").read_text(encoding="utf-8")
         assert f'Check("{agent}"' in doctor, agent  # doctor reports on this agent
         assert "`keeper doctor`" in page and "does not list" not in page, agent  # and its page says so
+
+
+def test_every_keeper_variable_the_manual_names_is_one_keeper_or_its_tests_read() -> None:
+    """docs/development.md named `KEEPER_TEST_OLD_BASH` for a launcher test that had been removed: a
+    newcomer who built a bash 4.2 for it ran nothing more."""
+    read = "".join(
+        path.read_text(encoding="utf-8", errors="replace")
+        for pattern in (
+            "keeper/**/*.py",
+            "tests/**/*.py",
+            "benchmarks/**/*.py",
+            "launcher/*",
+            "bin/keeper",
+            "opencode/*",
+        )
+        for path in REPO.glob(pattern)
+        if path.is_file() and path.name != "test_docs.py"  # this file names them to check them
+    )
+    named = set(re.findall(r"\b(KEEPER_[A-Z][A-Z0-9_]*[A-Z0-9])\b", MANUAL))
+    assert named and not sorted(v for v in named if v not in read)
