@@ -159,3 +159,34 @@ def test_doctor_passes_right_after_the_readme_set_up_and_its_plugin_install(clau
     assert machine.claude_cmd("plugin", "install", "keeper@keeper").returncode == 0
     checks = doctor()
     assert checks["plugin"]["ok"] is True and "copy" not in checks
+
+
+def test_a_marketplace_clone_moved_away_leaves_keeper_quiet_and_doctor_names_it(
+    claude_bin: str, tmp_path: Path
+) -> None:
+    """Claude Code drops a plugin whose local marketplace folder is gone without a word: no hook runs,
+    nothing is reported (docs/troubleshooting.md said the hooks report errors); doctor names the folder."""
+    node = os.path.dirname(os.path.realpath(shutil.which("node") or "/usr/bin/node"))
+    path = os.pathsep.join(dict.fromkeys([node, "/usr/bin", "/bin"]))
+    source = clean_clone(tmp_path)
+    machine = Machine(claude_bin, tmp_path / "machine", path)
+    assert machine.claude_cmd("plugin", "marketplace", "add", str(source)).returncode == 0
+    assert machine.claude_cmd("plugin", "install", "keeper@keeper").returncode == 0
+    source.rename(source.with_name("keeper-moved"))
+    project = tmp_path / "work" / "invoices"
+    (project / ".git").mkdir(parents=True)
+    events = machine.session("hello", project, [text("Hi.")])[1]
+    assert not [e for e in events if e.get("subtype") in ("hook_started", "hook_response")]  # silently
+    doctor = subprocess.run(
+        [sys.executable, "-m", "keeper", "doctor", "--json"],
+        cwd=project,
+        env=machine.env,
+        capture_output=True,
+        text=True,
+        timeout=60,
+        check=False,
+    )
+    checks = {c["check"]: c for c in json.loads(doctor.stdout)}
+    assert checks["source"]["ok"] is False and str(source) in checks["source"]["detail"]
+    page = " ".join((REPO / "docs" / "troubleshooting.md").read_text(encoding="utf-8").split())
+    assert "Keeper went quiet after you moved or deleted a local clone" in page, "the page says what the user sees"
