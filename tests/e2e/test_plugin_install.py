@@ -190,3 +190,5 @@ def test_a_marketplace_clone_moved_away_leaves_keeper_quiet_and_doctor_names_it(
     assert checks["source"]["ok"] is False and str(source) in checks["source"]["detail"]
     page = " ".join((REPO / "docs" / "troubleshooting.md").read_text(encoding="utf-8").split())
     assert "Keeper went quiet after you moved or deleted a local clone" in page, "the page says what the user sees"
+    install = " ".join((REPO / "docs" / "install.md").read_text(encoding="utf-8").split())
+    assert "Claude Code runs the hooks from it" not in install  # it runs them from its own copy, until this
