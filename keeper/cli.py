@@ -159,7 +159,7 @@ def _add_transcript(sub: Any, common: argparse.ArgumentParser) -> None:
     p = sub.add_parser(
         "transcript",
         parents=[common],
-        help="print a Claude Code transcript or Codex rollout turn by turn, readably",
+        help="print an agent's transcript turn by turn, readably (Claude Code, a Codex rollout, Gemini CLI, OpenCode)",
     )
     p.add_argument("path", help="the transcript, e.g. from a session file's Transcript line")
     p.add_argument(

@@ -267,3 +267,22 @@ def test_what_keeper_puts_in_front_of_claude_from_files_it_did_not_write_is_reda
     found = json_module.loads(listed)
     assert main(["expand", found[0]["id"]]) == 0
     assert token not in capsys.readouterr().out
+
+
+def test_the_help_and_the_readme_name_every_agent_whose_transcript_it_reads(tmp_path: Path) -> None:
+    """`keeper transcript` reads Gemini CLI's chats and OpenCode's messages too; its help and the README
+    said "a Claude Code transcript or Codex rollout", so a Gemini or OpenCode user took it for not theirs."""
+    import subprocess
+    import sys
+
+    from tests.conftest import REPO
+
+    shown = subprocess.run(
+        [sys.executable, "-m", "keeper", "--help"], capture_output=True, text=True, check=True
+    ).stdout
+    line = " ".join(shown.split("transcript", 1)[1].split("status", 1)[0].split())
+    readme = next(
+        row for row in (REPO / "README.md").read_text(encoding="utf-8").splitlines() if "`keeper transcript" in row
+    )
+    for agent in ("Claude Code", "Codex", "Gemini", "OpenCode"):
+        assert agent in line and agent in readme, agent
