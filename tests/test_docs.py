@@ -287,3 +287,14 @@ def test_every_keeper_variable_the_manual_names_is_one_keeper_or_its_tests_read(
     )
     named = set(re.findall(r"\b(KEEPER_[A-Z][A-Z0-9_]*[A-Z0-9])\b", MANUAL))
     assert named and not sorted(v for v in named if v not in read)
+
+
+def test_where_the_manual_says_keeper_calls_no_model_it_names_the_one_command_that_does() -> None:
+    """README and SECURITY.md said "no model call" and the network "in two cases only" (set-up, sync), while
+    `keeper doctor --live` starts one turn of the agent, a request to its model with the user's login."""
+    doctor = build_parser().parse_args(["doctor", "--live"])
+    assert doctor.live  # the command that asks the model once
+    security = " ".join((REPO / "docs" / "SECURITY.md").read_text(encoding="utf-8").split())
+    private = next(line for line in " ".join(README.split()).split("- **") if line.startswith("Private"))
+    for text in (security, private):
+        assert "no model call" in text and "`keeper doctor --live`" in text, text[:300]
