@@ -298,3 +298,11 @@ def test_where_the_manual_says_keeper_calls_no_model_it_names_the_one_command_th
     private = next(line for line in " ".join(README.split()).split("- **") if line.startswith("Private"))
     for text in (security, private):
         assert "no model call" in text and "`keeper doctor --live`" in text, text[:300]
+
+
+def test_the_readme_names_every_step_codex_needs_beyond_its_install_line() -> None:
+    """A newcomer who followed the README's Codex line and trusted the hooks had every save of the model
+    fail in Codex's sandbox (read-only under `codex exec`): the step was on docs/codex.md only."""
+    install = " ".join(README[README.index("## Install") : README.index("## Your first session")].split())
+    codex = " ".join((REPO / "docs" / "codex.md").read_text(encoding="utf-8").split())
+    assert "writable roots" in codex and "writable roots" in install
