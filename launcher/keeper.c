@@ -931,9 +931,12 @@ static int plain_file(const WCHAR *path) {
     return a != INVALID_FILE_ATTRIBUTES && !(a & (FILE_ATTRIBUTE_DIRECTORY | FILE_ATTRIBUTE_REPARSE_POINT));
 }
 
-static char *next_line(char **cursor, char *end, DWORD *n) { /* the next line of the record; NULL at its end */
+/* The next line of the record; NULL at its end, and at a line holding a NUL, which Keeper never writes and
+ * which would end the line early as a C string. */
+static char *next_line(char **cursor, char *end, DWORD *n) {
     char *start = *cursor, *p = start;
-    while (p < end && *p != '\n') p++;
+    while (p < end && *p != '\n')
+        if (!*p++) return NULL;
     if (p >= end) return NULL;
     *cursor = p + 1;
     *n = (DWORD)(p - start);
@@ -1018,17 +1021,17 @@ static int read_payload(void) { /* up to COUNT_MAX bytes of stdin, kept for the 
     return payload.whole = payload.n < COUNT_MAX;
 }
 
-/* A whole file, up to max bytes, and its attributes; NULL when unreadable. */
+/* A whole file of at most max bytes, and its attributes; NULL when unreadable or longer (not Keeper's). */
 static char *read_record(const WCHAR *path, DWORD max, DWORD *size, WIN32_FILE_ATTRIBUTE_DATA *written) {
     HANDLE f = CreateFileW(path, GENERIC_READ, FILE_SHARE_READ | FILE_SHARE_WRITE | FILE_SHARE_DELETE, NULL,
                            OPEN_EXISTING, 0, NULL);
     if (f == INVALID_HANDLE_VALUE) return NULL;
-    char *body = alloc(max);
+    char *body = alloc((size_t)max + 1);
     DWORD n;
     *size = 0;
-    while (*size < max && ReadFile(f, body + *size, max - *size, &n, NULL) && n) *size += n;
+    while (*size <= max && ReadFile(f, body + *size, max + 1 - *size, &n, NULL) && n) *size += n;
     CloseHandle(f);
-    return GetFileAttributesExW(path, GetFileExInfoStandard, written) ? body : NULL;
+    return *size <= max && GetFileAttributesExW(path, GetFileExInfoStandard, written) ? body : NULL;
 }
 
 static void append_hook_line(const WCHAR *stats, const WCHAR *event) { /* the line Keeper's hook log gets */

@@ -92,6 +92,27 @@ def test_the_quick_check_sees_new_files_memory_and_recent_sessions(tmp_path: Pat
     assert top(project, "axolotl")  # and explicit recall sees it at once
 
 
+@pytest.mark.parametrize("own", ["", "2026-10-01_1000.md"])
+def test_the_quick_check_stats_memory_md_and_the_own_session_however_old(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, own: str
+) -> None:
+    """memory.md at every quick check, and the session file ``own`` names (a resumed session's, the
+    oldest here), edited in place (the folder's mtime unchanged): nothing else, with no random window."""
+    project = project_with(tmp_path, count=400)
+    where = sources.Sources(project, False)
+    con = index.open_index(project)
+    assert con is not None
+    try:
+        index.refresh(con, where)  # build
+        monkeypatch.setattr(index, "WINDOW", 0)
+        for path in (Path(project.memory), Path(project.sessions) / "2026-10-01_1000.md"):
+            path.write_text(path.read_text(encoding="utf-8") + "\n- Also the narwhal\n", encoding="utf-8")
+        assert index.refresh(con, where, thorough=False, own=own) == (2 if own else 1)
+        assert index.refresh(con, where, thorough=False, own=own) == 0
+    finally:
+        con.close()
+
+
 def test_a_search_that_finds_the_index_up_to_date_writes_nothing(tmp_path: Path) -> None:
     project = project_with(tmp_path, count=600)
     top(project, "billing")  # build

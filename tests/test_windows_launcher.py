@@ -20,7 +20,7 @@ import sys
 import tempfile
 import time
 import zipfile
-from collections.abc import Iterator, Sequence
+from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -790,6 +790,13 @@ def gate_record(plugin: Plugin, python: Path, tmp_path: Path) -> Gate:
     return gate
 
 
+RECORD_EDITS: dict[str, Callable[[bytes], bytes]] = {  # records Keeper never writes
+    "the record in CRLF": lambda record: record.replace(b"\n", b"\r\n"),
+    "a NUL inside a record line": lambda record: record.replace(b"keeper-prompt 1\n", b"keeper-prompt 1\0 x\n", 1),
+    "more record after its first MiB": lambda record: record + b"x" * (1 << 20),  # its first MiB alone looks whole
+}
+
+
 def _prompt_change(gate: Gate, plugin: Plugin, how: str) -> tuple[bytes, dict[str, str]]:
     """What makes the vouched-for memory or prompt another one; the payload and variables it then comes with."""
     sessions = gate.files["2026-11-21_1000.md"].parent
@@ -823,8 +830,8 @@ def _prompt_change(gate: Gate, plugin: Plugin, how: str) -> tuple[bytes, dict[st
         (sessions / ".draft.md").write_text("# Session\n", encoding="utf-8")
     elif how == "a session file renamed by case":
         (sessions / "2026-11-20_0900.md").rename(sessions / "2026-11-20_0900.MD")
-    elif how == "the record in CRLF":
-        gate.record.write_bytes(gate.record.read_bytes().replace(b"\n", b"\r\n"))
+    elif how in RECORD_EDITS:
+        gate.record.write_bytes(RECORD_EDITS[how](gate.record.read_bytes()))
     elif how == "the newest session file replaced by an older one":
         os.utime(gate.files["2026-11-21_1000.md"], (time.time() - 3600, time.time() - 3600))
     elif how == "the gate kept again":
@@ -872,6 +879,8 @@ PROMPT_CHANGES = [
     "a unicode escape",
     "an escaped surrogate pair",
     "the record in CRLF",
+    "a NUL inside a record line",
+    "more record after its first MiB",
     "a session file renamed by case",
 ]
 

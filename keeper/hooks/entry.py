@@ -422,7 +422,8 @@ def run(argv: list[str]) -> int:
     name, project_dir = _args(argv)
     reply: Reply = {}
     try:
-        reply = handle(name, _read_stdin(), project_dir)
+        with fsutil.sharing_wait(fsutil.HOOK_SHARING_WAIT):  # a hook answers in time rather than wait out a reader
+            reply = handle(name, _read_stdin(), project_dir)
     except KeeperError as exc:  # a refusal the user can fix (a link out of the store): not a bug
         _log(name or "-", "WARN", f"refused: {exc}")
     except BaseException as exc:  # fail open: a hook must never break Claude Code

@@ -333,8 +333,10 @@ def _quick_changes(
             listed = set()
         indexed = {n for (n,) in con.execute("SELECT name FROM files WHERE " + _SESSIONS)}
         added, gone = sorted(listed - indexed), sorted(indexed - listed)
-    own = f"{paths.SESSIONS_DIR}/{own}" if own else paths.MEMORY_FILE
-    checked = _rows(con, "SELECT name, mtime_ns, size FROM files WHERE name IN (?, ?)", (paths.MEMORY_FILE, own))
+    always = (paths.MEMORY_FILE, f"{paths.SESSIONS_DIR}/{own}") if own else (paths.MEMORY_FILE,)
+    checked = _rows(
+        con, f"SELECT name, mtime_ns, size FROM files WHERE name IN ({', '.join('?' * len(always))})", always
+    )
     checked.update(
         _rows(
             con,
@@ -349,7 +351,7 @@ def _quick_changes(
     if len(batch) < window:  # wrap round to the start (_SESSIONS holds a '>=' of its own: no str.replace)
         batch.update(_rows(con, query.format("<"), (start, window - len(batch))))
     checked.update(batch)
-    names = [paths.MEMORY_FILE, own, *(n for n in checked if n not in gone), *added]
+    names = [*always, *(n for n in checked if n not in gone), *added]
     stamped = _stamps(project, names)
     changed = [(n, stamped[n]) for n in dict.fromkeys(names) if n in stamped and checked.get(n) != stamped[n]]
     removed = gone + [n for n in checked if n not in stamped and n not in gone]

@@ -27,9 +27,16 @@ if TYPE_CHECKING:
     T = TypeVar("T")
 
 
-# How long a Windows sharing refusal is retried: a reader holds a file for milliseconds, and a
-# hook must still answer well inside Claude Code's patience.
-SHARING_WAIT_SECONDS = 2.0
+# Hooks wait briefly and fail open; the CLI waits longer and then says what to do.
+HOOK_LOCK_TIMEOUT = 2.0
+CLI_LOCK_TIMEOUT = 15.0
+# How long a Windows sharing refusal is retried. A reader holds a file for milliseconds, so a refusal
+# that lasts is a reader in a tight loop on a loaded machine (one at load 10 outlasted 2 s). A hook
+# gives up early: it must answer well inside its agent's limit (10 s) and fails open anyway. What
+# someone waits on, a save above all, waits as long as it would for the project's lock rather than
+# give up what it was asked to write.
+HOOK_SHARING_WAIT = 2.0
+_sharing_wait = [CLI_LOCK_TIMEOUT]  # this process's budget; ``sharing_wait`` narrows it while a hook runs
 # A modification time's coarsest tick (FAT's), and a time anyone can set: a cache trusts a file's time
 # only once it is older than this (the start's kept answer, the stale check's kept verdicts).
 MTIME_TICK_NS = 2_000_000_000
@@ -47,9 +54,24 @@ def settled(ctime_ns: int, before_ns: int) -> bool:
     return ctime_ns < before_ns - tick
 
 
+class sharing_wait:  # named like a function: ``with sharing_wait(HOOK_SHARING_WAIT):``
+    """``shared`` retries for ``seconds`` while the block runs (a hook's shorter budget), then as before.
+
+    A class rather than ``@contextmanager``: ``contextlib`` costs a hook ~2 ms to import."""
+
+    def __init__(self, seconds: float) -> None:
+        self.seconds = self.earlier = seconds
+
+    def __enter__(self) -> None:
+        self.earlier, _sharing_wait[0] = _sharing_wait[0], self.seconds
+
+    def __exit__(self, kind: type[BaseException] | None, exc: BaseException | None, tb: TracebackType | None) -> None:
+        _sharing_wait[0] = self.earlier
+
+
 def shared(action: Callable[[], T], refusal: type[OSError] = PermissionError) -> T:
-    """``action()``, tried again every millisecond (up to ``SHARING_WAIT_SECONDS``) while Windows says
-    another process holds the file it opens or replaces; elsewhere just ``action()``.
+    """``action()``, tried again every millisecond (for this process's budget, see ``sharing_wait``)
+    while Windows says another process holds the file it opens or replaces; elsewhere just ``action()``.
 
     Every millisecond, not with a growing pause: a reader in a loop holds a file ~95% of the time,
     so the writer needs many short chances rather than a few long waits.
@@ -58,7 +80,7 @@ def shared(action: Callable[[], T], refusal: type[OSError] = PermissionError) ->
         return action()
     import time
 
-    deadline = time.monotonic() + SHARING_WAIT_SECONDS
+    deadline = time.monotonic() + _sharing_wait[0]
     while True:
         try:
             return action()
@@ -134,11 +156,6 @@ def open_append(path: str, readable: bool = False) -> int:
     except FileNotFoundError:
         ensure_dir(os.path.dirname(path))
         return shared(lambda: os.open(path, flags, 0o600))
-
-
-# Hooks wait briefly and fail open; the CLI waits longer and then says what to do.
-HOOK_LOCK_TIMEOUT = 2.0
-CLI_LOCK_TIMEOUT = 15.0
 
 
 def ensure_dir(path: str) -> None:

@@ -123,6 +123,15 @@ def keeper_bin_dir() -> str:
     return folder
 
 
+def without_keeper(path: str) -> str:
+    """PATH without every folder that holds a ``keeper``, for an agent whose own launcher must run Keeper.
+
+    Not only this interpreter's folder: a ``keeper`` anywhere on PATH (an outer virtualenv still
+    active in the shell that started the tests, pipx's folder, a pyenv shim) takes the launcher's
+    second road, where Keeper's own SessionEnd completes Gemini's hooks and no set-up ever runs."""
+    return os.pathsep.join(p for p in path.split(os.pathsep) if p and not shutil.which("keeper", path=p))
+
+
 class Claude:
     """Runs ``claude -p`` sessions in one throwaway HOME and store, like one user's machine."""
 
@@ -442,8 +451,7 @@ class Gemini:
         drop = ("CLAUDE", "CODEX", "GEMINI", "GOOGLE", "KEEPER_")
         env = {k: v for k, v in os.environ.items() if not k.startswith(drop)}
         env.update(HOME=str(self.home), GEMINI_API_KEY="test-key", KEEPER_HOME=str(self.store))
-        here = os.path.dirname(sys.executable)  # no `keeper` on PATH: the extension's own launcher runs it
-        env["PATH"] = os.pathsep.join(p for p in env.get("PATH", "").split(os.pathsep) if p != here)
+        env["PATH"] = without_keeper(env.get("PATH", ""))  # the extension's own launcher runs it
         env.update(extra or {})
         return env
 
@@ -558,8 +566,7 @@ class OpenCode:
             OPENCODE_DISABLE_SHARE="1",
             KEEPER_HOME=str(self.store),
         )
-        here = os.path.dirname(sys.executable)  # no `keeper` on PATH: the plugin's launcher runs it
-        env["PATH"] = os.pathsep.join(p for p in env.get("PATH", "").split(os.pathsep) if p != here)
+        env["PATH"] = without_keeper(env.get("PATH", ""))  # the plugin's launcher runs it
         env.update(extra or {})
         return env
 

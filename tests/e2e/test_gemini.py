@@ -111,8 +111,8 @@ def test_a_fresh_install_sets_itself_up_at_the_first_sessions_end_with_no_hook_e
     hooks = gemini.extension / "hooks" / "hooks.json"
     wanted = (gemini.extension / "hooks" / "gemini.json").read_bytes()
     log = gemini.gemini_home / "keeper" / "setup.log"  # beside the extension, not in it
-    for _ in range(600):  # the set-up runs in the background; completing the hooks is its first step,
-        if hooks.read_bytes() == wanted and log.exists():  # logged just after
+    for _ in range(600):  # the set-up runs in the background; its first step completes the hooks,
+        if hooks.read_bytes() == wanted and log.exists():  # said in its log just before
             break
         time.sleep(0.1)
     assert hooks.read_bytes() == wanted
