@@ -16,10 +16,11 @@ import pytest
 from hypothesis import HealthCheck, event, given, settings
 from hypothesis import strategies as st
 
+from keeper import jsonio
 from keeper.capture import saving
 from keeper.hooks import clock, startcache
 from keeper.memory.document import SaveInput
-from keeper.store import config, fsutil, identity, loads, markers, paths, provenance
+from keeper.store import config, fsutil, identity, loads, markers, paths, provenance, stale, verdicts
 from tests.helpers import run_hook, shift
 
 FILES = 4  # src/mod_<n>.py, each setting X and defining parse_<n>
@@ -468,3 +469,109 @@ def test_memory_edited_while_the_stale_check_judges_again_is_worked_out_afresh(
     assert "Issue 7" in answer["hookSpecificOutput"]["additionalContext"]
     monkeypatch.setattr(startcache, "verdicts_again", real)
     assert answer == world.afresh("s2", "startup", monkeypatch, capsys)
+
+
+VERDICT_KINDS = ("code", "rename", "touch", "delete", "wait", "hand", "save", "clock")
+
+
+def _items_world(folder: Path, monkeypatch: pytest.MonkeyPatch) -> World:
+    """A world whose memory holds enough items that a line of changes is small beside the kept verdicts."""
+    world = World(folder, monkeypatch)
+    for n in range(16):
+        world.save(n, "s0")
+    return world
+
+
+def _judged_both_ways(project: paths.Project) -> tuple[list[tuple[Any, ...]], list[tuple[Any, ...]]]:
+    """The stale check with its kept verdicts, then worked out afresh (nothing kept taken)."""
+    text = Path(project.memory).read_text(encoding="utf-8")
+    rows = [
+        [(s.key, s.text, s.section, s.reason, s.rank) for s in found]
+        for found in (stale.stale_items(project, text, keep=True), stale.stale_items(project, text))
+    ]
+    return rows[0], rows[1]
+
+
+@settings(
+    max_examples=30, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture, HealthCheck.too_slow]
+)
+@given(steps=st.lists(st.tuples(st.sampled_from(VERDICT_KINDS), st.integers(0, 11)), min_size=1, max_size=24))
+def test_kept_verdicts_kept_as_lines_of_changes_are_the_verdicts_worked_out_afresh(
+    steps: list[tuple[str, int]], monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """The stale check's kept verdicts, a line of what changed appended at each start that judged an
+    item again (issue 43: the whole 91 KB file was written again), read back as exactly what was
+    kept, and the verdicts they give are those worked out afresh, whatever changed between starts."""
+    kept: list[Any] = []
+    real = verdicts._store
+
+    def noted(project: paths.Project, data: dict[str, Any], before: Any) -> None:
+        real(project, data, before)
+        kept.append(json.loads(jsonio.dumps(data)))
+
+    monkeypatch.setattr(verdicts, "_store", noted)
+    with tempfile.TemporaryDirectory() as folder:
+        world = _items_world(Path(folder), monkeypatch)
+        try:
+            for kind, n in [("wait", 0), *steps]:
+                world.act(kind, n, monkeypatch, capsys)
+                with_kept, afresh = _judged_both_ways(world.project)
+                assert with_kept == afresh, (kind, n)
+                path = Path(verdicts.cache_file(world.project))
+                if path.exists():
+                    lines = path.read_bytes().count(b"\n")
+                    event("lines of changes" if lines else "whole")
+                    assert lines <= verdicts.MAX_CHANGES
+                    assert verdicts._read(world.project)[0] == kept[-1]  # read back as kept
+        finally:
+            monkeypatch.chdir(Path(folder).parent)
+
+
+def test_a_line_of_changes_not_written_where_it_says_is_a_miss(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """Two starts that append at once (or one that writes the file anew while another appends): a
+    line not at the offset it was written for, or after another document, takes nothing kept."""
+    world = _items_world(tmp_path / "w", monkeypatch)
+    world.act("wait", 0, monkeypatch, capsys)
+    _judged_both_ways(world.project)
+    world.act("code", 1, monkeypatch, capsys)
+    _judged_both_ways(world.project)
+    path = Path(verdicts.cache_file(world.project))
+    whole = path.read_bytes()
+    assert whole.count(b"\n") == 1  # the document, then one line of changes
+    want = verdicts.key(world.project, Path(world.project.memory).read_text(encoding="utf-8"))
+    assert verdicts.load(world.project, want, time.time_ns()).verdicts is not None
+    head, line = whole.split(b"\n")
+    for damaged in (
+        whole + b"\n" + line,  # the same line again: not where it was written
+        head.replace(b'"at": ', b'"at": 1') + b"\n" + line,  # after another document
+        whole + b"\n{",
+    ):
+        path.write_bytes(damaged)
+        assert verdicts._read(world.project) == ({}, None)
+        assert verdicts.load(world.project, want, time.time_ns()).verdicts is None
+    with_kept, afresh = _judged_both_ways(world.project)
+    assert with_kept == afresh
+    assert path.read_bytes().count(b"\n") == 0  # written whole again
+
+
+def test_a_line_of_changes_is_appended_only_to_the_file_as_it_was_read(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """Two starts that read the same kept verdicts: the second's change, the file no longer as it
+    read it, writes the file whole."""
+    world = _items_world(tmp_path / "w", monkeypatch)
+    world.act("wait", 0, monkeypatch, capsys)
+    _judged_both_ways(world.project)
+    world.act("code", 1, monkeypatch, capsys)
+    text = Path(world.project.memory).read_text(encoding="utf-8")
+    want = verdicts.key(world.project, text)
+    first, second = (verdicts.load(world.project, want, time.time_ns()) for _ in range(2))
+    assert first.file is not None and second.file is not None and first.changed
+    stale.stale_items(world.project, text, keep=True)  # the first start appends its line
+    path = Path(verdicts.cache_file(world.project))
+    assert path.read_bytes().count(b"\n") == 1
+    data = json.loads(jsonio.dumps(first.file.data))
+    verdicts._store(world.project, data, second.file)
+    assert path.read_bytes().count(b"\n") == 0 and verdicts._read(world.project)[0] == data

@@ -388,6 +388,7 @@ BUDGETS = {  # (modules beyond a bare interpreter, files opened, folders listed)
         | {"keeper.store.loads"}  # the tally of what sessions did with what they were shown
         | {"keeper.hooks.clock"}
         | {"keeper.redact"}  # the context redacted, with the user's patterns (its rules only where a keyword is)
+        | {"gc"}  # turned off while the answer is worked out (startcache.Uncollected)
         | KEPT,
         16,  # loads.cache, the kept answer and verdicts (each kept through a temporary file), the newest list twice
         1,
@@ -397,6 +398,7 @@ BUDGETS = {  # (modules beyond a bare interpreter, files opened, folders listed)
     "session-start, kept answer judged again": (  # a file a claim names changed: the stale check alone
         EVERY_HOOK
         | KEPT
+        | {"gc"}
         | {"keeper.store.claims", "keeper.store.provenance", "keeper.store.stale", "keeper.store.verdicts"}
         | {"keeper.text"},
         12,  # and memory.md, the record, the edited file (compared, then judged), the verdicts and answer kept anew
@@ -405,6 +407,7 @@ BUDGETS = {  # (modules beyond a bare interpreter, files opened, folders listed)
     "session-start, kept answer judged again, another session open": (  # told active without its record's code
         EVERY_HOOK
         | KEPT
+        | {"gc"}
         | {"keeper.store.claims", "keeper.store.provenance", "keeper.store.stale", "keeper.store.verdicts"}
         | {"keeper.text", "keeper.store.sessions"},
         14,  # and the other session's state and start marker, naming its transcript (whose time tells it is active)

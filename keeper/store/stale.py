@@ -436,7 +436,7 @@ def stale_items(
         looked.update([*reader.inputs, WAITING] if reader.waiting else reader.inputs)
     if not reader.waiting:
         rows = [(s.key, s.text, s.section, s.reason, s.rank) for s in found]
-        kept_verdicts.save(project, want, reader, rows, firsts, judged, began)
+        kept_verdicts.save(project, want, reader, rows, firsts, judged, began, kept.file)
     return found
 
 

@@ -22,6 +22,13 @@ A file can change again within one tick of its clock with the same size: a file 
 and nothing is kept while the record is that young. The verdicts hold from when they were kept on
 (``at``): a save counts only once the clock reaches its time (``provenance.read``), so a clock gone
 back since takes none of them, and nothing is kept while a save waits for its time.
+
+A start that judged one item again changes a few of the file's entries: those are appended as one
+line (``_change``: the entries that differ, the offset it was written at and the time of the whole
+document it follows) rather than the whole file written again; a line not found at its offset or
+after another document (two starts appended at once, or one wrote the file anew meanwhile) makes
+the file a miss. After ``MAX_CHANGES`` lines, or when the lines would outgrow a quarter of the
+document, the file is written whole again.
 """
 
 from __future__ import annotations
@@ -43,6 +50,7 @@ if TYPE_CHECKING:
     Taken = dict[str, "os.stat_result | None"]  # a full path's stat (None: nothing there)
 
 FORMAT = 4  # raise it when the check's rules change within a version
+MAX_CHANGES = 32  # lines of changes after the whole document before it is written whole again
 
 
 def cache_file(project: paths.Project) -> str:
@@ -153,7 +161,7 @@ class Kept:
     """What the last check left: its verdicts when they hold (else None), items' first lines ->
     keys, and its inputs and answers, which a full check takes for each file still as it was."""
 
-    __slots__ = ("answers", "changed", "count", "firsts", "inputs", "items", "looked", "stale", "verdicts")
+    __slots__ = ("answers", "changed", "count", "file", "firsts", "inputs", "items", "looked", "stale", "verdicts")
 
     def __init__(self) -> None:
         self.verdicts: list[Verdict] | None = None
@@ -165,15 +173,61 @@ class Kept:
         self.items: dict[str, tuple[list[str], Row | None]] = {}  # each item's inputs and verdict
         self.count = -1  # items the last check judged, in memory.md's order (two alike are one in ``items``)
         self.stale: dict[str, tuple[str, str]] = {}  # the text and section of each item it found stale
+        self.file: OnDisk | None = None  # the file as read, for a change to be appended to it
 
 
-def _read(project: paths.Project) -> dict[str, Any]:
+class OnDisk:
+    """The kept file as read: its document with the changes after it applied (``data``, as it was
+    before anything used it), its size and inode, its document's size and time, and its lines of
+    changes."""
+
+    __slots__ = ("at", "changes", "data", "head", "inode", "size")
+
+    def __init__(self, data: dict[str, Any], size: int, inode: int, head: str, changes: int) -> None:
+        self.data, self.size, self.inode, self.changes = data, size, inode, changes
+        self.head, self.at = len(head), data.get("at")
+
+
+def _read(project: paths.Project) -> tuple[dict[str, Any], OnDisk | None]:
+    """The kept document with its lines of changes applied (``{}``: none, or damaged), and the
+    file as read (``OnDisk``)."""
     try:
-        with open(cache_file(project), encoding="utf-8") as fh:
-            kept = jsonio.loads(fh.read())
+        with open(cache_file(project), "rb") as fh:
+            inode, raw = os.fstat(fh.fileno()).st_ino, fh.read()
+        head, *lines = raw.decode("ascii").split("\n")  # jsonio writes ASCII
+        kept = jsonio.loads(head)
+        if not isinstance(kept, dict):
+            return {}, None
+        disk = OnDisk(kept, len(raw), inode, head, len(lines))
+        offset = len(head)
+        for line in lines:
+            if not _apply(kept, jsonio.loads(line), offset, disk.at):
+                return {}, None
+            offset += 1 + len(line)
     except (OSError, ValueError, RecursionError):
-        return {}
-    return kept if isinstance(kept, dict) else {}
+        return {}, None
+    kept = {**kept, "inputs": dict(kept["inputs"])} if isinstance(kept.get("inputs"), dict) else kept
+    return kept, disk  # ``load`` stamps anew in its own copy of the inputs: ``disk.data`` stays as read
+
+
+def _apply(kept: dict[str, Any], change: object, offset: int, at: object) -> bool:
+    """Apply one line of changes (``_change``): False when it is damaged, was not written at
+    ``offset`` right after the file's end as it was, or follows another document than the one of ``at``."""
+    if not isinstance(change, dict) or change.get("after") != offset or change.get("of") != at:
+        return False
+    for name in ("inputs", "answers", "items"):
+        part, whole = change.get(name, {}), kept.get(name)
+        if not isinstance(part, dict) or not isinstance(whole, dict):
+            return False
+        for entry, value in part.items():
+            if value is None and name == "answers":
+                whole.pop(entry, None)
+            elif entry in whole or name == "answers":  # inputs and items keep their places (items name inputs by it)
+                whole[entry] = value
+            else:
+                return False
+    kept.update((name, change[name]) for name in ("at", "looked", "verdicts", "count") if name in change)
+    return True
 
 
 def load(project: paths.Project, want: dict[str, Any], looked: int, taken: Taken | None = None) -> Kept:
@@ -182,7 +236,8 @@ def load(project: paths.Project, want: dict[str, Any], looked: int, taken: Taken
     answers of the same work tree whatever else changed. ``looked``: the clock before this start
     looked at any input (the files' new stamps are as of then); ``taken``: the stats of inputs
     taken since then already (``Folders``)."""
-    kept, found = _read(project), Kept()
+    found = Kept()
+    kept, found.file = _read(project)
     inputs, answers, firsts, rows, since = (kept.get(k) for k in ("inputs", "answers", "firsts", "verdicts", "looked"))
     key = kept.get("key")
     if not (isinstance(key, dict) and key.get("checkout") == project.checkout and key.get("format") == FORMAT):
@@ -206,7 +261,7 @@ def load(project: paths.Project, want: dict[str, Any], looked: int, taken: Taken
         found.verdicts, found.firsts = [v for v in verdicts if v is not None], firsts
         if folders.fresh:  # every input looked at since ``looked``: the next start trusts what has not changed since
             kept["looked"] = looked
-            _write(project, kept)
+            _store(project, kept, found.file)
     elif changed:
         _partial(found, kept, changed, firsts)
     return found
@@ -245,10 +300,12 @@ def save(
     firsts: dict[str, str],
     judged: list[Judged],
     looked: int,
+    before: OnDisk | None = None,
 ) -> None:
     """Keep the verdicts of a check of ``want`` (``key``) with what the check looked at and what
     each file said (``reader``), and each item's inputs and verdict (``judged``), unless the record
-    is too young to trust. ``looked``: the clock before the check (and ``load``) looked at any input."""
+    is too young to trust. ``looked``: the clock before the check (and ``load``) looked at any input;
+    ``before``: the file as ``load`` read it (``Kept.file``), to which what changed is appended."""
     young = looked - MTIME_TICK_NS
     if want["record"][0] > young:
         return
@@ -262,7 +319,55 @@ def save(
     data["items"] = {
         k: [[index[d] for d in deps if d in index], list(why) if why else None] for k, _, _, deps, why in judged
     }
-    _write(project, data)
+    _store(project, data, before)
+
+
+def _store(project: paths.Project, data: dict[str, Any], before: OnDisk | None) -> None:
+    """Keep ``data``: as a line of what changed since the file ``before`` was read, when that is
+    all that changed (``_change``) and the file is still as read, else the whole file anew."""
+    change = _change(data, before) if before is not None else None
+    if change is None or before is None or not _append(project, change, before):
+        _write(project, data)
+
+
+def _change(data: dict[str, Any], before: OnDisk) -> str | None:
+    """The line that turns the file read into ``data`` (``_apply``), when the same memory and
+    record were judged, the same inputs and items in the same order (items name inputs by place),
+    and the file has room for it; else None."""
+    kept = before.data
+    if before.changes >= MAX_CHANGES or kept.get("key") != data["key"] or kept.get("firsts") != data["firsts"]:
+        return None
+    inputs, answers, items = (kept.get(k) for k in ("inputs", "answers", "items"))
+    if not (isinstance(inputs, dict) and isinstance(answers, dict) and isinstance(items, dict)):
+        return None
+    if list(inputs) != list(data["inputs"]) or list(items) != list(data["items"]):
+        return None
+    change: dict[str, Any] = {"after": before.size, "of": before.at, "at": data["at"], "looked": data["looked"]}
+    change["inputs"] = {rel: fact for rel, fact in data["inputs"].items() if inputs[rel] != fact}
+    change["answers"] = {rel: said for rel, said in data["answers"].items() if answers.get(rel) != said}
+    change["answers"].update((rel, None) for rel in answers if rel not in data["answers"])
+    change["items"] = {k: entry for k, entry in data["items"].items() if items[k] != entry}
+    change.update((k, data[k]) for k in ("verdicts", "count") if kept.get(k) != data[k])
+    line = "\n" + jsonio.dumps(change)
+    return line if 4 * (before.size + len(line)) < 5 * before.head else None
+
+
+def _append(project: paths.Project, line: str, before: OnDisk) -> bool:
+    """Append ``line`` to the file, when it is still the one ``before`` read (its inode and size)."""
+    flags = os.O_WRONLY | os.O_APPEND | getattr(os, "O_NOFOLLOW", 0) | getattr(os, "O_BINARY", 0)
+    try:
+        fd = os.open(cache_file(project), flags)
+    except OSError:
+        return False
+    try:
+        found = os.fstat(fd)
+        if (found.st_ino, found.st_size) != (before.inode, before.size):
+            return False
+        return os.write(fd, line.encode("ascii")) == len(line)
+    except OSError:
+        return False
+    finally:
+        os.close(fd)
 
 
 def _write(project: paths.Project, data: dict[str, Any]) -> None:
