@@ -105,6 +105,7 @@ class Landed:
         self.removed: list[str] = []  # session files left out: their text was removed here
         self.written: list[tuple[str, str]] = []  # memory files (not Keeper's records), with their text
         self.trashed: list[str] = []
+        self.news: list[provenance.Event] = []  # the record's events that arrived new (``_evidence``)
         self._writes: list[tuple[str, str, bool, bool]] = []  # (path, text, must be new, a record of Keeper's)
 
     def _write(self, path: str, text: str, new: bool = False, record: bool = False) -> None:
@@ -155,11 +156,24 @@ def land(
             removals.write(folder.dir, incoming.removals)
         gone = [os.path.join(folder.dir, *p.split("/")) for p in incoming.gone]
         landed.trashed = [p for p in gone if os.path.exists(p) and not _arrives_again(folder, p, incoming)]
+        _evidence(folder, landed.news)
         if then is not None:
             then()
     if landed.trashed:
         _to_trash(folder, landed.trashed)
     return landed
+
+
+def _evidence(folder: paths.Project, news: list[provenance.Event]) -> None:
+    """Uses and re-confirmations made on another machine count here too, each once (it arrives new
+    once, whatever road brings it again): an item another machine's sessions use is not left to
+    recall because this machine's sessions did not use it (``store.loads``)."""
+    used = [e.item for e in news if e.kind == provenance.USED]
+    confirmed = [e.item for e in news if e.kind == "confirmed"]
+    if (used or confirmed) and folder.id != GLOBAL:
+        from keeper.store import loads
+
+        loads.note(folder, used=used, restated=confirmed)
 
 
 def _plan(folder: paths.Project, incoming: Incoming, base: Incoming | None) -> Landed:
@@ -171,6 +185,7 @@ def _plan(folder: paths.Project, incoming: Incoming, base: Incoming | None) -> L
         united = provenance.merge(current, incoming.origins)
         if united != current:
             landed._write(folder.provenance, united)
+            landed.news = provenance.arrived(current, united)
     _sessions(folder, incoming, base, landed)
     return landed
 
