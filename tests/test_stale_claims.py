@@ -636,3 +636,19 @@ def test_a_name_the_item_places_in_a_file_it_names_breaks_when_it_moves_beside_i
     moved = cli.replace("def _flatten(row):\n    return list(row)\n", "from pkg.rows import _flatten\n")
     later(repo, {"pkg/cli.py": moved, "pkg/rows.py": "def _flatten(row):\n    return list(row)\n"})
     assert marks(repo, monkeypatch, capsys) == {placed: "`_flatten` is no longer in pkg/cli.py", loose: ""}
+
+
+@pytest.mark.needs("git")
+@pytest.mark.parametrize("written", ["./src/loader.py", "src\\loader.py", "`.\\src\\loader.py`"])
+def test_a_path_written_with_dot_slash_or_backslashes_is_the_repositorys_path(
+    written: str, repo: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """A model on Windows writes ``src\\loader.py``, a shell habit ``./src/loader.py``: the file
+    ``src/loader.py`` either way. Read as a path that never held, the item was never marked when
+    the file went (unless its own session happened to write that file)."""
+    later(repo, {"src/loader.py": LOADER})
+    item = f"Config loading lives in {written}"
+    session(repo, 1, {"README.md": "# shop\n\nReads its settings at start.\n"}, [item], monkeypatch, capsys)
+    assert marks(repo, monkeypatch, capsys) == {item: ""}
+    later(repo, {"src/loader.py": None})
+    assert marks(repo, monkeypatch, capsys) == {item: "src/loader.py is gone (moved or deleted)"}

@@ -169,7 +169,11 @@ def _file_shaped(word: str) -> bool:
 
 def _path_of(word: str) -> tuple[str, str]:
     """A path word without its place (``:42``, ``:42:7``, ``#install``, ``::test_login``), and the
-    name after ``::`` when there is one."""
+    name after ``::`` when there is one; ``src\\app.py`` and ``./src/app.py`` are ``src/app.py``
+    (``confined`` still refuses what could lead out: a drive, ``..``)."""
+    word = word.replace("\\", "/")
+    while word.startswith("./"):
+        word = word[2:]
     word, _, anchor = word.partition("::")
     word = word.split("#", 1)[0]
     head, colon, tail = word.rpartition(":")
