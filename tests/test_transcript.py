@@ -267,3 +267,28 @@ def test_what_keeper_puts_in_front_of_claude_from_files_it_did_not_write_is_reda
     found = json_module.loads(listed)
     assert main(["expand", found[0]["id"]]) == 0
     assert token not in capsys.readouterr().out
+
+
+_OUT_OF_RANGE = [
+    ('{"type": "user", "timestamp": "9999-12-31T23:59:59-14:00", "message": {"role": "user", "content": "%s"}}'),
+    ('{"type": "user", "timestamp": "0001-01-01T00:00:00+14:00", "message": {"role": "user", "content": "%s"}}'),
+    ('{"info": {"role": "user", "time": {"created": 1e20}}, "parts": [{"type": "text", "text": "%s"}]}'),
+    ('{"info": {"role": "user", "time": {"created": Infinity}}, "parts": [{"type": "text", "text": "%s"}]}'),
+    ('{"info": {"role": "user", "time": {"created": NaN}}, "parts": [{"type": "text", "text": "%s"}]}'),
+]
+
+
+@pytest.mark.parametrize("line", _OUT_OF_RANGE, ids=["year 10000", "year 0", "1e20 ms", "Infinity", "NaN"])
+def test_a_time_no_date_can_hold_is_no_time_and_the_stop_still_records_the_session(
+    line: str, project_dir: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """A transcript's time moved past year 9999 (or before year 1) by its offset, or an OpenCode
+    message created at 1e20 ms: the Stop, PreCompact and SessionEnd ended in OverflowError or
+    OSError, so the session's file was never brought up to date and no receipt was taken."""
+    path = tmp_path / "t.jsonl"
+    path.write_text(line % "Fix the discount stacking bug" + "\n", encoding="utf-8")
+    base = {"session_id": SESSION, "cwd": str(project_dir), "transcript_path": str(path)}
+    run_hook("session-start", {**base, "source": "startup"}, monkeypatch, capsys)
+    for event in ("stop", "pre-compact", "session-end"):
+        run_hook(event, {**base, "stop_hook_active": False}, monkeypatch, capsys)
+        assert "1. Fix the discount stacking bug" in record_text(project_dir), event

@@ -32,7 +32,10 @@ def stamp(entry: dict[str, Any]) -> str:
     created = time.get("created") if isinstance(time, dict) else None
     if not isinstance(created, (int, float)) or isinstance(created, bool):
         return ""
-    moment = datetime.datetime.fromtimestamp(created / 1000, tz=datetime.timezone.utc)
+    try:
+        moment = datetime.datetime.fromtimestamp(created / 1000, tz=datetime.timezone.utc)
+    except (ValueError, OverflowError, OSError):  # NaN, infinite, or past the years a date holds
+        return ""
     return moment.strftime("%Y-%m-%dT%H:%M:%S.") + f"{int(created) % 1000:03d}Z"
 
 

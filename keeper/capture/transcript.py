@@ -54,7 +54,7 @@ def local_time(stamp: str) -> datetime | None:
 
     try:
         return datetime.fromisoformat(stamp.replace("Z", "+00:00")).astimezone().replace(tzinfo=None)
-    except ValueError:
+    except (ValueError, OverflowError):  # OverflowError: year 9999 or 1 moved by its offset past the range
         return None
 
 
