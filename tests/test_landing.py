@@ -145,6 +145,33 @@ def test_an_item_held_here_unsent_comes_back_only_when_saved_after_its_removal()
     assert removals.removed(after, "items") == removals.removed(unrecorded, "items") == set()
 
 
+@pytest.mark.parametrize("at", ["0001-01-01T00:00:00+14:00", "9999-12-31T23:59:59-14:00"])
+def test_a_save_dated_where_no_utc_time_exists_never_stops_the_sync(at: str) -> None:
+    """A provenance line that arrived from elsewhere, dated at the edge of the calendar with an
+    offset that moves it past it: read to see whether an item removed elsewhere was saved here
+    again, it raised OverflowError, and every sync of the store failed on it. It is no date: read as
+    an item held here with no save recorded."""
+    from keeper.exchange.removed import noticed
+    from keeper.store import removals
+
+    sent = {"projects/k/memory.md": b"# Project Memory: p\n\n## Decisions\n"}
+    theirs = {
+        "projects/k/removals.json": removals.dumps(
+            removals.Record(items={"use fts5": ("2026-11-28T05:00:00.000000Z", True)})
+        )
+    }
+    event = f'{{"at": "{at}", "event": "added", "item": "use fts5", "text": "Use FTS5"}}\n'
+    held = {
+        "projects/k/memory.md": b"# Project Memory: p\n\n## Decisions\n\n- Use FTS5\n",
+        "projects/k/provenance.jsonl": event.encode(),
+    }
+    found = noticed(removals.empty(), {}, sent, held, theirs, "projects/k")
+    unrecorded = noticed(
+        removals.empty(), {}, sent, {"projects/k/memory.md": held["projects/k/memory.md"]}, theirs, "projects/k"
+    )
+    assert removals.removed(found, "items") == removals.removed(unrecorded, "items")
+
+
 def test_a_session_removed_by_its_text_goes_whatever_name_it_has_in_the_files_exchanged() -> None:
     """A removal names a session file by its name and by its text (``removals.text_key``): the copy
     of the same session another machine sends under its own name goes too (by name alone it came
