@@ -145,6 +145,32 @@ def test_a_save_that_restates_an_item_is_a_use_once_and_no_new_evidence(
     assert [[e.kind for e in h] for h in history] == [["added", "echoed", "echoed"]]  # no confirmation
 
 
+@pytest.mark.parametrize(
+    "command",
+    [
+        "keeper recall with_backoff retry",
+        "keeper why 8731",
+        '"/home/ann/.claude/plugins/cache/keeper/keeper/0.5.0/bin/keeper" recall with_backoff --limit 3',
+        "python -m keeper expand memory.md:3 && keeper why with_backoff",
+    ],
+)
+def test_looking_an_item_up_in_memory_is_no_use_of_it(
+    command: str, project_dir: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """``keeper recall``, ``why`` or ``expand`` with an item's identifier or number loads the item
+    again (as its start did); it is no sign the session used it, which a command that does the
+    work with it is."""
+    project = seeded(project_dir)
+    transcript = begin(project_dir, FIRST, monkeypatch, capsys)
+    transcript.prompt("What do we know about retries and the server?")
+    transcript.tool("Bash", {"command": command})
+    stop(project_dir, FIRST, transcript, monkeypatch, capsys)
+    assert used(project) == []
+    transcript.tool("Bash", {"command": "npm run dev -- --port 8731"})
+    stop(project_dir, FIRST, transcript, monkeypatch, capsys)
+    assert [(e["session"], e["where"]) for e in used(project)] == [(FIRST, "tool:Bash")]
+
+
 def test_items_not_shown_get_no_receipt(
     project_dir: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
 ) -> None:

@@ -20,7 +20,7 @@ import os
 
 from keeper import jsonio
 from keeper.capture import chats, messages, rollout
-from keeper.capture.shell import is_save_command
+from keeper.capture.shell import MEMORY_COMMANDS, is_save_command, runs_keeper
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
@@ -271,9 +271,10 @@ class Activity:
             self._said(where, text)
 
     def note_input(self, tool: str, given: dict[str, Any]) -> None:
-        """What the assistant gave a tool, for use receipts; Keeper's own save is evidence's, not a use."""
+        """What the assistant gave a tool, for use receipts; Keeper's own save is evidence's, not a use,
+        and a look-up of memory (``keeper recall``, ``why``, ``expand``…) loads an item, not uses it."""
         command = given.get("command")
-        if self._said is not None and not (isinstance(command, str) and is_save_command(command)):
+        if self._said is not None and not (isinstance(command, str) and runs_keeper(command, MEMORY_COMMANDS)):
             self.note_said(f"tool:{tool}", _inputs(given))
 
     def note_prompt(self, text: str) -> None:
