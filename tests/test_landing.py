@@ -107,6 +107,29 @@ def test_a_session_text_whose_name_is_taken_takes_the_one_other_name_whatever_th
     assert place(name, b"mine", lambda n: held[n].encode() if n in held else None) == placed
 
 
+OLDER = "# Session 2026-11-28 10:26 · api\n\n- Session id: s-1\n- Started: 2026-11-28 10:26\n\n## Saves\n\n### 10:26 save\n\nfirst\n"
+NEWER = (
+    "# Session 2026-11-28 10:26 · api\n\n- Session id: s-1\n- Started: 2026-11-28 10:26\n- Tool uses: 9 (2 saves)\n\n"
+    "## Saves\n\n### 10:26 save\n\nfirst\n\n### 10:40 save\n\nsecond\n\n## Activity\n\n- Prompts (1):\n  1. go\n"
+)
+
+
+@pytest.mark.parametrize("held", ["2026-11-28_1026.md", "2026-11-28_1026@b8e3ef.md", "2026-11-28_1026-imported.md"])
+def test_an_older_text_of_a_session_held_here_lands_nothing_one_edited_by_hand_lands_beside_it(
+    held: str, tmp_path: Path
+) -> None:
+    """The session went on after an archive was made: its older text arriving again (that archive
+    imported, here or on another machine) is the same session, whatever name it is held by; an
+    older text with a line of its own among its saves is kept beside it, never lost."""
+    folder = _folder(tmp_path)
+    (Path(folder.sessions) / held).write_text(NEWER, encoding="utf-8")
+    landed = land(folder, Incoming(sessions={"2026-11-28_1026.md": OLDER}))
+    assert landed.identical == ["2026-11-28_1026.md"] and not landed.added and not landed.renamed
+    edited = OLDER.replace("first\n", "first\n- a line added by hand\n")
+    landed = land(folder, Incoming(sessions={"2026-11-28_1026.md": edited}))
+    assert landed.identical == [] and len(landed.added + landed.renamed) == 1
+
+
 def test_a_session_file_held_under_another_name_is_no_removal() -> None:
     """A session file sent under one name and held now under the name the repository holds it by
     (``sessions.recognised``) was not deleted: recording it as removed trashed it on every machine."""

@@ -254,12 +254,6 @@ def test_an_archive_that_waits_for_its_clone_is_taken_over_with_no_remote_record
     assert not (b.store / "import.waiting").exists()  # nothing waits: the next first session costs one stat
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason="an older text of a session held here (same session id and start, its saves a beginning of the "
-    "held text's) is kept beside the newer one under a second name: landing knows a session only by its exact "
-    "text (exchange.sessions.Known), so an older archive resurrects it and sync sends it back under a machine suffix",
-)
 def test_an_older_archive_of_a_session_that_went_on_lands_nothing_and_comes_back_under_no_suffix(
     machines: list[Machine], remote: Path, tmp_path: Path
 ) -> None:

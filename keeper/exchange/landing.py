@@ -266,13 +266,31 @@ def _sessions(folder: paths.Project, incoming: Incoming, base: Incoming | None, 
         if name in replaced:  # only the other side changed it since this folder sent it
             landed._write(os.path.join(folder.sessions, name), text)
             landed.added.append(name)
-        elif current[name] == text or known.copy_of(text) is not None:
+        elif current[name] == text or known.copy_of(text) is not None or _superseded(folder, name, text):
             landed.identical.append(name)
         elif gone and removals.holds_text(gone, text.encode("utf-8", "surrogateescape")):
             landed.removed.append(name)  # this session was removed here (or told removed): it stays out
         else:
             _fork(folder, name, text, current[name], taken, landed)
             known.add(name, text)
+
+
+def _superseded(folder: paths.Project, name: str, text: str) -> bool:
+    """Whether a session file here holds a later text of the arriving one (``sessions.supersedes``):
+    an older archive brings nothing back of a session that went on. Its files are named by its
+    start, whatever suffix each road gave them, so only those are read."""
+    from keeper.exchange.sessions import supersedes
+
+    start = name[: len("YYYY-MM-DD_HHMM")]
+    try:
+        names = [n for n in os.listdir(folder.sessions) if n.startswith(start) and paths.safe_session_name(n)]
+    except OSError:
+        return False
+    for held in names[:50]:
+        there = read_text(os.path.join(folder.sessions, held), exact=True)
+        if there is not None and supersedes(there, text):
+            return True
+    return False
 
 
 def _fork(
