@@ -262,11 +262,12 @@ def _sessions(folder: paths.Project, incoming: Incoming, base: Incoming | None, 
     record = incoming.removals if incoming.removals is not None else removals.read(folder.dir)
     gone = removals.texts_removed(record)
     taken: dict[str, str] = {}
+    held: list[str] = []  # the folder's session files, listed once when first asked (``_superseded``)
     for name, text in sorted(incoming.sessions.items()):
         if name in replaced:  # only the other side changed it since this folder sent it
             landed._write(os.path.join(folder.sessions, name), text)
             landed.added.append(name)
-        elif current[name] == text or known.copy_of(text) is not None or _superseded(folder, name, text):
+        elif current[name] == text or known.copy_of(text) is not None or _superseded(folder, name, text, held):
             landed.identical.append(name)
         elif gone and removals.holds_text(gone, text.encode("utf-8", "surrogateescape")):
             landed.removed.append(name)  # this session was removed here (or told removed): it stays out
@@ -275,19 +276,21 @@ def _sessions(folder: paths.Project, incoming: Incoming, base: Incoming | None, 
             known.add(name, text)
 
 
-def _superseded(folder: paths.Project, name: str, text: str) -> bool:
+def _superseded(folder: paths.Project, name: str, text: str, held: list[str]) -> bool:
     """Whether a session file here holds a later text of the arriving one (``sessions.supersedes``):
     an older archive brings nothing back of a session that went on. Its files are named by its
-    start, whatever suffix each road gave them, so only those are read."""
+    start, whatever suffix each road gave them, so only those are read (``held``: the folder's
+    files, listed on the first call)."""
     from keeper.exchange.sessions import supersedes
 
+    if not held:
+        try:
+            held += [n for n in os.listdir(folder.sessions) if paths.safe_session_name(n)] or [""]
+        except OSError:
+            held.append("")
     start = name[: len("YYYY-MM-DD_HHMM")]
-    try:
-        names = [n for n in os.listdir(folder.sessions) if n.startswith(start) and paths.safe_session_name(n)]
-    except OSError:
-        return False
-    for held in names[:50]:
-        there = read_text(os.path.join(folder.sessions, held), exact=True)
+    for other in [n for n in held if n and n.startswith(start)][:50]:
+        there = read_text(os.path.join(folder.sessions, other), exact=True)
         if there is not None and supersedes(there, text):
             return True
     return False
