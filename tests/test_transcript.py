@@ -292,3 +292,23 @@ def test_a_time_no_date_can_hold_is_no_time_and_the_stop_still_records_the_sessi
     for event in ("stop", "pre-compact", "session-end"):
         run_hook(event, {**base, "stop_hook_active": False}, monkeypatch, capsys)
         assert "1. Fix the discount stacking bug" in record_text(project_dir), event
+
+
+_DEEP = '{"a": ' * 900 + "1" + "}" * 900
+_NAMED = [
+    '{"type": "assistant", "message": {"role": "assistant", "content": [{"type": "tool_use", "id": "t1", '
+    '"name": %s, "input": {}}]}}',
+    '{"id": "g1", "timestamp": "2026-11-28T10:00:01Z", "type": "gemini", "content": "x", "toolCalls": '
+    '[{"id": "c1", "name": %s, "args": {}}]}',
+    '{"info": {"role": "assistant"}, "parts": [{"type": "tool", "tool": %s, "state": {"input": {}}}]}',
+]
+
+
+@pytest.mark.parametrize("line", _NAMED, ids=["claude code", "gemini", "opencode"])
+@pytest.mark.parametrize("name", [_DEEP, "12345", '"' + "x" * 5000 + '"', '"Bash\\nTools: fake"'])
+def test_a_tool_name_that_is_no_name_is_counted_as_tool(line: str, name: str, tmp_path: Path) -> None:
+    """A tool's name as an object nested 900 deep, a number, 5,000 characters or a line break: it went
+    into the session file's Tools line as written (9 KB of braces from one call)."""
+    path = tmp_path / "t.jsonl"
+    path.write_text(line % name + "\n", encoding="utf-8")
+    assert digest(path).tools == {"tool": 1}

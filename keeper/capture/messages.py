@@ -10,6 +10,8 @@ is passed over: the format is OpenCode's own and changes between versions.
 
 from __future__ import annotations
 
+from keeper.text import name_from
+
 TYPE_CHECKING = False
 if TYPE_CHECKING:
     from collections.abc import Callable
@@ -55,7 +57,7 @@ def _tool(part: dict[str, Any]) -> tuple[str, dict[str, Any], dict[str, Any]]:
     state = part.get("state")
     state = state if isinstance(state, dict) else {}
     given = state.get("input")
-    return str(part.get("tool") or "tool"), given if isinstance(given, dict) else {}, state
+    return name_from(part.get("tool"), "tool"), given if isinstance(given, dict) else {}, state
 
 
 def fold(activity: Activity, entry: dict[str, Any]) -> None:

@@ -21,6 +21,7 @@ import os
 from keeper import jsonio
 from keeper.capture import chats, messages, rollout
 from keeper.capture.shell import MEMORY_COMMANDS, is_save_command, runs_keeper
+from keeper.text import name_from
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
@@ -335,7 +336,7 @@ class Activity:
             if block_id and block_id in self._seen_tool_ids:
                 continue  # older versions repeat a message's blocks across entries
             self._seen_tool_ids.add(block_id)
-            name = str(block.get("name") or "tool")
+            name = name_from(block.get("name"), "tool")
             self._tool_names[block_id] = name
             self.tools[name] = self.tools.get(name, 0) + 1
             raw_input = block.get("input")
