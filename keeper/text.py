@@ -20,3 +20,10 @@ def shown(text: object, limit: int = 200) -> str:
     and invisible separator as U+FFFD (``inline``), and at most ``limit`` characters."""
     flat = inline(str(text)[: limit + 1])
     return flat if len(flat) <= limit else flat[: limit - 1] + "\u2026"
+
+
+def name_from(value: object, fallback: str, limit: int = 64) -> str:
+    """A name a record gives (a tool's, in a transcript), fit to count and list on a line: text of at
+    most ``limit`` printable characters, else ``fallback`` (a number, a line break that would start a
+    line of its own, an object nested 900 deep written out as 9 KB of braces)."""
+    return value if isinstance(value, str) and 0 < len(value) <= limit and value.isprintable() else fallback

@@ -232,3 +232,43 @@ def test_a_start_reads_memory_md_once_and_counts_in_words(project_dir: Path, mon
     _, status = context.session_start(project, 6000, "startup", "s1")
     assert parsed.count(memory) == 1, len(parsed)
     assert status.startswith("Keeper: 1 decision, 2 open issues, last saved")
+
+
+HAND_WRITTEN = """# Project Memory: api
+
+## Core Decisions
+
+- Cache prices for 30 seconds (2026-01-02)
+- Deploy with this config:
+```yaml
+replicas: 3
+
+image: shop:1.4
+```
+| env | url |
+|---|---|
+| prod | https://shop.example |
+- Releases are tagged from main
+
+## Known Issues
+
+- Login flakes on Safari:
+  ```
+  - retry once
+  ```
+"""
+
+
+def test_a_code_fence_or_a_table_under_an_item_is_shown_whole_and_in_its_order() -> None:
+    """What a model or a person writes under a decision (a fenced snippet, a table) reads with it:
+    the newest-first order moved each of its lines alone, so Claude was given the table upside down
+    and a fence closed before it opened, its lines read as items."""
+    body, left = briefing.select(HAND_WRITTEN, 6000)
+    assert not left
+    block = (
+        "- Deploy with this config:\n```yaml\nreplicas: 3\n\nimage: shop:1.4\n```\n"
+        "| env | url |\n|---|---|\n| prod | https://shop.example |\n"
+    )
+    assert block in body
+    assert body.index("- Cache prices") < body.index("- Releases are tagged") < body.index(block)
+    assert "- Login flakes on Safari:\n  ```\n  - retry once\n  ```\n" in body

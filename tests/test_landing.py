@@ -107,6 +107,29 @@ def test_a_session_text_whose_name_is_taken_takes_the_one_other_name_whatever_th
     assert place(name, b"mine", lambda n: held[n].encode() if n in held else None) == placed
 
 
+OLDER = "# Session 2026-11-28 10:26 · api\n\n- Session id: s-1\n- Started: 2026-11-28 10:26\n\n## Saves\n\n### 10:26 save\n\nfirst\n"
+NEWER = (
+    "# Session 2026-11-28 10:26 · api\n\n- Session id: s-1\n- Started: 2026-11-28 10:26\n- Tool uses: 9 (2 saves)\n\n"
+    "## Saves\n\n### 10:26 save\n\nfirst\n\n### 10:40 save\n\nsecond\n\n## Activity\n\n- Prompts (1):\n  1. go\n"
+)
+
+
+@pytest.mark.parametrize("held", ["2026-11-28_1026.md", "2026-11-28_1026@b8e3ef.md", "2026-11-28_1026-imported.md"])
+def test_an_older_text_of_a_session_held_here_lands_nothing_one_edited_by_hand_lands_beside_it(
+    held: str, tmp_path: Path
+) -> None:
+    """The session went on after an archive was made: its older text arriving again (that archive
+    imported, here or on another machine) is the same session, whatever name it is held by; an
+    older text with a line of its own among its saves is kept beside it, never lost."""
+    folder = _folder(tmp_path)
+    (Path(folder.sessions) / held).write_text(NEWER, encoding="utf-8")
+    landed = land(folder, Incoming(sessions={"2026-11-28_1026.md": OLDER}))
+    assert landed.identical == ["2026-11-28_1026.md"] and not landed.added and not landed.renamed
+    edited = OLDER.replace("first\n", "first\n- a line added by hand\n")
+    landed = land(folder, Incoming(sessions={"2026-11-28_1026.md": edited}))
+    assert landed.identical == [] and len(landed.added + landed.renamed) == 1
+
+
 def test_a_session_file_held_under_another_name_is_no_removal() -> None:
     """A session file sent under one name and held now under the name the repository holds it by
     (``sessions.recognised``) was not deleted: recording it as removed trashed it on every machine."""
@@ -143,6 +166,33 @@ def test_an_item_held_here_unsent_comes_back_only_when_saved_after_its_removal()
     unrecorded = noticed(removals.empty(), {}, sent, {"projects/k/memory.md": memory.encode()}, theirs, "projects/k")
     assert removals.removed(before, "items") == {"use fts5"}
     assert removals.removed(after, "items") == removals.removed(unrecorded, "items") == set()
+
+
+@pytest.mark.parametrize("at", ["0001-01-01T00:00:00+14:00", "9999-12-31T23:59:59-14:00"])
+def test_a_save_dated_where_no_utc_time_exists_never_stops_the_sync(at: str) -> None:
+    """A provenance line that arrived from elsewhere, dated at the edge of the calendar with an
+    offset that moves it past it: read to see whether an item removed elsewhere was saved here
+    again, it raised OverflowError, and every sync of the store failed on it. It is no date: read as
+    an item held here with no save recorded."""
+    from keeper.exchange.removed import noticed
+    from keeper.store import removals
+
+    sent = {"projects/k/memory.md": b"# Project Memory: p\n\n## Decisions\n"}
+    theirs = {
+        "projects/k/removals.json": removals.dumps(
+            removals.Record(items={"use fts5": ("2026-11-28T05:00:00.000000Z", True)})
+        )
+    }
+    event = f'{{"at": "{at}", "event": "added", "item": "use fts5", "text": "Use FTS5"}}\n'
+    held = {
+        "projects/k/memory.md": b"# Project Memory: p\n\n## Decisions\n\n- Use FTS5\n",
+        "projects/k/provenance.jsonl": event.encode(),
+    }
+    found = noticed(removals.empty(), {}, sent, held, theirs, "projects/k")
+    unrecorded = noticed(
+        removals.empty(), {}, sent, {"projects/k/memory.md": held["projects/k/memory.md"]}, theirs, "projects/k"
+    )
+    assert removals.removed(found, "items") == removals.removed(unrecorded, "items")
 
 
 def test_a_session_removed_by_its_text_goes_whatever_name_it_has_in_the_files_exchanged() -> None:

@@ -145,6 +145,32 @@ def test_a_save_that_restates_an_item_is_a_use_once_and_no_new_evidence(
     assert [[e.kind for e in h] for h in history] == [["added", "echoed", "echoed"]]  # no confirmation
 
 
+@pytest.mark.parametrize(
+    "command",
+    [
+        "keeper recall with_backoff retry",
+        "keeper why 8731",
+        '"/home/ann/.claude/plugins/cache/keeper/keeper/0.5.0/bin/keeper" recall with_backoff --limit 3',
+        "python -m keeper expand memory.md:3 && keeper why with_backoff",
+    ],
+)
+def test_looking_an_item_up_in_memory_is_no_use_of_it(
+    command: str, project_dir: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """``keeper recall``, ``why`` or ``expand`` with an item's identifier or number loads the item
+    again (as its start did); it is no sign the session used it, which a command that does the
+    work with it is."""
+    project = seeded(project_dir)
+    transcript = begin(project_dir, FIRST, monkeypatch, capsys)
+    transcript.prompt("What do we know about retries and the server?")
+    transcript.tool("Bash", {"command": command})
+    stop(project_dir, FIRST, transcript, monkeypatch, capsys)
+    assert used(project) == []
+    transcript.tool("Bash", {"command": "npm run dev -- --port 8731"})
+    stop(project_dir, FIRST, transcript, monkeypatch, capsys)
+    assert [(e["session"], e["where"]) for e in used(project)] == [(FIRST, "tool:Bash")]
+
+
 def test_items_not_shown_get_no_receipt(
     project_dir: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
 ) -> None:
@@ -375,3 +401,44 @@ def key_of(item: str) -> str:
     from keeper.memory.items import key
 
     return key(item)
+
+
+@pytest.mark.needs("git")
+@pytest.mark.parametrize("how", ["used", "re-confirmed"])
+def test_a_use_or_a_reconfirmation_on_another_machine_brings_back_an_item_left_to_recall_once(
+    how: str, tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """Receipts and re-confirmations are durable facts that travel: an item this machine's sessions
+    were shown and never used, which another machine's session used (or a save there re-confirmed),
+    is no longer left to recall here once that arrives by sync; arriving again by import, it counts
+    no second time. (Only this machine's own sessions counted: the item stayed out of every start.)"""
+    from keeper.memory.items import key
+    from keeper.store import loads
+    from tests.syncstores import Machine, connect, git
+
+    remote = tmp_path / "remote.git"
+    git("init", "-q", "--bare", str(remote))
+    a, b = (Machine(tmp_path, name, monkeypatch, "git@github.com:me/shop.git") for name in "ab")
+    a.save("--decision", RETRY, "--decision", PORT)
+    connect([a, b], remote)
+    monkeypatch.setenv("KEEPER_HOME", str(b.store))
+    here = project_of(b.project)
+    left_to_recall(here, RETRY)
+    assert RETRY not in b.start_session("b-idle")
+    if how == "used":
+        monkeypatch.setenv("KEEPER_HOME", str(a.store))
+        capsys.readouterr()  # what the commands printed: the hooks' replies follow
+        transcript = begin(a.project, FIRST, monkeypatch, capsys)
+        transcript.tool(
+            "Edit", {"file_path": str(a.project / "pay.py"), "old_string": "x", "new_string": "with_backoff(x)"}
+        )
+        stop(a.project, FIRST, transcript, monkeypatch, capsys)
+    else:
+        a.save("--decision", RETRY)
+    assert a.sync() == 0 and b.sync() == 0
+    assert RETRY in b.start_session("b-back")
+    counted = loads.read(here).counts(key(RETRY))
+    archive = tmp_path / "a.zip"
+    assert a.run("export", "--out", str(archive)) == 0
+    assert b.run("import", str(archive), "--project-dir", str(b.project)) == 0
+    assert loads.read(here).counts(key(RETRY)) == counted

@@ -322,3 +322,67 @@ def test_a_snippet_reads_lines_until_it_has_enough_and_shows_what_reading_them_a
     compound = [t for t in matched if not t.isalnum()]
     hits = [ln for ln in every if matched & set(matcher.sequence(ln)) or any(t in tokens.fold(ln) for t in compound)]
     assert search._snippet(chunk, matched) == "\n".join((hits or every)[: search.SNIPPET_LINES])
+
+
+def test_a_section_that_repeats_the_querys_words_is_recalled_by_a_prompt_without_hanging(project_dir: Path) -> None:
+    """A session file that arrived (by sync, import or by hand) with a pasted log: one section of
+    300,000 words, every one a term of the prompt. Telling which terms stand close together took a
+    copy of the rest of the section for each word: the prompt's hook ran for many minutes, past
+    Claude Code's 10 s, at every prompt that matched it. Run as Claude Code runs the hook."""
+    import json
+    import os
+    import subprocess
+    import sys
+
+    from keeper.cli import main
+    from keeper.store import identity
+
+    assert main(["save", "--decision", "Orders go through parse_order", "--summary", "parser"]) == 0
+    project = identity.make_project(identity.find_project_root(str(project_dir)))
+    pasted = Path(project.sessions) / "2026-01-03_0900.md"
+    pasted.write_text(
+        "# Session 2026-01-03 09:00\n\n## Summary\n\n" + "parse order " * 150_000 + "\n", encoding="utf-8"
+    )
+    payload = {"session_id": "s1", "cwd": str(project_dir), "prompt": "how does parse_order work"}
+    done = subprocess.run(
+        [sys.executable, "-m", "keeper", "hook", "user-prompt-submit"],
+        input=json.dumps(payload).encode(),
+        env=dict(os.environ),
+        capture_output=True,
+        timeout=120,  # a hang's guard, not a measure: the hook answers in about a second
+    )
+    assert done.returncode == 0
+    assert "2026-01-03" in json.loads(done.stdout)["hookSpecificOutput"]["additionalContext"]
+
+
+def test_a_prompt_with_a_long_paste_is_answered_without_hanging(project_dir: Path) -> None:
+    """A prompt holding a pasted log of 10,000 distinct words the memory also holds: automatic recall
+    weighed every two of its terms, and the prompt's hook ran past a minute (Claude Code kills it at
+    10 s). It searches with the prompt's beginning and end (where a question stands) and answers."""
+    import json
+    import os
+    import random
+    import subprocess
+    import sys
+
+    from keeper.cli import main
+    from keeper.store import identity
+
+    assert main(["save", "--decision", "Refunds are batched nightly by refund_batcher", "--summary", "refunds"]) == 0
+    project = identity.make_project(identity.find_project_root(str(project_dir)))
+    words = [f"w{i:05d}x" for i in range(20_000)]
+    (Path(project.sessions) / "2026-01-03_0900.md").write_text(
+        "# Session 2026-01-03 09:00\n\n## Summary\n\n" + " ".join(words) + "\n", encoding="utf-8"
+    )
+    assert main(["recall", "refund_batcher"]) == 0  # the index is built
+    pasted = " ".join(random.Random(7).sample(words, 10_000))
+    prompt = f"{pasted}\n\nWhy does the nightly refund_batcher skip refunds over the limit?"
+    done = subprocess.run(
+        [sys.executable, "-m", "keeper", "hook", "user-prompt-submit"],
+        input=json.dumps({"session_id": "s1", "cwd": str(project_dir), "prompt": prompt}).encode(),
+        env=dict(os.environ),
+        capture_output=True,
+        timeout=60,  # a hang's guard, not a measure: the hook answers in about a second
+    )
+    assert done.returncode == 0
+    assert "2026-01-03" in json.loads(done.stdout)["hookSpecificOutput"]["additionalContext"]

@@ -636,3 +636,83 @@ def test_a_name_the_item_places_in_a_file_it_names_breaks_when_it_moves_beside_i
     moved = cli.replace("def _flatten(row):\n    return list(row)\n", "from pkg.rows import _flatten\n")
     later(repo, {"pkg/cli.py": moved, "pkg/rows.py": "def _flatten(row):\n    return list(row)\n"})
     assert marks(repo, monkeypatch, capsys) == {placed: "`_flatten` is no longer in pkg/cli.py", loose: ""}
+
+
+@pytest.mark.needs("git")
+@pytest.mark.parametrize("written", ["./src/loader.py", "src\\loader.py", "`.\\src\\loader.py`"])
+def test_a_path_written_with_dot_slash_or_backslashes_is_the_repositorys_path(
+    written: str, repo: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """A model on Windows writes ``src\\loader.py``, a shell habit ``./src/loader.py``: the file
+    ``src/loader.py`` either way. Read as a path that never held, the item was never marked when
+    the file went (unless its own session happened to write that file)."""
+    later(repo, {"src/loader.py": LOADER})
+    item = f"Config loading lives in {written}"
+    session(repo, 1, {"README.md": "# shop\n\nReads its settings at start.\n"}, [item], monkeypatch, capsys)
+    assert marks(repo, monkeypatch, capsys) == {item: ""}
+    later(repo, {"src/loader.py": None})
+    assert marks(repo, monkeypatch, capsys) == {item: "src/loader.py is gone (moved or deleted)"}
+
+
+WRITTEN = """import json
+def load_orders(path, strict=False, encoding='utf-8', default_currency='EUR', max_rows=10000):
+    with open(path, encoding=encoding) as fh: rows = [json.loads(line) for line in fh if line.strip() and not line.startswith('#')]
+    result = {'orders': [r for r in rows if r.get('kind') == 'order'], 'refunds': [r for r in rows if r.get('kind') == 'refund'], 'currency': default_currency}
+    if strict and len(rows) > max_rows: raise ValueError('too many rows in %s: %d > %d' % (path, len(rows), max_rows))
+    totals = {k: sum(float(r.get('total', 0)) for r in v) for k, v in result.items() if isinstance(v, list)}
+    print('loaded orders', len(result['orders']), 'refunds', len(result['refunds']), 'totals', totals, 'from', path)
+    return result, totals
+"""
+
+FORMATTED = """import json
+
+
+def load_orders(
+    path, strict=False, encoding="utf-8", default_currency="EUR", max_rows=10000
+):
+    with open(path, encoding=encoding) as fh:
+        rows = [
+            json.loads(line) for line in fh if line.strip() and not line.startswith("#")
+        ]
+    result = {
+        "orders": [r for r in rows if r.get("kind") == "order"],
+        "refunds": [r for r in rows if r.get("kind") == "refund"],
+        "currency": default_currency,
+    }
+    if strict and len(rows) > max_rows:
+        raise ValueError("too many rows in %s: %d > %d" % (path, len(rows), max_rows))
+    totals = {
+        k: sum(float(r.get("total", 0)) for r in v)
+        for k, v in result.items()
+        if isinstance(v, list)
+    }
+    print(
+        "loaded orders",
+        len(result["orders"]),
+        "refunds",
+        len(result["refunds"]),
+        "totals",
+        totals,
+        "from",
+        path,
+    )
+    return result, totals
+"""
+
+
+@pytest.mark.needs("git")
+def test_a_formatter_that_splits_the_lines_a_session_wrote_marks_nothing(
+    repo: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """``ruff format`` (black's style) run over what a session wrote: long lines exploded over
+    several, trailing commas added, a one-line ``if x: y`` on two. Every line the session wrote is
+    still there, read as one (FORMATTED is ruff's own output for WRITTEN); rewriting them is still a
+    mark."""
+    item = "Order loading stays tolerant of blank lines and comments"
+    session(repo, 1, {"shop/load.py": WRITTEN}, [item], monkeypatch, capsys)
+    later(repo, {"shop/load.py": FORMATTED}, "a formatter run")
+    assert marks(repo, monkeypatch, capsys) == {item: ""}
+    later(repo, {"shop/load.py": "def load_orders(path):\n    return read_all(path, kind='order')\n"})
+    assert marks(repo, monkeypatch, capsys) == {
+        item: "most lines its session wrote in shop/load.py were rewritten (0 of 8 left)"
+    }

@@ -275,6 +275,22 @@ def test_a_binary_or_linked_team_md_is_neither_read_nor_written(
     assert (outside / "team.md").read_bytes() == before
 
 
+def test_a_nul_on_one_line_of_team_md_hides_that_line_only(
+    repo: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """team.md arrives with every pull: one NUL a teammate's editor or a bad merge left on one line
+    made the whole file 'not text', and every session of every teammate started without any team
+    note, saying nothing. The line with the NUL is left out; a binary file stays out whole."""
+    team_file(repo).parent.mkdir(parents=True)
+    lines = [f"- Decision {i}: services talk over the `bus_{i}` queue\n" for i in range(20)]
+    lines[7] = "- Decision 7: a line a bad merge left \x00 here\n"
+    team_file(repo).write_bytes(("# Team Memory: api\n\n## Core Decisions\n\n" + "".join(lines)).encode())
+    text = start(repo, monkeypatch, capsys)
+    assert "`bus_3` queue" in text and "`bus_19` queue" in text and "bad merge" not in text
+    assert main(["recall", "bus_12", "--json"]) == 0
+    assert [r["scope"] for r in json.loads(capsys.readouterr().out)] == ["team"]
+
+
 def test_the_hub_shows_the_team_notes_redacted(repo: Path) -> None:
     from keeper.hub import build
 

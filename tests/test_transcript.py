@@ -286,3 +286,48 @@ def test_the_help_and_the_readme_name_every_agent_whose_transcript_it_reads(tmp_
     )
     for agent in ("Claude Code", "Codex", "Gemini", "OpenCode"):
         assert agent in line and agent in readme, agent
+
+
+_OUT_OF_RANGE = [
+    ('{"type": "user", "timestamp": "9999-12-31T23:59:59-14:00", "message": {"role": "user", "content": "%s"}}'),
+    ('{"type": "user", "timestamp": "0001-01-01T00:00:00+14:00", "message": {"role": "user", "content": "%s"}}'),
+    ('{"info": {"role": "user", "time": {"created": 1e20}}, "parts": [{"type": "text", "text": "%s"}]}'),
+    ('{"info": {"role": "user", "time": {"created": Infinity}}, "parts": [{"type": "text", "text": "%s"}]}'),
+    ('{"info": {"role": "user", "time": {"created": NaN}}, "parts": [{"type": "text", "text": "%s"}]}'),
+]
+
+
+@pytest.mark.parametrize("line", _OUT_OF_RANGE, ids=["year 10000", "year 0", "1e20 ms", "Infinity", "NaN"])
+def test_a_time_no_date_can_hold_is_no_time_and_the_stop_still_records_the_session(
+    line: str, project_dir: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """A transcript's time moved past year 9999 (or before year 1) by its offset, or an OpenCode
+    message created at 1e20 ms: the Stop, PreCompact and SessionEnd ended in OverflowError or
+    OSError, so the session's file was never brought up to date and no receipt was taken."""
+    path = tmp_path / "t.jsonl"
+    path.write_text(line % "Fix the discount stacking bug" + "\n", encoding="utf-8")
+    base = {"session_id": SESSION, "cwd": str(project_dir), "transcript_path": str(path)}
+    run_hook("session-start", {**base, "source": "startup"}, monkeypatch, capsys)
+    for event in ("stop", "pre-compact", "session-end"):
+        run_hook(event, {**base, "stop_hook_active": False}, monkeypatch, capsys)
+        assert "1. Fix the discount stacking bug" in record_text(project_dir), event
+
+
+_DEEP = '{"a": ' * 900 + "1" + "}" * 900
+_NAMED = [
+    '{"type": "assistant", "message": {"role": "assistant", "content": [{"type": "tool_use", "id": "t1", '
+    '"name": %s, "input": {}}]}}',
+    '{"id": "g1", "timestamp": "2026-11-28T10:00:01Z", "type": "gemini", "content": "x", "toolCalls": '
+    '[{"id": "c1", "name": %s, "args": {}}]}',
+    '{"info": {"role": "assistant"}, "parts": [{"type": "tool", "tool": %s, "state": {"input": {}}}]}',
+]
+
+
+@pytest.mark.parametrize("line", _NAMED, ids=["claude code", "gemini", "opencode"])
+@pytest.mark.parametrize("name", [_DEEP, "12345", '"' + "x" * 5000 + '"', '"Bash\\nTools: fake"'])
+def test_a_tool_name_that_is_no_name_is_counted_as_tool(line: str, name: str, tmp_path: Path) -> None:
+    """A tool's name as an object nested 900 deep, a number, 5,000 characters or a line break: it went
+    into the session file's Tools line as written (9 KB of braces from one call)."""
+    path = tmp_path / "t.jsonl"
+    path.write_text(line % name + "\n", encoding="utf-8")
+    assert digest(path).tools == {"tool": 1}

@@ -12,6 +12,8 @@ Gemini's own and changes between versions.
 
 from __future__ import annotations
 
+from keeper.text import name_from
+
 TYPE_CHECKING = False
 if TYPE_CHECKING:
     from collections.abc import Callable
@@ -85,7 +87,7 @@ def fold(activity: Activity, entry: dict[str, Any], seen: set[str]) -> None:
     said = entry.get("content")
     activity.note_said("text", said if isinstance(said, str) else prompt_of(said))
     for call in _calls(entry, seen):
-        name = str(call.get("name") or "tool")
+        name = name_from(call.get("name"), "tool")
         activity.tools[name] = activity.tools.get(name, 0) + 1
         raw = call.get("args")
         args: dict[str, Any] = raw if isinstance(raw, dict) else {}

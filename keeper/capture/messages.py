@@ -10,6 +10,8 @@ is passed over: the format is OpenCode's own and changes between versions.
 
 from __future__ import annotations
 
+from keeper.text import name_from
+
 TYPE_CHECKING = False
 if TYPE_CHECKING:
     from collections.abc import Callable
@@ -32,7 +34,10 @@ def stamp(entry: dict[str, Any]) -> str:
     created = time.get("created") if isinstance(time, dict) else None
     if not isinstance(created, (int, float)) or isinstance(created, bool):
         return ""
-    moment = datetime.datetime.fromtimestamp(created / 1000, tz=datetime.timezone.utc)
+    try:
+        moment = datetime.datetime.fromtimestamp(created / 1000, tz=datetime.timezone.utc)
+    except (ValueError, OverflowError, OSError):  # NaN, infinite, or past the years a date holds
+        return ""
     return moment.strftime("%Y-%m-%dT%H:%M:%S.") + f"{int(created) % 1000:03d}Z"
 
 
@@ -52,7 +57,7 @@ def _tool(part: dict[str, Any]) -> tuple[str, dict[str, Any], dict[str, Any]]:
     state = part.get("state")
     state = state if isinstance(state, dict) else {}
     given = state.get("input")
-    return str(part.get("tool") or "tool"), given if isinstance(given, dict) else {}, state
+    return name_from(part.get("tool"), "tool"), given if isinstance(given, dict) else {}, state
 
 
 def fold(activity: Activity, entry: dict[str, Any]) -> None:

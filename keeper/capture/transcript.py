@@ -20,7 +20,8 @@ import os
 
 from keeper import jsonio
 from keeper.capture import chats, messages, rollout
-from keeper.capture.shell import is_save_command
+from keeper.capture.shell import MEMORY_COMMANDS, is_save_command, runs_keeper
+from keeper.text import name_from
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
@@ -54,7 +55,7 @@ def local_time(stamp: str) -> datetime | None:
 
     try:
         return datetime.fromisoformat(stamp.replace("Z", "+00:00")).astimezone().replace(tzinfo=None)
-    except ValueError:
+    except (ValueError, OverflowError):  # OverflowError: year 9999 or 1 moved by its offset past the range
         return None
 
 
@@ -271,9 +272,10 @@ class Activity:
             self._said(where, text)
 
     def note_input(self, tool: str, given: dict[str, Any]) -> None:
-        """What the assistant gave a tool, for use receipts; Keeper's own save is evidence's, not a use."""
+        """What the assistant gave a tool, for use receipts; Keeper's own save is evidence's, not a use,
+        and a look-up of memory (``keeper recall``, ``why``, ``expand``…) loads an item, not uses it."""
         command = given.get("command")
-        if self._said is not None and not (isinstance(command, str) and is_save_command(command)):
+        if self._said is not None and not (isinstance(command, str) and runs_keeper(command, MEMORY_COMMANDS)):
             self.note_said(f"tool:{tool}", _inputs(given))
 
     def note_prompt(self, text: str) -> None:
@@ -334,7 +336,7 @@ class Activity:
             if block_id and block_id in self._seen_tool_ids:
                 continue  # older versions repeat a message's blocks across entries
             self._seen_tool_ids.add(block_id)
-            name = str(block.get("name") or "tool")
+            name = name_from(block.get("name"), "tool")
             self._tool_names[block_id] = name
             self.tools[name] = self.tools.get(name, 0) + 1
             raw_input = block.get("input")

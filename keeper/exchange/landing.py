@@ -105,6 +105,7 @@ class Landed:
         self.removed: list[str] = []  # session files left out: their text was removed here
         self.written: list[tuple[str, str]] = []  # memory files (not Keeper's records), with their text
         self.trashed: list[str] = []
+        self.news: list[provenance.Event] = []  # the record's events that arrived new (``_evidence``)
         self._writes: list[tuple[str, str, bool, bool]] = []  # (path, text, must be new, a record of Keeper's)
 
     def _write(self, path: str, text: str, new: bool = False, record: bool = False) -> None:
@@ -155,11 +156,24 @@ def land(
             removals.write(folder.dir, incoming.removals)
         gone = [os.path.join(folder.dir, *p.split("/")) for p in incoming.gone]
         landed.trashed = [p for p in gone if os.path.exists(p) and not _arrives_again(folder, p, incoming)]
+        _evidence(folder, landed.news)
         if then is not None:
             then()
     if landed.trashed:
         _to_trash(folder, landed.trashed)
     return landed
+
+
+def _evidence(folder: paths.Project, news: list[provenance.Event]) -> None:
+    """Uses and re-confirmations made on another machine count here too, each once (it arrives new
+    once, whatever road brings it again): an item another machine's sessions use is not left to
+    recall because this machine's sessions did not use it (``store.loads``)."""
+    used = [e.item for e in news if e.kind == provenance.USED]
+    confirmed = [e.item for e in news if e.kind == "confirmed"]
+    if (used or confirmed) and folder.id != GLOBAL:
+        from keeper.store import loads
+
+        loads.note(folder, used=used, restated=confirmed)
 
 
 def _plan(folder: paths.Project, incoming: Incoming, base: Incoming | None) -> Landed:
@@ -171,6 +185,7 @@ def _plan(folder: paths.Project, incoming: Incoming, base: Incoming | None) -> L
         united = provenance.merge(current, incoming.origins)
         if united != current:
             landed._write(folder.provenance, united)
+            landed.news = provenance.arrived(current, united)
     _sessions(folder, incoming, base, landed)
     return landed
 
@@ -247,17 +262,38 @@ def _sessions(folder: paths.Project, incoming: Incoming, base: Incoming | None, 
     record = incoming.removals if incoming.removals is not None else removals.read(folder.dir)
     gone = removals.texts_removed(record)
     taken: dict[str, str] = {}
+    held: list[str] = []  # the folder's session files, listed once when first asked (``_superseded``)
     for name, text in sorted(incoming.sessions.items()):
         if name in replaced:  # only the other side changed it since this folder sent it
             landed._write(os.path.join(folder.sessions, name), text)
             landed.added.append(name)
-        elif current[name] == text or known.copy_of(text) is not None:
+        elif current[name] == text or known.copy_of(text) is not None or _superseded(folder, name, text, held):
             landed.identical.append(name)
         elif gone and removals.holds_text(gone, text.encode("utf-8", "surrogateescape")):
             landed.removed.append(name)  # this session was removed here (or told removed): it stays out
         else:
             _fork(folder, name, text, current[name], taken, landed)
             known.add(name, text)
+
+
+def _superseded(folder: paths.Project, name: str, text: str, held: list[str]) -> bool:
+    """Whether a session file here holds a later text of the arriving one (``sessions.supersedes``):
+    an older archive brings nothing back of a session that went on. Its files are named by its
+    start, whatever suffix each road gave them, so only those are read (``held``: the folder's
+    files, listed on the first call)."""
+    from keeper.exchange.sessions import supersedes
+
+    if not held:
+        try:
+            held += [n for n in os.listdir(folder.sessions) if paths.safe_session_name(n)] or [""]
+        except OSError:
+            held.append("")
+    start = name[: len("YYYY-MM-DD_HHMM")]
+    for other in [n for n in held if n and n.startswith(start)][:50]:
+        there = read_text(os.path.join(folder.sessions, other), exact=True)
+        if there is not None and supersedes(there, text):
+            return True
+    return False
 
 
 def _fork(

@@ -91,7 +91,7 @@ def _added(record: bytes | None, keys: set[str]) -> dict[str, str]:
         if event.item in keys and event.kind in provenance.EVIDENCE:
             try:  # to the microsecond, as a removal is stamped (a naive time is this machine's)
                 stamp = datetime.fromisoformat(event.at).astimezone(timezone.utc).strftime(removals.STAMP)
-            except ValueError:
+            except (ValueError, OverflowError):  # OverflowError: year 1 or 9999 moved past it by its offset
                 continue
             found[event.item] = max(found.get(event.item, ""), stamp)
     return found

@@ -67,6 +67,35 @@ class Known:
         return known
 
 
+def supersedes(newer: str, older: str) -> bool:
+    """Whether ``older`` is an earlier text of the session ``newer`` holds: the same session id and
+    start, its saves the beginning of ``newer``'s, each of its sections in ``newer`` too (its activity
+    is an earlier digest of the same transcript). Such a text arriving again (an older archive) is
+    not a second session; one with a line of its own among its saves (an edit by hand) is."""
+    if newer == older:
+        return False
+    mine, theirs = _facts(newer), _facts(older)
+    return (
+        theirs is not None
+        and mine is not None
+        and mine[0] == theirs[0]
+        and mine[1].startswith(theirs[1])
+        and theirs[2] <= mine[2]
+    )
+
+
+def _facts(text: str) -> tuple[tuple[str, str], str, set[str]] | None:
+    """A session file's id and start, its saves' text, and its section headings; None without an id."""
+    head, _, rest = text.partition("\n## ")
+    ids = [line for line in head.splitlines() if line.startswith(("- Session id: ", "- Started: "))]
+    if len(ids) != 2:
+        return None
+    body = "## " + rest if rest else ""
+    headings = {line for line in body.splitlines() if line.startswith("## ")}
+    saves = body.partition("## Saves\n")[2].split("\n## ", 1)[0] if "## Saves\n" in body else ""
+    return (ids[0], ids[1]), saves, headings
+
+
 FORKED = "-imported"  # a session's other text under a name taken: ``<stem>-imported[-N].md``
 
 

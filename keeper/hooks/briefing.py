@@ -86,20 +86,37 @@ def _name(section: Section) -> str | None:
     return None
 
 
+def _items(section: Section) -> list[tuple[int, list[str]]]:
+    """A section's items in file order, each with where it starts: a bullet with its continuation
+    lines and the loose lines after it (a code fence, a table, a paragraph read with the item above
+    them, and moved with it: sorted one line each, a fence closed before it opened and a table stood
+    on its head); loose lines before any bullet are one item. A fence's lines are never items."""
+    found: list[tuple[int, list[str]]] = []
+    position, fenced = 0, False
+    while position < len(section.lines):
+        line = section.lines[position]
+        bullet = line[:2] in ("- ", "* ", "+ ") and not fenced
+        end = section.item_span(position) if bullet else position + 1
+        if line.lstrip().startswith(("```", "~~~")):
+            fenced = not fenced
+        if line.strip() or (fenced and found):
+            lines = [bare(text) + "\n" for text in section.lines[position:end]]
+            if bullet or not found:
+                found.append((position, lines))
+            else:
+                found[-1][1].extend(lines)
+        position = end
+    return found
+
+
 def _units(index: int, section: Section, name: str | None, evidence: Evidence | None) -> list[_Unit]:
     """A section's items (a bullet with its continuation lines, or a loose line), in display order;
     without those ``evidence`` leaves to recall."""
     found: list[tuple[tuple[object, ...], list[str]]] = []
-    position = 0
-    while position < len(section.lines):
-        line = section.lines[position]
-        end = section.item_span(position) if line[:2] in ("- ", "* ", "+ ") else position + 1
-        if line.strip():
-            lines = [bare(text) + "\n" for text in section.lines[position:end]]
-            day = document.date_of_item(lines) or ""
-            key: tuple[object, ...] = (day, position) if name in _NEWEST_FIRST else (position,)
-            found.append((key, lines))
-        position = end
+    for position, lines in _items(section):
+        day = document.date_of_item(lines) or ""
+        key: tuple[object, ...] = (day, position) if name in _NEWEST_FIRST else (position,)
+        found.append((key, lines))
     if name in _NEWEST_FIRST:
         found.sort(key=lambda pair: pair[0], reverse=True)  # newest date first; later lines are newer
     tier = _TIERS.get(name or "", _OTHER)

@@ -45,7 +45,7 @@ if TYPE_CHECKING:
     Answer = tuple[str, str]  # the context, the status line
     Seen = dict[str, "os.stat_result | None"]  # each path's stat as a start took it (None: nothing there)
 
-FORMAT = 2  # raise it when what an answer rests on changes within a version
+FORMAT = 3  # raise it when what an answer rests on changes within a version
 CODE = os.path.dirname(os.path.abspath(__file__))  # another installation of the same version: its own answers
 
 

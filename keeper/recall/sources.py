@@ -176,7 +176,7 @@ def name_of(project: paths.Project, path: str) -> str | None:
 def read(path: str, limit: int = MAX_BYTES, text_only: bool = False) -> str | None:
     """A source file's text, or None: only a regular file (not a link), opened without blocking,
     at most ``limit`` bytes of it (a cut falls on a line end); with ``text_only``, only when those
-    bytes hold no NUL (a binary file named like a note). Undecodable bytes are replaced."""
+    bytes read as text (``_text_lines``). Undecodable bytes are replaced."""
     flags = os.O_RDONLY | getattr(os, "O_NONBLOCK", 0) | getattr(os, "O_NOFOLLOW", 0) | getattr(os, "O_BINARY", 0)
     try:
         fd = fsutil.shared(lambda: os.open(path, flags))  # a file being replaced on Windows is waited for
@@ -198,8 +198,20 @@ def read(path: str, limit: int = MAX_BYTES, text_only: bool = False) -> str | No
     finally:
         os.close(fd)
     data = b"".join(chunks)
-    if text_only and b"\0" in data:
-        return None
     if len(data) > limit:
         data = data[: data.rfind(b"\n", 0, limit) + 1 or limit]
+    if text_only and b"\0" in data:
+        found = _text_lines(data)
+        if found is None:
+            return None
+        data = found
     return data.decode("utf-8", errors="replace")
+
+
+def _text_lines(data: bytes) -> bytes | None:
+    """A note that holds a NUL here and there (a teammate's editor, a merge gone wrong) without the
+    lines that hold one: one such line no longer hides every other team note. None for a binary
+    file named like a note: NUL bytes in more than one of every hundred."""
+    if data.count(b"\0") * 100 > len(data):
+        return None
+    return b"".join(line for line in data.splitlines(keepends=True) if b"\0" not in line)

@@ -169,7 +169,11 @@ def _file_shaped(word: str) -> bool:
 
 def _path_of(word: str) -> tuple[str, str]:
     """A path word without its place (``:42``, ``:42:7``, ``#install``, ``::test_login``), and the
-    name after ``::`` when there is one."""
+    name after ``::`` when there is one; ``src\\app.py`` and ``./src/app.py`` are ``src/app.py``
+    (``confined`` still refuses what could lead out: a drive, ``..``)."""
+    word = word.replace("\\", "/")
+    while word.startswith("./"):
+        word = word[2:]
     word, _, anchor = word.partition("::")
     word = word.split("#", 1)[0]
     head, colon, tail = word.rpartition(":")
@@ -419,3 +423,28 @@ def fingerprint(text: str, limit: int = LINES_KEPT) -> list[str]:
 def line_hashes(text: str) -> set[str]:
     """The hashes of every non-trivial line of a file as it is now."""
     return {line_hash(k) for k in (line_key(line) for line in text.splitlines()) if k}
+
+
+JOINED_LINES = 12  # lines a formatter may split one written line over (a call, a signature, a literal)
+JOINED_CHARS = 2000  # characters of such a run, joined
+_OPENS = ("(", "[", "{", ":", "=")  # how the first line of a line split by a formatter ends
+
+
+def joined_hashes(text: str) -> set[str]:
+    """The hashes of runs of up to ``JOINED_LINES`` lines of a file read as one line, each run from
+    a line that opens a bracket or a block: a line a formatter split over several (ruff or black
+    exploding a call, adding the trailing comma before its closing bracket, putting a one-line
+    ``if x: y`` on two) is still the line the session wrote."""
+    flat = ["".join(line.split()).replace("'", '"') for line in text.splitlines()[:5000]]
+    found: set[str] = set()
+    for start, first in enumerate(flat):
+        if not first.endswith(_OPENS):
+            continue
+        run = first
+        for more in flat[start + 1 : start + JOINED_LINES]:
+            run += more
+            if len(run) > JOINED_CHARS:
+                break
+            key = run.replace(",)", ")").replace(",]", "]").replace(",}", "}").rstrip(",;")
+            found.add(line_hash(key))
+    return found

@@ -386,6 +386,15 @@ def merge(*texts: str | None) -> str:
     return "".join(reversed(kept))
 
 
+def arrived(before: str | None, after: str) -> list[Event]:
+    """The events of ``after`` (a record merged with one that arrived) that ``before`` did not hold,
+    as this machine may act on them (none dated past its clock): what a landing brought new, once."""
+    had = set((before or "").splitlines())
+    latest = time.time() + SKEW
+    fresh = (_event(line) for line in after.splitlines() if line not in had)
+    return [Event._of(e) for e in fresh if e is not None and (_when(e["at"]) or 0.0) <= latest]
+
+
 def is_record(path: str) -> bool:
     """Whether a store or repository path (``/``-separated) is a provenance record."""
     return path.replace("\\", "/").rsplit("/", 1)[-1] == paths.PROVENANCE_FILE

@@ -301,8 +301,22 @@ def _wrote(facts: Event) -> dict[str, list[str]]:
 
 
 def _kept(hashes: list[str], text: str) -> int:
+    """How many of the lines a session wrote (``hashes``) a file still holds; when most seem gone,
+    those a formatter split over several lines count too (``claims.joined_hashes``: dearer, so only
+    then)."""
     have = claims.line_hashes(text)
-    return sum(1 for h in hashes if h in have)
+    kept = sum(1 for h in hashes if h in have)
+    if kept * 2 >= len(hashes):
+        return kept
+    joined = _JOINED.get(text)
+    if joined is None:
+        if len(_JOINED) >= 8:
+            _JOINED.clear()
+        joined = _JOINED[text] = claims.joined_hashes(text)  # several sessions may have written one file
+    return kept + sum(1 for h in hashes if h not in have and h in joined)
+
+
+_JOINED: dict[str, set[str]] = {}  # a file's text -> its joined lines' hashes, for this process
 
 
 def _kept_of(hashes: list[str]) -> Callable[[str], int]:

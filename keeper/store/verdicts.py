@@ -49,7 +49,7 @@ if TYPE_CHECKING:
     Verdict = tuple[str, str, str, str, int]  # an item's key, text, section, why, rank (``stale.Stale``)
     Taken = dict[str, "os.stat_result | None"]  # a full path's stat (None: nothing there)
 
-FORMAT = 4  # raise it when the check's rules change within a version
+FORMAT = 5  # raise it when the check's rules change within a version
 MAX_CHANGES = 32  # lines of changes after the whole document before it is written whole again
 
 
