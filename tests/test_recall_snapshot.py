@@ -17,7 +17,7 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from keeper.recall import index, search, snapshot, sources
+from keeper.recall import chunks, index, search, snapshot, sources
 from keeper.store import identity, paths, trash
 
 WORDS = ["checkout", "clock", "invoice", "pricing", "refund", "ledger", "cache", "flaky", "parser", "billing"]
@@ -194,7 +194,7 @@ def test_an_index_written_by_another_program_is_not_answered_from_the_snapshot(
 
 
 def test_a_large_index_keeps_no_snapshot(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> None:
-    monkeypatch.setattr(snapshot, "UP_TO", 3)
+    monkeypatch.setattr(chunks, "SNAPSHOT_UP_TO", 3)
     project = make_project(tmp_path, monkeypatch)
     fill(project, [["flaky", "clock"]] * 4, [])
     assert ask(project, "flaky clock", gate_kept=False)
@@ -217,7 +217,7 @@ def test_a_clear_removes_the_snapshot_with_the_index(monkeypatch: pytest.MonkeyP
 # Windows) or os._exit, as a hook's time limit or a crash would end it.
 KILLED = """
 import os, signal, sys
-from keeper.recall import index, search, snapshot, sources
+from keeper.recall import chunks, index, search, snapshot, sources
 from keeper.store import identity
 point, how, writer, own = sys.argv[1:5]
 project = identity.make_project(identity.find_project_root(os.getcwd()))

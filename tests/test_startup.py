@@ -362,7 +362,8 @@ RECALL = {  # the index and ranking: sqlite3's C module, without the functools i
     *("keeper.recall.search", "keeper.recall.snapshot", "keeper.store.sessions"),
 }
 SNAPSHOT = {  # the index's snapshot, read with marshal (keeper.recall.snapshot), and ranking: no SQLite
-    *("math", "keeper.markdown", "keeper.recall.chunks", "keeper.recall.snapshot", "keeper.recall.search"),
+    *("math", "keeper.markdown", "keeper.recall.chunks", "keeper.recall.snapshot"),
+    "keeper.recall.search",
     "keeper.store.sessions",
 }
 GATE = {  # the prompt's words, and whether the memory holds two of them (keeper.recall.gate)

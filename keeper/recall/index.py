@@ -21,7 +21,7 @@ from __future__ import annotations
 
 import os
 
-from keeper.recall import snapshot, sources
+from keeper.recall import chunks, sources
 from keeper.recall.chunks import Chunk, section_terms, sections_of
 from keeper.recall.tokens import Counting
 from keeper.store import paths, repo, sessions
@@ -82,7 +82,7 @@ except ImportError:  # pragma: no cover - CPython always has it where sqlite3 wo
 __all__ = ["DatabaseError", "Error", "OperationalError"]
 
 SCHEMA_VERSION = 9  # PRAGMA user_version; bump whenever the stored terms change
-NEWEST_ALWAYS_CHECKED, WINDOW = snapshot.NEWEST_ALWAYS_CHECKED, snapshot.WINDOW  # the quick check's
+NEWEST_ALWAYS_CHECKED, WINDOW = chunks.NEWEST_ALWAYS_CHECKED, chunks.WINDOW  # the quick check's
 THOROUGH_UP_TO = 500  # explicit recall stats every file up to this many
 THOROUGH_WINDOW = 64  # beyond that, older files stat'ed per explicit recall
 OPTIMIZE_AFTER = 1000  # files indexed in one go: merge FTS5's segments for fast queries afterwards
@@ -195,6 +195,8 @@ def _connect(path: str) -> Connection:
         con.close()
         raise DatabaseError("index schema changed")
     con.execute("PRAGMA journal_mode=WAL")
+    from keeper.recall import snapshot
+
     snapshot.void_beside(path)  # a snapshot of an index this path held before (its inode may come back)
     try:  # in one transaction: two processes creating it at once, the second finds it made
         con.executescript(f"BEGIN IMMEDIATE; {_SCHEMA} COMMIT;")
@@ -397,6 +399,8 @@ def refresh(
     removed += [name for name in known_outside if name not in outside or not os.path.exists(outside[name])]
     if not changed and not removed:
         if quick and meta.get("folder") != folder:  # a file was replaced: list the folder only once for it
+            from keeper.recall import snapshot
+
             snapshot.written(con, "INSERT OR REPLACE INTO meta VALUES ('folder', ?)", (folder,))
         return 0
     import time
@@ -453,6 +457,8 @@ def _write(
     con.execute("PRAGMA synchronous=NORMAL")
     con.execute("BEGIN IMMEDIATE")
     try:
+        from keeper.recall import snapshot
+
         snapshot.void(con)  # the snapshot of the state this transaction replaces
         meta = _meta(con)  # as another process may have left it while this one waited for the lock
         wanted = [*removed, *(n for n, _, _ in prepared)]
@@ -520,7 +526,10 @@ def take_in(con: Connection, where: sources.Sources, thorough: bool, gate_for: t
         indexed = refresh(con, where, thorough=thorough, budget=None if thorough else PROMPT_BUDGET, own=own)
         if gate_for is not None:
             keep_gate(con, where, native, indexed, gate_for)
-        snapshot.keep(con, where.project)  # what the next prompt ranks from without SQLite
+        if _number(_meta(con), "sections") <= chunks.SNAPSHOT_UP_TO:  # a larger index keeps none
+            from keeper.recall import snapshot
+
+            snapshot.keep(con, where.project)  # what the next prompt ranks from without SQLite
     except OperationalError:
         pass
 
@@ -610,7 +619,7 @@ def candidates(
     ranked: list[str],
     df: dict[str, int],
     weight: dict[str, float],
-    depth: int = snapshot.CANDIDATES,
+    depth: int = chunks.CANDIDATES,
     scope: str = "all",
 ) -> list[Chunk]:
     """The sections worth ranking for terms ``ranked`` rarest first (each with its idf ``weight``).
@@ -631,7 +640,7 @@ def candidates(
         f"WHERE s.id IN ({','.join('?' * len(chosen))})",
         chosen,
     ).fetchall()
-    return snapshot.chunks_of_rows(project, rows, ranked)
+    return chunks.chunks_of_rows(project, rows, ranked)
 
 
 def _retrieved(
@@ -639,7 +648,7 @@ def _retrieved(
 ) -> dict[int, float]:
     """Each section the cheap retrieval finds (``candidates``), with the idf of the terms it was found by."""
 
-    def match(level: snapshot.Level, limit: int) -> list[int]:
+    def match(level: chunks.Level, limit: int) -> list[int]:
         kind, terms = level
         quoted = [_quoted(t) for t in terms]
         if kind == "all":
@@ -653,7 +662,7 @@ def _retrieved(
         rows = con.execute("SELECT rowid FROM fts WHERE fts MATCH ? ORDER BY rowid DESC LIMIT ?", (query, limit))
         return [r for (r,) in rows]
 
-    return snapshot.retrieve(match, _number(_meta(con), "sections"), ranked, df, weight, depth)
+    return chunks.retrieve(match, _number(_meta(con), "sections"), ranked, df, weight, depth)
 
 
 def _in_scope(con: Connection, found: dict[int, float], scope: str) -> dict[int, float]:

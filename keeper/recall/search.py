@@ -16,8 +16,8 @@ import math
 import os
 import time
 
-from keeper.recall import dates, snapshot, sources
-from keeper.recall.chunks import Chunk, chunks_of, sections_of
+from keeper.recall import dates, sources
+from keeper.recall.chunks import CANDIDATES, Chunk, chunks_of, sections_of
 from keeper.recall.stemmer import IRREGULAR
 from keeper.recall.tokens import date_slots, fold, plain_words, term_of, words
 from keeper.store import paths, sessions
@@ -489,11 +489,10 @@ def search(
         return []
     where = sources.Sources(project, team)
     bounds = (limit, min_terms)
-    depth = snapshot.CANDIDATES if thorough else snapshot.CANDIDATES // QUICK_DEPTH
-    if gate_kept and gate_for is not None and not (thorough or correct) and scope == "all":
-        held = snapshot.current(where, depth, gate_for[1])
-        if held is not None:
-            return _found(project, held, asked, bounds, correct, leave_out)
+    depth = CANDIDATES if thorough else CANDIDATES // QUICK_DEPTH
+    held = _snapshot(where, depth, gate_for) if gate_kept and not (thorough or correct) and scope == "all" else None
+    if held is not None:
+        return _found(project, held, asked, bounds, correct, leave_out)
     from keeper.recall import index
 
     try:
@@ -515,6 +514,16 @@ def search(
         # prompt hook past its limit, so it finds nothing this time
         return []
     return _found(project, _Scanned(corpus(where, scope)), asked, bounds, correct, leave_out)
+
+
+def _snapshot(where: sources.Sources, depth: int, gate_for: tuple[str, str] | None) -> Corpus | None:
+    """The index's snapshot as automatic recall's corpus, where one holds the index as it is
+    (``keeper.recall.snapshot``), loaded only where one was written (a large store keeps none)."""
+    if gate_for is None or not os.path.exists(os.path.join(where.project.state, paths.INDEX_SNAPSHOT)):
+        return None
+    from keeper.recall import snapshot
+
+    return snapshot.current(where, depth, gate_for[1])
 
 
 def _today() -> int:

@@ -22,8 +22,8 @@ It never answers for another state of the index than its own, by two means:
 A prompt then ranks from it only while the index's own quick check (``index.refresh``: the sessions
 folder's time, memory.md, the session's own file, the newest session files, a window of older ones
 from a random place, the outside sources) finds no file changed, so the index would write nothing.
-On any doubt the SQLite path runs, and writes the snapshot again. The cheap retrieval (``retrieve``)
-and the sections' rows as chunks (``chunks_of_rows``) are one code for both, so the two find the
+On any doubt the SQLite path runs, and writes the snapshot again. The cheap retrieval and the
+sections' rows as chunks are one code for both (``keeper.recall.chunks``), so the two find the
 same candidates.
 
 Its cost grows with the store (callgrind, as the launcher runs the hooks; the benchmark's store with
@@ -38,8 +38,8 @@ list, though only a query's terms and the rows it ranks are unpacked; the Stop t
 | 910 | 75.9 / 74.4 M | 263.9 / 310.0 M |
 | 1,410 | 76.2 / 77.2 M | 269.9 / 340.5 M |
 
-So it is written only up to ``UP_TO`` sections; a larger index is searched through SQLite, and a
-Stop pays a look at the index's count alone.
+So it is written only up to ``chunks.SNAPSHOT_UP_TO`` sections; a larger index is searched through SQLite, and
+neither its prompts nor its Stops load this module.
 """
 
 from __future__ import annotations
@@ -47,92 +47,27 @@ from __future__ import annotations
 import marshal
 import os
 
-from keeper.recall import sources
+from keeper.recall import chunks, sources
 from keeper.recall.chunks import Chunk
-from keeper.store import paths, repo, sessions
+from keeper.store import paths, repo
 from keeper.store.fsutil import shared
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
-    from collections.abc import Callable, Iterable
+    from collections.abc import Iterable
     from sqlite3 import Connection
     from typing import Any
 
-    Row = tuple[str, str, int, int, str, str]  # a section: file name, heading, line, length, terms, repeated counts
-    Level = tuple[str, list[str]]  # a full-text query: "all", "pairs" or "any" of its terms
+    from keeper.recall.chunks import Level, Row
 
 TAG = b"keeper-snapshot 3 "
 FILE = paths.INDEX_SNAPSHOT
-UP_TO = 800  # sections: a larger index is searched through SQLite (measured: see the module's docstring)
-CANDIDATES = 100  # sections ranked for an explicit recall; a quarter of it for automatic recall (search)
-NEWEST_ALWAYS_CHECKED = 20  # session files the index's quick check always stats (the newest by name) ...
-WINDOW = 32  # ... and older ones from a random place (automatic recall on each prompt)
+NEWEST_ALWAYS_CHECKED, WINDOW = chunks.NEWEST_ALWAYS_CHECKED, chunks.WINDOW
 SESSIONS = (paths.SESSIONS_DIR + "/", paths.SESSIONS_DIR + "0")  # the names in sessions/, as the index bounds them
-RARE_TERMS, COMMON_TERMS = 8, 6  # terms retrieved by their posting lists, and by the levels of ``levels``
 
 
 def _file(project: paths.Project) -> str:
     return os.path.join(project.state, FILE)
-
-
-def levels(common: list[str], weight: dict[str, float]) -> list[tuple[Level, float]]:
-    """The full-text queries for the common terms, strictest first (all of them, any two, any one),
-    each with what a section it finds scores: the idf of the rarest terms it must hold."""
-    out: list[tuple[Level, float]] = []
-    if len(common) >= 2:
-        out.append((("all", common), sum(weight[t] for t in common)))
-    if len(common) >= 3:
-        out.append((("pairs", common), weight[common[-1]] + weight[common[-2]]))
-    if common:
-        out.append((("any", common), weight[common[-1]]))
-    return out
-
-
-def retrieve(
-    match: Callable[[Level, int], Iterable[int]],
-    sections: int,
-    ranked: list[str],
-    df: dict[str, int],
-    weight: dict[str, float],
-    depth: int,
-) -> dict[int, float]:
-    """Each section the cheap retrieval finds, with the idf of the terms it was found by: every
-    section holding a rare term, then, while fewer than ``depth`` were found, those holding all the
-    common terms, any two of them, any one, newest first. ``match(level, limit)``: the sections a
-    level finds, the ``limit`` newest (0: all) of them."""
-    cap = max(depth, sections // 100)
-    rare = [t for t in ranked if df[t] <= cap][:RARE_TERMS]
-    common = [t for t in ranked if df[t] > cap][:COMMON_TERMS]
-    found: dict[int, float] = {}
-    for term in rare:
-        for rowid in match(("any", [term]), 0):
-            found[rowid] = found.get(rowid, 0.0) + weight[term]
-    for level, score in levels(common, weight):
-        if len(found) >= depth:
-            break
-        for rowid in match(level, depth):
-            found[rowid] = found.get(rowid, 0.0) + score
-    return found
-
-
-def chunks_of_rows(project: paths.Project, rows: Iterable[Row], ranked: list[str]) -> list[Chunk]:
-    """The sections' rows as chunks, with how often each of the ``ranked`` terms stands in each."""
-    needles = [(w, f" {w} ", f" {w}:") for w in ranked]
-    out = []
-    for name, heading, line, length, terms, counts in rows:
-        held = f" {terms} "
-        repeated = f" {counts} " if counts else ""
-        tf: dict[str, int] = {}
-        for word, alone, counted in needles:
-            if alone in held:
-                at = repeated.find(counted) if repeated else -1
-                tf[word] = int(repeated[at + len(counted) : repeated.index(" ", at + 1)]) if at >= 0 else 1
-        path = sources.path_of(project, name)
-        if path is None:  # a name no source has: the index was tampered with; never follow it
-            continue
-        day = None if sources.scope_of(name) != sources.PROJECT else sessions.date_of(name)
-        out.append(Chunk(path, heading, line, None, day, tf, length))
-    return out
 
 
 def _key(index: str) -> bytes | None:
@@ -184,8 +119,8 @@ def written(con: Connection, sql: str, args: tuple[object, ...]) -> None:
 
 
 def keep(con: Connection, project: paths.Project) -> None:
-    """After a search or a Stop brought the index up to date: its snapshot written, unless the one on
-    disk holds it already or the index is past ``UP_TO`` sections.
+    """After a search or a Stop brought the index up to date (``index.take_in``, for an index of up to
+    ``chunks.SNAPSHOT_UP_TO`` sections): its snapshot written, unless the one on disk holds it already.
 
     The WAL is checkpointed first (as the connection's close would), so the database alone holds
     what the snapshot is keyed to; it is taken under the index's write lock, never waiting for it
@@ -197,10 +132,6 @@ def keep(con: Connection, project: paths.Project) -> None:
                 return
     except OSError:
         pass
-    count = con.execute("SELECT value FROM meta WHERE key = 'sections'").fetchone()
-    if count is None or not count[0].isdecimal() or int(count[0]) > UP_TO:
-        _remove(path)
-        return
     con.execute("PRAGMA busy_timeout = 0")
     try:
         con.execute("PRAGMA wal_checkpoint(TRUNCATE)").fetchall()
@@ -215,13 +146,6 @@ def keep(con: Connection, project: paths.Project) -> None:
             _take(con, path, key)
     finally:
         con.execute("ROLLBACK")
-
-
-def _remove(path: str) -> None:
-    try:
-        os.remove(path)
-    except OSError:
-        pass
 
 
 def _take(con: Connection, path: str, key: bytes) -> None:
@@ -319,9 +243,9 @@ class Snapshot:
 
     def candidates(self, ranked: list[str], df: dict[str, int], weights: dict[str, float]) -> list[Chunk]:
         """As ``index.candidates`` (scope "all"), the rows in the order SQLite gives them."""
-        found = retrieve(self._match, self._number("sections"), ranked, df, weights, self.depth)
+        found = chunks.retrieve(self._match, self._number("sections"), ranked, df, weights, self.depth)
         chosen = sorted(found, key=lambda r: (-found[r], -r))[: self.depth]
-        return chunks_of_rows(self.project, (self.row(r) for r in sorted(chosen)), ranked)
+        return chunks.chunks_of_rows(self.project, (self.row(r) for r in sorted(chosen)), ranked)
 
 
 def current(where: sources.Sources, depth: int, own: str = "") -> Snapshot | None:
