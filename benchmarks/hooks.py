@@ -34,6 +34,7 @@ import subprocess
 import sys
 import tempfile
 import time
+from collections.abc import Callable
 
 # (target ratio, must-not-exceed ratio) from the issues; None where no bound was set.
 TARGETS = {
@@ -253,6 +254,21 @@ def idle_transcript(path: str) -> str:
 BEFORE = " [before]"  # a variant run through --against
 
 
+class AfterStop:
+    """A prompt's payload, each run after an untimed Stop of its session that rewrote the session's
+    file (through the same launcher, store and environment): a person's next prompt after a turn."""
+
+    def __init__(self, stop: Callable[[], bytes], prompt: bytes, tails: tuple[list[str], list[str]]) -> None:
+        self.stop, self.prompt = stop, prompt
+        self.stop_tail, self.prompt_tail = tails  # the two commands past the launcher's own words
+
+    def turn(self, command: list[str], env: dict[str, str]) -> bytes:
+        """The Stop run, then the prompt's payload."""
+        stop = command[: len(command) - len(self.prompt_tail)] + self.stop_tail
+        subprocess.run(stop, input=self.stop(), capture_output=True, env=env, check=True)
+        return self.prompt
+
+
 def run_interleaved(
     variants: dict[str, tuple[list[str], object, dict[str, str]]], env: dict[str, str], rounds: int
 ) -> tuple[dict[str, list[float]], dict[str, list[float]]]:
@@ -265,7 +281,10 @@ def run_interleaved(
         random.shuffle(names)
         for name in names:
             command, stdin, extra = variants[name]
-            data = stdin() if callable(stdin) else stdin
+            if isinstance(stdin, AfterStop):
+                data = stdin.turn(command, {**env, **extra})
+            else:
+                data = stdin() if callable(stdin) else stdin
             used = resource.getrusage(resource.RUSAGE_CHILDREN)
             start = time.perf_counter()
             done = subprocess.run(command, input=data, capture_output=True, env={**env, **extra}, check=False)
@@ -313,6 +332,10 @@ def main() -> int:
     os.makedirs(os.path.join(quiet, ".git"))
     full_memory(quiet, env)
     past_note(quiet, env)
+    recalling = os.path.join(base, "recall-project")  # the same memory, for a recalling session's turns
+    os.makedirs(os.path.join(recalling, ".git"))
+    full_memory(recalling, env)
+    past_note(recalling, env)
     big = os.path.join(base, "big-project")
     os.makedirs(os.path.join(big, ".git"))
     full_memory(big, env)
@@ -404,10 +427,24 @@ def main() -> int:
             ),
             {"CLAUDE_PROJECT_DIR": quiet},
         ),
-        "user-prompt-submit (recalls)": (
+        "user-prompt-submit (recalls)": (  # after the Stop of its turn, in a project and session of its own
             cmd("user-prompt-submit"),
-            payload("user-prompt-submit", prompt="the flaky checkout test is back, freezing the clock again?"),
-            {},
+            AfterStop(
+                lambda: payload(
+                    "stop",
+                    session_id="bench-recall",
+                    cwd=recalling,
+                    last_assistant_message=f"Reply {next(counter)} done.",
+                ),
+                payload(
+                    "user-prompt-submit",
+                    session_id="bench-recall",
+                    cwd=recalling,
+                    prompt="the flaky checkout test is back, freezing the clock again?",
+                ),
+                (cmd("stop")[len(hook) :], cmd("user-prompt-submit")[len(hook) :]),
+            ),
+            {"CLAUDE_PROJECT_DIR": recalling},
         ),
         "user-prompt-submit (/keeper:recall)": (
             cmd("user-prompt-submit"),

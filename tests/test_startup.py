@@ -12,6 +12,7 @@ from pathlib import Path
 
 import pytest
 
+from keeper.store import identity, paths
 from tests.conftest import REPO
 from tests.helpers import shift
 
@@ -358,7 +359,12 @@ EVERY_HOOK = {
 }
 RECALL = {  # the index and ranking: sqlite3's C module, without the functools it would bring (recall.index)
     *("_functools", "_sqlite3", "math", "keeper.markdown", "keeper.recall.chunks", "keeper.recall.index"),
-    *("keeper.recall.search", "keeper.store.sessions"),
+    *("keeper.recall.search", "keeper.recall.snapshot", "keeper.store.sessions"),
+}
+SNAPSHOT = {  # the index's snapshot, read with marshal (keeper.recall.snapshot), and ranking: no SQLite
+    *("math", "keeper.markdown", "keeper.recall.chunks", "keeper.recall.snapshot"),
+    "keeper.recall.search",
+    "keeper.store.sessions",
 }
 GATE = {  # the prompt's words, and whether the memory holds two of them (keeper.recall.gate)
     *("keeper.hooks.prompts", "keeper.recall", "keeper.recall.gate", "keeper.recall.tokens", "keeper.recall.dates"),
@@ -375,9 +381,15 @@ BUDGETS = {  # (modules beyond a bare interpreter, files opened, folders listed)
     "user-prompt-submit, nothing to recall": (EVERY_HOOK | GATE, 3, 0),
     "user-prompt-submit, recalled": (
         EVERY_HOOK | GATE | RECALL | {"keeper.redact", "keeper.text"},  # not the session start's context builder
-        8,  # with the session's record of the recall hits it was given (``.recalled``, for use receipts);
-        # never memory.md, given at the start: its sections are left out before their text is read
+        11,  # with the session's record of the recall hits it was given (``.recalled``, for use receipts);
+        # never memory.md, given at the start: its sections are left out before their text is read; the
+        # index's snapshot looked for, then written (through its temporary file) for the next prompt
         1 + (os.name == "nt"),  # under Wine the index lists Claude Code's memory folder too (its time moves)
+    ),
+    "user-prompt-submit, recalled from the snapshot": (
+        EVERY_HOOK | GATE | SNAPSHOT | {"keeper.redact", "keeper.text"},
+        8,  # the snapshot instead of the index; never memory.md
+        1 + (os.name == "nt"),
     ),
     "session-start": (
         EVERY_HOOK
@@ -469,9 +481,25 @@ def test_a_prompt_with_nothing_to_recall_stays_within_its_budget(remembered: dic
     within("user-prompt-submit, nothing to recall", spent)
 
 
-def test_a_prompt_that_recalls_stays_within_its_budget(remembered: dict, tmp_path: Path) -> None:
+def test_a_prompt_that_recalls_after_a_stop_ranks_without_sqlite(remembered: dict, tmp_path: Path) -> None:
+    """The Stop takes its rewritten session file into the index and leaves the index's snapshot, from
+    which the next prompt ranks: no _sqlite3, no keeper.recall.index (keeper.recall.snapshot)."""
     prompt = "the flaky checkout test is back, freezing the clock again?"
     launched("user-prompt-submit", {**remembered, "prompt": "what did we do about the clock?"}, tmp_path)  # indexes
+    for turn in range(2):
+        launched("stop", {**remembered, "last_assistant_message": f"Reply {turn} done."}, tmp_path)
+        spent = launched("user-prompt-submit", {**remembered, "prompt": prompt}, tmp_path)
+        assert "freezing the clock" in spent.reply["hookSpecificOutput"]["additionalContext"]
+        within("user-prompt-submit, recalled from the snapshot", spent)
+
+
+def test_a_prompt_that_recalls_through_the_index_stays_within_its_budget(
+    remembered: dict, project_dir: Path, tmp_path: Path
+) -> None:
+    prompt = "the flaky checkout test is back, freezing the clock again?"
+    launched("user-prompt-submit", {**remembered, "prompt": "what did we do about the clock?"}, tmp_path)  # indexes
+    project = identity.make_project(identity.find_project_root(str(project_dir)))
+    os.remove(os.path.join(project.state, paths.INDEX_SNAPSHOT))  # as a store past its size keeps none
     spent = launched("user-prompt-submit", {**remembered, "prompt": prompt}, tmp_path)
     assert "freezing the clock" in spent.reply["hookSpecificOutput"]["additionalContext"]
     within("user-prompt-submit, recalled", spent)

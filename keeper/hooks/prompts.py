@@ -179,7 +179,8 @@ def auto_recall(project: paths.Project, cfg: Config, prompt: str, session: str) 
         return Answer()  # nothing beyond memory.md, which SessionStart already gave
     from keeper.recall import gate
 
-    if gate.nothing_to_recall(project, cfg.team, session, prompt, MIN_HITS):
+    kept = gate.kept(project, cfg.team, session)  # the gate on disk, if it holds: the search uses it too
+    if kept is not None and gate.holds_too_few(prompt, kept.terms, MIN_HITS):
         return Answer()  # fewer than MIN_HITS of its terms are anywhere in the memory: the index stays shut
     from keeper.recall import search
     from keeper.store import sessions
@@ -199,6 +200,7 @@ def auto_recall(project: paths.Project, cfg: Config, prompt: str, session: str) 
         team=cfg.team,
         gate_for=(session, os.path.basename(own) if own else ""),
         leave_out=shown_already,
+        gate_kept=kept is not None,
     )
     relevant = [r for r in results if r.coverage >= MIN_COVERAGE and r.hits >= MIN_HITS][:AUTO_LIMIT]
     if not relevant:

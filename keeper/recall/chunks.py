@@ -1,7 +1,12 @@
 """The unit of recall: one heading-delimited section of a memory file, as a small record.
 
 Search ranks chunks and the index stores them; both take them from here, so neither needs the
-other to know what a section is, or which words a section is found by.
+other to know what a section is, or which words a section is found by. The index and its snapshot
+(``keeper.recall.snapshot``) take from here too what makes them find the same sections: the cheap
+retrieval over either one's posting lists (``retrieve``), the sections' rows as chunks
+(``chunks_of_rows``) and the bounds of the index's quick check, which the snapshot checks as the
+index would. (Here, not in the snapshot's module: a search through SQLite in a large store, which
+keeps no snapshot, does not load that one.)
 """
 
 from __future__ import annotations
@@ -9,8 +14,16 @@ from __future__ import annotations
 import os
 
 from keeper.markdown import Document
+from keeper.recall import sources
 from keeper.recall.tokens import Counting, date_terms, shared_counting
-from keeper.store import sessions
+from keeper.store import paths, sessions
+
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    from collections.abc import Callable, Iterable
+
+    Row = tuple[str, str, int, int, str, str]  # a section: file name, heading, line, length, terms, repeated counts
+    Level = tuple[str, list[str]]  # a full-text query: "all", "pairs" or "any" of its terms
 
 
 def section_terms(
@@ -86,3 +99,70 @@ def chunks_of(path: str, text: str, title: str | None = None) -> list[Chunk]:
     """The file's sections as chunks (see ``sections_of``)."""
     day = sessions.date_of(path)
     return [Chunk(path, heading, line, body, day) for heading, line, body in sections_of(path, text, title)]
+
+
+CANDIDATES = 100  # sections ranked for an explicit recall; a quarter of it for automatic recall (search)
+RARE_TERMS, COMMON_TERMS = 8, 6  # terms retrieved by their posting lists, and by the levels of ``levels``
+NEWEST_ALWAYS_CHECKED = 20  # session files the index's quick check always stats (the newest by name) ...
+WINDOW = 32  # ... and older ones from a random place (automatic recall on each prompt)
+SNAPSHOT_UP_TO = 800  # sections: a larger index keeps no snapshot (measured: keeper.recall.snapshot)
+
+
+def levels(common: list[str], weight: dict[str, float]) -> list[tuple[Level, float]]:
+    """The full-text queries for the common terms, strictest first (all of them, any two, any one),
+    each with what a section it finds scores: the idf of the rarest terms it must hold."""
+    out: list[tuple[Level, float]] = []
+    if len(common) >= 2:
+        out.append((("all", common), sum(weight[t] for t in common)))
+    if len(common) >= 3:
+        out.append((("pairs", common), weight[common[-1]] + weight[common[-2]]))
+    if common:
+        out.append((("any", common), weight[common[-1]]))
+    return out
+
+
+def retrieve(
+    match: Callable[[Level, int], Iterable[int]],
+    sections: int,
+    ranked: list[str],
+    df: dict[str, int],
+    weight: dict[str, float],
+    depth: int,
+) -> dict[int, float]:
+    """Each section the cheap retrieval finds, with the idf of the terms it was found by: every
+    section holding a rare term, then, while fewer than ``depth`` were found, those holding all the
+    common terms, any two of them, any one, newest first. ``match(level, limit)``: the sections a
+    level finds, the ``limit`` newest (0: all) of them."""
+    cap = max(depth, sections // 100)
+    rare = [t for t in ranked if df[t] <= cap][:RARE_TERMS]
+    common = [t for t in ranked if df[t] > cap][:COMMON_TERMS]
+    found: dict[int, float] = {}
+    for term in rare:
+        for rowid in match(("any", [term]), 0):
+            found[rowid] = found.get(rowid, 0.0) + weight[term]
+    for level, score in levels(common, weight):
+        if len(found) >= depth:
+            break
+        for rowid in match(level, depth):
+            found[rowid] = found.get(rowid, 0.0) + score
+    return found
+
+
+def chunks_of_rows(project: paths.Project, rows: Iterable[Row], ranked: list[str]) -> list[Chunk]:
+    """The sections' rows as chunks, with how often each of the ``ranked`` terms stands in each."""
+    needles = [(w, f" {w} ", f" {w}:") for w in ranked]
+    out = []
+    for name, heading, line, length, terms, counts in rows:
+        held = f" {terms} "
+        repeated = f" {counts} " if counts else ""
+        tf: dict[str, int] = {}
+        for word, alone, counted in needles:
+            if alone in held:
+                at = repeated.find(counted) if repeated else -1
+                tf[word] = int(repeated[at + len(counted) : repeated.index(" ", at + 1)]) if at >= 0 else 1
+        path = sources.path_of(project, name)
+        if path is None:  # a name no source has: the index was tampered with; never follow it
+            continue
+        day = None if sources.scope_of(name) != sources.PROJECT else sessions.date_of(name)
+        out.append(Chunk(path, heading, line, None, day, tf, length))
+    return out

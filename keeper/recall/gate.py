@@ -159,14 +159,6 @@ def _unchanged(project: paths.Project, team: bool, session: str, found: tuple[di
     return True
 
 
-def nothing_to_recall(project: paths.Project, team: bool, session: str, prompt: str, least: int) -> bool:
-    """True when ``prompt`` holds fewer than ``least`` terms the index holds, by the terms kept for this
-    ``session`` that still rests on the files as they are; False when it may recall, or it cannot be
-    told here."""
-    found = kept(project, team, session)
-    return found is not None and holds_too_few(prompt, found.terms, least)
-
-
 def holds_too_few(prompt: str, held: bytes, least: int) -> bool:
     """Whether ``prompt`` asks for no day and holds fewer than ``least`` of the ``held`` terms (one a
     line, between line breaks): then it recalls nothing, whatever ranking does."""

@@ -21,7 +21,7 @@ from __future__ import annotations
 
 import os
 
-from keeper.recall import sources
+from keeper.recall import chunks, sources
 from keeper.recall.chunks import Chunk, section_terms, sections_of
 from keeper.recall.tokens import Counting
 from keeper.store import paths, repo, sessions
@@ -82,11 +82,9 @@ except ImportError:  # pragma: no cover - CPython always has it where sqlite3 wo
 __all__ = ["DatabaseError", "Error", "OperationalError"]
 
 SCHEMA_VERSION = 9  # PRAGMA user_version; bump whenever the stored terms change
-NEWEST_ALWAYS_CHECKED = 20
-WINDOW = 32  # older files stat'ed per quick check (automatic recall on each prompt)
+NEWEST_ALWAYS_CHECKED, WINDOW = chunks.NEWEST_ALWAYS_CHECKED, chunks.WINDOW  # the quick check's
 THOROUGH_UP_TO = 500  # explicit recall stats every file up to this many
 THOROUGH_WINDOW = 64  # beyond that, older files stat'ed per explicit recall
-CANDIDATES = 100  # sections ranked for an explicit recall; a quarter of it for automatic recall
 OPTIMIZE_AFTER = 1000  # files indexed in one go: merge FTS5's segments for fast queries afterwards
 PROMPT_BUDGET = 1.5  # seconds of indexing automatic recall may spend on one prompt; the rest waits
 BATCH = 500  # files indexed per transaction: a build cut short keeps every batch it finished
@@ -197,6 +195,9 @@ def _connect(path: str) -> Connection:
         con.close()
         raise DatabaseError("index schema changed")
     con.execute("PRAGMA journal_mode=WAL")
+    from keeper.recall import snapshot
+
+    snapshot.void_beside(path)  # a snapshot of an index this path held before (its inode may come back)
     try:  # in one transaction: two processes creating it at once, the second finds it made
         con.executescript(f"BEGIN IMMEDIATE; {_SCHEMA} COMMIT;")
     except BaseException:
@@ -400,7 +401,9 @@ def refresh(
     removed += [name for name in known_outside if name not in outside or not os.path.exists(outside[name])]
     if not changed and not removed:
         if quick and meta.get("folder") != folder:  # a file was replaced: list the folder only once for it
-            con.execute("INSERT OR REPLACE INTO meta VALUES ('folder', ?)", (folder,))
+            from keeper.recall import snapshot
+
+            snapshot.written(con, "INSERT OR REPLACE INTO meta VALUES ('folder', ?)", (folder,))
         return 0
     import time
 
@@ -456,6 +459,9 @@ def _write(
     con.execute("PRAGMA synchronous=NORMAL")
     con.execute("BEGIN IMMEDIATE")
     try:
+        from keeper.recall import snapshot
+
+        snapshot.void(con)  # the snapshot of the state this transaction replaces
         meta = _meta(con)  # as another process may have left it while this one waited for the lock
         wanted = [*removed, *(n for n, _, _ in prepared)]
         stored: dict[str, tuple[int, tuple[int, int]]] = {}
@@ -522,6 +528,10 @@ def take_in(con: Connection, where: sources.Sources, thorough: bool, gate_for: t
         indexed = refresh(con, where, thorough=thorough, budget=None if thorough else PROMPT_BUDGET, own=own)
         if gate_for is not None:
             keep_gate(con, where, native, indexed, gate_for)
+        if _number(_meta(con), "sections") <= chunks.SNAPSHOT_UP_TO:  # a larger index keeps none
+            from keeper.recall import snapshot
+
+            snapshot.keep(con, where.project)  # what the next prompt ranks from without SQLite
     except OperationalError:
         pass
 
@@ -611,7 +621,7 @@ def candidates(
     ranked: list[str],
     df: dict[str, int],
     weight: dict[str, float],
-    depth: int = CANDIDATES,
+    depth: int = chunks.CANDIDATES,
     scope: str = "all",
 ) -> list[Chunk]:
     """The sections worth ranking for terms ``ranked`` rarest first (each with its idf ``weight``).
@@ -632,43 +642,29 @@ def candidates(
         f"WHERE s.id IN ({','.join('?' * len(chosen))})",
         chosen,
     ).fetchall()
-    return _chunks(project, rows, ranked)
+    return chunks.chunks_of_rows(project, rows, ranked)
 
 
 def _retrieved(
     con: Connection, ranked: list[str], df: dict[str, int], weight: dict[str, float], depth: int
 ) -> dict[int, float]:
     """Each section the cheap retrieval finds (``candidates``), with the idf of the terms it was found by."""
-    cap = max(depth, _number(_meta(con), "sections") // 100)
-    rare = [t for t in ranked if df[t] <= cap][:8]
-    common = [t for t in ranked if df[t] > cap][:6]
-    found: dict[int, float] = {}
-    for term in rare:
-        for (rowid,) in con.execute("SELECT rowid FROM fts WHERE fts MATCH ?", (_quoted(term),)):
-            found[rowid] = found.get(rowid, 0.0) + weight[term]
-    for match, score in _levels(common, weight):
-        if len(found) >= depth:
-            break
-        for (rowid,) in con.execute(
-            "SELECT rowid FROM fts WHERE fts MATCH ? ORDER BY rowid DESC LIMIT ?", (match, depth)
-        ):
-            found[rowid] = found.get(rowid, 0.0) + score
-    return found
 
+    def match(level: chunks.Level, limit: int) -> list[int]:
+        kind, terms = level
+        quoted = [_quoted(t) for t in terms]
+        if kind == "all":
+            query = " AND ".join(quoted)
+        elif kind == "pairs":
+            query = " OR ".join(f"({a} AND {b})" for i, a in enumerate(quoted) for b in quoted[i + 1 :])
+        else:
+            query = " OR ".join(quoted)
+        if not limit:
+            return [r for (r,) in con.execute("SELECT rowid FROM fts WHERE fts MATCH ?", (query,))]
+        rows = con.execute("SELECT rowid FROM fts WHERE fts MATCH ? ORDER BY rowid DESC LIMIT ?", (query, limit))
+        return [r for (r,) in rows]
 
-def _levels(common: list[str], weight: dict[str, float]) -> list[tuple[str, float]]:
-    """The full-text queries for the common terms, strictest first (all of them, any two, any one),
-    each with what a section it finds scores: the idf of the rarest terms it must hold."""
-    quoted = [_quoted(t) for t in common]
-    levels: list[tuple[str, float]] = []
-    if len(common) >= 2:
-        levels.append((" AND ".join(quoted), sum(weight[t] for t in common)))
-    if len(common) >= 3:
-        pairs = [f"({a} AND {b})" for i, a in enumerate(quoted) for b in quoted[i + 1 :]]
-        levels.append((" OR ".join(pairs), weight[common[-1]] + weight[common[-2]]))
-    if common:
-        levels.append((" OR ".join(quoted), weight[common[-1]]))
-    return levels
+    return chunks.retrieve(match, _number(_meta(con), "sections"), ranked, df, weight, depth)
 
 
 def _in_scope(con: Connection, found: dict[int, float], scope: str) -> dict[int, float]:
@@ -680,23 +676,3 @@ def _in_scope(con: Connection, found: dict[int, float], scope: str) -> dict[int,
         )
     }
     return {r: s for r, s in found.items() if (r in in_global) == (scope == "global")}
-
-
-def _chunks(project: paths.Project, rows: list[Any], ranked: list[str]) -> list[Chunk]:
-    """The sections' rows as chunks, with how often each of the ``ranked`` terms stands in each."""
-    needles = [(w, f" {w} ", f" {w}:") for w in ranked]
-    out = []
-    for name, heading, line, length, terms, counts in rows:
-        held = f" {terms} "
-        repeated = f" {counts} " if counts else ""
-        tf: dict[str, int] = {}
-        for word, alone, counted in needles:
-            if alone in held:
-                at = repeated.find(counted) if repeated else -1
-                tf[word] = int(repeated[at + len(counted) : repeated.index(" ", at + 1)]) if at >= 0 else 1
-        path = sources.path_of(project, name)
-        if path is None:  # a name no source has: the index was tampered with; never follow it
-            continue
-        day = None if sources.scope_of(name) != sources.PROJECT else sessions.date_of(name)
-        out.append(Chunk(path, heading, line, None, day, tf, length))
-    return out

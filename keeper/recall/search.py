@@ -17,7 +17,7 @@ import os
 import time
 
 from keeper.recall import dates, sources
-from keeper.recall.chunks import Chunk, chunks_of, sections_of
+from keeper.recall.chunks import CANDIDATES, Chunk, chunks_of, sections_of
 from keeper.recall.stemmer import IRREGULAR
 from keeper.recall.tokens import date_slots, fold, plain_words, term_of, words
 from keeper.store import paths, sessions
@@ -474,6 +474,7 @@ def search(
     team: bool = False,
     gate_for: tuple[str, str] | None = None,
     leave_out: Callable[[str], bool] | None = None,
+    gate_kept: bool = False,
 ) -> list[Result]:
     """Rank the project's memory sections for ``query``; an empty list when nothing matches.
 
@@ -483,6 +484,9 @@ def search(
     ``gate_for``: automatic recall's session and its own file's name, for which the prompt's gate
     (``keeper.recall.gate``) is kept. ``leave_out``: files (by path) whose sections the caller would
     drop, dropped before their text is read (only among the leading results, so the rest rank alike).
+    ``gate_kept``: the prompt's gate held for this session (then a quick search without typo correction
+    ranks from the index's snapshot while it holds the index as the quick check would leave it,
+    ``keeper.recall.snapshot``, without SQLite).
 
     Uses the SQLite index (brought up to date first; ``thorough`` stats every file), or scans the
     files where this Python has no FTS5. ``correct`` turns on typo correction (rapidfuzz).
@@ -492,6 +496,11 @@ def search(
     if not asked.terms:
         return []
     where = sources.Sources(project, team)
+    bounds = (limit, min_terms)
+    depth = CANDIDATES if thorough else CANDIDATES // QUICK_DEPTH
+    held = _snapshot(where, depth, gate_for) if gate_kept and not (thorough or correct) and scope == "all" else None
+    if held is not None:
+        return _found(project, held, asked, bounds, correct, leave_out)
     from keeper.recall import index
 
     try:
@@ -501,8 +510,7 @@ def search(
     if con is not None:
         try:
             index.take_in(con, where, thorough, gate_for)
-            depth = index.CANDIDATES if thorough else index.CANDIDATES // QUICK_DEPTH
-            return _found(project, _Indexed(con, project, depth, scope), asked, (limit, min_terms), correct, leave_out)
+            return _found(project, _Indexed(con, project, depth, scope), asked, bounds, correct, leave_out)
         except index.DatabaseError as exc:  # replaced or damaged under us (a clear, a copy): it is only derived
             from keeper.store import log
 
@@ -513,7 +521,17 @@ def search(
         # automatic recall in a large store without an index: reading every file would hold the
         # prompt hook past its limit, so it finds nothing this time
         return []
-    return _found(project, _Scanned(corpus(where, scope)), asked, (limit, min_terms), correct, leave_out)
+    return _found(project, _Scanned(corpus(where, scope)), asked, bounds, correct, leave_out)
+
+
+def _snapshot(where: sources.Sources, depth: int, gate_for: tuple[str, str] | None) -> Corpus | None:
+    """The index's snapshot as automatic recall's corpus, where one holds the index as it is
+    (``keeper.recall.snapshot``), loaded only where one was written (a large store keeps none)."""
+    if gate_for is None or not os.path.exists(os.path.join(where.project.state, paths.INDEX_SNAPSHOT)):
+        return None
+    from keeper.recall import snapshot
+
+    return snapshot.current(where, depth, gate_for[1])
 
 
 def _today() -> int:

@@ -47,6 +47,7 @@ CONFIG_FILE = "config.yaml"
 HUB_PAGE = "hub.html"
 LOCK_FILE = ".lock"
 INDEX_FILE = "index.sqlite3"  # in STATE_DIR, with SQLite's -wal, -shm and -journal beside it
+INDEX_SNAPSHOT = "index.snapshot"  # in STATE_DIR: the index as one marshal file, for prompts (recall.snapshot)
 RECALL_GATE = "recall-gate"  # in STATE_DIR: the index's terms as a filter a prompt reads first (recall.gate)
 OWNED_LINES = "memory.json"  # in STATE_DIR: which lines of memory.md Keeper wrote (export carries it)
 REMOVED = "removed.json"  # in STATE_DIR: the keys of items retired or resolved, so import cannot revive them
@@ -317,8 +318,10 @@ class Project:
 
     @property
     def index_files(self) -> list[str]:
-        """The index and the files SQLite keeps beside it while it works."""
-        return [self.index + suffix for suffix in ("", "-wal", "-shm", "-journal")]
+        """The index's snapshot (first: gone before the index it was taken from), the index and the
+        files SQLite keeps beside it while it works."""
+        snapshot = os.path.join(self.dir, STATE_DIR, INDEX_SNAPSHOT)
+        return [snapshot, *(self.index + suffix for suffix in ("", "-wal", "-shm", "-journal"))]
 
     @property
     def owned_lines(self) -> str:
