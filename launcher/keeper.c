@@ -668,6 +668,24 @@ static void run_setup(const Python *py, const WCHAR *root, const WCHAR *data, in
         run_detached(py->exe, line, path_join(data, L"setup.log"));
 }
 
+/* A hook that writes a session's file (a Stop, PreCompact or SessionEnd; with no event, whatever Codex's
+ * payload names) met the set-up: bootstrap.py keeps it, its payload on stdin, and runs it once Keeper is
+ * ready, so a session that ends meanwhile still gets its session file. Twin of bin/keeper's. */
+static void keep_hook(const Python *py, const WCHAR *root, const WCHAR *data, const WCHAR *event) {
+    DWORD n = GetCurrentDirectoryW(0, NULL);
+    WCHAR *cwd = alloc((n + 1) * sizeof(WCHAR));
+    if (!n || !GetCurrentDirectoryW(n + 1, cwd)) cwd[0] = 0;
+    const WCHAR *fixed[] = {L"-B",    L"-I", path_join(root, KEEPER_BOOTSTRAP), L"--root", root, L"--data", data,
+                            L"--keep", event, L"--cwd",                          cwd};
+    HANDLE out = GetStdHandle(STD_OUTPUT_HANDLE), err = GetStdHandle(STD_ERROR_HANDLE), nul = open_nul(GENERIC_WRITE);
+    SetStdHandle(STD_OUTPUT_HANDLE, nul); /* the hook's reply is ours alone */
+    SetStdHandle(STD_ERROR_HANDLE, nul);
+    run_waiting(py->exe, command_line(py->prefix, fixed, 11, NULL, 0, 0));
+    SetStdHandle(STD_OUTPUT_HANDLE, out);
+    SetStdHandle(STD_ERROR_HANDLE, err);
+    CloseHandle(nul);
+}
+
 static int is(const WCHAR *a, const WCHAR *b) {
     for (; *a == *b; a++, b++)
         if (!*a) return 1;
@@ -1646,6 +1664,8 @@ static DWORD launch(void) {
         } else if (!data) {
             if (session_start) reply = MSG_NO_DATA;
         } else {
+            if (argc == 2 || is(event, L"stop") || is(event, L"pre-compact") || is(event, L"session-end"))
+                keep_hook(&py, root, data, event);
             if (session_start && !is_dir(path_join(data, L"setup.lock")) && has_earlier_env(data)) {
                 run_setup(&py, root, data, SETUP_QUICK, NULL); /* an update: a copy of the earlier one */
                 code = run_env(data, key, bare, argv, argc);

@@ -1,7 +1,7 @@
 """Keeper's earlier releases, taken from this repository's own history for upgrade tests.
 
-Each release is the commit its CHANGELOG entry names (tags may not reach a fresh clone, so the
-commits are named here). A clone without that history (``git clone --depth 1``) cannot run these
+Each release is the commit its CHANGELOG entry names, or for 0.3.0 and 0.4.0, whose entries name none,
+the commit titled "Release X.Y.Z" (tags may not reach a fresh clone, so the commits are named here). A clone without that history (``git clone --depth 1``) cannot run these
 tests: they fail and say how to get it, never skip.
 """
 
@@ -27,6 +27,8 @@ from tests.conftest import REPO, TEST_CACHE
 RELEASES = {
     "0.1.0": "283eda342aebe66549d214aa9e33b869b6eae475",
     "0.2.0": "eb2523ff1578d5af4b539ba32b0befa630109913",
+    "0.3.0": "37101f610a00f37359ad7e297169d5a9c1fd1fd1",  # "Release 0.3.0: one version everywhere, ..."
+    "0.4.0": "49425f37fc7758cbe5c57d7c4a9cb10110aec8e2",  # "Release 0.4.0: version everywhere, ..."
 }
 DEPENDENCIES = ("pyyaml", "filelock", "rapidfuzz", "platformdirs")
 # their folders in site-packages, as Python imports them: the launchers look for these (tests/test_launcher.py)

@@ -14,7 +14,9 @@ from pathlib import Path
 import pytest
 
 from keeper.plugin import bootstrap
+from keeper.store import identity
 from tests.conftest import REPO
+from tests.transcripts import SESSION, realistic
 
 KEY = bootstrap.env_key(str(REPO))  # <version>-<digest>: the environment of exactly this code
 
@@ -394,3 +396,81 @@ def test_the_set_up_runs_no_code_of_the_project_folder_with_venv_and_pip(tmp_pat
     log = (data / "setup.log").read_text()
     assert " -I -m venv " in log and " -I -m pip " in log  # both real steps ran, isolated
     assert done.returncode == 1  # pip, given no requirement, fails: that is all this plugin copy asks
+
+
+def ready_with_this_python(calls: list[str]):  # type: ignore[no-untyped-def]
+    """Stands in for the venv + pip step: a finished environment whose python is the one running the tests."""
+
+    def build(root: str, target: str, deps: list[str], log: bootstrap.Log, start_from: str | None = None) -> None:
+        fake_build(calls)(root, target, deps, log, start_from)
+        (Path(target) / "bin" / "python").write_text(f'#!/bin/sh\nexec "{sys.executable}" "$@"\n')
+        (Path(target) / "bin" / "python").chmod(0o755)
+
+    return build
+
+
+def kept_hook(data: Path, event: str, payload: dict[str, object], cwd: Path) -> None:
+    """A hook as the launcher runs it while the set-up runs (its lock held): answered at once with {}."""
+    (data / "setup.lock").mkdir(parents=True, exist_ok=True)
+    path = os.pathsep.join(p for p in ("/usr/bin", "/bin") if os.path.isdir(p))
+    env = {**os.environ, "CLAUDE_PLUGIN_ROOT": str(REPO), "CLAUDE_PLUGIN_DATA": str(data), "PATH": path}
+    done = subprocess.run(
+        [str(REPO / "bin" / "keeper"), "hook", event],
+        input=json.dumps(payload),
+        env=env,
+        cwd=cwd,
+        capture_output=True,
+        text=True,
+        timeout=60,
+        check=True,
+    )
+    assert json.loads(done.stdout) == {}
+
+
+@pytest.mark.skipif(sys.platform == "win32", reason="the POSIX launcher")
+def test_a_session_that_ends_while_keeper_sets_itself_up_gets_its_session_file(
+    data: Path, tmp_path: Path, project_dir: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A short first session (OpenCode's went idle nine seconds before Keeper was ready): its Stop is
+    kept and run once the set-up is done, so its session file is written from its transcript."""
+    t = realistic(tmp_path / "t.jsonl")
+    base = {"session_id": SESSION, "cwd": str(project_dir), "transcript_path": str(t.path)}
+    kept_hook(data, "post-tool-use", {**base, "hook_event_name": "PostToolUse", "tool_name": "Read"}, project_dir)
+    stop = {**base, "hook_event_name": "Stop", "stop_hook_active": False, "last_assistant_message": "Done."}
+    kept_hook(data, "stop", stop, project_dir)
+    assert len(list((data / bootstrap.PENDING).glob("*.json"))) == 1  # the Stop, which writes a session's file
+    (data / "setup.lock").rmdir()
+    sessions = Path(identity.make_project(identity.find_project_root(str(project_dir))).sessions)
+    assert not list(sessions.glob("*.md"))
+    calls: list[str] = []
+    monkeypatch.setattr(bootstrap, "build", ready_with_this_python(calls))
+    assert bootstrap.setup(str(REPO), str(data)) == 0
+    files = list(sessions.glob("*.md"))
+    assert len(files) == 1 and "Done." in files[0].read_text(encoding="utf-8")
+    assert not list((data / bootstrap.PENDING).iterdir())  # run once, then gone
+    assert "came while Keeper set itself up" in (data / "setup.log").read_text()
+
+
+def test_a_hook_kept_after_the_set_up_looked_runs_at_once(
+    data: Path, tmp_path: Path, project_dir: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The set-up finished between the launcher's look for an environment and the hook being kept:
+    keeping it runs it, since no set-up will look again."""
+    monkeypatch.setattr(bootstrap, "build", ready_with_this_python([]))
+    assert bootstrap.setup(str(REPO), str(data)) == 0
+    t = realistic(tmp_path / "t.jsonl")
+    payload = {"session_id": SESSION, "cwd": str(project_dir), "transcript_path": str(t.path), "reason": "exit"}
+    bootstrap.keep(str(REPO), str(data), "session-end", str(project_dir), json.dumps(payload).encode())
+    sessions = Path(identity.make_project(identity.find_project_root(str(project_dir))).sessions)
+    assert len(list(sessions.glob("*.md"))) == 1 and not list((data / bootstrap.PENDING).iterdir())
+
+
+def test_only_the_hooks_that_write_a_session_file_are_kept(data: Path) -> None:
+    for event, named in [("", "Stop"), ("", "SessionEnd"), ("", "PostToolUse"), ("post-tool-use", ""), ("stop", "")]:
+        bootstrap.keep(str(REPO), str(data), event, "/", json.dumps({"hook_event_name": named}).encode())
+    kept = [json.loads(p.read_text()) for p in sorted((data / bootstrap.PENDING).glob("*.json"))]
+    assert [(k["event"], json.loads(k["payload"])["hook_event_name"]) for k in kept] == [
+        ("", "Stop"),
+        ("", "SessionEnd"),
+        ("stop", ""),
+    ]

@@ -1,5 +1,5 @@
-"""The store's format: stores that 0.1.0 and 0.2.0 really wrote are migrated once, under the store's
-lock, with a backup; a store of a newer format is read and never changed."""
+"""The store's format: stores that 0.1.0, 0.2.0, 0.3.0 and 0.4.0 really wrote are migrated once, under the
+store's lock, with a backup; a store of a newer format is read and never changed."""
 
 from __future__ import annotations
 
@@ -20,7 +20,12 @@ from tests.conftest import REPO
 
 STORES = REPO / "tests" / "fixtures" / "stores"  # made by tests/fixtures/stores/make.py from the releases' commits
 PROJECT_ID = "invoices-019c8680a8"
-SESSIONS = ("fixture-session-1", "fixture-session-2", "manual-20261126")  # what the releases' sessions left
+RELEASES = ["0.1.0", "0.2.0", "0.3.0", "0.4.0"]
+# The format each release's store is in: 0.3.0's release commit kept no format.json (the registry came
+# minutes after it, still called 0.3.0), though its saves wrote state/removed.json already.
+FORMAT = {"0.1.0": 0, "0.2.0": 0, "0.3.0": 0, "0.4.0": 2}
+BOTH = ["removal_records", "session_state_folder"]
+BACKED_UP = {"0.1.0": BOTH, "0.2.0": BOTH, "0.3.0": BOTH[1:], "0.4.0": []}  # what each migration changed
 
 
 def files(root: Path) -> dict[str, bytes]:
@@ -34,42 +39,50 @@ def store(isolated: Path, tmp_path: Path, request: pytest.FixtureRequest) -> Pat
     return root
 
 
-@pytest.mark.parametrize("store", ["0.1.0", "0.2.0"], indirect=True)
+def sessions_of(store: Path) -> list[str]:
+    """The sessions whose own files the release kept in ``state/`` (a manual save's is named by its day)."""
+    return sorted(p.stem for p in (store / "projects" / PROJECT_ID / "state").glob("*.tally"))
+
+
+@pytest.mark.parametrize("store", RELEASES, indirect=True)
 def test_a_store_of_an_earlier_release_is_migrated_once_with_a_backup_and_reads_as_before(
-    store: Path, capsys: pytest.CaptureFixture[str]
+    store: Path, request: pytest.FixtureRequest, capsys: pytest.CaptureFixture[str]
 ) -> None:
-    before = files(store)
-    assert not (store / "format.json").exists() and migrate.store_format(str(store)) == migrate.Format()
+    release = request.node.callspec.params["store"]
+    before, sessions = files(store), sessions_of(store)
+    assert migrate.store_format(str(store)).number == FORMAT[release]
     assert main(["status"]) == 0  # any command brings the store up to date first
     capsys.readouterr()
     found = migrate.store_format(str(store))
     assert (found.number, found.applied) == (len(migrate.MIGRATIONS), [name for name, _ in migrate.MIGRATIONS])
     removed = json.loads((store / "projects" / PROJECT_ID / "state" / "removed.json").read_text())["keys"]
     assert list(removed) == [key("Refunds use the old rounding")]  # resolved by the release's second session
-    manifests = [json.loads((b / "manifest.json").read_text()) for b in sorted((store / "backups").iterdir())]
-    assert [m["migration"] for m in manifests] == ["removal_records", "session_state_folder"]
-    assert manifests[0] == {
-        "migration": "removal_records",
-        "changed": [],
-        "created": [f"projects/{PROJECT_ID}/state/removed.json"],
-        "moved": {},
-    }
+    manifests = [json.loads((b / "manifest.json").read_text()) for b in sorted(store.glob("backups/*"))]
+    assert [m["migration"] for m in manifests] == BACKED_UP[release]
     state = f"projects/{PROJECT_ID}/state/"
-    moved = {f"{state}{s}.{k}": f"{state}sessions/{s}.{k}" for s in SESSIONS for k in ("json", "tally")}
-    moved.update({f"{state}{s}.{k}": f"{state}sessions/{s}.{k}" for s in SESSIONS[:2] for k in ("start", "end")})
-    assert manifests[1] == {"migration": "session_state_folder", "changed": [], "created": [], "moved": moved}
+    moved = {f"{state}{s}.{k}": f"{state}sessions/{s}.{k}" for s in sessions for k in ("json", "tally")}
+    moved.update({f"{state}{s}.{k}": f"{state}sessions/{s}.{k}" for s in sessions[:2] for k in ("start", "end")})
+    if "session_state_folder" in BACKED_UP[release]:
+        assert manifests[-1] == {"migration": "session_state_folder", "changed": [], "created": [], "moved": moved}
+    if "removal_records" in BACKED_UP[release]:
+        assert manifests[0] == {
+            "migration": "removal_records",
+            "changed": [],
+            "created": [f"projects/{PROJECT_ID}/state/removed.json"],
+            "moved": {},
+        }
     after = files(store)
-    renamed = {moved.get(name, name): content for name, content in before.items()}
+    renamed = {moved.get(name, name): content for name, content in before.items() if name != "format.json"}
     assert {name: after[name] for name in renamed} == renamed  # memory, records untouched; session files moved
     assert main(["projects", "--json"]) == 0
     [listed] = json.loads(capsys.readouterr().out)
     assert listed["id"] == PROJECT_ID and listed["sessions"] == 3
     assert migrate.upgrade(str(store)) == []  # once: the next command finds nothing to do
-    assert len(list((store / "backups").iterdir())) == 2
+    assert len(list(store.glob("backups/*"))) == len(BACKED_UP[release])
 
 
 @pytest.mark.skipif(sys.platform != "linux", reason="the fixture's project id hashes its Linux path")
-@pytest.mark.parametrize("store", ["0.1.0", "0.2.0"], indirect=True)
+@pytest.mark.parametrize("store", RELEASES, indirect=True)
 def test_the_first_session_after_the_upgrade_is_given_what_the_release_saved(store: Path, isolated: Path) -> None:
     import subprocess
 

@@ -105,7 +105,7 @@ RECORDS: dict[str, tuple[type, st.SearchStrategy[Any], Callable[[object], Any], 
 }
 # Files earlier releases wrote, by record: each must be written back as it was.
 WRITTEN = {
-    "session state": "projects/*/state/*-*.json",
+    "session state": "projects/*/state/**/*-*.json",  # state/sessions/ from 0.4.0 on
     "owned lines": "projects/*/state/memory.json",
     "root record": "projects/*/state/project.json",
 }
@@ -130,7 +130,9 @@ def test_any_json_reads_as_a_record_without_an_error(name: str, value: object) -
 @pytest.mark.parametrize("name", list(WRITTEN))
 def test_what_an_earlier_release_wrote_is_written_back_byte_for_byte(name: str) -> None:
     _, _, parse, dump = RECORDS[name]
-    found = sorted(path for release in ("0.1.0", "0.2.0") for path in (STORES / release).glob(WRITTEN[name]))
+    found = sorted(
+        path for release in ("0.1.0", "0.2.0", "0.3.0", "0.4.0") for path in (STORES / release).glob(WRITTEN[name])
+    )
     assert found
     for path in found:
         text = path.read_text(encoding="utf-8")

@@ -372,6 +372,36 @@ def test_while_not_set_up_a_hook_answers_at_once_and_starts_the_setup_detached(p
     assert len(calls(python)) == 3  # one more probe, no second set-up
 
 
+@pytest.mark.parametrize(("args", "kept"), [(["stop"], "stop"), (["session-end"], "session-end"), ([], "")])
+def test_a_hook_that_writes_a_session_file_is_kept_while_setting_up(
+    plugin: Plugin, tmp_path: Path, args: list[str], kept: str
+) -> None:
+    """As bin/keeper does: a Stop or SessionEnd (or Codex's hook with no event) that meets the set-up goes
+    to bootstrap.py with its payload, to be run once Keeper is ready; a tool use does not."""
+    python = plugin.program(tmp_path / "Python", "python.exe")
+    (plugin.data / "setup.lock").mkdir()  # a set-up runs
+    payload = b'{"session_id": "s1", "hook_event_name": "Stop"}'
+    done = plugin.run(
+        ["hook", *args], path=[python.parent], stdin=payload, extra={"CLAUDE_PLUGIN_ROOT": win(plugin.root)}
+    )
+    assert done.returncode == 0 and json.loads(done.stdout) == {}
+    keeps = [(argv, stdin) for argv, stdin in calls(python) if "--keep" in argv]
+    assert len(keeps) == 1 and keeps[0][1] == payload
+    argv = keeps[0][0]
+    assert argv[1:8] == [
+        "-B",
+        "-I",
+        win(plugin.root / BOOTSTRAP),
+        "--root",
+        win(plugin.root),
+        "--data",
+        win(plugin.data),
+    ]
+    assert argv[8:10] == ["--keep", kept] and argv[10] == "--cwd"
+    assert json.loads(plugin.run(["hook", "post-tool-use"], path=[python.parent]).stdout) == {}
+    assert len([argv for argv, _ in calls(python) if "--keep" in argv]) == 1
+
+
 def test_the_py_launcher_is_preferred_and_a_failed_setup_is_shown(plugin: Plugin, tmp_path: Path) -> None:
     py = plugin.program(tmp_path / "Windows", "py.exe")
     python = plugin.program(tmp_path / "Python", "python.exe")
@@ -442,7 +472,8 @@ def test_an_environment_that_cannot_import_keeper_is_set_up_again_and_the_hook_a
     done = plugin.run(["hook", "stop"], path=[python.parent], stderr=tmp_path / "stderr")
     assert done.returncode == 0 and json.loads(done.stdout) == {}
     assert not (plugin.data / "env" / KEY / bootstrap.READY).exists()  # no longer taken for finished
-    assert wait_for(python, 2)[1][0][-2:] == ["--data", win(plugin.data)]  # the set-up builds it again
+    found = wait_for(python, 3)  # the probe, the Stop kept for when Keeper is ready, the set-up
+    assert "--keep" in found[1][0] and found[2][0][-2:] == ["--data", win(plugin.data)]  # it builds it again
     assert len(calls(broken)) == 1
 
 

@@ -13,7 +13,9 @@ it imports, and renames the folder into place, so a half-built environment is ne
 earlier one is removed. A lock folder keeps two sessions starting together from building twice; it
 names its owner, so a lock left by a killed run is broken at once. All output goes to
 ``D/setup.log``; a failure leaves ``D/setup-failed.json``, the one line the next session start
-shows, and the next session (or ``bin/keeper setup``) tries again.
+shows, and the next session (or ``bin/keeper setup``) tries again. A hook that writes a session's file
+(Stop, PreCompact, SessionEnd) and arrives meanwhile is kept in ``D/pending/`` (``keep``) and run once the
+environment is ready (``replay``): a short first session still gets its session file.
 """
 
 from __future__ import annotations
@@ -562,6 +564,7 @@ def setup(root: str, data: str, foreground: bool = False, quick: bool = False) -
         except OSError:
             pass
         log.write(f"ready in {time.monotonic() - started:.1f} s")
+        replay(data, target, log)
         return 0
     except (OSError, RuntimeError, ValueError, subprocess.SubprocessError) as exc:
         log.write(f"FAILED: {exc}")
@@ -570,6 +573,93 @@ def setup(root: str, data: str, foreground: bool = False, quick: bool = False) -
         return 1
     finally:
         lock.release()
+
+
+# -- hooks that arrive while the set-up runs -----------------------------------------------------------
+PENDING = "pending"  # <data>/pending/<time>-<pid>.json: a hook kept until Keeper is ready
+KEPT_EVENTS = ("stop", "pre-compact", "session-end")  # the ones that write a session's file
+PENDING_MAX = 200  # a set-up that keeps failing never lets the folder grow past this
+# What chooses the store, the project, the session and the agent of a hook: kept with it, and on replay
+# taken from it alone (the set-up may have been started by another agent's hook, in another project).
+HOOK_ENV = (
+    "HOME", "USERPROFILE", "LOCALAPPDATA", "APPDATA", "PATH",
+    "XDG_CONFIG_HOME", "XDG_DATA_HOME", "XDG_STATE_HOME", "XDG_CACHE_HOME",
+    "CLAUDECODE", "CLAUDE_PROJECT_DIR", "CLAUDE_PLUGIN_ROOT", "CLAUDE_PLUGIN_DATA", "CLAUDE_CONFIG_DIR",
+    "CLAUDE_CODE_SESSION_ID", "PLUGIN_ROOT", "CODEX_HOME", "CODEX_SESSION_ID",
+    "GEMINI_PROJECT_DIR", "GEMINI_SESSION_ID", "GEMINI_CLI_HOME",
+)  # fmt: skip
+_LAUNCHERS_OWN = ("KEEPER_COUNT", "KEEPER_LAUNCHER_")  # the launchers' hand-offs to one call: never replayed
+
+
+def _hook_env(name: str) -> bool:
+    return name in HOOK_ENV or (name.startswith("KEEPER_") and not name.startswith(_LAUNCHERS_OWN))
+
+
+def _kept_event(event: str, raw: bytes) -> bool:
+    """Whether a hook that met the set-up is kept: only those that write a session's file. Codex names
+    none on the command line; its payload does (``Stop``)."""
+    if event:
+        return event in KEPT_EVENTS
+    try:
+        named = json.loads(raw.decode("utf-8", errors="replace")).get("hook_event_name")
+    except (ValueError, AttributeError):
+        return False
+    return named in ("Stop", "PreCompact", "SessionEnd")
+
+
+def keep(root: str, data: str, event: str, cwd: str, raw: bytes) -> None:
+    """Keep a hook that arrived before Keeper was ready, to be run once it is (``replay``): a session
+    that ends while the set-up runs (a short first session) still gets its session file. Then, if the
+    set-up finished meanwhile, run it now: the set-up may have looked at the folder before it was kept."""
+    folder = os.path.join(data, PENDING)
+    os.makedirs(folder, exist_ok=True)
+    if _kept_event(event, raw) and len(os.listdir(folder)) < PENDING_MAX:
+        facts: dict[str, object] = {"event": event, "payload": raw.decode("utf-8", errors="replace"), "cwd": cwd}
+        facts["env"] = {k: v for k, v in os.environ.items() if _hook_env(k)}
+        name = os.path.join(folder, f"{time.time_ns()}-{os.getpid()}.json")
+        with open(name + ".tmp", "w", encoding="utf-8") as fh:
+            json.dump(facts, fh)
+        os.replace(name + ".tmp", name)
+    key = env_key(root)
+    target = os.path.join(data, ENV_DIR, key)
+    if is_ready(target, key):
+        replay(data, target, Log(data, echo=False))
+
+
+_HOOK_CODE = "from keeper.hooks.entry import main; import sys; main(sys.argv[1:])"
+
+
+def replay(data: str, env: str, log: Log) -> None:
+    """Run the hooks ``keep`` kept, oldest first, each once (taken by a rename, so two runs never share
+    one), in the environment ``env``, with the environment and folder each arrived with."""
+    folder = os.path.join(data, PENDING)
+    try:
+        names = sorted(n for n in os.listdir(folder) if n.endswith(".json"))
+    except OSError:
+        return
+    for name in names:
+        taken = os.path.join(folder, f"{name}.{os.getpid()}.taken")
+        try:
+            os.rename(os.path.join(folder, name), taken)
+            with open(taken, encoding="utf-8") as fh:
+                facts = json.load(fh)
+            kept: dict[str, str] = facts["env"]
+            variables = {k: v for k, v in child_env().items() if not _hook_env(k)}
+            variables.update(kept, PATH=absolute_path(kept.get("PATH")) or child_env()["PATH"])
+            cwd = facts["cwd"] if os.path.isdir(facts["cwd"]) else data
+            log.write(f"running the {facts['event'] or 'Codex'} hook that came while Keeper set itself up")
+            args = [env_python(env), "-I", "-c", _HOOK_CODE, facts["event"]]
+            subprocess.run(
+                args, input=facts["payload"].encode("utf-8"), capture_output=True, timeout=60,
+                check=False, cwd=cwd, env=variables,
+            )  # fmt: skip
+        except (OSError, ValueError, KeyError, TypeError, subprocess.SubprocessError) as exc:
+            log.write(f"could not run the hook kept in {name}: {exc}")
+        finally:
+            try:
+                os.remove(taken)
+            except OSError:
+                pass
 
 
 def write_digest(root: str) -> str:
@@ -590,6 +680,8 @@ def main(argv: list[str]) -> int:
     parser.add_argument("--foreground", action="store_true", help="wait for a running set-up; echo the log")
     parser.add_argument("--quick", action="store_true", help="only start from an earlier environment (an update)")
     parser.add_argument("--write-digest", action="store_true", help=f"write {'/'.join(DIGEST_FILE)} and stop")
+    parser.add_argument("--keep", metavar="EVENT", help="keep the hook on stdin until Keeper is ready")
+    parser.add_argument("--cwd", default="", help="the folder the kept hook ran in")
     args = parser.parse_args(argv)
     if args.write_digest:
         sys.stdout.write(write_digest(os.path.abspath(args.root)) + "\n")
@@ -599,6 +691,9 @@ def main(argv: list[str]) -> int:
     root, data = os.path.abspath(args.root), os.path.abspath(args.data)
     os.makedirs(data, exist_ok=True)
     os.chdir(data)  # started from the session's folder (a repository): nothing may resolve there
+    if args.keep is not None:
+        keep(root, data, args.keep, args.cwd, sys.stdin.buffer.read())
+        return 0
     return setup(root, data, args.foreground, args.quick)
 
 

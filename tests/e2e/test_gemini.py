@@ -26,6 +26,7 @@ from tests.e2e.conftest import (
     git_project,
     keeper_errors,
     save_follower,
+    set_up_plugin,
 )
 from tests.e2e.fakegemini import FakeGemini, last_user_turn, say, shell, texts_of
 
@@ -117,3 +118,25 @@ def test_a_fresh_install_sets_itself_up_at_the_first_sessions_end_with_no_hook_e
         time.sleep(0.1)
     assert hooks.read_bytes() == wanted
     assert log.exists()
+
+
+def test_a_first_session_that_ends_before_keeper_is_ready_gets_its_session_file(
+    gemini_bin: str, tmp_path: Path
+) -> None:
+    """The first session of a fresh install runs one hook of Keeper's, SessionEnd, which starts the set-up:
+    the session had no session file. Its SessionEnd is kept, and run when the set-up is done."""
+    gemini = Gemini(gemini_bin, tmp_path / "home", tmp_path / "store")
+    gemini.install()
+    data = gemini.gemini_home / "keeper"
+    (data / "setup.lock").mkdir(parents=True)  # the set-up, held here until the session is over
+    project = git_project(tmp_path, "fresh")
+    gemini_session(gemini, "what is in this folder?", project, [shell("ls"), say("Nothing yet.")])
+    sessions = gemini.store / "projects"
+    assert not list(sessions.glob("fresh-*/sessions/*.md"))
+    (data / "setup.lock").rmdir()
+    set_up_plugin(gemini.extension, data, gemini.env())
+    found = list(sessions.glob("fresh-*/sessions/*.md"))
+    assert len(found) == 1, found
+    record = found[0].read_text(encoding="utf-8")
+    assert "what is in this folder?" in record and "`ls`" in record
+    assert not keeper_errors(gemini.store)

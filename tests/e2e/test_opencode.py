@@ -16,6 +16,7 @@ from typing import Any
 
 import pytest
 
+from tests.conftest import REPO
 from tests.e2e.conftest import (
     Claude,
     OpenCode,
@@ -23,6 +24,7 @@ from tests.e2e.conftest import (
     git_project,
     keeper_errors,
     save_follower,
+    set_up_plugin,
 )
 from tests.e2e.fakeopenai import FakeOpenAI, say, shell, texts_of
 
@@ -74,3 +76,24 @@ def test_opencode_saves_claude_code_remembers_and_the_other_way_round(
     first = opencode_session(machine, "and refunds?", project, [say("Refunds next.")])[0]
     assert "Refunds go back to the original card" in texts_of(first)
     assert "Checkout rounds prices half to even" in texts_of(first)
+
+
+def test_a_first_session_that_ends_before_keeper_is_ready_gets_its_session_file(
+    opencode_bin: str, tmp_path: Path
+) -> None:
+    """The README walk: OpenCode's first session went idle nine seconds before Keeper's set-up was done,
+    and had no session file. Its Stop is kept, and run when the set-up is."""
+    machine = OpenCode(opencode_bin, tmp_path / "home", tmp_path / "store")
+    machine.install()  # not set up: the first hook starts the set-up, held here until the session is over
+    (machine.data / "setup.lock").mkdir(parents=True)
+    project = git_project(tmp_path, "shop")
+    opencode_session(machine, "what is in this shop?", project, [shell("ls"), say("A price list.")])
+    sessions = machine.store / "projects"
+    assert not list(sessions.glob("shop-*/sessions/*.md"))
+    (machine.data / "setup.lock").rmdir()
+    set_up_plugin(REPO, machine.data, machine.env())
+    found = list(sessions.glob("shop-*/sessions/*.md"))
+    assert len(found) == 1, found
+    record = found[0].read_text(encoding="utf-8")
+    assert "what is in this shop?" in record and "`ls`" in record and "Tool uses: 1 (0 saves)" in record
+    assert not keeper_errors(machine.store)

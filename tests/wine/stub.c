@@ -12,7 +12,8 @@
  *   - <exe>.code: its exit code (default 0);
  *   - <exe>.then: a path to copy itself to (a set-up that makes the environment's python.exe);
  *   - <exe>.sleep: milliseconds to wait before answering (a slow set-up).
- * Run as the set-up (an argument ending in bootstrap.py), it leaves stdin alone, as the real one does.
+ * Run as the set-up (an argument ending in bootstrap.py), it leaves stdin alone, as the real one does,
+ * unless it keeps a hook (--keep): then it reads the payload.
  * Built by the tests with x86_64-w64-mingw32-gcc -municode. */
 
 #include <stdio.h>
@@ -100,6 +101,8 @@ int wmain(int argc, wchar_t **argv) {
         size_t len = wcslen(argv[i]);
         if (len >= 12 && wcscmp(argv[i] + len - 12, L"bootstrap.py") == 0) setup = 1;
     }
+    for (int i = 1; i < argc; i++)
+        if (wcscmp(argv[i], L"--keep") == 0) setup = 0;
     char *input = malloc(1 << 20);
     DWORD got = 0, n;
     HANDLE in = GetStdHandle(STD_INPUT_HANDLE);
