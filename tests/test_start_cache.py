@@ -575,3 +575,21 @@ def test_a_line_of_changes_is_appended_only_to_the_file_as_it_was_read(
     data = json.loads(jsonio.dumps(first.file.data))
     verdicts._store(world.project, data, second.file)
     assert path.read_bytes().count(b"\n") == 0 and verdicts._read(world.project)[0] == data
+
+
+def test_kept_verdicts_stamped_anew_from_a_file_without_a_count_are_a_miss_never_an_error(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """A kept file edited by hand (or by an older Keeper) without its ``count``, its verdicts all as
+    they were and one file touched (the same bytes, a new time): stamping it anew appended a line of
+    changes and read ``count`` from it, a KeyError at every start until the file was deleted."""
+    world = _items_world(tmp_path / "w", monkeypatch)
+    world.act("wait", 0, monkeypatch, capsys)
+    _judged_both_ways(world.project)
+    path = Path(verdicts.cache_file(world.project))
+    data = json.loads(path.read_text(encoding="ascii"))
+    del data["count"]
+    path.write_text(json.dumps(data), encoding="ascii")
+    world.act("touch", 1, monkeypatch, capsys)
+    with_kept, afresh = _judged_both_ways(world.project)
+    assert with_kept == afresh
