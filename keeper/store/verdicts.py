@@ -347,7 +347,7 @@ def _change(data: dict[str, Any], before: OnDisk) -> str | None:
     change["answers"] = {rel: said for rel, said in data["answers"].items() if answers.get(rel) != said}
     change["answers"].update((rel, None) for rel in answers if rel not in data["answers"])
     change["items"] = {k: entry for k, entry in data["items"].items() if items[k] != entry}
-    change.update((k, data[k]) for k in ("verdicts", "count") if kept.get(k) != data[k])
+    change.update((k, data.get(k)) for k in ("verdicts", "count") if kept.get(k) != data.get(k))
     line = "\n" + jsonio.dumps(change)
     return line if 4 * (before.size + len(line)) < 5 * before.head else None
 
