@@ -7,6 +7,7 @@ from __future__ import annotations
 import json
 import os
 import tempfile
+import sys
 import time
 from collections.abc import Callable
 from pathlib import Path
@@ -593,3 +594,24 @@ def test_kept_verdicts_stamped_anew_from_a_file_without_a_count_are_a_miss_never
     world.act("touch", 1, monkeypatch, capsys)
     with_kept, afresh = _judged_both_ways(world.project)
     assert with_kept == afresh
+
+
+def test_kept_verdicts_holding_a_value_nested_too_deep_to_write_back_are_never_an_error(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """A kept file edited by hand with a value nested just deep enough to be read (``_read`` takes
+    a RecursionError as a miss) but not written back a few calls deeper: stamping it anew wrote it
+    whole and raised RecursionError out of the hook. Every depth near the limit is tried."""
+    world = _items_world(tmp_path / "w", monkeypatch)
+    world.act("wait", 0, monkeypatch, capsys)
+    _judged_both_ways(world.project)
+    path = Path(verdicts.cache_file(world.project))
+    data = json.loads(path.read_text(encoding="ascii"))
+    data["items"] = []  # not a line of changes: written whole
+    head = json.dumps(data)[:-1]
+    code = world.root / "src" / "mod_1.py"
+    for depth in range(sys.getrecursionlimit(), sys.getrecursionlimit() // 2, -1):
+        path.write_text(f'{head}, "deep": {"[" * depth}{"]" * depth}}}', encoding="ascii")
+        os.utime(code)
+        with_kept, afresh = _judged_both_ways(world.project)
+        assert with_kept == afresh
