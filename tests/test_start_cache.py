@@ -6,8 +6,8 @@ from __future__ import annotations
 
 import json
 import os
-import tempfile
 import sys
+import tempfile
 import time
 from collections.abc import Callable
 from pathlib import Path
@@ -615,3 +615,4 @@ def test_kept_verdicts_holding_a_value_nested_too_deep_to_write_back_are_never_a
         os.utime(code)
         with_kept, afresh = _judged_both_ways(world.project)
         assert with_kept == afresh
+    assert not [name for name in os.listdir(world.project.state) if name.endswith(".tmp")]  # none left behind
