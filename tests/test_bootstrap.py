@@ -146,15 +146,18 @@ def test_a_foreground_run_that_cannot_make_the_data_folder_says_what_to_do(
 def test_a_foreground_run_that_cannot_write_does_not_wait_on_a_dead_setups_lock(
     data: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
 ) -> None:
-    """A set-up killed half-way left its lock: a run that can write breaks it at once, and one that
-    cannot (a sandboxed shell) says what to do at once too; it waited STEP_TIMEOUT (10 minutes) for
-    a lock nobody would let go of."""
+    """A set-up killed half-way left its lock, older than any set-up runs: a run that can write breaks
+    it at once, and one that cannot (a sandboxed shell) says what to do at once too; it waited
+    STEP_TIMEOUT (10 minutes) for a lock nobody would let go of. By its age, not its owner's process,
+    which a sandbox with process ids of its own would show dead while it runs."""
     lock = data / bootstrap.SETUP_LOCK
     lock.mkdir(parents=True)
     dead = subprocess.run([sys.executable, "-c", "import os; print(os.getpid())"], capture_output=True, text=True)
     owner = {**bootstrap._owner(), "pid": int(dead.stdout), "start": None}
     (lock / bootstrap.SetupLock.OWNER).write_text(json.dumps(owner), encoding="utf-8")
     assert bootstrap.owner_gone(owner) is True
+    long_ago = time.time() - bootstrap.LOCK_STALE_SECONDS - 60
+    os.utime(lock, (long_ago, long_ago))
     calls: list[str] = []
     monkeypatch.setattr(bootstrap, "build", fake_build(calls))
     read_only_lock(data, monkeypatch)
