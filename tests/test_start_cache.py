@@ -578,7 +578,7 @@ def test_a_line_of_changes_is_appended_only_to_the_file_as_it_was_read(
     assert path.read_bytes().count(b"\n") == 0 and verdicts._read(world.project)[0] == data
 
 
-def test_kept_verdicts_stamped_anew_from_a_file_without_a_count_are_a_miss_never_an_error(
+def test_kept_verdicts_stamped_anew_from_a_file_without_a_count_are_never_an_error(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
 ) -> None:
     """A kept file edited by hand (or by an older Keeper) without its ``count``, its verdicts all as
