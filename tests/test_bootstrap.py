@@ -162,7 +162,7 @@ def test_a_foreground_run_that_cannot_write_does_not_wait_on_a_dead_setups_lock(
     monkeypatch.setattr(bootstrap, "build", fake_build(calls))
     read_only_lock(data, monkeypatch)
     pauses: list[float] = []
-    monkeypatch.setattr(bootstrap.time, "sleep", pauses.append)
+    monkeypatch.setattr(time, "sleep", pauses.append)
     monkeypatch.setattr(bootstrap, "STEP_TIMEOUT", 5)  # before the fix: ten pauses, then the same line
     assert bootstrap.setup(str(REPO), str(data), foreground=True) == 1
     assert "cannot set itself up" in capsys.readouterr().err
