@@ -117,6 +117,60 @@ def test_a_foreground_run_that_cannot_write_waits_for_the_running_setup(
     assert len(calls) == 1 and bootstrap.is_ready(str(data / "env" / KEY), KEY)
 
 
+def read_only_data(data: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """No folder can be made in or as ``data`` (a sandboxed shell, where it is not there yet)."""
+    real_mkdir = os.mkdir
+
+    def refuse(path: object, *args: object, **kwargs: object) -> None:
+        if str(path).startswith(str(data)):
+            raise OSError(errno.EROFS, os.strerror(errno.EROFS), str(path))
+        real_mkdir(path, *args, **kwargs)  # type: ignore[arg-type]
+
+    monkeypatch.setattr(os, "mkdir", refuse)
+
+
+def test_a_foreground_run_that_cannot_make_the_data_folder_says_what_to_do(
+    data: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """A model's `keeper save` in Codex's sandbox before any hook ran: the launcher names a data folder
+    that is not there (Claude Code's, for want of Codex's), and making it is refused. One line, as when
+    it is there but cannot be written; it raised from bootstrap.main's makedirs."""
+    calls: list[str] = []
+    monkeypatch.setattr(bootstrap, "build", fake_build(calls))
+    monkeypatch.chdir(REPO)
+    read_only_data(data, monkeypatch)
+    assert bootstrap.main(["--root", str(REPO), "--data", str(data), "--foreground"]) == 1
+    said = capsys.readouterr().err
+    assert "cannot set itself up" in said and "Start a new session" in said
+    assert calls == [] and not data.exists()
+
+
+def test_a_foreground_run_that_cannot_write_does_not_wait_on_a_dead_setups_lock(
+    data: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """A set-up killed half-way left its lock, older than any set-up runs: a run that can write breaks
+    it at once, and one that cannot (a sandboxed shell) says what to do at once too; it waited
+    STEP_TIMEOUT (10 minutes) for a lock nobody would let go of. By its age, not its owner's process,
+    which a sandbox with process ids of its own would show dead while it runs."""
+    lock = data / bootstrap.SETUP_LOCK
+    lock.mkdir(parents=True)
+    dead = subprocess.run([sys.executable, "-c", "import os; print(os.getpid())"], capture_output=True, text=True)
+    owner = {**bootstrap._owner(), "pid": int(dead.stdout), "start": None}
+    (lock / bootstrap.SetupLock.OWNER).write_text(json.dumps(owner), encoding="utf-8")
+    assert bootstrap.owner_gone(owner) is True
+    long_ago = time.time() - bootstrap.LOCK_STALE_SECONDS - 60
+    os.utime(lock, (long_ago, long_ago))
+    calls: list[str] = []
+    monkeypatch.setattr(bootstrap, "build", fake_build(calls))
+    read_only_lock(data, monkeypatch)
+    pauses: list[float] = []
+    monkeypatch.setattr(time, "sleep", pauses.append)
+    monkeypatch.setattr(bootstrap, "STEP_TIMEOUT", 5)  # before the fix: ten pauses, then the same line
+    assert bootstrap.setup(str(REPO), str(data), foreground=True) == 1
+    assert "cannot set itself up" in capsys.readouterr().err
+    assert pauses == [] and calls == []
+
+
 def test_a_setup_killed_midway_is_repaired_by_the_next(data: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     target = data / "env" / KEY
     (target / "bin").mkdir(parents=True)  # a half-built environment, without its ready marker

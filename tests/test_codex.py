@@ -309,6 +309,24 @@ def test_doctor_and_status_once_every_hook_is_trusted(codex_home: Path, capsys: 
             '[sandbox_workspace_write]\nwritable_roots = ["STORE"]\n',
             True,
         ),
+        # the same below a header with a comment: still that table's key, not a top-level one
+        (
+            '[marketplaces.keeper]  # added by codex\nsource = "x"\nsandbox_mode = "workspace-write"\n'
+            '[sandbox_workspace_write]\nwritable_roots = ["STORE"]\n',
+            True,
+        ),
+        # and below a table array's header
+        ('[[skills]]\nsandbox_mode = "danger-full-access"\n', True),
+        # TOML as people write it: comments, literal strings, an array over lines, CRLF
+        (
+            'sandbox_mode = "workspace-write"  # keeper saves\n'
+            '[sandbox_workspace_write]  # where\nwritable_roots = ["STORE"] # the store\n',
+            False,
+        ),
+        ("sandbox_mode = 'danger-full-access'\n", False),
+        ('sandbox_mode = "workspace-write"\n[sandbox_workspace_write]\nwritable_roots = [\n  "STORE",\n]\n', False),
+        ('sandbox_mode = "workspace-write"\r\n[sandbox_workspace_write]\r\nwritable_roots = ["STORE"]\r\n', False),
+        ('sandbox_mode = "workspace-write"\n[sandbox_workspace_write]\nwritable_roots = ["/a[1", "STORE"]\n', False),
     ],
 )
 def test_doctor_says_when_codex_sandbox_keeps_saves_out_of_the_store(

@@ -16,7 +16,7 @@ from keeper.capture import saving
 from keeper.capture.shell import is_save_command
 from keeper.hooks import entry, prompts
 from keeper.memory.document import SaveInput
-from keeper.store import config, counters, identity, paths
+from keeper.store import config, counters, fsutil, identity, log, paths
 from tests.helpers import run_hook
 
 FIXTURES = Path(__file__).parent / "fixtures" / "hooks"
@@ -128,6 +128,30 @@ def test_an_internal_error_fails_open_with_a_log_line(
     monkeypatch.setitem(entry.HANDLERS, "stop", broken)
     assert run_hook("stop", payload(project_dir), monkeypatch, capsys) == {}
     assert "stop ERROR ZeroDivisionError: boom at test_hooks.py" in log_text(store)
+
+
+@pytest.mark.fails_open("ZeroDivisionError: boom")
+def test_a_failed_hook_logs_its_error_within_the_hooks_sharing_budget(
+    project_dir: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """The error line a failed hook writes (an append, retried on Windows while the log is refused)
+    is still the hook's: 2 s, not a command's 15 s (the budget was put back before the log was written)."""
+
+    def broken(event: entry.Event, at: object) -> dict:
+        raise ZeroDivisionError("boom")
+
+    budgets: list[float] = []
+    real = log.write
+
+    def noted(event: str, level: str, message: str) -> None:
+        budgets.append(fsutil._sharing_wait[0])
+        real(event, level, message)
+
+    monkeypatch.setitem(entry.HANDLERS, "stop", broken)
+    monkeypatch.setattr(log, "write", noted)
+    assert run_hook("stop", payload(project_dir), monkeypatch, capsys) == {}
+    assert budgets == [fsutil.HOOK_SHARING_WAIT]
+    assert fsutil._sharing_wait[0] == fsutil.CLI_LOCK_TIMEOUT  # put back after the hook
 
 
 @pytest.mark.fails_open("OSError: [Errno 28] No space left on device")

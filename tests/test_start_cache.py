@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import json
 import os
+import sys
 import tempfile
 import time
 from collections.abc import Callable
@@ -575,3 +576,43 @@ def test_a_line_of_changes_is_appended_only_to_the_file_as_it_was_read(
     data = json.loads(jsonio.dumps(first.file.data))
     verdicts._store(world.project, data, second.file)
     assert path.read_bytes().count(b"\n") == 0 and verdicts._read(world.project)[0] == data
+
+
+def test_kept_verdicts_stamped_anew_from_a_file_without_a_count_are_never_an_error(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """A kept file edited by hand (or by an older Keeper) without its ``count``, its verdicts all as
+    they were and one file touched (the same bytes, a new time): stamping it anew appended a line of
+    changes and read ``count`` from it, a KeyError at every start until the file was deleted."""
+    world = _items_world(tmp_path / "w", monkeypatch)
+    world.act("wait", 0, monkeypatch, capsys)
+    _judged_both_ways(world.project)
+    path = Path(verdicts.cache_file(world.project))
+    data = json.loads(path.read_text(encoding="ascii"))
+    del data["count"]
+    path.write_text(json.dumps(data), encoding="ascii")
+    world.act("touch", 1, monkeypatch, capsys)
+    with_kept, afresh = _judged_both_ways(world.project)
+    assert with_kept == afresh
+
+
+def test_kept_verdicts_holding_a_value_nested_too_deep_to_write_back_are_never_an_error(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """A kept file edited by hand with a value nested just deep enough to be read (``_read`` takes
+    a RecursionError as a miss) but not written back a few calls deeper: stamping it anew wrote it
+    whole and raised RecursionError out of the hook. Every depth near the limit is tried."""
+    world = _items_world(tmp_path / "w", monkeypatch)
+    world.act("wait", 0, monkeypatch, capsys)
+    _judged_both_ways(world.project)
+    path = Path(verdicts.cache_file(world.project))
+    data = json.loads(path.read_text(encoding="ascii"))
+    data["items"] = []  # not a line of changes: written whole
+    head = json.dumps(data)[:-1]
+    code = world.root / "src" / "mod_1.py"
+    for depth in range(sys.getrecursionlimit(), sys.getrecursionlimit() // 2, -1):
+        path.write_text(f'{head}, "deep": {"[" * depth}{"]" * depth}}}', encoding="ascii")
+        os.utime(code)
+        with_kept, afresh = _judged_both_ways(world.project)
+        assert with_kept == afresh
+    assert not [name for name in os.listdir(world.project.state) if name.endswith(".tmp")]  # none left behind

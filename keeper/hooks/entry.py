@@ -421,20 +421,21 @@ def run(argv: list[str]) -> int:
     """Entry point of ``keeper hook EVENT``. Prints one JSON object; returns 0 whatever happens."""
     name, project_dir = _args(argv)
     reply: Reply = {}
-    try:
-        with fsutil.sharing_wait(fsutil.HOOK_SHARING_WAIT):  # a hook answers in time rather than wait out a reader
+    # a hook answers in time rather than wait out a reader, its error line included
+    with fsutil.sharing_wait(fsutil.HOOK_SHARING_WAIT):
+        try:
             reply = handle(name, _read_stdin(), project_dir)
-    except KeeperError as exc:  # a refusal the user can fix (a link out of the store): not a bug
-        _log(name or "-", "WARN", f"refused: {exc}")
-    except BaseException as exc:  # fail open: a hook must never break Claude Code
-        where = ""
-        tb = exc.__traceback__
-        while tb is not None and tb.tb_next is not None:
-            tb = tb.tb_next
-        if tb is not None:
-            where = f" at {os.path.basename(tb.tb_frame.f_code.co_filename)}:{tb.tb_lineno}"
-        _log(name or "-", "ERROR", f"{type(exc).__name__}: {exc}{where}")
-        reply = {}
+        except KeeperError as exc:  # a refusal the user can fix (a link out of the store): not a bug
+            _log(name or "-", "WARN", f"refused: {exc}")
+        except BaseException as exc:  # fail open: a hook must never break Claude Code
+            where = ""
+            tb = exc.__traceback__
+            while tb is not None and tb.tb_next is not None:
+                tb = tb.tb_next
+            if tb is not None:
+                where = f" at {os.path.basename(tb.tb_frame.f_code.co_filename)}:{tb.tb_lineno}"
+            _log(name or "-", "ERROR", f"{type(exc).__name__}: {exc}{where}")
+            reply = {}
     try:
         sys.stdout.write(jsonio.dumps(reply))
         sys.stdout.flush()

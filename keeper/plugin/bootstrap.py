@@ -244,8 +244,12 @@ class SetupLock:
 
     def stale(self, path: str) -> bool:
         gone = owner_gone(self._read_owner(path))
-        if gone is not None:
-            return gone
+        return gone if gone is not None else self.aged(path)
+
+    @staticmethod
+    def aged(path: str) -> bool:
+        """Older than any set-up runs, or dated in the future: told without seeing its process, which a
+        sandbox (its own process ids) may hide from a live one."""
         try:
             age = time.time() - os.stat(path).st_mtime
         except OSError:
@@ -293,8 +297,8 @@ class SetupLock:
         while True:
             if self._take():
                 return True
-            if self.refused is not None and not os.path.lexists(self.path):
-                return False  # nobody else sets Keeper up, and this run cannot
+            if self.refused is not None and (not os.path.lexists(self.path) or self.aged(self.path)):
+                return False  # nobody else sets Keeper up (or a dead run's lock stays), and this run cannot
             if self.refused is None and self.stale(self.path):
                 self._break()
                 continue
@@ -514,6 +518,15 @@ def complete_gemini_hooks(root: str, log: Log | None = None) -> bool:
     return True
 
 
+def unwritable(data: str, refused: OSError) -> str:
+    """What a set-up says that cannot write the plugin's data folder (a sandboxed shell)."""
+    return (
+        f"Keeper is not set up yet and cannot set itself up from here: {data} cannot be written "
+        f"({refused.strerror}), as in a sandboxed shell. Start a new session (its first hook sets "
+        "Keeper up), then run this again."
+    )
+
+
 def setup(root: str, data: str, foreground: bool = False, quick: bool = False) -> int:
     """Make ``data/env/<version>-<digest>`` ready; 0 when it is (or another run made it), 1 on failure.
 
@@ -532,11 +545,7 @@ def setup(root: str, data: str, foreground: bool = False, quick: bool = False) -
         if is_ready(target, key):
             return 0  # the run this one waited for made it
         if lock.refused is not None:
-            log.write(
-                f"Keeper is not set up yet and cannot set itself up from here: {data} cannot be written "
-                f"({lock.refused.strerror}), as in a sandboxed shell. Start a new session (its first hook sets "
-                "Keeper up), then run this again."
-            )
+            log.write(unwritable(data, lock.refused))
             return 1
         log.write("another set-up is running")
         return 1 if quick else 0
@@ -689,8 +698,12 @@ def main(argv: list[str]) -> int:
     if not args.data:
         parser.error("--data is required")
     root, data = os.path.abspath(args.root), os.path.abspath(args.data)
-    os.makedirs(data, exist_ok=True)
-    os.chdir(data)  # started from the session's folder (a repository): nothing may resolve there
+    try:
+        os.makedirs(data, exist_ok=True)
+        os.chdir(data)  # started from the session's folder (a repository): nothing may resolve there
+    except OSError as exc:
+        sys.stderr.write(unwritable(data, exc) + "\n")
+        return 1
     if args.keep is not None:
         keep(root, data, args.keep, args.cwd, sys.stdin.buffer.read())
         return 0

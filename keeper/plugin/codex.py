@@ -41,23 +41,55 @@ def home() -> str:
 
 
 def _value(raw: str) -> Any:
+    raw = raw.strip()
+    if len(raw) > 1 and raw[0] == raw[-1] == "'" and "'" not in raw[1:-1]:
+        return raw[1:-1]  # a literal string: no escapes
     try:
-        return json.loads(raw.strip())  # TOML's basic strings, booleans and string arrays read as JSON
+        return json.loads(raw)  # TOML's basic strings, booleans and string arrays read as JSON
     except ValueError:
-        return None
+        pass
+    if raw.endswith("]") and raw[:-1].rstrip().endswith(","):  # an array's trailing comma
+        return _value(raw[:-1].rstrip()[:-1] + "]")
+    return None
+
+
+def _code(line: str) -> tuple[str, int]:
+    """A line without its comment (from a ``#`` outside any string), and how many more ``[`` than
+    ``]`` it holds outside strings (an array that goes on over the next lines)."""
+    quote, escaped, depth = "", False, 0
+    for at, char in enumerate(line):
+        if escaped:
+            escaped = False
+        elif quote:
+            escaped = char == "\\" and quote == '"'
+            quote = "" if char == quote else quote
+        elif char in "\"'":
+            quote = char
+        elif char == "#":
+            return line[:at], depth
+        else:
+            depth += (char == "[") - (char == "]")
+    return line, depth
 
 
 def tables(text: str) -> dict[str, dict[str, Any]]:
     """``config.toml``'s tables by header (``plugins."keeper@keeper"``), each with its ``key = value`` lines."""
     found: dict[str, dict[str, Any]] = {"": {}}
     current = found[""]
-    for line in text.splitlines():
-        line = line.strip()
-        if line.startswith("[") and line.endswith("]") and not line.startswith("[["):
+    held, depth = "", 0
+    for raw in text.splitlines():
+        code, opened = _code(raw)
+        held, depth = f"{held} {code}" if held else code, depth + opened
+        if depth > 0 and "=" in held:
+            continue  # an array over several lines
+        line, held, depth = held.strip(), "", 0
+        if line.startswith("[[") and line.endswith("]]"):
+            current = {}  # a table array's keys belong to none of the tables read here
+        elif line.startswith("[") and line.endswith("]"):
             current = found.setdefault(line[1:-1].strip(), {})
-        elif "=" in line and not line.startswith("#"):
-            key, _, raw = line.partition("=")
-            current[key.strip()] = _value(raw)
+        elif "=" in line:
+            key, _, value = line.partition("=")
+            current[key.strip()] = _value(value)
     return found
 
 

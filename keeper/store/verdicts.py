@@ -325,9 +325,15 @@ def save(
 def _store(project: paths.Project, data: dict[str, Any], before: OnDisk | None) -> None:
     """Keep ``data``: as a line of what changed since the file ``before`` was read, when that is
     all that changed (``_change``) and the file is still as read, else the whole file anew."""
-    change = _change(data, before) if before is not None else None
-    if change is None or before is None or not _append(project, change, before):
-        _write(project, data)
+    try:
+        change = _change(data, before) if before is not None else None
+        if change is None or before is None or not _append(project, change, before):
+            _write(project, data)
+    except RecursionError:  # a value of a file edited by hand, read but nested too deep to write back
+        try:
+            os.unlink(cache_file(project))  # dropped: the next start is a miss
+        except OSError:
+            pass
 
 
 def _change(data: dict[str, Any], before: OnDisk) -> str | None:
@@ -347,7 +353,7 @@ def _change(data: dict[str, Any], before: OnDisk) -> str | None:
     change["answers"] = {rel: said for rel, said in data["answers"].items() if answers.get(rel) != said}
     change["answers"].update((rel, None) for rel in answers if rel not in data["answers"])
     change["items"] = {k: entry for k, entry in data["items"].items() if items[k] != entry}
-    change.update((k, data[k]) for k in ("verdicts", "count") if kept.get(k) != data[k])
+    change.update((k, data.get(k)) for k in ("verdicts", "count") if kept.get(k) != data.get(k))
     line = "\n" + jsonio.dumps(change)
     return line if 4 * (before.size + len(line)) < 5 * before.head else None
 
@@ -374,9 +380,10 @@ def _write(project: paths.Project, data: dict[str, Any]) -> None:
     path = cache_file(project)
     tmp = os.path.join(project.state, f".{paths.STALE_CACHE}.{os.getpid()}.tmp")
     flags = os.O_WRONLY | os.O_CREAT | os.O_TRUNC | getattr(os, "O_NOFOLLOW", 0) | getattr(os, "O_BINARY", 0)
+    text = jsonio.dumps(data).encode("utf-8", "surrogatepass")  # before the temporary file: none left if it raises
     try:
         with os.fdopen(os.open(tmp, flags, 0o600), "wb") as fh:  # private, like the memory it quotes
-            fh.write(jsonio.dumps(data).encode("utf-8", "surrogatepass"))
+            fh.write(text)
         try:  # a new name, not a replaced file: on ext4 replacing one makes the rename start writeback
             os.unlink(path)
         except FileNotFoundError:
