@@ -279,7 +279,7 @@ class Counting(dict[bytes, str]):
         super().__init__()
         self._tally: Callable[[dict[str, int], Iterable[str]], None] = _count_elements
         self.surface: dict[str, str] = {}
-        self._several: dict[str, tuple[tuple[str, str], ...]] = {}  # "\0" + trimmed run -> its pairs
+        self._several: dict[str, list[str]] = {}  # "\0" + trimmed run -> its terms
         self._dated: set[str] = set()  # the keys of runs that may start a date
         self._given = 0  # how many of ``surface`` new_surface gave: a word's place in it never changes
 
@@ -294,7 +294,7 @@ class Counting(dict[bytes, str]):
             key = ""
         else:  # "\0" stands in no term: _spaced turns it into a space
             key = "\0" + ident
-            self._several[key] = pairs
+            self._several[key] = [term for _, term in pairs]
             if dated:
                 self._dated.add(key)
         self[run] = key
@@ -310,11 +310,8 @@ class Counting(dict[bytes, str]):
         counts.pop("", None)
         several = self._several.keys() & counts.keys()
         if several:
-            get = counts.get
             for key in sorted(several):  # a set's order changes with the hash seed: the terms' must not
-                times = counts.pop(key)
-                for _, term in self._several[key]:
-                    counts[term] = get(term, 0) + times
+                self._tally(counts, self._several[key] * counts.pop(key))
             if not self._dated.isdisjoint(several):
                 pairs = _dated_pairs(_idents(text), day)
                 self.surface.update(pairs)
