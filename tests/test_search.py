@@ -5,7 +5,7 @@ from __future__ import annotations
 from datetime import date
 from pathlib import Path
 
-from hypothesis import given, settings
+from hypothesis import example, given, settings
 from hypothesis import strategies as st
 
 from keeper.recall import dates, search, tokens
@@ -386,3 +386,77 @@ def test_a_prompt_with_a_long_paste_is_answered_without_hanging(project_dir: Pat
     )
     assert done.returncode == 0
     assert "2026-01-03" in json.loads(done.stdout)["hookSpecificOutput"]["additionalContext"]
+
+
+def _sections_by_document(path: str, text: str, title: str | None = None) -> list[tuple[str, int, str]]:
+    """``chunks.sections_of`` as it read files through ``markdown.Document`` (the reference)."""
+    import os
+
+    from keeper.markdown import Document
+    from keeper.store.sessions import BOOKKEEPING
+
+    doc = Document.parse(text, split_level=3)
+    title = title or next((s.title for s in doc.sections if s.level == 1), os.path.basename(path))
+    out: list[tuple[str, int, str]] = []
+    line = 1
+    for section in doc.sections:
+        start = line
+        line += len(section.lines) + (1 if section.heading is not None else 0)
+        kept = [ln for ln in section.lines if ln[:2] != "- " or ln.split(":", 1)[0] not in BOOKKEEPING]
+        body = "".join(kept).strip()
+        if not body and section.level != 1:
+            continue
+        out.append((title if section.level <= 1 else f"{title} > {section.title}", start, body or section.title))
+    return out
+
+
+_MARKDOWN_LINES = (
+    "# Session 2026-11-07 14:30 · shop",
+    "## Saves",
+    "### 11:00 save",
+    "#### deeper",
+    "   ## indented",
+    "    # code, not a heading",
+    "#hashtag",
+    "#",
+    "## closed ##",
+    "```",
+    "```python",
+    "~~~",
+    "  ```",
+    "- Session id: s1",
+    "- Tool uses: 3",
+    "- Tool uses",
+    "- Last reply: kept",
+    "- Prompts (1):",
+    "  1. look at the cache",
+    "text with words",
+    "\ufeff# bom",
+    "",
+    " ",
+    "\x0c",
+    "\r",
+)
+
+
+@settings(max_examples=400)
+@given(
+    st.lists(st.sampled_from(_MARKDOWN_LINES), max_size=14),
+    st.sampled_from(["\n", "\r\n"]),
+    st.booleans(),
+    st.booleans(),
+    st.sampled_from([None, "Auto memory: x.md"]),
+)
+@example(["## Saves", "- Tool uses", "- Tool uses: 3"], "\n", False, False, None)  # only the last line has no ending
+@example(["text with words", "- Tool uses"], "\r\n", False, False, None)
+def test_sections_are_read_as_the_markdown_document_reads_them(
+    lines: list[str], newline: str, final: bool, bom: bool, title: str | None
+) -> None:
+    """The index's sections (read from the text's lines directly, for speed) are the ones
+    ``markdown.Document`` gives: headings, first lines, bodies without bookkeeping, titles."""
+    from keeper.recall.chunks import sections_of
+
+    text = ("\ufeff" if bom else "") + newline.join(lines) + (newline if final else "")
+    assert sections_of("sessions/2026-11-07_1430.md", text, title) == _sections_by_document(
+        "sessions/2026-11-07_1430.md", text, title
+    )

@@ -13,7 +13,7 @@ from __future__ import annotations
 
 import os
 
-from keeper.markdown import Document
+from keeper.markdown import _MAY_OPEN, BOM, fence, heading
 from keeper.recall import sources
 from keeper.recall.tokens import Counting, date_terms, shared_counting
 from keeper.store import paths, sessions
@@ -69,29 +69,60 @@ class Chunk:
         self.counts, self.length = counts, length
 
 
-def _content(lines: list[str]) -> str:
-    """A section's text without a session record's bookkeeping lines (``- Tool uses: 16 (2 saves)``).
+_LABELLED = tuple(label + ":" for label in sessions.BOOKKEEPING)  # a bookkeeping line starts so
+
+
+def _content(lines: list[str], last: bool) -> str:
+    """A section's text (its lines, without their endings) without a session record's bookkeeping
+    lines (``- Tool uses: 16 (2 saves)``); ``last``: whether its last line is the file's last.
 
     Those say nothing about the work, yet words like "tool" or "session" would match them.
     """
-    bookkeeping = sessions.BOOKKEEPING  # each "- <label>": a line that does not start so is kept untouched
-    return "".join(line for line in lines if line[:2] != "- " or line.split(":", 1)[0] not in bookkeeping).strip()
+    text = "\n".join(lines)
+    if text[:2] != "- " and "\n- " not in text:  # the common section: no list item could be one
+        return text.strip()
+    kept = [line for line in lines if not line.startswith(_LABELLED)]
+    if last and lines[-1] in sessions.BOOKKEEPING:  # the file's last line, with no ending and no ":" (kept above)
+        kept.pop()
+    return "\n".join(kept).strip()
+
+
+def _headings(lines: list[str]) -> list[tuple[int, int, str]]:
+    """``(line index, level, title)`` of each ``#``-``###`` heading outside fenced code (as
+    ``markdown.Document.parse`` with ``split_level=3`` splits), looking only at the lines that
+    can open one or a fence."""
+    found: list[tuple[int, int, str]] = []
+    open_fence: str | None = None
+    for at in [at for at, line in enumerate(lines) if line[:1] in _MAY_OPEN]:
+        line = lines[at]
+        first = line.lstrip(" ")[:1]
+        if first == "#":  # a heading, or nothing: no fence starts so
+            parsed = heading(line) if open_fence is None else None
+            if parsed and parsed[0] <= 3:
+                found.append((at, *parsed))
+        elif first in ("`", "~"):  # a fence, or nothing: no heading starts so
+            marker = fence(line) or ""
+            if marker and open_fence is None:
+                open_fence = marker[0] * 3
+            elif marker and open_fence and marker.startswith(open_fence):
+                open_fence = None
+    return found
 
 
 def sections_of(path: str, text: str, title: str | None = None) -> list[tuple[str, int, str]]:
     """``(heading, first line, text)`` of each ``#``-``###`` section; the title (the file's ``#``
-    heading unless given) becomes part of each heading."""
-    doc = Document.parse(text, split_level=3)
-    title = title or next((s.title for s in doc.sections if s.level == 1), os.path.basename(path))
+    heading unless given) becomes part of each heading. The text before the first heading is a
+    section of the title's when it holds anything."""
+    lines = (text[1:] if text.startswith(BOM) else text).split("\n")  # a last "" (a final newline) is stripped
+    found = _headings(lines)
+    title = title or next((t for _, level, t in found if level == 1), os.path.basename(path))
     out: list[tuple[str, int, str]] = []
-    line = 1
-    for section in doc.sections:
-        start = line
-        line += len(section.lines) + (1 if section.heading is not None else 0)
-        body = _content(section.lines)
-        if not body and section.level != 1:
+    bounds = [(-1, 0, ""), *found, (len(lines), 0, "")]
+    for (at, level, name), (end, _, _) in zip(bounds, bounds[1:]):
+        body = _content(lines[at + 1 : end], end == len(lines))
+        if not body and level != 1:
             continue
-        out.append((title if section.level <= 1 else f"{title} > {section.title}", start, body or section.title))
+        out.append((title if level <= 1 else f"{title} > {name}", at + 1 if at >= 0 else 1, body or name))
     return out
 
 

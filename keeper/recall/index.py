@@ -423,9 +423,15 @@ def refresh(
     return done
 
 
+_REPEATED = "%s:%d".__mod__  # a (term, count) pair as the counts column holds it
+_SEVERAL_TIMES = (1).__lt__
+
+
 def _prepare(project: paths.Project, changed: list[tuple[str, tuple[int, int]]], counting: Counting) -> Prepared:
     """Read and tokenise the changed files: everything of a batch but its SQL, done before its
     transaction, so that the write lock other processes wait for is held only while SQLite writes."""
+    from itertools import compress
+
     out: Prepared = []
     for name, stamp in changed:
         path = sources.path_of(project, name)
@@ -437,7 +443,8 @@ def _prepare(project: paths.Project, changed: list[tuple[str, tuple[int, int]]],
         rows: list[tuple[int, str, int, str, str]] = []
         for heading, line, body in sections_of(name, text, sources.title_of(name)):
             counted, length = section_terms(heading, body, day, counting)
-            repeated = " ".join([f"{term}:{n}" for term, n in counted.items() if n > 1])  # terms hold no ":"
+            # "term:n" for each term met more than once (terms hold no ":"), in C loops
+            repeated = " ".join(map(_REPEATED, compress(counted.items(), map(_SEVERAL_TIMES, counted.values()))))
             rows.append((line, heading, length, " ".join(counted), repeated))
         out.append((name, stamp, rows))
     return out

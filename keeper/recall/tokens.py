@@ -18,6 +18,10 @@ from keeper.recall import dates
 from keeper.recall.dates import MONTHS, WEEKDAYS
 from keeper.recall.stemmer import stem
 
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    from collections.abc import Callable, Iterable
+
 _IDENT_CHARS = frozenset("abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789_./\\-")
 _TO_SPACE_BYTES = bytes(i if i > 127 or chr(i) in _IDENT_CHARS else 32 for i in range(256))  # as UTF-8
 _ASCII_BYTES = bytes(range(128))
@@ -267,9 +271,15 @@ class Counting(dict[bytes, str]):
     """
 
     def __init__(self) -> None:
+        try:  # Counter's own C loop, without the Python Counter wraps it in
+            from _collections import _count_elements  # type: ignore[import-not-found]
+        except ImportError:  # pragma: no cover - another Python: Counter's loop as collections has it
+            from collections import _count_elements  # type: ignore[attr-defined]
+
         super().__init__()
+        self._tally: Callable[[dict[str, int], Iterable[str]], None] = _count_elements
         self.surface: dict[str, str] = {}
-        self._several: dict[str, tuple[tuple[str, str], ...]] = {}  # "\0" + trimmed run -> its pairs
+        self._several: dict[str, list[str]] = {}  # "\0" + trimmed run -> its terms
         self._dated: set[str] = set()  # the keys of runs that may start a date
         self._given = 0  # how many of ``surface`` new_surface gave: a word's place in it never changes
 
@@ -284,7 +294,7 @@ class Counting(dict[bytes, str]):
             key = ""
         else:  # "\0" stands in no term: _spaced turns it into a space
             key = "\0" + ident
-            self._several[key] = pairs
+            self._several[key] = [term for _, term in pairs]
             if dated:
                 self._dated.add(key)
         self[run] = key
@@ -295,20 +305,17 @@ class Counting(dict[bytes, str]):
 
         ``day``: as for ``words``. The pairs of spoken and relative dates join ``surface`` too.
         """
-        from collections import Counter
-
-        counts = Counter(map(self.__getitem__, _spaced(text).split()))
+        counts: dict[str, int] = {}
+        self._tally(counts, map(self.__getitem__, _spaced(text).split()))
         counts.pop("", None)
         several = self._several.keys() & counts.keys()
         if several:
             for key in sorted(several):  # a set's order changes with the hash seed: the terms' must not
-                times = counts.pop(key)
-                for _, term in self._several[key]:
-                    counts[term] += times
+                self._tally(counts, self._several[key] * counts.pop(key))
             if not self._dated.isdisjoint(several):
                 pairs = _dated_pairs(_idents(text), day)
                 self.surface.update(pairs)
-                counts.update(term for _, term in pairs)
+                self._tally(counts, [term for _, term in pairs])
         return counts, sum(counts.values())
 
     def new_surface(self) -> list[tuple[str, str]]:
