@@ -183,7 +183,7 @@ def chunks_of_rows(project: paths.Project, rows: Iterable[Row], ranked: list[str
     """The sections' rows as chunks, with how often each of the ``ranked`` terms stands in each."""
     needles = [(w, f" {w} ", f" {w}:") for w in ranked]
     out = []
-    for name, heading, line, length, terms, counts in rows:
+    for name, title, line, length, terms, counts in rows:
         held = f" {terms} "
         repeated = f" {counts} " if counts else ""
         tf: dict[str, int] = {}
@@ -195,5 +195,5 @@ def chunks_of_rows(project: paths.Project, rows: Iterable[Row], ranked: list[str
         if path is None:  # a name no source has: the index was tampered with; never follow it
             continue
         day = None if sources.scope_of(name) != sources.PROJECT else sessions.date_of(name)
-        out.append(Chunk(path, heading, line, None, day, tf, length))
+        out.append(Chunk(path, title, line, None, day, tf, length))
     return out
