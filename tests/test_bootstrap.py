@@ -528,3 +528,88 @@ def test_only_the_hooks_that_write_a_session_file_are_kept(data: Path) -> None:
         ("", "SessionEnd"),
         ("stop", ""),
     ]
+
+
+def recording_python(record: Path):  # type: ignore[no-untyped-def]
+    """As ``ready_with_this_python``, its python writing the environment each replay gets to ``record``."""
+
+    def build(root: str, target: str, deps: list[str], log: bootstrap.Log, start_from: str | None = None) -> None:
+        fake_build([])(root, target, deps, log, start_from)
+        script = f'#!/bin/sh\nenv >> "{record}"\nexec "{sys.executable}" "$@"\n'
+        (Path(target) / "bin" / "python").write_text(script)
+        (Path(target) / "bin" / "python").chmod(0o755)
+
+    return build
+
+
+def test_a_kept_hook_is_readable_by_its_owner_only(data: Path, project_dir: Path) -> None:
+    """A kept payload holds the session's last message and its variables: 0600, as the session files."""
+    bootstrap.keep(str(REPO), str(data), "stop", str(project_dir), b'{"last_assistant_message": "secret"}')
+    (kept,) = (data / bootstrap.PENDING).glob("*.json")
+    assert kept.stat().st_mode & 0o777 == 0o600
+
+
+@pytest.mark.skipif(sys.platform == "win32", reason="a POSIX shell stands in for the environment's python")
+def test_a_pending_file_written_by_someone_else_sets_only_the_variables_a_hook_is_kept_with(
+    data: Path, tmp_path: Path, project_dir: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """What a replay takes from a kept file is what ``keep`` would have kept: never LD_PRELOAD or BASH_ENV."""
+    record = tmp_path / "env.txt"
+    folder = data / bootstrap.PENDING
+    folder.mkdir(parents=True)
+    hostile = {"LD_PRELOAD": "/nowhere/evil.so", "BASH_ENV": "/nowhere/evil.sh", "KEEPER_HOME": str(tmp_path / "store")}
+    facts = {"event": "stop", "payload": "{}", "cwd": str(project_dir), "env": hostile}
+    (folder / "1-1.json").write_text(json.dumps(facts))
+    monkeypatch.setattr(bootstrap, "build", recording_python(record))
+    assert bootstrap.setup(str(REPO), str(data)) == 0
+    seen = record.read_text()
+    assert "KEEPER_HOME=" in seen and "LD_PRELOAD" not in seen and "BASH_ENV" not in seen
+
+
+@pytest.mark.skipif(sys.platform == "win32", reason="the replay's python is a POSIX stand-in")
+def test_hostile_pending_files_are_skipped_and_the_good_one_still_runs(
+    data: Path, tmp_path: Path, project_dir: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Files in pending/ of the wrong shape (a number for the payload, a list for the variables, JSON
+    nested past recursion, not JSON at all, a link to a kept hook outside) neither stop the set-up
+    nor the good hook beside them, and nothing outside the folder is read."""
+    folder = data / bootstrap.PENDING
+    folder.mkdir(parents=True)
+    t = realistic(tmp_path / "t.jsonl")
+    base = {"session_id": SESSION, "cwd": str(project_dir), "transcript_path": str(t.path)}
+    good = {"event": "stop", "cwd": str(project_dir), "env": {}}
+    good["payload"] = json.dumps({**base, "hook_event_name": "Stop", "last_assistant_message": "Done."})
+    outside = tmp_path / "outside.json"
+    outside.write_text(json.dumps({**good, "event": "session-end"}))
+    (folder / "1-1.json").write_text(json.dumps({**good, "payload": 5}))
+    (folder / "1-2.json").write_text(json.dumps({**good, "env": ["PATH"]}))
+    (folder / "1-3.json").write_text("[" * 100_000)
+    (folder / "1-4.json").write_text("not json")
+    (folder / "1-5.json").symlink_to(outside)
+    (folder / "1-6.json").write_text(json.dumps({**good, "event": "--help"}))
+    (folder / "2-1.json").write_text(json.dumps(good))
+    monkeypatch.setattr(bootstrap, "build", ready_with_this_python([]))
+    assert bootstrap.setup(str(REPO), str(data)) == 0
+    sessions = Path(identity.make_project(identity.find_project_root(str(project_dir))).sessions)
+    files = list(sessions.glob("*.md"))
+    assert len(files) == 1 and "Done." in files[0].read_text(encoding="utf-8")
+    assert not list(folder.iterdir()) and outside.exists()
+    assert "running the session-end hook" not in (data / "setup.log").read_text()  # the link's target never ran
+
+
+@pytest.mark.skipif(sys.platform == "win32", reason="the replay's python is a POSIX stand-in")
+def test_a_kept_hook_whose_folder_is_gone_writes_into_no_other_project(
+    data: Path, tmp_path: Path, project_dir: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Its project folder removed before the set-up finished: the replay must not take the folder it
+    runs in (the plugin's data) for the project, as the live hook never could."""
+    t = realistic(tmp_path / "t.jsonl")
+    gone = tmp_path / "gone"
+    gone.mkdir()
+    payload = {"session_id": SESSION, "cwd": str(gone), "transcript_path": str(t.path), "hook_event_name": "Stop"}
+    monkeypatch.delenv("CLAUDE_PROJECT_DIR", raising=False)
+    bootstrap.keep(str(REPO), str(data), "stop", str(gone), json.dumps(payload).encode())
+    gone.rmdir()
+    monkeypatch.setattr(bootstrap, "build", ready_with_this_python([]))
+    assert bootstrap.setup(str(REPO), str(data)) == 0
+    assert not list((tmp_path / "store").rglob("*.md"))
