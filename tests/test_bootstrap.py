@@ -577,7 +577,8 @@ def test_hostile_pending_files_are_skipped_and_the_good_one_still_runs(
     folder.mkdir(parents=True)
     t = realistic(tmp_path / "t.jsonl")
     base = {"session_id": SESSION, "cwd": str(project_dir), "transcript_path": str(t.path)}
-    good = {"event": "stop", "cwd": str(project_dir), "env": {}}
+    kept_env = {k: v for k, v in os.environ.items() if k in ("HOME", "PATH") or k.startswith("KEEPER_")}
+    good = {"event": "stop", "cwd": str(project_dir), "env": kept_env}
     good["payload"] = json.dumps({**base, "hook_event_name": "Stop", "last_assistant_message": "Done."})
     outside = tmp_path / "outside.json"
     outside.write_text(json.dumps({**good, "event": "session-end"}))

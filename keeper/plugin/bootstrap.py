@@ -598,6 +598,8 @@ HOOK_ENV = (
     "GEMINI_PROJECT_DIR", "GEMINI_SESSION_ID", "GEMINI_CLI_HOME",
 )  # fmt: skip
 _LAUNCHERS_OWN = ("KEEPER_COUNT", "KEEPER_LAUNCHER_")  # the launchers' hand-offs to one call: never replayed
+KEEP_UP_TO = 32 << 20  # a larger payload the hook itself refuses (keeper.hooks.entry.MAX_STDIN): not kept
+_NOFOLLOW = getattr(os, "O_NOFOLLOW", 0)  # a link put in pending/ is never followed out of it
 
 
 def _hook_env(name: str) -> bool:
@@ -622,11 +624,13 @@ def keep(root: str, data: str, event: str, cwd: str, raw: bytes) -> None:
     set-up finished meanwhile, run it now: the set-up may have looked at the folder before it was kept."""
     folder = os.path.join(data, PENDING)
     os.makedirs(folder, exist_ok=True)
-    if _kept_event(event, raw) and len(os.listdir(folder)) < PENDING_MAX:
+    if len(raw) <= KEEP_UP_TO and _kept_event(event, raw) and len(os.listdir(folder)) < PENDING_MAX:
         facts: dict[str, object] = {"event": event, "payload": raw.decode("utf-8", errors="replace"), "cwd": cwd}
         facts["env"] = {k: v for k, v in os.environ.items() if _hook_env(k)}
         name = os.path.join(folder, f"{time.time_ns()}-{os.getpid()}.json")
-        with open(name + ".tmp", "w", encoding="utf-8") as fh:
+        # the session's last message and its variables: its owner's only, as the store's files
+        fd = os.open(name + ".tmp", os.O_WRONLY | os.O_CREAT | os.O_EXCL | _NOFOLLOW, 0o600)
+        with open(fd, "w", encoding="utf-8") as fh:
             json.dump(facts, fh)
         os.replace(name + ".tmp", name)
     key = env_key(root)
@@ -636,6 +640,22 @@ def keep(root: str, data: str, event: str, cwd: str, raw: bytes) -> None:
 
 
 _HOOK_CODE = "from keeper.hooks.entry import main; import sys; main(sys.argv[1:])"
+
+
+def _read_kept(path: str) -> tuple[str, str, str, dict[str, str]]:
+    """A kept hook's event, payload, folder and variables, as ``keep`` writes them; ValueError for
+    anything else (the folder is the user's, but what is in it runs: a link is not followed, and
+    only the variables ``keep`` keeps are taken)."""
+    with open(os.open(path, os.O_RDONLY | _NOFOLLOW), encoding="utf-8") as fh:
+        facts = json.load(fh)
+    if not isinstance(facts, dict):
+        raise ValueError("not a kept hook")
+    event, payload, cwd, env = (facts.get(k) for k in ("event", "payload", "cwd", "env"))
+    if event not in ("", *KEPT_EVENTS) or not isinstance(payload, str) or not isinstance(cwd, str):
+        raise ValueError("not a kept hook")
+    if not isinstance(env, dict) or not all(isinstance(v, str) for v in env.values()):
+        raise ValueError("not a kept hook's variables")
+    return str(event), payload, cwd, {k: v for k, v in env.items() if isinstance(k, str) and _hook_env(k)}
 
 
 def replay(data: str, env: str, log: Log) -> None:
@@ -650,19 +670,19 @@ def replay(data: str, env: str, log: Log) -> None:
         taken = os.path.join(folder, f"{name}.{os.getpid()}.taken")
         try:
             os.rename(os.path.join(folder, name), taken)
-            with open(taken, encoding="utf-8") as fh:
-                facts = json.load(fh)
-            kept: dict[str, str] = facts["env"]
+            event, payload, cwd, kept = _read_kept(taken)
+            if not os.path.isdir(cwd):  # run elsewhere, its project would be that folder's, not its own
+                log.write(f"not running the hook kept in {name}: its folder {cwd} is gone")
+                continue
             variables = {k: v for k, v in child_env().items() if not _hook_env(k)}
             variables.update(kept, PATH=absolute_path(kept.get("PATH")) or child_env()["PATH"])
-            cwd = facts["cwd"] if os.path.isdir(facts["cwd"]) else data
-            log.write(f"running the {facts['event'] or 'Codex'} hook that came while Keeper set itself up")
-            args = [env_python(env), "-I", "-c", _HOOK_CODE, facts["event"]]
+            log.write(f"running the {event or 'Codex'} hook that came while Keeper set itself up")
+            args = [env_python(env), "-I", "-c", _HOOK_CODE, event]
             subprocess.run(
-                args, input=facts["payload"].encode("utf-8"), capture_output=True, timeout=60,
+                args, input=payload.encode("utf-8"), capture_output=True, timeout=60,
                 check=False, cwd=cwd, env=variables,
             )  # fmt: skip
-        except (OSError, ValueError, KeyError, TypeError, subprocess.SubprocessError) as exc:
+        except (OSError, ValueError, RecursionError, subprocess.SubprocessError) as exc:
             log.write(f"could not run the hook kept in {name}: {exc}")
         finally:
             try:
