@@ -320,3 +320,44 @@ def test_a_writer_killed_anywhere_leaves_no_snapshot_the_index_does_not_hold(
         if os.path.exists(path):
             os.remove(path)
     assert answer == ask(project, prompt, gate_kept=False)  # a fresh search, from a new index
+
+
+def _hostile_bodies(body: bytes) -> dict[str, bytes]:
+    """Snapshot bodies ``keep`` never writes, behind the index's own key (a file damaged or put there)."""
+    meta, files, vocab, ids, held = marshal.loads(body)
+    last = max(ids)
+    return {
+        "meta a list": marshal.dumps(([], files, vocab, ids, held)),
+        "a file of one field": marshal.dumps((meta, [(1,)], vocab, ids, held)),
+        "a posting not a number": marshal.dumps((meta, files, vocab.replace("\t", "\tx "), ids, held)),
+        "rows not bytes": marshal.dumps((meta, files, vocab, ids, tuple(1 for _ in held))),
+        "rows of one field": marshal.dumps((meta, files, vocab, ids, tuple(marshal.dumps((1,)) for _ in held))),
+        "no rows": marshal.dumps((meta, files, vocab, (), ())),
+        "rowids shifted": marshal.dumps((meta, files, vocab, tuple(i + last for i in ids), held)),
+        "vocab a number": marshal.dumps((meta, files, 5, ids, held)),
+        "a list of 2**31 - 1 items declared": b"[" + (2**31 - 1).to_bytes(4, "little"),
+        "code": marshal.dumps(compile("raise SystemExit(3)", "x", "exec")),
+    }
+
+
+HOSTILE = ["meta a list", "a file of one field", "a posting not a number", "rows not bytes", "rows of one field"]
+HOSTILE += ["no rows", "rowids shifted", "vocab a number", "a list of 2**31 - 1 items declared", "code"]
+
+
+@pytest.mark.parametrize("name", HOSTILE)
+def test_a_hostile_snapshot_behind_the_right_key_answers_as_a_fresh_search(
+    name: str, monkeypatch: pytest.MonkeyPatch, tmp_path: Path
+) -> None:
+    """marshal.loads on bytes ``keep`` did not write runs nothing, and any doubt goes to SQLite: the
+    prompt's results are a fresh search's, never an exception out of the hook or another section."""
+    project = make_project(tmp_path, monkeypatch)
+    fill(project, [["flaky", "clock", "cache"]], [(1, [["flaky", "clock", "refund"]]), (2, [["clock", "ledger"]])])
+    ask(project, "flaky clock", gate_kept=False)
+    stop(project, ["flaky", "clock", "invoice"])
+    assert served(project)
+    path = Path(project.state, snapshot.FILE)
+    header, body = path.read_bytes().split(b"\n", 1)
+    fresh = ask(project, "flaky clock", gate_kept=False)
+    path.write_bytes(header + b"\n" + _hostile_bodies(body)[name])
+    assert ask(project, "flaky clock", gate_kept=True) == fresh
+    assert ask(project, "flaky clock", gate_kept=True) == fresh  # and again, the file as the first left it
