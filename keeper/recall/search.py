@@ -499,8 +499,9 @@ def search(
     bounds = (limit, min_terms)
     depth = CANDIDATES if thorough else CANDIDATES // QUICK_DEPTH
     held = _snapshot(where, depth, gate_for) if gate_kept and not (thorough or correct) and scope == "all" else None
-    if held is not None:
-        return _found(project, held, asked, bounds, correct, leave_out)
+    found = _from_snapshot(project, held, asked, bounds, leave_out) if held is not None else None
+    if found is not None:
+        return found
     from keeper.recall import index
 
     try:
@@ -532,6 +533,20 @@ def _snapshot(where: sources.Sources, depth: int, gate_for: tuple[str, str] | No
     from keeper.recall import snapshot
 
     return snapshot.current(where, depth, gate_for[1])
+
+
+def _from_snapshot(
+    project: paths.Project, held: Corpus, asked: Query, bounds: tuple[int, int], leave_out: Callable[[str], bool] | None
+) -> list[Result] | None:
+    """Automatic recall's results from the index's snapshot, or None where it proves to be none ``keep``
+    wrote (removed then: the SQLite path answers, and writes it again)."""
+    from keeper.recall import snapshot
+
+    try:
+        return _found(project, held, asked, bounds, False, leave_out)
+    except snapshot.DAMAGED:
+        snapshot.void_beside(project.index)
+        return None
 
 
 def _today() -> int:

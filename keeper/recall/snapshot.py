@@ -64,6 +64,9 @@ TAG = b"keeper-snapshot 3 "
 FILE = paths.INDEX_SNAPSHOT
 NEWEST_ALWAYS_CHECKED, WINDOW = chunks.NEWEST_ALWAYS_CHECKED, chunks.WINDOW
 SESSIONS = (paths.SESSIONS_DIR + "/", paths.SESSIONS_DIR + "0")  # the names in sessions/, as the index bounds them
+# What reading a snapshot ``keep`` did not write raises (damaged, or put behind the index's key by hand):
+# marshal only builds values, never runs them, so a wrong shape shows as one of these; the SQLite path answers
+DAMAGED = (EOFError, ValueError, TypeError, IndexError, KeyError, AttributeError, MemoryError)
 
 
 def _file(project: paths.Project) -> str:
@@ -189,6 +192,9 @@ class Snapshot:
         self.ids: tuple[int, ...] = data[3]
         self.rows: tuple[bytes, ...] = data[4]
         self._postings: dict[str, tuple[int, ...]] = {}
+        kinds = (dict, list, str, tuple, tuple)
+        if not all(map(isinstance, data[:5], kinds)) or len(self.ids) != len(self.rows):
+            raise ValueError("not a snapshot keep wrote")
 
     def _number(self, key: str) -> int:
         value = self.meta.get(key, "")
@@ -216,6 +222,8 @@ class Snapshot:
                 low = mid + 1
             else:
                 high = mid
+        if low == len(self.ids) or self.ids[low] != rowid:
+            raise KeyError(rowid)  # a posting of no row: not a snapshot keep wrote
         found: Row = marshal.loads(self.rows[low])
         return found
 
@@ -261,9 +269,10 @@ def current(where: sources.Sources, depth: int, own: str = "") -> Snapshot | Non
         return None  # another index, or this one written since (or being written)
     try:
         found = Snapshot(project, marshal.loads(body), depth)
-    except (EOFError, ValueError, TypeError, IndexError):
+        return found if _unchanged(where, found, own) else None
+    except DAMAGED:
+        void_beside(project.index)  # the next search through SQLite writes it again
         return None
-    return found if _unchanged(where, found, own) else None
 
 
 def _stamp(path: str) -> tuple[int, int] | None:
