@@ -542,6 +542,7 @@ def recording_python(record: Path):  # type: ignore[no-untyped-def]
     return build
 
 
+@pytest.mark.skipif(sys.platform == "win32", reason="POSIX file modes")
 def test_a_kept_hook_is_readable_by_its_owner_only(data: Path, project_dir: Path) -> None:
     """A kept payload holds the session's last message and its variables: 0600, as the session files."""
     bootstrap.keep(str(REPO), str(data), "stop", str(project_dir), b'{"last_assistant_message": "secret"}')
