@@ -615,3 +615,32 @@ def test_a_kept_hook_whose_folder_is_gone_writes_into_no_other_project(
     monkeypatch.setattr(bootstrap, "build", ready_with_this_python([]))
     assert bootstrap.setup(str(REPO), str(data)) == 0
     assert not list((tmp_path / "store").rglob("*.md"))
+
+
+@pytest.mark.skipif(sys.platform == "win32", reason="POSIX sessions")
+@pytest.mark.xfail(
+    strict=True,
+    reason="defect: a hook kept just after the set-up finished is replayed (with every other pending one, each "
+    "up to 60 s) inside the hook's own call and process session, so an agent that ends the hook at its time "
+    "limit (SessionEnd: 2 s) or with its process group ends the replay: its file stays '.taken', never run, "
+    "and the ones after it stay pending until some later set-up",
+)
+def test_a_replay_started_by_a_kept_hook_outlives_the_hooks_call(
+    data: Path, tmp_path: Path, project_dir: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    record = tmp_path / "sid.txt"
+
+    def build(root: str, target: str, deps: list[str], log: bootstrap.Log, start_from: str | None = None) -> None:
+        fake_build([])(root, target, deps, log, start_from)
+        sid = f'"{sys.executable}" -c \'import os; print(os.getsid(0))\' >> "{record}"'
+        (Path(target) / "bin" / "python").write_text(f'#!/bin/sh\n{sid}\nexec "{sys.executable}" "$@"\n')
+        (Path(target) / "bin" / "python").chmod(0o755)
+
+    monkeypatch.setattr(bootstrap, "build", build)
+    assert bootstrap.setup(str(REPO), str(data)) == 0
+    bootstrap.keep(str(REPO), str(data), "session-end", str(project_dir), b"{}")
+    for _ in range(600):  # the replay may run detached: wait for it to start (at most a minute)
+        if record.exists() and record.read_text().strip():
+            break
+        time.sleep(0.1)
+    assert int(record.read_text().split()[0]) != os.getsid(0)
