@@ -644,3 +644,26 @@ def test_a_replay_started_by_a_kept_hook_outlives_the_hooks_call(
             break
         time.sleep(0.1)
     assert int(record.read_text().split()[0]) != os.getsid(0)
+
+
+@pytest.mark.skipif(sys.platform == "win32", reason="the replay's python is a POSIX stand-in")
+def test_a_stop_then_a_session_end_kept_are_replayed_in_order_each_once(
+    data: Path, tmp_path: Path, project_dir: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The session's file as the live hooks would have left it: the Stop's reply, then its end; a second
+    set-up runs neither again."""
+    t = realistic(tmp_path / "t.jsonl")
+    base = {"session_id": SESSION, "cwd": str(project_dir), "transcript_path": str(t.path)}
+    stop = {**base, "hook_event_name": "Stop", "stop_hook_active": False, "last_assistant_message": "Done."}
+    end = {**base, "hook_event_name": "SessionEnd", "reason": "exit"}
+    for event, payload in (("stop", stop), ("session-end", end)):
+        bootstrap.keep(str(REPO), str(data), event, str(project_dir), json.dumps(payload).encode())
+    monkeypatch.setattr(bootstrap, "build", ready_with_this_python([]))
+    assert bootstrap.setup(str(REPO), str(data)) == 0
+    (session,) = Path(identity.make_project(identity.find_project_root(str(project_dir))).sessions).glob("*.md")
+    text = session.read_text(encoding="utf-8")
+    assert "Done." in text and "Ended" in text
+    log = (data / "setup.log").read_text()
+    assert log.index("running the stop hook") < log.index("running the session-end hook")
+    bootstrap.replay(str(data), str(data / bootstrap.ENV_DIR / KEY), bootstrap.Log(str(data), echo=False))
+    assert (data / "setup.log").read_text().count("running the") == 2
