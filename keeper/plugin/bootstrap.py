@@ -573,7 +573,10 @@ def setup(root: str, data: str, foreground: bool = False, quick: bool = False) -
         except OSError:
             pass
         log.write(f"ready in {time.monotonic() - started:.1f} s")
-        replay(data, target, log)
+        if quick or foreground:  # within a session start's or a person's wait
+            replay_apart(root, data)
+        else:
+            replay(data, target, log)
         return 0
     except (OSError, RuntimeError, ValueError, subprocess.SubprocessError) as exc:
         log.write(f"FAILED: {exc}")
@@ -634,9 +637,22 @@ def keep(root: str, data: str, event: str, cwd: str, raw: bytes) -> None:
             json.dump(facts, fh)
         os.replace(name + ".tmp", name)
     key = env_key(root)
-    target = os.path.join(data, ENV_DIR, key)
-    if is_ready(target, key):
-        replay(data, target, Log(data, echo=False))
+    if is_ready(os.path.join(data, ENV_DIR, key), key):
+        replay_apart(root, data)
+
+
+def replay_apart(root: str, data: str) -> None:
+    """Run the kept hooks in a process of their own (``--replay``), in a session of its own: each may
+    take a minute, and the call that starts it (a hook with a 2 s limit, a session start's quick set-up,
+    a person's save) would otherwise wait for them or, ended at its limit, end them half done."""
+    flags = 0
+    if sys.platform == "win32":
+        flags = subprocess.DETACHED_PROCESS | subprocess.CREATE_NEW_PROCESS_GROUP
+    args = [sys.executable, "-B", "-I", os.path.abspath(__file__), "--root", root, "--data", data, "--replay"]
+    subprocess.Popen(
+        args, stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, cwd=data,
+        creationflags=flags, start_new_session=sys.platform != "win32",
+    )  # fmt: skip
 
 
 _HOOK_CODE = "from keeper.hooks.entry import main; import sys; main(sys.argv[1:])"
@@ -711,6 +727,7 @@ def main(argv: list[str]) -> int:
     parser.add_argument("--write-digest", action="store_true", help=f"write {'/'.join(DIGEST_FILE)} and stop")
     parser.add_argument("--keep", metavar="EVENT", help="keep the hook on stdin until Keeper is ready")
     parser.add_argument("--cwd", default="", help="the folder the kept hook ran in")
+    parser.add_argument("--replay", action="store_true", help="run the kept hooks, when Keeper is ready")
     args = parser.parse_args(argv)
     if args.write_digest:
         sys.stdout.write(write_digest(os.path.abspath(args.root)) + "\n")
@@ -726,6 +743,12 @@ def main(argv: list[str]) -> int:
         return 1
     if args.keep is not None:
         keep(root, data, args.keep, args.cwd, sys.stdin.buffer.read())
+        return 0
+    if args.replay:
+        key = env_key(root)
+        target = os.path.join(data, ENV_DIR, key)
+        if is_ready(target, key):
+            replay(data, target, Log(data, echo=False))
         return 0
     return setup(root, data, args.foreground, args.quick)
 
