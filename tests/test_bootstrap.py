@@ -75,13 +75,15 @@ def test_a_foreground_run_waits_for_the_running_setup(data: Path, monkeypatch: p
     assert len(calls) == 1
 
 
-def read_only_lock(data: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+def read_only_lock(data: Path, monkeypatch: pytest.MonkeyPatch, within: Path | None = None) -> None:
     """The data folder as a sandboxed shell sees it (Codex's read-only or workspace-write sandbox, whose
-    writable roots hold the store and not the agent's plugin data): no lock can be made there."""
+    writable roots hold the store and not the agent's plugin data): no lock can be made there, nor any
+    folder within ``within`` (the data folder itself, where it is not there yet)."""
     real_mkdir = os.mkdir
+    refused = str(within if within is not None else data / bootstrap.SETUP_LOCK)
 
     def refuse(path: object, *args: object, **kwargs: object) -> None:
-        if str(path).startswith(str(data / bootstrap.SETUP_LOCK)):
+        if str(path).startswith(refused):
             raise OSError(errno.EROFS, os.strerror(errno.EROFS), str(path))
         real_mkdir(path, *args, **kwargs)  # type: ignore[arg-type]
 
@@ -117,18 +119,6 @@ def test_a_foreground_run_that_cannot_write_waits_for_the_running_setup(
     assert len(calls) == 1 and bootstrap.is_ready(str(data / "env" / KEY), KEY)
 
 
-def read_only_data(data: Path, monkeypatch: pytest.MonkeyPatch) -> None:
-    """No folder can be made in or as ``data`` (a sandboxed shell, where it is not there yet)."""
-    real_mkdir = os.mkdir
-
-    def refuse(path: object, *args: object, **kwargs: object) -> None:
-        if str(path).startswith(str(data)):
-            raise OSError(errno.EROFS, os.strerror(errno.EROFS), str(path))
-        real_mkdir(path, *args, **kwargs)  # type: ignore[arg-type]
-
-    monkeypatch.setattr(os, "mkdir", refuse)
-
-
 def test_a_foreground_run_that_cannot_make_the_data_folder_says_what_to_do(
     data: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
 ) -> None:
@@ -138,7 +128,7 @@ def test_a_foreground_run_that_cannot_make_the_data_folder_says_what_to_do(
     calls: list[str] = []
     monkeypatch.setattr(bootstrap, "build", fake_build(calls))
     monkeypatch.chdir(REPO)
-    read_only_data(data, monkeypatch)
+    read_only_lock(data, monkeypatch, within=data)
     assert bootstrap.main(["--root", str(REPO), "--data", str(data), "--foreground"]) == 1
     said = capsys.readouterr().err
     assert "cannot set itself up" in said and "Start a new session" in said

@@ -313,6 +313,11 @@ def test_a_hook_through_a_keeper_pip_installed_runs_on_its_python_as_the_plugins
     assert calls(keeper) == []
 
 
+def bootstrap_call(plugin: Plugin) -> list[str]:
+    """What keeper.exe gives its Python to run the set-up (the arguments after the interpreter)."""
+    return ["-B", "-I", win(plugin.root / BOOTSTRAP), "--root", win(plugin.root), "--data", win(plugin.data)]
+
+
 @pytest.mark.parametrize(
     "doubt",
     [
@@ -354,16 +359,7 @@ def test_while_not_set_up_a_hook_answers_at_once_and_starts_the_setup_detached(p
     found = wait_for(python, 2)
     probe, setup = found[0][0], found[1][0]
     assert probe[:3] == [win(python), "-I", "-c"] and probe[-1] == win(plugin.root / BOOTSTRAP)
-    assert setup == [
-        win(python),
-        "-B",
-        "-I",
-        win(plugin.root / BOOTSTRAP),
-        "--root",
-        win(plugin.root),
-        "--data",
-        win(plugin.data),
-    ]
+    assert setup == [win(python), *bootstrap_call(plugin)]
     assert not Path(f"{store}.calls").exists()  # the Store's python.exe never ran
 
     (plugin.data / "setup.lock").mkdir()  # as the running set-up holds it
@@ -388,15 +384,7 @@ def test_a_hook_that_writes_a_session_file_is_kept_while_setting_up(
     keeps = [(argv, stdin) for argv, stdin in calls(python) if "--keep" in argv]
     assert len(keeps) == 1 and keeps[0][1] == payload
     argv = keeps[0][0]
-    assert argv[1:8] == [
-        "-B",
-        "-I",
-        win(plugin.root / BOOTSTRAP),
-        "--root",
-        win(plugin.root),
-        "--data",
-        win(plugin.data),
-    ]
+    assert argv[1:8] == bootstrap_call(plugin)
     assert argv[8:10] == ["--keep", kept] and argv[10] == "--cwd"
     assert json.loads(plugin.run(["hook", "post-tool-use"], path=[python.parent]).stdout) == {}
     assert len([argv for argv, _ in calls(python) if "--keep" in argv]) == 1
