@@ -114,15 +114,17 @@ NEWER = (
 )
 
 
+@pytest.mark.parametrize("newline", ["\n", "\r\n"], ids=["LF", "CRLF"])
 @pytest.mark.parametrize("held", ["2026-11-28_1026.md", "2026-11-28_1026@b8e3ef.md", "2026-11-28_1026-imported.md"])
 def test_an_older_text_of_a_session_held_here_lands_nothing_one_edited_by_hand_lands_beside_it(
-    held: str, tmp_path: Path
+    held: str, newline: str, tmp_path: Path
 ) -> None:
     """The session went on after an archive was made: its older text arriving again (that archive
     imported, here or on another machine) is the same session, whatever name it is held by; an
-    older text with a line of its own among its saves is kept beside it, never lost."""
+    older text with a line of its own among its saves is kept beside it, never lost. The held file
+    may have been written back in CRLF (a Windows editor): line endings are not what tells."""
     folder = _folder(tmp_path)
-    (Path(folder.sessions) / held).write_text(NEWER, encoding="utf-8")
+    (Path(folder.sessions) / held).write_text(NEWER, encoding="utf-8", newline=newline)
     landed = land(folder, Incoming(sessions={"2026-11-28_1026.md": OLDER}))
     assert landed.identical == ["2026-11-28_1026.md"] and not landed.added and not landed.renamed
     edited = OLDER.replace("first\n", "first\n- a line added by hand\n")

@@ -85,8 +85,9 @@ def supersedes(newer: str, older: str) -> bool:
 
 
 def _facts(text: str) -> tuple[tuple[str, str], str, set[str]] | None:
-    """A session file's id and start, its saves' text, and its section headings; None without an id."""
-    head, _, rest = text.partition("\n## ")
+    """A session file's id and start, its saves' text, and its section headings; None without an id.
+    Line endings are not facts: a file a Windows editor wrote back in CRLF holds the same session."""
+    head, _, rest = text.replace("\r\n", "\n").partition("\n## ")
     ids = [line for line in head.splitlines() if line.startswith(("- Session id: ", "- Started: "))]
     if len(ids) != 2:
         return None
