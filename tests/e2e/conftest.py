@@ -8,6 +8,7 @@ import re
 import shutil
 import subprocess
 import sys
+import time
 from pathlib import Path
 from typing import Any, Callable
 
@@ -205,6 +206,17 @@ class Claude:
 @pytest.fixture
 def claude(claude_bin: str, keeper_bin_dir: str, tmp_path: Path) -> Claude:
     return Claude(claude_bin, keeper_bin_dir, tmp_path / "machine")
+
+
+def replayed(folder: Path, pattern: str) -> list[Path]:
+    """The files ``pattern`` finds in ``folder`` once the hooks kept during a set-up have run: a set-up run
+    by a person (``--foreground``) runs them in a process of its own, so they land a moment after it."""
+    for _ in range(600):  # at most a minute
+        found = sorted(folder.glob(pattern))
+        if found:
+            return found
+        time.sleep(0.1)
+    return []
 
 
 def set_up_plugin(root: Path, data: Path, env: dict[str, str]) -> None:
