@@ -208,17 +208,6 @@ def claude(claude_bin: str, keeper_bin_dir: str, tmp_path: Path) -> Claude:
     return Claude(claude_bin, keeper_bin_dir, tmp_path / "machine")
 
 
-def replayed(folder: Path, pattern: str) -> list[Path]:
-    """The files ``pattern`` finds in ``folder`` once the hooks kept during a set-up have run: a set-up run
-    by a person (``--foreground``) runs them in a process of its own, so they land a moment after it."""
-    for _ in range(600):  # at most a minute
-        found = sorted(folder.glob(pattern))
-        if found:
-            return found
-        time.sleep(0.1)
-    return []
-
-
 def set_up_plugin(root: Path, data: Path, env: dict[str, str]) -> None:
     """The set-up the plugin's first hook starts in the background, here waited for: bootstrap.py in the
     agent's data folder, starting from a copy of the environment the tests built once, as an update starts
@@ -235,6 +224,11 @@ def set_up_plugin(root: Path, data: Path, env: dict[str, str]) -> None:
         check=True,
         timeout=300,
     )
+    pending = data / "pending"  # the hooks kept meanwhile, run by a process of their own: waited for too
+    for _ in range(600):  # at most a minute
+        if not pending.is_dir() or not any(pending.iterdir()):
+            break
+        time.sleep(0.1)
     assert "starting from a copy of" in (data / "setup.log").read_text(encoding="utf-8")
     assert not (data / "env" / "earlier-build").exists()  # tidied away once the new one worked
 
