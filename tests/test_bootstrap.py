@@ -658,3 +658,28 @@ def test_a_stop_then_a_session_end_kept_are_replayed_in_order_each_once(
     assert log.index("running the stop hook") < log.index("running the session-end hook")
     bootstrap.replay(str(data), str(data / bootstrap.ENV_DIR / KEY), bootstrap.Log(str(data), echo=False))
     assert (data / "setup.log").read_text().count("running the") == 2
+
+
+def test_a_foreground_set_up_starts_no_replay_with_nothing_kept_and_is_ready_when_one_cannot_start(
+    data: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A person's set-up (``--foreground``) runs the kept hooks apart: with none kept it starts no
+    process, and a process that cannot start (no memory, too many processes) leaves them kept and
+    logged, never the ready set-up failed."""
+    started: list[list[str]] = []
+
+    def popen(args: list[str], **kwargs: object) -> None:
+        started.append(args)
+        raise OSError(errno.EAGAIN, os.strerror(errno.EAGAIN))
+
+    monkeypatch.setattr(bootstrap.subprocess, "Popen", popen)
+    monkeypatch.setattr(bootstrap, "build", fake_build([]))
+    assert bootstrap.setup(str(REPO), str(data), foreground=True) == 0
+    assert started == []  # nothing kept: no process
+    (data / bootstrap.PENDING).mkdir()
+    kept = data / bootstrap.PENDING / "1-1.json"
+    kept.write_text(json.dumps({"event": "stop", "payload": "{}", "cwd": str(data), "env": {}}), encoding="utf-8")
+    bootstrap.keep(str(REPO), str(data), "post-tool-use", str(data), b"{}")  # not kept, but ready: runs the rest
+    assert len(started) == 1 and started[0][-1] == "--replay"
+    assert kept.exists() and not (data / bootstrap.SETUP_FAILED).exists()
+    assert "could not start the hooks kept" in (data / bootstrap.SETUP_LOG).read_text(encoding="utf-8")

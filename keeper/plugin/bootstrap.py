@@ -644,15 +644,25 @@ def keep(root: str, data: str, event: str, cwd: str, raw: bytes) -> None:
 def replay_apart(root: str, data: str) -> None:
     """Run the kept hooks in a process of their own (``--replay``), in a session of its own: each may
     take a minute, and the call that starts it (a hook with a 2 s limit, a session start's quick set-up,
-    a person's save) would otherwise wait for them or, ended at its limit, end them half done."""
+    a person's save) would otherwise wait for them or, ended at its limit, end them half done. None
+    kept, no process; one that cannot start leaves them kept (a later set-up or kept hook runs them)
+    and never fails the set-up that is ready."""
+    try:
+        if not any(n.endswith(".json") for n in os.listdir(os.path.join(data, PENDING))):
+            return
+    except OSError:
+        return
     flags = 0
     if sys.platform == "win32":
         flags = subprocess.DETACHED_PROCESS | subprocess.CREATE_NEW_PROCESS_GROUP
     args = [sys.executable, "-B", "-I", os.path.abspath(__file__), "--root", root, "--data", data, "--replay"]
-    subprocess.Popen(
-        args, stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, cwd=data,
-        creationflags=flags, start_new_session=sys.platform != "win32",
-    )  # fmt: skip
+    try:
+        subprocess.Popen(
+            args, stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, cwd=data,
+            creationflags=flags, start_new_session=sys.platform != "win32",
+        )  # fmt: skip
+    except OSError as exc:
+        Log(data, echo=False).write(f"could not start the hooks kept while Keeper set itself up: {exc}")
 
 
 _HOOK_CODE = "from keeper.hooks.entry import main; import sys; main(sys.argv[1:])"
